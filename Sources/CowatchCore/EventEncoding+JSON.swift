@@ -1,0 +1,156 @@
+import SlashCommands
+
+/// The `cowatch.v1.json` encoding: one JSON object per event, as `PROTOCOL.md` says.
+public enum JSONEventEncoding {
+    public static func encode(_ event: RoomEvent) -> [UInt8] {
+        var json = JSONWriter()
+        json.object { json in
+            json.key("type"); json.string(event.type)
+            switch event {
+            case .welcome(let welcome):
+                json.key("you"); participant(welcome.you, into: &json)
+                json.key("room"); json.string(welcome.room.rawValue)
+                json.key("serverTime"); json.integer(welcome.serverTime.milliseconds)
+                json.key("resume"); json.string(welcome.resume)
+                json.key("participants"); json.array(welcome.participants) { participant($1, into: &$0) }
+            case .state(let state):
+                stateMembers(state, into: &json)
+            case .participant(let member, let change):
+                json.key("participant"); participant(member, into: &json)
+                json.key("change"); json.string(change.name)
+            case .participantLeft(let id, let name, let reason):
+                json.key("id"); json.string(id.rawValue)
+                json.key("name"); json.string(name.text)
+                json.key("reason"); json.string(reason.rawValue)
+            case .chat(let line):
+                json.key("from"); json.string(line.from.rawValue)
+                json.key("name"); json.string(line.name.text)
+                json.key("text"); json.string(line.text)
+                json.key("at"); json.integer(line.at.milliseconds)
+                json.key("me"); json.bool(line.me)
+            case .notice(let notice):
+                json.key("text"); json.string(notice.text)
+                json.key("cause"); json.string(notice.cause?.rawValue)
+                json.key("by"); json.string(notice.by?.rawValue)
+            case .reply(let reply):
+                replyMembers(reply, into: &json)
+            case .error(let error):
+                json.key("code"); json.string(error.code.rawValue)
+                json.key("message"); json.string(error.message)
+                json.key("command"); json.string(error.command?.rawValue)
+            case .time(let client, let server):
+                json.key("client"); json.number(client, places: 3)
+                json.key("server"); json.integer(server.milliseconds)
+            case .catchup(let catchup):
+                json.key("from"); json.number(catchup.from.seconds)
+                json.key("rate"); json.number(catchup.rate.value)
+                json.key("until"); json.integer(catchup.until.milliseconds)
+            }
+        }
+        return json.bytes
+    }
+
+    static func stateMembers(_ state: RoomState, into json: inout JSONWriter) {
+        json.key("seq"); json.integer(state.seq)
+        json.key("session")
+        if let session = state.session {
+            json.object { json in
+                json.key("state"); json.string(session.state.rawValue)
+                if let reason = session.reason { json.key("reason"); json.string(reason) }
+                json.key("activity")
+                json.object { json in
+                    json.key("id"); json.string(session.activity.id)
+                    json.key("url"); json.string(session.activity.url.text)
+                    json.key("title"); json.string(session.activity.title)
+                    json.key("identifier"); json.string(session.activity.identifier)
+                }
+            }
+        } else {
+            json.null()
+        }
+        json.key("playback")
+        json.object { json in
+            let playback = state.playback
+            json.key("status"); json.string(playback.status.rawValue)
+            json.key("item"); json.string(playback.item)
+            json.key("rate"); json.number(playback.rate.value)
+            json.key("position"); json.number(playback.position.seconds)
+            json.key("at"); json.integer(playback.at.milliseconds)
+            json.key("by"); json.string(playback.by?.rawValue)
+            json.key("cause"); json.string(playback.cause.rawValue)
+        }
+        json.key("queue"); json.array(state.queue) { queueItem($1, into: &$0) }
+        json.key("policy"); policy(state.policy, into: &json)
+    }
+
+    static func participant(_ member: Participant, into json: inout JSONWriter) {
+        json.object { json in
+            json.key("id"); json.string(member.id.rawValue)
+            json.key("name"); json.string(member.name.text)
+            json.key("role"); json.string(member.role.rawValue)
+            json.key("joined"); json.bool(member.joined)
+            json.key("player"); json.bool(member.player)
+            json.key("ready"); json.bool(member.ready)
+            json.key("suspensions"); json.array(member.suspensions) { $0.string($1.rawValue) }
+            json.key("autoplay"); json.bool(member.autoplay)
+            json.key("connected"); json.bool(member.connected)
+        }
+    }
+
+    static func queueItem(_ item: QueueItem, into json: inout JSONWriter) {
+        json.object { json in
+            json.key("id"); json.string(item.id)
+            json.key("url"); json.string(item.url.text)
+            json.key("title"); json.string(item.title)
+        }
+    }
+
+    static func policy(_ policy: RoomPolicy, into json: inout JSONWriter) {
+        json.object { json in
+            json.key("control"); json.string(policy.control.rawValue)
+            json.key("stall"); json.string(policy.stall.rawValue)
+            json.key("wait"); json.number(policy.wait.seconds)
+        }
+    }
+
+    static func replyMembers(_ reply: Reply, into json: inout JSONWriter) {
+        json.key("command"); json.string(reply.command.rawValue)
+        switch reply {
+        case .help(let lines):
+            json.key("lines"); json.array(lines) { $0.string($1) }
+        case .who(let participants):
+            json.key("participants"); json.array(participants) { participant($1, into: &$0) }
+        case .status(let state, let position, let now):
+            json.key("state"); json.object { stateMembers(state, into: &$0) }
+            json.key("position"); json.number(position.seconds)
+            json.key("serverTime"); json.integer(now.milliseconds)
+        case .queue(let items):
+            json.key("queue"); json.array(items) { queueItem($1, into: &$0) }
+        case .policy(let value):
+            json.key("policy"); policy(value, into: &json)
+        }
+        // The same words a text client sees, for clients that just print replies.
+        json.key("text"); json.string(TextEventEncoding.lines(.reply(reply)).joined(separator: "\n"))
+    }
+}
+
+extension ParticipantChange {
+    /// The `change` field: what happened to the participant.
+    public var name: String {
+        switch self {
+        case .arrived: "arrived"
+        case .reconnected: "reconnected"
+        case .disconnected: "disconnected"
+        case .renamed: "renamed"
+        case .role: "role"
+        case .joinedSession: "joined"
+        case .leftSession: "left"
+        case .player: "player"
+        case .autoplay: "autoplay"
+        case .ready: "ready"
+        case .suspended: "suspended"
+        case .resumed: "resumed"
+        case .stalled: "buffering"
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import SlashCommands
+
+/// The `cowatch.v1.text` encoding: each event as lines written for a person
+/// reading a chat window. The gateway sends each line as its own frame.
+public enum TextEventEncoding {
+    public static func lines(_ event: RoomEvent) -> [String] {
+        switch event {
+        case .welcome(let welcome):
+            let names = welcome.participants.map(\.name.text).joined(separator: ", ")
+            return [
+                "* welcome to \(welcome.room), \(welcome.you.name) (\(welcome.you.role.rawValue)); \(welcome.participants.count) here: \(names)",
+                "* to come back as yourself, reconnect with ?resume=\(welcome.resume)",
+            ]
+        case .state(let state):
+            return [stateLine(state)]
+        case .participant(let member, let change):
+            return [participantLine(member, change)]
+        case .participantLeft(_, let name, let reason):
+            return [reason == .kicked ? "- \(name) was kicked" : "- \(name) left"]
+        case .chat(let line):
+            return [line.me ? "* \(line.name) \(line.text)" : "<\(line.name)> \(line.text)"]
+        case .notice(let notice):
+            return ["* \(notice.text)"]
+        case .reply(let reply):
+            return replyLines(reply)
+        case .error(let error):
+            return ["! \(error.message)"]
+        case .time(let client, let server):
+            return ["= time client \(NumberText.decimal(client, places: 3)) server \(server.milliseconds)"]
+        case .catchup(let catchup):
+            return ["* catching up: replay from \(catchup.from) at \(catchup.rate)x until server time \(catchup.until.milliseconds)"]
+        }
+    }
+
+    /// `= playing "Episode 1" at 0:12:03, rate 1`
+    static func stateLine(_ state: RoomState) -> String {
+        let playback = state.playback
+        guard let session = state.session, playback.status != .idle else {
+            if state.session?.state == .invalidated { return "= the session ended; /watch <url> starts a new one" }
+            return "= nothing is playing; /watch <url> starts a session"
+        }
+        let title = "\"\(session.activity.title)\" at \(playback.position), rate \(playback.rate)"
+        switch playback.status {
+        case .idle, .paused: return "= paused \(title)"
+        case .playing: return "= playing \(title)"
+        case .waiting: return "= waiting for players: \(title) (players send /ready \(state.seq))"
+        }
+    }
+
+    static func participantLine(_ member: Participant, _ change: ParticipantChange) -> String {
+        let name = member.name.text
+        switch change {
+        case .arrived: return "+ \(name) arrived"
+        case .reconnected: return "+ \(name) is back"
+        case .disconnected: return "- \(name) disconnected (may come back)"
+        case .renamed(let old): return "* \(old) is now known as \(name)"
+        case .role: return member.role == .host ? "* \(name) is now a host" : "* \(name) is no longer a host"
+        case .joinedSession: return "* \(name) joined the session"
+        case .leftSession: return "* \(name) left the session"
+        case .player: return member.player ? "* \(name) is a player" : "* \(name) is no longer a player"
+        case .autoplay: return "* \(name) turned autoplay \(member.autoplay ? "on" : "off")"
+        case .ready: return "* \(name) is ready"
+        case .suspended(let reason): return "* \(name) is suspended (\(reason))"
+        case .resumed:
+            if member.suspensions.isEmpty { return "* \(name) rejoined the group" }
+            return "* \(name) is still suspended (\(member.suspensions.map(\.rawValue).joined(separator: ", ")))"
+        case .stalled: return "* \(name) is buffering"
+        }
+    }
+
+    static func replyLines(_ reply: Reply) -> [String] {
+        switch reply {
+        case .help(let lines):
+            return lines.map { "= \($0)" }
+        case .who(let participants):
+            return ["= \(participants.count) here:"] + participants.map { "=   \(describe($0))" }
+        case .status(let state, let position, _):
+            var status = state
+            status.playback.position = position
+            var lines = [stateLine(status)]
+            if !state.queue.isEmpty { lines.append("= \(state.queue.count) queued; /queue lists them") }
+            return lines
+        case .queue(let items):
+            guard !items.isEmpty else { return ["= the queue is empty"] }
+            return ["= queue:"] + items.enumerated().map { "=   \($0 + 1). \"\($1.title)\" \($1.url)" }
+        case .policy(let policy):
+            return ["= policy: control \(policy.control.rawValue), stall \(policy.stall.rawValue), wait \(NumberText.decimal(policy.wait.seconds, places: 1)) s"]
+        }
+    }
+
+    static func describe(_ member: Participant) -> String {
+        var parts = [member.role.rawValue]
+        parts.append(member.joined ? "in session" : "not in session")
+        if member.player { parts.append(member.ready ? "player, ready" : "player") }
+        if !member.suspensions.isEmpty {
+            parts.append("suspended: \(member.suspensions.map(\.rawValue).joined(separator: ", "))")
+        }
+        if member.autoplay { parts.append("autoplay") }
+        if !member.connected { parts.append("disconnected") }
+        return "\(member.name) (\(parts.joined(separator: "; ")))"
+    }
+}

@@ -1,0 +1,64 @@
+/// A member's identity within a room: stable across reconnects with `resume`.
+public struct MemberID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(_ rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: MemberID, rhs: MemberID) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A room's name: 1 to 64 characters of `A-Z a-z 0-9 . _ -`.
+public struct RoomName: Hashable, Sendable, CustomStringConvertible {
+    public static let maximumLength = 64
+
+    public let rawValue: String
+
+    public init?(_ rawValue: String) {
+        let bytes = rawValue.utf8
+        guard !bytes.isEmpty, bytes.count <= Self.maximumLength else { return nil }
+        let allowed = bytes.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }
+        guard allowed else { return nil }
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+}
+
+/// Why a state changed or a notice was sent: `play`, `seek`, `stall`, `kick`...
+/// Open-ended on the wire, so clients must accept causes they do not know.
+public struct Cause: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let create = Cause(rawValue: "create")
+    public static let watch = Cause(rawValue: "watch")
+    public static let play = Cause(rawValue: "play")
+    public static let pause = Cause(rawValue: "pause")
+    public static let seek = Cause(rawValue: "seek")
+    public static let rate = Cause(rawValue: "rate")
+    public static let stall = Cause(rawValue: "stall")
+    public static let resume = Cause(rawValue: "resume")
+    public static let next = Cause(rawValue: "next")
+    public static let end = Cause(rawValue: "end")
+    public static let join = Cause(rawValue: "join")
+    public static let leave = Cause(rawValue: "leave")
+    public static let ended = Cause(rawValue: "ended")
+    public static let queue = Cause(rawValue: "queue")
+    public static let policy = Cause(rawValue: "policy")
+    public static let ready = Cause(rawValue: "ready")
+    public static let timeout = Cause(rawValue: "timeout")
+    public static let catchup = Cause(rawValue: "catchup")
+    public static let nick = Cause(rawValue: "nick")
+    public static let op = Cause(rawValue: "op")
+    public static let deop = Cause(rawValue: "deop")
+    public static let kick = Cause(rawValue: "kick")
+    public static let host = Cause(rawValue: "host")
+}

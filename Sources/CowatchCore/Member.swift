@@ -1,0 +1,66 @@
+import SlashCommands
+
+public enum Role: String, Hashable, Sendable {
+    case host, member
+}
+
+/// Everything the room knows about one member. Kept across a disconnect for the
+/// resume grace period, so a reconnect restores identity, role and suspensions.
+public struct Member: Hashable, Sendable {
+    public let id: MemberID
+    public internal(set) var name: DisplayName
+    public internal(set) var role: Role
+    /// In the group session: follows and affects playback.
+    public internal(set) var joined: Bool
+    /// Joins new sessions by itself (false when the URL said `join=0`).
+    public internal(set) var joinsNewSessions: Bool
+    public internal(set) var player: Bool
+    public internal(set) var autoplay: Bool
+    /// Active suspension reasons, oldest first; suspended while any remain.
+    public internal(set) var suspensions: [SuspensionReason]
+    /// The highest state seq this player reported ready for, or -1.
+    public internal(set) var readySeq: Int64
+    public internal(set) var connected: Bool
+    /// Order of arrival in the room: the lowest is the longest present.
+    public let arrival: Int64
+    let resumeToken: String
+    /// Latest measured round trip, used to choose the lead of a coordinated start.
+    public internal(set) var roundTrip: ServerInterval
+    /// Bumped on every disconnect and catch-up, so a timer armed for an earlier
+    /// one is recognised as stale when it fires.
+    var disconnectSerial: Int64
+    var catchupSerial: Int64
+
+    public var isSuspended: Bool { !suspensions.isEmpty }
+}
+
+/// A member as shown to others, in `participant` events, `welcome` and `/who`.
+public struct Participant: Hashable, Sendable {
+    public var id: MemberID
+    public var name: DisplayName
+    public var role: Role
+    public var joined: Bool
+    public var player: Bool
+    /// Ready for the current readiness anchor (the last state that moved the held position).
+    public var ready: Bool
+    public var suspensions: [SuspensionReason]
+    public var autoplay: Bool
+    public var connected: Bool
+}
+
+/// What changed about a participant, so the text encoding can say it in words.
+public enum ParticipantChange: Hashable, Sendable {
+    case arrived
+    case reconnected
+    case disconnected
+    case renamed(from: DisplayName)
+    case role
+    case joinedSession
+    case leftSession
+    case player
+    case autoplay
+    case ready
+    case suspended(SuspensionReason)
+    case resumed(SuspensionReason?)
+    case stalled
+}

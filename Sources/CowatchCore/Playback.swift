@@ -1,0 +1,102 @@
+import SlashCommands
+
+/// The coordinator's four states, as in Jellyfin SyncPlay and AVPlaybackCoordinator.
+public enum PlaybackStatus: String, Hashable, Sendable {
+    /// No item: no session, or the session ended.
+    case idle
+    case paused
+    /// Held at `position` until every counted player reports `/ready`.
+    case waiting
+    case playing
+}
+
+/// The group's playback anchor: where the media is, and since when.
+///
+/// When playing, the media position at server time T is
+/// `position + rate * (T - at)`, and held at `position` before `at` (a coordinated
+/// start announces an `at` slightly in the future). Otherwise it is `position`.
+public struct Playback: Hashable, Sendable {
+    public var status: PlaybackStatus
+    /// The activity identifier, or nil when idle.
+    public var item: String?
+    public var rate: PlaybackRate
+    public var position: MediaTime
+    public var at: ServerInstant
+    public var by: MemberID?
+    public var cause: Cause
+
+    public init(status: PlaybackStatus, item: String?, rate: PlaybackRate, position: MediaTime,
+                at: ServerInstant, by: MemberID?, cause: Cause) {
+        self.status = status
+        self.item = item
+        self.rate = rate
+        self.position = position
+        self.at = at
+        self.by = by
+        self.cause = cause
+    }
+
+    public static func idle(at now: ServerInstant, cause: Cause, by: MemberID?) -> Playback {
+        Playback(status: .idle, item: nil, rate: .normal, position: .zero, at: now, by: by, cause: cause)
+    }
+
+    /// The group's media position at `now`.
+    public func position(at now: ServerInstant) -> MediaTime {
+        guard status == .playing, now > at else { return position }
+        return position.offset(by: rate.value * now.interval(since: at).seconds)
+    }
+}
+
+/// What the group session is watching: SharePlay's `GroupActivity`.
+public struct Activity: Hashable, Sendable {
+    /// Unique per sharing, so replacing an item with itself later is still a new activity.
+    public var id: String
+    public var url: MediaURL
+    public var title: String
+    /// What readiness and end reports are matched against; the URL by default.
+    public var identifier: String
+}
+
+/// The room's group session, as SharePlay's `GroupSession`.
+public struct GroupSession: Hashable, Sendable {
+    public enum State: String, Hashable, Sendable {
+        case joined, invalidated
+    }
+
+    public var state: State
+    /// Why it was invalidated (`ended`), nil while joined.
+    public var reason: String?
+    public var activity: Activity
+
+    public var isActive: Bool { state == .joined }
+}
+
+public struct QueueItem: Hashable, Sendable {
+    public var id: String
+    public var url: MediaURL
+    public var title: String
+}
+
+/// A room's rules, changed by hosts with `/policy`.
+public struct RoomPolicy: Hashable, Sendable {
+    public var control: ControlPolicy
+    public var stall: StallPolicy
+    /// How long a coordinated start waits for stragglers.
+    public var wait: ServerInterval
+
+    public init(control: ControlPolicy = .everyone, stall: StallPolicy = .continue,
+                wait: ServerInterval = ServerInterval(milliseconds: 5000)) {
+        self.control = control
+        self.stall = stall
+        self.wait = wait
+    }
+}
+
+/// The authoritative state every member receives, numbered by `seq`.
+public struct RoomState: Hashable, Sendable {
+    public var seq: Int64
+    public var session: GroupSession?
+    public var playback: Playback
+    public var queue: [QueueItem]
+    public var policy: RoomPolicy
+}

@@ -1,0 +1,187 @@
+import SlashCommands
+
+extension Room {
+    /// `/watch`: start the group session, or replace its activity for everyone.
+    mutating func watch(_ url: MediaURL, title: String?, from id: MemberID, now: ServerInstant) {
+        let active = state.session?.isActive == true
+        if active {
+            guard requireSessionMember(id, .watch) else { return }
+        }
+        guard requireControl(id, .watch) else { return }
+        if active, state.session?.activity.identifier == url.text {
+            tell(id, "already watching \(url)")
+            return
+        }
+        share(url: url, title: title, cause: .watch, by: id, now: now)
+        notify("\(displayName(id)) shared \"\(state.session?.activity.title ?? url.text)\"", cause: .watch, by: id)
+    }
+
+    /// Makes `url` the current activity, paused at 0 (CONCEPTS rule 9). Starts a new
+    /// session when none is active, joining every member who joins sessions.
+    mutating func share(url: MediaURL, title: String?, cause: Cause, by id: MemberID?, now: ServerInstant,
+                        startPlaying: Bool = false) {
+        let activity = Activity(id: "a\(nextActivityNumber)", url: url,
+                                title: title ?? Self.defaultTitle(for: url), identifier: url.text)
+        nextActivityNumber += 1
+        if state.session?.isActive == true {
+            state.session?.activity = activity
+            dropSuspensionsTiedToItem()
+        } else {
+            state.session = GroupSession(state: .joined, reason: nil, activity: activity)
+            for member in members.values.sorted(by: { $0.arrival < $1.arrival })
+            where member.joinsNewSessions || member.id == id {
+                modify(member.id) { $0.joined = true }
+                announce(member.id, .joinedSession)
+            }
+        }
+        disarmWaitLimit()
+        state.playback = Playback(status: .paused, item: activity.identifier, rate: state.playback.rate,
+                                  position: .zero, at: now, by: id, cause: cause)
+        itemSeq = state.seq + 1
+        if startPlaying {
+            beginCoordinatedStart(at: .zero, cause: cause, by: id, now: now)
+        } else {
+            renewReadinessAnchor()
+            publish(cause, by: id)
+        }
+    }
+
+    /// Readiness and stall suspensions answered the old item; a catch-up replayed it.
+    mutating func dropSuspensionsTiedToItem() {
+        for member in members.values
+        where member.suspensions.contains(.stallRecovery) || member.suspensions.contains(.catchup) {
+            if member.suspensions.contains(.catchup) {
+                actions.append(.cancel(.catchupEnds(member.id, serial: member.catchupSerial)))
+            }
+            modify(member.id) { $0.suspensions.removeAll { $0 == .stallRecovery || $0 == .catchup } }
+            announce(member.id, .resumed(nil))
+        }
+    }
+
+    /// The last path segment of the URL, without query: a readable default title.
+    static func defaultTitle(for url: MediaURL) -> String {
+        let path = url.text.prefix { $0 != "?" && $0 != "#" }
+        let segment = path.split(separator: "/").last.map(String.init) ?? url.text
+        return segment.isEmpty ? url.text : segment
+    }
+
+    mutating func join(_ id: MemberID, now: ServerInstant) {
+        guard state.session?.isActive == true else {
+            refuse(id, .noSession, .join, "/join: there is no group session; /watch <url> starts one")
+            return
+        }
+        guard members[id]?.joined == false else {
+            tell(id, "you are already in the group session")
+            return
+        }
+        // A late joiner adopts the group state; its arrival never moves the group.
+        modify(id) { $0.joined = true }
+        announce(id, .joinedSession)
+        handState(to: id)
+    }
+
+    mutating func leave(_ id: MemberID, now: ServerInstant) {
+        guard state.session?.isActive == true, members[id]?.joined == true else {
+            refuse(id, .noSession, .leave, "/leave: you are not in a group session")
+            return
+        }
+        cancelCatchup(id)
+        modify(id) {
+            $0.joined = false
+            $0.suspensions.removeAll()
+            $0.readySeq = -1
+        }
+        announce(id, .leftSession)
+        coordinationLost(now: now)
+    }
+
+    mutating func end(from id: MemberID, now: ServerInstant) {
+        guard requireSessionMember(id, .end), requireControl(id, .end) else { return }
+        disarmWaitLimit()
+        state.session?.state = .invalidated
+        state.session?.reason = "ended"
+        for member in members.values.sorted(by: { $0.arrival < $1.arrival }) where member.joined {
+            cancelCatchup(member.id)
+            modify(member.id) {
+                $0.joined = false
+                $0.suspensions.removeAll()
+                $0.readySeq = -1
+            }
+        }
+        state.playback = .idle(at: now, cause: .end, by: id)
+        renewReadinessAnchor()
+        publish(.end, by: id)
+        notify("\(displayName(id)) ended the session for everyone", cause: .end, by: id)
+    }
+
+    mutating func queue(_ url: MediaURL?, title: String?, from id: MemberID) {
+        guard let url else {
+            actions.append(.send(.reply(.queue(state.queue)), to: id))
+            return
+        }
+        guard requireControl(id, .queue) else { return }
+        guard state.queue.count < configuration.maximumQueueLength else {
+            refuse(id, .queueFull, .queue, "/queue: the queue is full (\(configuration.maximumQueueLength) items)")
+            return
+        }
+        let item = QueueItem(id: "q\(nextQueueNumber)", url: url, title: title ?? Self.defaultTitle(for: url))
+        nextQueueNumber += 1
+        state.queue.append(item)
+        publish(.queue, by: id)
+        notify("\(displayName(id)) queued \"\(item.title)\"", cause: .queue, by: id)
+    }
+
+    mutating func next(from id: MemberID, now: ServerInstant) {
+        if state.session?.isActive == true {
+            guard requireSessionMember(id, .next) else { return }
+        }
+        guard requireControl(id, .next) else { return }
+        guard !state.queue.isEmpty else {
+            refuse(id, .queueEmpty, .next, "/next: the queue is empty; /queue <url> adds an item")
+            return
+        }
+        let item = state.queue.removeFirst()
+        share(url: item.url, title: item.title, cause: .next, by: id, now: now)
+        notify("\(displayName(id)) moved everyone to \"\(item.title)\"", cause: .next, by: id)
+    }
+
+    /// A player reached the end of the item. With autoplay on for at least one
+    /// member and something queued, the room moves on and starts together;
+    /// otherwise it pauses at the end.
+    mutating func ended(_ id: MemberID, seq: Int64, now: ServerInstant) {
+        guard requirePlayer(id, .ended) else { return }
+        guard let member = members[id], member.joined, !member.isSuspended,
+              state.playback.status == .playing, seq >= itemSeq, seq <= state.seq
+        else { return }
+        if autoplayCount > 0, !state.queue.isEmpty {
+            let item = state.queue.removeFirst()
+            share(url: item.url, title: item.title, cause: .next, by: nil, now: now, startPlaying: true)
+            notify("autoplay: on to \"\(item.title)\"", cause: .next, by: nil)
+        } else {
+            holdPaused(at: state.playback.position(at: now), cause: .ended, by: id, now: now)
+            notify("\"\(state.session?.activity.title ?? "the item")\" ended", cause: .ended, by: id)
+        }
+    }
+
+    mutating func setAutoplay(_ on: Bool, for id: MemberID) {
+        guard members[id]?.autoplay != on else {
+            tell(id, "autoplay is already \(on ? "on" : "off")")
+            return
+        }
+        modify(id) { $0.autoplay = on }
+        announce(id, .autoplay)
+    }
+
+    mutating func setPlayer(_ on: Bool, for id: MemberID, now: ServerInstant) {
+        guard members[id]?.player != on else {
+            tell(id, "player is already \(on ? "on" : "off")")
+            return
+        }
+        modify(id) {
+            $0.player = on
+            $0.readySeq = -1
+        }
+        announce(id, .player)
+        if on { handState(to: id) } else { coordinationLost(now: now) }
+    }
+}

@@ -1,0 +1,157 @@
+import SlashCommands
+
+/// A room: its members, its group session and its playback coordinator.
+///
+/// A pure value. Each entry point takes the inputs and `now`, changes the room,
+/// and returns the actions for the gateway to carry out, in order. Nothing here
+/// reads a clock, sleeps or performs I/O, so every rule is tested with plain values.
+///
+/// Counters (`eligibleCount`, `readyCount`...) are kept up to date as members
+/// change, so no command costs work per member unless it really concerns every
+/// member (ending a session, suspending stragglers, listing `/who`).
+public struct Room: Sendable {
+    public let name: RoomName
+    public let configuration: RoomConfiguration
+    /// The state as last published: what every member has been sent.
+    public internal(set) var state: RoomState
+    public internal(set) var members: [MemberID: Member] = [:]
+
+    /// Lowercased display name to member, for unique names and `/op bob`.
+    var nameIndex: [String: MemberID] = [:]
+    var tokenIndex: [String: MemberID] = [:]
+
+    /// Connected, joined, unsuspended players: those a coordinated start waits for.
+    var eligibleCount = 0
+    /// Eligible members whose readiness answers the current anchor.
+    var readyCount = 0
+    /// Connected, joined players, suspended or not: when none remain, a waiting
+    /// room pauses instead of starting (CONCEPTS rule 10).
+    var playerCount = 0
+    var hostCount = 0
+    /// Connected, joined members with autoplay on.
+    var autoplayCount = 0
+
+    /// The seq of the last state that moved the held position or the item:
+    /// `/ready` for an older seq answers a question no longer asked.
+    var readinessAnchor: Int64 = 0
+    /// The seq of the state that made the current item current (for `/ended`).
+    var itemSeq: Int64 = 0
+    /// What started the current wait, reused when the group starts playing.
+    var episodeCause: Cause = .play
+    var episodeBy: MemberID?
+    var armedWaitLimit: RoomTimer?
+
+    var nextMemberNumber: Int64 = 1
+    var nextActivityNumber: Int64 = 1
+    var nextQueueNumber: Int64 = 1
+
+    var actions: [RoomAction] = []
+    var needsPersisting = false
+
+    public init(name: RoomName, configuration: RoomConfiguration = RoomConfiguration(), now: ServerInstant) {
+        self.name = name
+        self.configuration = configuration
+        self.state = RoomState(
+            seq: 0, session: nil, playback: .idle(at: now, cause: .create, by: nil),
+            queue: [], policy: configuration.defaultPolicy)
+    }
+
+    public var isEmpty: Bool { members.isEmpty }
+
+    public func member(_ id: MemberID) -> Member? { members[id] }
+
+    /// Every member as others see it, longest present first.
+    public var participants: [Participant] {
+        members.values.sorted { $0.arrival < $1.arrival }.map(participant)
+    }
+
+    // MARK: - Plumbing
+
+    /// Runs one entry point: collects its actions and appends a snapshot to persist
+    /// when the published state changed.
+    mutating func collect(_ body: (inout Room) -> Void) -> [RoomAction] {
+        actions.removeAll(keepingCapacity: true)
+        needsPersisting = false
+        body(&self)
+        if needsPersisting {
+            actions.append(.persist(RoomSnapshot(room: name, state: state)))
+        }
+        return actions
+    }
+
+    /// Sends the current state to every member with the next seq.
+    mutating func publish(_ cause: Cause, by: MemberID?) {
+        state.seq += 1
+        state.playback.cause = cause
+        state.playback.by = by
+        actions.append(.broadcast(.state(state)))
+        needsPersisting = true
+    }
+
+    /// Marks the held position as new: readiness reported before counts no more.
+    /// Call just before `publish`, whose seq becomes the anchor.
+    mutating func renewReadinessAnchor() {
+        readinessAnchor = state.seq + 1
+        readyCount = 0
+    }
+
+    func isEligible(_ member: Member) -> Bool {
+        member.connected && member.joined && member.player && !member.isSuspended
+    }
+
+    func isReady(_ member: Member) -> Bool { member.readySeq >= readinessAnchor }
+
+    func participant(_ member: Member) -> Participant {
+        Participant(id: member.id, name: member.name, role: member.role, joined: member.joined,
+                    player: member.player, ready: member.player && isReady(member),
+                    suspensions: member.suspensions, autoplay: member.autoplay, connected: member.connected)
+    }
+
+    /// Changes one member and keeps every counter in step. All member changes go
+    /// through here.
+    mutating func modify(_ id: MemberID, _ change: (inout Member) -> Void) {
+        guard var member = members[id] else { return }
+        count(member, sign: -1)
+        change(&member)
+        count(member, sign: 1)
+        members[id] = member
+    }
+
+    mutating func count(_ member: Member, sign: Int) {
+        let eligible = isEligible(member)
+        if eligible { eligibleCount += sign }
+        if eligible && isReady(member) { readyCount += sign }
+        if member.connected && member.joined && member.player { playerCount += sign }
+        if member.role == .host { hostCount += sign }
+        if member.connected && member.joined && member.autoplay { autoplayCount += sign }
+    }
+
+    /// Announces a member's change to everyone.
+    mutating func announce(_ id: MemberID, _ change: ParticipantChange) {
+        guard let member = members[id] else { return }
+        actions.append(.broadcast(.participant(participant(member), change: change)))
+    }
+
+    mutating func notify(_ text: String, cause: Cause?, by: MemberID?) {
+        actions.append(.broadcast(.notice(Notice(text: text, cause: cause, by: by))))
+    }
+
+    mutating func tell(_ id: MemberID, _ text: String) {
+        actions.append(.send(.notice(Notice(text: text, cause: nil, by: nil)), to: id))
+    }
+
+    mutating func refuse(_ id: MemberID, _ code: ErrorCode, _ command: CommandName?, _ message: String) {
+        actions.append(.send(.error(CommandError(code, command: command, message: message)), to: id))
+    }
+
+    /// Gives a member the group's state again, e.g. when its last suspension ends
+    /// and it rejoins at group time.
+    mutating func handState(to id: MemberID) {
+        actions.append(.send(.state(state), to: id))
+    }
+
+    func displayName(_ id: MemberID?) -> String {
+        guard let id, let member = members[id] else { return "someone" }
+        return member.name.text
+    }
+}

@@ -1,0 +1,94 @@
+import SlashCommands
+
+/// Everything a member can be sent. Encoded once per broadcast by `EncodedEvent`,
+/// in JSON for `cowatch.v1.json` and as human lines for `cowatch.v1.text`.
+public enum RoomEvent: Hashable, Sendable {
+    case welcome(Welcome)
+    case state(RoomState)
+    case participant(Participant, change: ParticipantChange)
+    case participantLeft(MemberID, name: DisplayName, reason: DepartureReason)
+    case chat(ChatLine)
+    case notice(Notice)
+    case reply(Reply)
+    case error(CommandError)
+    /// `/time`: the client's value echoed, and the server's clock when answered.
+    case time(client: Double, server: ServerInstant)
+    case catchup(Catchup)
+
+    /// The `type` field of the JSON encoding.
+    public var type: String {
+        switch self {
+        case .welcome: "welcome"
+        case .state: "state"
+        case .participant: "participant"
+        case .participantLeft: "participant-left"
+        case .chat: "chat"
+        case .notice: "notice"
+        case .reply: "reply"
+        case .error: "error"
+        case .time: "time"
+        case .catchup: "catchup"
+        }
+    }
+}
+
+public struct Welcome: Hashable, Sendable {
+    public var you: Participant
+    public var room: RoomName
+    public var serverTime: ServerInstant
+    /// The token that restores this identity on reconnect (`?resume=`).
+    public var resume: String
+    /// Every member, in order of arrival, `you` included.
+    public var participants: [Participant]
+}
+
+public enum DepartureReason: String, Hashable, Sendable {
+    /// Disconnected and did not come back within the resume grace period.
+    case left
+    case kicked
+}
+
+public struct ChatLine: Hashable, Sendable {
+    public var from: MemberID
+    public var name: DisplayName
+    public var text: String
+    public var at: ServerInstant
+    /// An action line from `/me`.
+    public var me: Bool
+}
+
+/// A sentence for people about something that happened, with what caused it.
+public struct Notice: Hashable, Sendable {
+    public var text: String
+    public var cause: Cause?
+    public var by: MemberID?
+}
+
+/// The answer to an informational command, for its sender alone.
+public enum Reply: Hashable, Sendable {
+    case help(lines: [String])
+    case who([Participant])
+    /// The state, and the group's position computed at `now`.
+    case status(RoomState, position: MediaTime, now: ServerInstant)
+    case queue([QueueItem])
+    case policy(RoomPolicy)
+
+    public var command: CommandName {
+        switch self {
+        case .help: .help
+        case .who: .who
+        case .status: .status
+        case .queue: .queue
+        case .policy: .policy
+        }
+    }
+}
+
+/// Instructions for one member's "What happened?" replay.
+public struct Catchup: Hashable, Sendable {
+    /// Where to rewind to.
+    public var from: MediaTime
+    public var rate: PlaybackRate
+    /// When the member is level with the group and its suspension ends by itself.
+    public var until: ServerInstant
+}

@@ -1,0 +1,34 @@
+/// The `code` of an `error` event: stable strings clients can switch on.
+public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
+    case unknownCommand = "unknown-command"
+    case badArguments = "bad-arguments"
+    case forbidden
+    case noSession = "no-session"
+    case rateLimited = "rate-limited"
+    case tooLong = "too-long"
+    /// A transport command from a member whose player is separated from the group.
+    case suspended
+    case notSuspended = "not-suspended"
+    case notAPlayer = "not-a-player"
+    case queueEmpty = "queue-empty"
+    case queueFull = "queue-full"
+    case noSuchMember = "no-such-member"
+    case lastHost = "last-host"
+    case notPossible = "not-possible"
+    case roomFull = "room-full"
+}
+
+/// A refusal: the line was not carried out, and the sender alone is told why.
+public struct CommandError: Error, Hashable, Sendable {
+    public var code: ErrorCode
+    /// The command refused, when the line named a known one.
+    public var command: CommandName?
+    /// A sentence for people; includes the usage on `bad-arguments`.
+    public var message: String
+
+    public init(_ code: ErrorCode, command: CommandName?, message: String) {
+        self.code = code
+        self.command = command
+        self.message = message
+    }
+}

@@ -1,0 +1,251 @@
+/// The one table of commands. The parser looks commands up here, `/help` prints
+/// it, and `docs/commands.md` is generated from it (a test keeps the file in step).
+public enum CommandTable {
+    /// Every command, in `CommandName.allCases` order.
+    public static let specs: [CommandSpec] = CommandName.allCases.map(spec(for:))
+
+    public static func spec(_ name: CommandName) -> CommandSpec {
+        specs[CommandName.allCases.firstIndex(of: name) ?? 0]
+    }
+
+    /// The longest `/catchup` rewind, in seconds.
+    public static let maximumCatchupSeconds = 600.0
+    /// The longest title or `/me` text, in characters.
+    public static let maximumTitleCharacters = 200
+    /// The longest `/policy wait`, in seconds.
+    public static let maximumWaitSeconds = 300.0
+
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    private static func spec(for name: CommandName) -> CommandSpec {
+        switch name {
+        case .help:
+            return CommandSpec(name: name, arguments: "[command]", summary: "List the commands, or show one command's usage.", audience: .anyone) { args throws(ArgumentProblem) in
+                guard let word = args.word() else { return .help(topic: nil) }
+                try args.requireEnd()
+                let bare = word.hasPrefix("/") ? word.dropFirst() : word
+                guard let topic = CommandName(rawValue: bare.lowercased()) else {
+                    throw ArgumentProblem("there is no command /\(bare.prefix(40))")
+                }
+                return .help(topic: topic)
+            }
+        case .nick:
+            return CommandSpec(name: name, arguments: "<name>", summary: "Change your display name (1-32 visible characters; a name already taken gets a suffix).", audience: .anyone) { args throws(ArgumentProblem) in
+                guard let text = args.remainder() else { throw ArgumentProblem("missing name") }
+                if let problem = DisplayName.validationProblem(String(text)) { throw ArgumentProblem(problem) }
+                guard let name = DisplayName(String(text)) else { throw ArgumentProblem("not a valid name") }
+                return .nick(name)
+            }
+        case .watch:
+            return CommandSpec(name: name, arguments: "<url> [title...]", summary: "Share a video with the room: start the group session, or replace what everyone is watching.", audience: .controllers) { args throws(ArgumentProblem) in
+                let (url, title) = try mediaItem(&args)
+                return .watch(url, title: title)
+            }
+        case .join:
+            return noArguments(name, .join, "Join the room's group session (members join on connect unless the URL says join=0).", .anyone)
+        case .leave:
+            return noArguments(name, .leave, "Leave the group session for yourself only: you stay in the room and its chat.", .sessionMembers)
+        case .end:
+            return noArguments(name, .end, "End the group session for everyone.", .controllers)
+        case .play:
+            return CommandSpec(name: name, arguments: "[now]", summary: "Play for everyone, starting together once every player is ready; `now` starts at once without waiting.", audience: .controllers) { args throws(ArgumentProblem) in
+                guard let word = args.word() else { return .play(now: false) }
+                guard word.lowercased() == "now" else { throw ArgumentProblem("expected \"now\" or nothing") }
+                try args.requireEnd()
+                return .play(now: true)
+            }
+        case .pause:
+            return noArguments(name, .pause, "Pause for everyone at the group's current position.", .controllers)
+        case .seek:
+            return CommandSpec(name: name, arguments: "<time>", summary: "Move everyone to a time (95, 95.5, 1:35, 1:01:35, +10, -10); while playing, the group waits for players and resumes together.", audience: .controllers) { args throws(ArgumentProblem) in
+                let time = try timeArgument(try args.requireWord("time"))
+                try args.requireEnd()
+                return .seek(time)
+            }
+        case .rate:
+            return CommandSpec(name: name, arguments: "<rate>", summary: "Set the playback rate for everyone, 0.25 to 4.", audience: .controllers) { args throws(ArgumentProblem) in
+                var word = try args.requireWord("rate")
+                try args.requireEnd()
+                if word.last == "x" || word.last == "X" { word = word.dropLast() }
+                guard let value = ArgumentValues.decimal(word, maximumWholeDigits: 3), let rate = PlaybackRate(value) else {
+                    throw ArgumentProblem("the rate must be a number from 0.25 to 4")
+                }
+                return .rate(rate)
+            }
+        case .suspend:
+            return CommandSpec(name: name, arguments: "[reason]", summary: "Separate your player from the group (default reason userActionRequired); suspensions stack.", audience: .sessionMembers) { args throws(ArgumentProblem) in
+                guard let word = args.word() else { return .suspend(.userActionRequired) }
+                try args.requireEnd()
+                return .suspend(try reason(word))
+            }
+        case .resume:
+            return CommandSpec(name: name, arguments: "[reason] [at <time>]", summary: "End your suspension (one reason, or all); with `at <time>`, move the whole group to that time.", audience: .sessionMembers) { args throws(ArgumentProblem) in
+                var ending: SuspensionReason? = nil
+                if let word = args.peek(), word.lowercased() != "at" {
+                    _ = args.word()
+                    ending = try reason(word)
+                }
+                var time: TimeArgument? = nil
+                if args.word() != nil {
+                    time = try timeArgument(try args.requireWord("time after \"at\""))
+                }
+                try args.requireEnd()
+                return .resume(ending, at: time)
+            }
+        case .catchup:
+            return CommandSpec(name: name, arguments: "[seconds]", summary: "\"What happened?\": for you alone, rewind (default 10 s) and replay at 2x until level with the group.", audience: .sessionMembers) { args throws(ArgumentProblem) in
+                guard let word = args.word() else { return .catchup(seconds: 10) }
+                try args.requireEnd()
+                guard let seconds = ArgumentValues.decimal(word, maximumWholeDigits: 4), seconds > 0,
+                      seconds <= maximumCatchupSeconds
+                else {
+                    throw ArgumentProblem("seconds must be more than 0 and at most \(Int(maximumCatchupSeconds))")
+                }
+                return .catchup(seconds: seconds)
+            }
+        case .queue:
+            return CommandSpec(name: name, arguments: "[<url> [title...]]", summary: "Without arguments, list the queue; with a URL, add it to the end of the queue.", audience: .controllers) { args throws(ArgumentProblem) in
+                guard !args.isAtEnd else { return .queue(nil, title: nil) }
+                let (url, title) = try mediaItem(&args)
+                return .queue(url, title: title)
+            }
+        case .next:
+            return noArguments(name, .next, "Move everyone to the next item in the queue.", .controllers)
+        case .autoplay:
+            return CommandSpec(name: name, arguments: "on|off", summary: "Your preference: when the current item ends and at least one member has autoplay on, the room moves to the next item.", audience: .anyone) { args throws(ArgumentProblem) in
+                .autoplay(try toggle(&args))
+            }
+        case .player:
+            return CommandSpec(name: name, arguments: "on|off", summary: "Declare that this connection drives a media player: it follows the state and reports readiness.", audience: .anyone) { args throws(ArgumentProblem) in
+                .player(try toggle(&args))
+            }
+        case .ready:
+            return CommandSpec(name: name, arguments: "<seq>", summary: "Player report: ready to play the state numbered seq (loaded, at its position).", audience: .players) { args throws(ArgumentProblem) in
+                .ready(seq: try sequenceNumber(&args))
+            }
+        case .buffering:
+            return noArguments(name, .buffering, "Player report: stalled. Depending on /policy stall, you are suspended alone or the group waits for you.", .players)
+        case .ended:
+            return CommandSpec(name: name, arguments: "<seq>", summary: "Player report: reached the end of the item of state seq.", audience: .players) { args throws(ArgumentProblem) in
+                .ended(seq: try sequenceNumber(&args))
+            }
+        case .time:
+            return CommandSpec(name: name, arguments: "<client-ms>", summary: "Clock sync: the server answers with your value and its own time in milliseconds.", audience: .anyone) { args throws(ArgumentProblem) in
+                var word = try args.requireWord("client time")
+                try args.requireEnd()
+                let negative = word.first == "-"
+                if negative { word = word.dropFirst() }
+                guard let value = ArgumentValues.decimal(word, maximumWholeDigits: 16) else {
+                    throw ArgumentProblem("the client time must be a number")
+                }
+                return .time(client: negative ? -value : value)
+            }
+        case .who:
+            return noArguments(name, .who, "List the members: role, session, player, readiness, suspensions.", .anyone)
+        case .status:
+            return noArguments(name, .status, "Show what is playing, where, at what rate and in which state.", .anyone)
+        case .policy:
+            return CommandSpec(name: name, arguments: "[control everyone|hosts] [stall continue|wait] [wait <seconds>]", summary: "Show the room policy, or (hosts) change who controls playback, what a stall does, and how long a start waits for stragglers.", audience: .hosts) { args throws(ArgumentProblem) in
+                try policy(&args)
+            }
+        case .op:
+            return CommandSpec(name: name, arguments: "<name>", summary: "Make a member a host.", audience: .hosts) { args throws(ArgumentProblem) in
+                .op(try memberName(&args))
+            }
+        case .deop:
+            return CommandSpec(name: name, arguments: "<name>", summary: "Take host rights from a member (a room keeps at least one host).", audience: .hosts) { args throws(ArgumentProblem) in
+                .deop(try memberName(&args))
+            }
+        case .kick:
+            return CommandSpec(name: name, arguments: "<name>", summary: "Remove a member from the room.", audience: .hosts) { args throws(ArgumentProblem) in
+                .kick(try memberName(&args))
+            }
+        case .me:
+            return CommandSpec(name: name, arguments: "<text>", summary: "Say an action line in the chat (* alice waves).", audience: .anyone) { args throws(ArgumentProblem) in
+                guard let text = args.remainder() else { throw ArgumentProblem("missing text") }
+                return .me(String(text))
+            }
+        }
+    }
+
+    private static func noArguments(_ name: CommandName, _ command: SlashCommand, _ summary: String, _ audience: CommandSpec.Audience) -> CommandSpec {
+        CommandSpec(name: name, arguments: "", summary: summary, audience: audience) { args throws(ArgumentProblem) in
+            try args.requireEnd()
+            return command
+        }
+    }
+
+    private static func mediaItem(_ args: inout ArgumentReader) throws(ArgumentProblem) -> (MediaURL, String?) {
+        let word = try args.requireWord("url")
+        if let problem = MediaURL.validationProblem(String(word)) { throw ArgumentProblem(problem) }
+        guard let url = MediaURL(String(word)) else { throw ArgumentProblem("not a valid URL") }
+        guard let title = args.remainder() else { return (url, nil) }
+        guard title.count <= maximumTitleCharacters else {
+            throw ArgumentProblem("a title has at most \(maximumTitleCharacters) characters")
+        }
+        return (url, String(title))
+    }
+
+    private static func timeArgument(_ word: Substring) throws(ArgumentProblem) -> TimeArgument {
+        guard let time = ArgumentValues.time(word) else {
+            throw ArgumentProblem("\"\(word.prefix(40))\" is not a time (95, 95.5, 1:35, 1:01:35, +10, -10)")
+        }
+        return time
+    }
+
+    private static func reason(_ word: Substring) throws(ArgumentProblem) -> SuspensionReason {
+        guard let reason = SuspensionReason(rawValue: String(word)) else {
+            throw ArgumentProblem("a reason is 1-64 characters of A-Z a-z 0-9 . _ -")
+        }
+        return reason
+    }
+
+    private static func toggle(_ args: inout ArgumentReader) throws(ArgumentProblem) -> Bool {
+        let word = try args.requireWord("on or off")
+        try args.requireEnd()
+        guard let value = ArgumentValues.toggle(word) else { throw ArgumentProblem("expected on or off") }
+        return value
+    }
+
+    private static func sequenceNumber(_ args: inout ArgumentReader) throws(ArgumentProblem) -> Int64 {
+        let word = try args.requireWord("seq")
+        try args.requireEnd()
+        guard let seq = ArgumentValues.wholeNumber(word) else {
+            throw ArgumentProblem("seq must be a whole number (the seq of a state event)")
+        }
+        return seq
+    }
+
+    private static func memberName(_ args: inout ArgumentReader) throws(ArgumentProblem) -> String {
+        let word = try args.requireWord("name")
+        try args.requireEnd()
+        guard word.utf8.count <= DisplayName.maximumBytes else { throw ArgumentProblem("no member has so long a name") }
+        return String(word)
+    }
+
+    private static func policy(_ args: inout ArgumentReader) throws(ArgumentProblem) -> SlashCommand {
+        var change = PolicyChange()
+        while let key = args.word() {
+            let value = try args.requireWord("a value after \"\(key.prefix(20))\"")
+            switch key.lowercased() {
+            case "control":
+                guard let control = ControlPolicy(rawValue: value.lowercased()) else {
+                    throw ArgumentProblem("control takes everyone or hosts")
+                }
+                change.control = control
+            case "stall":
+                guard let stall = StallPolicy(rawValue: value.lowercased()) else {
+                    throw ArgumentProblem("stall takes continue or wait")
+                }
+                change.stall = stall
+            case "wait":
+                guard let seconds = ArgumentValues.decimal(value, maximumWholeDigits: 4), seconds <= maximumWaitSeconds else {
+                    throw ArgumentProblem("wait takes seconds from 0 to \(Int(maximumWaitSeconds))")
+                }
+                change.waitSeconds = seconds
+            default:
+                throw ArgumentProblem("unknown policy \"\(key.prefix(20))\" (control, stall or wait)")
+            }
+        }
+        return .policy(change)
+    }
+}

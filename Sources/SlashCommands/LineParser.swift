@@ -1,0 +1,63 @@
+/// Turns one line of client input into a typed command, chat text, or a refusal
+/// that carries the command's usage.
+public struct LineParser: Sendable {
+    /// Lines longer than this (in UTF-8 bytes) are refused with `too-long`.
+    public var maximumLineBytes: Int
+
+    public init(maximumLineBytes: Int = 4096) {
+        self.maximumLineBytes = maximumLineBytes
+    }
+
+    public func parse(_ rawLine: Substring) -> Result<InputLine, CommandError> {
+        var line = rawLine
+        if line.last == "\r" { line = line.dropLast() }
+        if line.utf8.count > maximumLineBytes {
+            return .failure(CommandError(.tooLong, command: commandName(of: line),
+                                         message: "a line has at most \(maximumLineBytes) bytes"))
+        }
+        if let problem = Self.controlCharacterProblem(line) {
+            return .failure(CommandError(.badArguments, command: commandName(of: line), message: problem))
+        }
+        guard line.contains(where: { $0 != " " && $0 != "\t" }) else { return .success(.empty) }
+        guard line.first == "/" else { return .success(.chat(String(line))) }
+        if line.hasPrefix("//") { return .success(.chat(String(line.dropFirst()))) }
+
+        let body = line.dropFirst()
+        let nameEnd = body.firstIndex(where: { $0 == " " || $0 == "\t" }) ?? body.endIndex
+        let word = body[body.startIndex..<nameEnd]
+        guard let name = CommandName(rawValue: word.lowercased()) else {
+            return .failure(CommandError(.unknownCommand, command: nil,
+                                         message: "unknown command /\(word.prefix(40)) (try /help)"))
+        }
+        let spec = CommandTable.spec(name)
+        var reader = ArgumentReader(body[nameEnd...])
+        do {
+            return .success(.command(try spec.parse(&reader)))
+        } catch {
+            return .failure(CommandError(.badArguments, command: name,
+                                         message: "/\(name.rawValue): \(error.reason) (usage: \(spec.usage))"))
+        }
+    }
+
+    public func parse(_ line: String) -> Result<InputLine, CommandError> {
+        parse(line[...])
+    }
+
+    private func commandName(of line: Substring) -> CommandName? {
+        guard line.first == "/", !line.hasPrefix("//") else { return nil }
+        let word = line.dropFirst().prefix { $0 != " " && $0 != "\t" }.prefix(16)
+        return CommandName(rawValue: word.lowercased())
+    }
+
+    /// C0 controls other than tab, DEL and C1 controls would let one member rewrite
+    /// other members' terminals (escape sequences) or forge lines.
+    static func controlCharacterProblem(_ line: Substring) -> String? {
+        for scalar in line.unicodeScalars {
+            let value = scalar.value
+            if (value < 0x20 && value != 0x09) || (value >= 0x7F && value < 0xA0) {
+                return "control characters are not allowed in a line"
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,118 @@
+/// One typed command, as parsed from a line starting with `/`.
+///
+/// Every argument is already validated: a URL is http(s) and short enough, a name is
+/// visible characters, a rate is within bounds. The core never re-checks syntax.
+public enum SlashCommand: Hashable, Sendable {
+    case help(topic: CommandName?)
+    case nick(DisplayName)
+    case watch(MediaURL, title: String?)
+    case join
+    case leave
+    case end
+    case play(now: Bool)
+    case pause
+    case seek(TimeArgument)
+    case rate(PlaybackRate)
+    case suspend(SuspensionReason)
+    /// `reason` nil ends every suspension; `at` proposes a new time for the group.
+    case resume(SuspensionReason?, at: TimeArgument?)
+    /// How many seconds to rewind and replay at 2x.
+    case catchup(seconds: Double)
+    /// Nil lists the queue; otherwise appends the item.
+    case queue(MediaURL?, title: String?)
+    case next
+    case autoplay(Bool)
+    case player(Bool)
+    case ready(seq: Int64)
+    case buffering
+    case ended(seq: Int64)
+    /// The client's own clock reading, echoed back (any unit the client likes,
+    /// normally epoch milliseconds, possibly fractional from `performance.now()`).
+    case time(client: Double)
+    case who
+    case status
+    /// All nil lists the policy.
+    case policy(PolicyChange)
+    case op(String)
+    case deop(String)
+    case kick(String)
+    case me(String)
+
+    public var name: CommandName {
+        switch self {
+        case .help: .help
+        case .nick: .nick
+        case .watch: .watch
+        case .join: .join
+        case .leave: .leave
+        case .end: .end
+        case .play: .play
+        case .pause: .pause
+        case .seek: .seek
+        case .rate: .rate
+        case .suspend: .suspend
+        case .resume: .resume
+        case .catchup: .catchup
+        case .queue: .queue
+        case .next: .next
+        case .autoplay: .autoplay
+        case .player: .player
+        case .ready: .ready
+        case .buffering: .buffering
+        case .ended: .ended
+        case .time: .time
+        case .who: .who
+        case .status: .status
+        case .policy: .policy
+        case .op: .op
+        case .deop: .deop
+        case .kick: .kick
+        case .me: .me
+        }
+    }
+}
+
+/// The names of every command, in the order `/help` lists them.
+public enum CommandName: String, CaseIterable, Hashable, Sendable {
+    case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
+    case catchup, queue, next, autoplay, player, ready, buffering, ended, time, who
+    case status, policy, op, deop, kick, me
+}
+
+/// Who may control playback in a room.
+public enum ControlPolicy: String, Hashable, Sendable, CaseIterable {
+    case everyone, hosts
+}
+
+/// What a stalled player does to the group.
+public enum StallPolicy: String, Hashable, Sendable, CaseIterable {
+    /// Only the staller is suspended (`stallRecovery`); the group goes on.
+    case `continue`
+    /// The group waits, as `waiting`, until the staller is ready again.
+    case wait
+}
+
+/// The parts of `/policy` a host asked to change; nil parts stay as they are.
+public struct PolicyChange: Hashable, Sendable {
+    public var control: ControlPolicy?
+    public var stall: StallPolicy?
+    /// Seconds a coordinated start waits for stragglers.
+    public var waitSeconds: Double?
+
+    public init(control: ControlPolicy? = nil, stall: StallPolicy? = nil, waitSeconds: Double? = nil) {
+        self.control = control
+        self.stall = stall
+        self.waitSeconds = waitSeconds
+    }
+
+    public var isEmpty: Bool { control == nil && stall == nil && waitSeconds == nil }
+}
+
+/// What a line of input is, before any room logic.
+public enum InputLine: Hashable, Sendable {
+    case command(SlashCommand)
+    /// Chat text, with a leading `//` already turned into `/`.
+    case chat(String)
+    /// Blank lines are dropped without an error.
+    case empty
+}

@@ -1,0 +1,198 @@
+import CowatchCore
+import SlashCommands
+
+/// A room driven like the gateway drives it, with a manual clock and named
+/// members, so each rule reads as a few sentences:
+///
+///     var room = Scenario()
+///     room.connect("alice"); room.connect("bob", player: true)
+///     room.say("alice", "/watch https://example.org/a.mp4 A")
+///     room.say("alice", "/play")
+///     #expect(room.playback.status == .waiting)
+///
+/// Lines are parsed with the real `LineParser`; a parse error is delivered to the
+/// sender as the gateway would. Broadcasts are delivered to every connected
+/// member's inbox, timers fire when `advance` passes them.
+struct Scenario {
+    var room: Room
+    private(set) var now: ServerInstant
+    private(set) var ids: [String: MemberID] = [:]
+    /// The actions of the last input.
+    private(set) var last: [RoomAction] = []
+    /// Every event each member received, in order.
+    private(set) var inbox: [MemberID: [RoomEvent]] = [:]
+    /// Armed timers and when they are due.
+    private(set) var timers: [RoomTimer: ServerInstant] = [:]
+    private(set) var connected: Set<MemberID> = []
+    private(set) var tokens: [String: String] = [:]
+    private var tokenNumber = 0
+    let parser = LineParser()
+
+    init(configuration: RoomConfiguration = RoomConfiguration(), startingAt milliseconds: Int64 = 1_700_000_000_000) {
+        now = ServerInstant(milliseconds: milliseconds)
+        room = Room(name: RoomName("lobby")!, configuration: configuration, now: now)
+    }
+
+    // MARK: - Inputs
+
+    /// Connects a member under `name` (the key tests use, even if the room gives
+    /// it a suffixed display name).
+    @discardableResult
+    mutating func connect(_ name: String, player: Bool = false, join: Bool = true,
+                          resume: String? = nil, displayName: String? = nil) -> MemberID? {
+        tokenNumber += 1
+        let token = "token-\(tokenNumber)"
+        let request = ConnectRequest(name: displayName ?? name, player: player, join: join,
+                                     resume: resume, newToken: token)
+        switch room.connect(request, now: now) {
+        case .accepted(let id, let actions):
+            ids[name] = id
+            connected.insert(id)
+            if case .welcome(let welcome)? = actions.firstEvent(to: id) { tokens[name] = welcome.resume }
+            apply(actions)
+            return id
+        case .refused(let error):
+            last = [.send(.error(error), to: MemberID("refused"))]
+            return nil
+        }
+    }
+
+    /// Sends one line of text from a member, as typed.
+    mutating func say(_ name: String, _ text: String) {
+        let id = self.id(name)
+        switch parser.parse(text) {
+        case .success(let line):
+            apply(room.receive(line, from: id, now: now))
+        case .failure(let error):
+            apply([.send(.error(error), to: id)])
+        }
+    }
+
+    mutating func disconnect(_ name: String) {
+        let id = self.id(name)
+        connected.remove(id)
+        apply(room.disconnect(id, now: now))
+    }
+
+    /// Reconnects a member with the resume token it was welcomed with.
+    @discardableResult
+    mutating func reconnect(_ name: String, player: Bool = false) -> MemberID? {
+        connect(name, player: player, resume: tokens[name])
+    }
+
+    mutating func measure(_ name: String, roundTrip milliseconds: Int64) {
+        room.measured(roundTrip: ServerInterval(milliseconds: milliseconds), for: id(name))
+    }
+
+    /// Moves the clock forward, firing every timer that comes due on the way, in
+    /// order. `last` holds the actions of all of them.
+    mutating func advance(milliseconds: Int64) {
+        let target = now.advanced(by: ServerInterval(milliseconds: milliseconds))
+        var collected: [RoomAction] = []
+        while let (timer, due) = timers.filter({ $0.value <= target }).min(by: { $0.value < $1.value }) {
+            timers[timer] = nil
+            now = Swift.max(now, due)
+            let actions = room.timerFired(timer, now: now)
+            deliver(actions)
+            collected += actions
+        }
+        now = target
+        last = collected
+    }
+
+    mutating func advance(seconds: Double) {
+        advance(milliseconds: Int64((seconds * 1000).rounded()))
+    }
+
+    /// Every member says `/ready` for the current seq.
+    mutating func allReady(_ names: String...) {
+        for name in names { say(name, "/ready \(room.state.seq)") }
+    }
+
+    private mutating func apply(_ actions: [RoomAction]) {
+        last = actions
+        deliver(actions)
+    }
+
+    private mutating func deliver(_ actions: [RoomAction]) {
+        for action in actions {
+            switch action {
+            case .broadcast(let event, let except):
+                for id in connected where id != except { inbox[id, default: []].append(event) }
+            case .send(let event, let id):
+                if connected.contains(id) { inbox[id, default: []].append(event) }
+            case .schedule(let timer, let due):
+                timers[timer] = due
+            case .cancel(let timer):
+                timers[timer] = nil
+            case .disconnect(let id, _):
+                connected.remove(id)
+            case .persist:
+                break
+            }
+        }
+    }
+
+    // MARK: - What happened
+
+    func id(_ name: String) -> MemberID {
+        guard let id = ids[name] else { fatalError("no member \(name) in this scenario") }
+        return id
+    }
+
+    var state: RoomState { room.state }
+    var playback: Playback { room.state.playback }
+    func member(_ name: String) -> Member? { room.member(id(name)) }
+    /// The group's position at the scenario's now.
+    var position: Double { room.state.playback.position(at: now).seconds }
+
+    /// States the last input broadcast.
+    var published: [RoomState] {
+        last.compactMap { if case .broadcast(.state(let state), _) = $0 { state } else { nil } }
+    }
+
+    /// The error the last input sent to `name`, if any.
+    func error(for name: String) -> CommandError? {
+        let id = self.id(name)
+        return last.lazy.compactMap { action -> CommandError? in
+            if case .send(.error(let error), let to) = action, to == id { return error }
+            return nil
+        }.first
+    }
+
+    /// Events the last input sent to `name` alone or broadcast to it.
+    func events(for name: String) -> [RoomEvent] {
+        let id = self.id(name)
+        return last.compactMap { action in
+            switch action {
+            case .send(let event, let to) where to == id: event
+            case .broadcast(let event, let except) where except != id && connected.contains(id): event
+            default: nil
+            }
+        }
+    }
+
+    /// Notices broadcast by the last input.
+    var notices: [Notice] {
+        last.compactMap { if case .broadcast(.notice(let notice), _) = $0 { notice } else { nil } }
+    }
+
+    /// Participant events broadcast by the last input, with what changed.
+    var participantChanges: [(Participant, ParticipantChange)] {
+        last.compactMap { if case .broadcast(.participant(let p, let change), _) = $0 { (p, change) } else { nil } }
+    }
+
+    func isArmed(_ timer: RoomTimer) -> Bool { timers[timer] != nil }
+    var armedWaitLimits: [RoomTimer] {
+        timers.keys.filter { if case .waitLimit = $0 { true } else { false } }
+    }
+}
+
+extension Array where Element == RoomAction {
+    func firstEvent(to id: MemberID) -> RoomEvent? {
+        for action in self {
+            if case .send(let event, let to) = action, to == id { return event }
+        }
+        return nil
+    }
+}
