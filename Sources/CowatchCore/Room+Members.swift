@@ -62,8 +62,7 @@ extension Room {
     /// Stores the latest round trip the gateway measured for this member; the lead
     /// of the next coordinated start covers the slowest of them.
     public mutating func measured(roundTrip: ServerInterval, for id: MemberID) {
-        guard members[id] != nil else { return }
-        members[id]?.roundTrip = roundTrip
+        modify(id) { $0.roundTrip = roundTrip }
     }
 
     mutating func arrive(_ id: MemberID, request: ConnectRequest, now: ServerInstant) {

@@ -109,11 +109,12 @@ extension Room {
         publish(cause, by: id)
     }
 
-    func startLead() -> ServerInterval {
-        var slowest = ServerInterval.zero
-        for member in members.values where member.connected && member.joined && member.roundTrip > slowest {
-            slowest = member.roundTrip
-        }
+    mutating func startLead() -> ServerInterval {
+        let slowest = slowestRoundTrip ?? members.values
+            .filter { $0.connected && $0.joined }
+            .map(\.roundTrip)
+            .max() ?? .zero
+        slowestRoundTrip = slowest
         let lead = slowest.milliseconds + configuration.leadMargin.milliseconds
         let bounded = Swift.min(configuration.maximumLead.milliseconds,
                                 Swift.max(configuration.minimumLead.milliseconds, lead))

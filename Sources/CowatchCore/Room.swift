@@ -30,6 +30,10 @@ public struct Room: Sendable {
     var hostCount = 0
     /// Connected, joined members with autoplay on.
     var autoplayCount = 0
+    /// The slowest round trip among connected, joined members, or nil when it must
+    /// be found again (its holder left or got faster). Cached so a start does not
+    /// scan every member.
+    var slowestRoundTrip: ServerInterval? = .zero
 
     /// The seq of the last state that moved the held position or the item:
     /// `/ready` for an older seq answers a question no longer asked.
@@ -124,6 +128,13 @@ public struct Room: Sendable {
         if member.connected && member.joined && member.player { playerCount += sign }
         if member.role == .host { hostCount += sign }
         if member.connected && member.joined && member.autoplay { autoplayCount += sign }
+        if member.connected && member.joined, let slowest = slowestRoundTrip {
+            if sign > 0 && member.roundTrip > slowest {
+                slowestRoundTrip = member.roundTrip
+            } else if sign < 0 && member.roundTrip >= slowest && slowest > .zero {
+                slowestRoundTrip = nil
+            }
+        }
     }
 
     /// Announces a member's change to everyone.

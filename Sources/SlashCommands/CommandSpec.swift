@@ -12,7 +12,7 @@ public struct CommandSpec: Sendable {
 
     public enum Audience: String, Sendable {
         case anyone = "anyone"
-        case controllers = "session members allowed to control playback (everyone, or hosts under /policy control hosts)"
+        case controllers = "session members (hosts only, under /policy control hosts)"
         case hosts = "hosts"
         case players = "player connections"
         case sessionMembers = "session members"

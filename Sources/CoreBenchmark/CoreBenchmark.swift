@@ -1,0 +1,93 @@
+import CowatchCore
+import SlashCommands
+
+/// Commands per second through one room, the core alone: no sockets. Each
+/// broadcast is encoded once (JSON and text), as the gateway does, so the figure
+/// includes what the gateway pays before fanning bytes out.
+///
+/// Usage: CoreBenchmark [rounds]   (run in release: `commands/bench core`)
+@main
+struct CoreBenchmark {
+    static func main() {
+        let arguments = CommandLine.arguments.dropFirst()
+        let rounds = arguments.first.flatMap { Int($0) } ?? 20_000
+        print("core benchmark: \(rounds) rounds of /pause, /play, /seek +5 per case")
+        print("members  players  commands  seconds  commands/s  broadcasts/s  ns/command")
+        for (members, players) in [(10, 0), (100, 0), (1_000, 0), (1_000, 10)] {
+            let result = run(members: members, players: players, rounds: rounds)
+            print(result.row)
+        }
+    }
+
+    struct Result {
+        var members: Int
+        var players: Int
+        var commands: Int
+        var broadcasts: Int
+        var seconds: Double
+
+        var row: String {
+            func pad(_ text: String, _ width: Int) -> String {
+                String(repeating: " ", count: Swift.max(0, width - text.count)) + text
+            }
+            let perSecond = Double(commands) / seconds
+            return pad("\(members)", 7) + pad("\(players)", 9) + pad("\(commands)", 10)
+                + pad(NumberText.decimal(seconds, places: 3), 9)
+                + pad("\(Int(perSecond))", 12)
+                + pad("\(Int(Double(broadcasts) / seconds))", 14)
+                + pad("\(Int(seconds * 1e9 / Double(commands)))", 12)
+        }
+    }
+
+    static func run(members: Int, players: Int, rounds: Int) -> Result {
+        var now = ServerInstant(milliseconds: 1_700_000_000_000)
+        guard let name = RoomName("bench"), let url = MediaURL("https://example.org/bench.mp4") else {
+            fatalError("the benchmark's own room name and URL are valid")
+        }
+        var room = Room(name: name,
+                        configuration: RoomConfiguration(maximumMembers: members), now: now)
+        var ids: [MemberID] = []
+        for index in 0..<members {
+            let request = ConnectRequest(name: "member\(index)", player: index < players, newToken: "t\(index)")
+            if case .accepted(let id, _) = room.connect(request, now: now) { ids.append(id) }
+        }
+        let controller = ids[0]
+        let playerIDs = Array(ids.prefix(players))
+        _ = room.receive(.watch(url, title: "Bench"), from: controller, now: now)
+
+        var commands = 0
+        var broadcasts = 0
+        var encodedBytes = 0
+        func execute(_ actions: [RoomAction]) {
+            for action in actions {
+                if case .broadcast(let event, _) = action {
+                    broadcasts += 1
+                    encodedBytes += JSONEventEncoding.encode(event).count
+                    encodedBytes += TextEventEncoding.lines(event).count
+                }
+            }
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        for _ in 0..<rounds {
+            now = now.advanced(by: ServerInterval(milliseconds: 100))
+            execute(room.receive(.pause, from: controller, now: now))
+            execute(room.receive(.play(now: false), from: controller, now: now))
+            commands += 2
+            for player in playerIDs {
+                execute(room.receive(.ready(seq: room.state.seq), from: player, now: now))
+                commands += 1
+            }
+            execute(room.receive(.seek(.relative(5)), from: controller, now: now))
+            commands += 1
+            for player in playerIDs {
+                execute(room.receive(.ready(seq: room.state.seq), from: player, now: now))
+                commands += 1
+            }
+        }
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        precondition(encodedBytes > 0)
+        return Result(members: members, players: players, commands: commands, broadcasts: broadcasts, seconds: seconds)
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Cowatch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cowatch",
+        abstract: "Watch videos together, in sync: a server, a terminal client and tools.",
+        subcommands: [CommandsCommand.self]
+    )
+}
