@@ -15,6 +15,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // The line protocol's vocabulary: typed media time and rates, and the one
@@ -23,11 +25,42 @@ let package = Package(
         // Rooms, group sessions and the playback coordinator: pure state machines
         // that take `now` and inputs and return actions. No I/O, no clock.
         .target(name: "CowatchCore", dependencies: ["SlashCommands"], linkerSettings: libm),
+        // libwebsockets (Debian libwebsockets-dev), with a small shim for what
+        // does not import. Only files named LWS* in the modules below touch it.
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        // The server: one libwebsockets context on its own service thread that
+        // runs rooms, HTTP routes, limits and metrics.
+        .target(
+            name: "CowatchGateway",
+            dependencies: [
+                "CowatchCore",
+                "SlashCommands",
+                "CLibWebSockets",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // WebSocket clients on the libwebsockets client role: `cowatch connect`,
+        // `cowatch bench` and the integration tests.
+        .target(
+            name: "CowatchClient",
+            dependencies: [
+                "CLibWebSockets",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
         .executableTarget(
             name: "cowatch",
             dependencies: [
                 "CowatchCore",
+                "CowatchGateway",
+                "CowatchClient",
                 "SlashCommands",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -35,6 +68,10 @@ let package = Package(
         .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"]),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "SlashCommands"]),
+        .testTarget(
+            name: "CowatchGatewayTests",
+            dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "SlashCommands"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

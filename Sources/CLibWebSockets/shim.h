@@ -1,0 +1,58 @@
+/*
+ * What Swift cannot import from libwebsockets directly: the LWS_PRE macro,
+ * variadic logging, and a timer struct that finds its owner again.
+ */
+#ifndef COWATCH_LWS_SHIM_H
+#define COWATCH_LWS_SHIM_H
+
+#include <libwebsockets.h>
+#include <string.h>
+
+/* Bytes lws needs before every payload it writes, for the frame header. */
+static inline size_t cw_lws_pre(void) { return LWS_PRE; }
+
+/* _lws_log is variadic; always log a preformatted string. */
+static inline void cw_log(int level, const char *message) { _lws_log(level, "%s\n", message); }
+
+/*
+ * An lws timer whose callback can find the Swift object that armed it: the
+ * sorted-usec-list element comes first, so lws's pointer is also ours.
+ */
+typedef struct cw_timer {
+    lws_sorted_usec_list_t sul;
+    void *owner;
+} cw_timer;
+
+static inline void *cw_timer_owner(lws_sorted_usec_list_t *sul) {
+    return ((cw_timer *)sul)->owner;
+}
+
+/*
+ * A complete small HTTP response: status, content type, body, then the end of
+ * the transaction. Returns what the HTTP callback should return.
+ */
+static inline int cw_http_respond(struct lws *wsi, unsigned int status, const char *content_type,
+                                  const unsigned char *body, size_t body_length) {
+    unsigned char buffer[LWS_PRE + 1024];
+    unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
+    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_length, &p, end))
+        return 1;
+    if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+                                     (const unsigned char *)"no-store", 8, &p, end))
+        return 1;
+    if (lws_finalize_write_http_header(wsi, start, &p, end))
+        return 1;
+    if (body_length) {
+        unsigned char *payload = malloc(LWS_PRE + body_length);
+        if (!payload)
+            return 1;
+        memcpy(payload + LWS_PRE, body, body_length);
+        int written = lws_write(wsi, payload + LWS_PRE, body_length, LWS_WRITE_HTTP_FINAL);
+        free(payload);
+        if (written < (int)body_length)
+            return 1;
+    }
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+#endif

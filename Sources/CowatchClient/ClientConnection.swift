@@ -1,0 +1,70 @@
+import DequeModule
+import Foundation
+
+/// How a connection ended, as the client saw it.
+public struct CloseInfo: Sendable, Hashable {
+    /// The code of the server's close frame; nil when the connection dropped
+    /// without one (or never opened).
+    public var code: UInt16?
+    public var reason: String
+}
+
+/// What a client connection reports, called on the client's service thread.
+public struct ClientHandlers: Sendable {
+    public var opened: @Sendable () -> Void
+    public var received: @Sendable (String) -> Void
+    public var closed: @Sendable (CloseInfo) -> Void
+
+    public init(opened: @escaping @Sendable () -> Void = {},
+                received: @escaping @Sendable (String) -> Void,
+                closed: @escaping @Sendable (CloseInfo) -> Void = { _ in }) {
+        self.opened = opened
+        self.received = received
+        self.closed = closed
+    }
+}
+
+/// One WebSocket client connection. `send` and `close` are safe from any thread;
+/// the frames go out on the service thread of its `WebSocketClients`.
+public final class ClientConnection: @unchecked Sendable {
+    public let address: WebSocketAddress
+    public let encoding: ClientEncoding
+    let handlers: ClientHandlers
+    let id: UInt64
+    weak var owner: WebSocketClients?
+
+    // Service-thread state.
+    var wsi: OpaquePointer?
+    var outbox = Deque<(bytes: [UInt8], binary: Bool)>()
+    /// C strings lws was given to connect; kept until the connection ends.
+    var cStrings: [UnsafeMutablePointer<CChar>] = []
+    var incoming: [UInt8] = []
+    var closeRequested = false
+    var closeCode: UInt16?
+    var closeReason = ""
+    var finished = false
+
+    init(id: UInt64, address: WebSocketAddress, encoding: ClientEncoding, handlers: ClientHandlers, owner: WebSocketClients) {
+        self.id = id
+        self.address = address
+        self.encoding = encoding
+        self.handlers = handlers
+        self.owner = owner
+    }
+
+    /// Sends one text message (it may hold several lines).
+    public func send(_ text: String) {
+        send(bytes: Array(text.utf8), binary: false)
+    }
+
+    /// Sends raw bytes as one message; `binary` makes it a binary frame. For tests
+    /// of what the server refuses.
+    public func send(bytes: [UInt8], binary: Bool) {
+        owner?.submit(.send(self, bytes, binary: binary))
+    }
+
+    /// Closes with 1000.
+    public func close() {
+        owner?.submit(.close(self))
+    }
+}

@@ -1,0 +1,235 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibWebSockets
+import Foundation
+
+/// Many WebSocket client connections on one libwebsockets client context and
+/// one service thread: the terminal client, the load generator and the tests.
+public final class WebSocketClients: @unchecked Sendable {
+    public enum StartError: Error {
+        case contextFailed
+    }
+
+    enum Request {
+        case connect(ClientConnection)
+        case send(ClientConnection, [UInt8], binary: Bool)
+        case close(ClientConnection)
+    }
+
+    // Cross-thread state, behind `lock`.
+    private let lock = NSLock()
+    private var requests: [Request] = []
+    private var stopRequested = false
+    private var nextID: UInt64 = 1
+
+    // Service-thread state.
+    private var context: OpaquePointer?
+    private var connections: [UInt64: ClientConnection] = [:]
+    private var finished = false
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let protocolName: UnsafeMutablePointer<CChar>?
+    private let done = DispatchSemaphore(value: 0)
+
+    public init() throws {
+        protocolName = strdup("cowatch-client")
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].callback = lwsClientCallback
+        lws_set_log_level(LLL_ERR, nil)
+
+        var info = lws_context_creation_info()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        info.protocols = UnsafePointer(protocols)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.timeout_secs = 20
+        info.connect_timeout_secs = 20
+        guard let context = lws_create_context(&info) else {
+            protocols.deallocate()
+            free(protocolName)
+            throw StartError.contextFailed
+        }
+        self.context = context
+        let thread = Thread { [self] in run() }
+        thread.name = "cowatch-clients"
+        thread.start()
+    }
+
+    /// Opens a connection; events arrive through `handlers` on the service thread.
+    public func connect(_ address: WebSocketAddress, encoding: ClientEncoding, handlers: ClientHandlers) -> ClientConnection {
+        let id = lock.withLock { () -> UInt64 in
+            defer { nextID += 1 }
+            return nextID
+        }
+        let connection = ClientConnection(id: id, address: address, encoding: encoding, handlers: handlers, owner: self)
+        submit(.connect(connection))
+        return connection
+    }
+
+    /// Closes every connection and stops the service thread.
+    public func shutdown() {
+        lock.withLock { stopRequested = true }
+        wake()
+        done.wait()
+        done.signal()
+    }
+
+    func submit(_ request: Request) {
+        lock.withLock { requests.append(request) }
+        wake()
+    }
+
+    private func wake() {
+        if let context { lws_cancel_service(context) }
+    }
+
+    private func run() {
+        while !finished {
+            guard let context, lws_service(context, 0) >= 0 else { break }
+        }
+        if let context { lws_context_destroy(context) }
+        context = nil
+        protocols.deallocate()
+        free(protocolName)
+        done.signal()
+    }
+
+    // MARK: - Service thread
+
+    fileprivate func drainRequests() {
+        let (pending, stopping) = lock.withLock { () -> ([Request], Bool) in
+            defer { requests.removeAll() }
+            return (requests, stopRequested)
+        }
+        for request in pending {
+            switch request {
+            case .connect(let connection): open(connection)
+            case .send(let connection, let bytes, let binary):
+                guard !connection.finished else { continue }
+                connection.outbox.append((bytes, binary))
+                if let wsi = connection.wsi { lws_callback_on_writable(wsi) }
+            case .close(let connection):
+                connection.closeRequested = true
+                if let wsi = connection.wsi { lws_callback_on_writable(wsi) }
+            }
+        }
+        if stopping {
+            for connection in connections.values where !connection.closeRequested {
+                connection.closeRequested = true
+                if let wsi = connection.wsi { lws_callback_on_writable(wsi) }
+            }
+            if connections.isEmpty { finished = true }
+        }
+    }
+
+    private func open(_ connection: ClientConnection) {
+        guard let context else { return }
+        func keep(_ text: String) -> UnsafePointer<CChar>? {
+            guard let copy = strdup(text) else { return nil }
+            connection.cStrings.append(copy)
+            return UnsafePointer(copy)
+        }
+        var info = lws_client_connect_info()
+        info.context = context
+        info.address = keep(connection.address.host)
+        info.port = Int32(connection.address.port)
+        info.path = keep(connection.address.path)
+        info.host = keep(connection.address.host)
+        info.origin = keep(connection.address.host)
+        info.protocol = keep(connection.encoding.rawValue)
+        info.local_protocol_name = UnsafePointer(protocolName)
+        info.ietf_version_or_minus_one = -1
+        info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(connection.id))
+        connections[connection.id] = connection
+        connection.wsi = lws_client_connect_via_info(&info)
+        if connection.wsi == nil { finish(connection, CloseInfo(code: nil, reason: "could not start connecting")) }
+    }
+
+    fileprivate func connection(for wsi: OpaquePointer) -> ClientConnection? {
+        guard let raw = lws_get_opaque_user_data(wsi) else { return nil }
+        return connections[UInt64(UInt(bitPattern: raw))]
+    }
+
+    fileprivate func finish(_ connection: ClientConnection, _ info: CloseInfo) {
+        guard !connection.finished else { return }
+        connection.finished = true
+        connection.wsi = nil
+        connections[connection.id] = nil
+        for string in connection.cStrings { free(string) }
+        connection.cStrings = []
+        connection.handlers.closed(info)
+        if lock.withLock({ stopRequested }) && connections.isEmpty { finished = true }
+    }
+
+    // swiftlint:disable:next cyclomatic_complexity
+    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainRequests()
+        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            guard let connection = connection(for: wsi) else { return -1 }
+            connection.wsi = wsi
+            connection.handlers.opened()
+            if !connection.outbox.isEmpty || connection.closeRequested { lws_callback_on_writable(wsi) }
+        case LWS_CALLBACK_CLIENT_RECEIVE:
+            guard let connection = connection(for: wsi) else { return -1 }
+            if let input, length > 0 {
+                connection.incoming.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+            }
+            if lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0 {
+                let text = String(decoding: connection.incoming, as: UTF8.self)
+                connection.incoming.removeAll(keepingCapacity: true)
+                connection.handlers.received(text)
+            }
+        case LWS_CALLBACK_CLIENT_WRITEABLE:
+            guard let connection = connection(for: wsi) else { return -1 }
+            return writeNext(wsi, connection)
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            guard let connection = connection(for: wsi) else { return 0 }
+            if let input, length >= 2 {
+                let bytes = UnsafeRawBufferPointer(start: input, count: length)
+                connection.closeCode = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+                connection.closeReason = String(decoding: bytes.dropFirst(2), as: UTF8.self)
+            } else {
+                connection.closeCode = 1005
+            }
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            guard let connection = connection(for: wsi) else { return 0 }
+            let text = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection failed"
+            finish(connection, CloseInfo(code: nil, reason: text))
+        case LWS_CALLBACK_CLIENT_CLOSED:
+            guard let connection = connection(for: wsi) else { return 0 }
+            finish(connection, CloseInfo(code: connection.closeCode, reason: connection.closeReason))
+        default:
+            break
+        }
+        return 0
+    }
+
+    private func writeNext(_ wsi: OpaquePointer, _ connection: ClientConnection) -> Int32 {
+        guard let (bytes, binary) = connection.outbox.popFirst() else {
+            guard connection.closeRequested else { return 0 }
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, nil, 0)
+            return -1
+        }
+        let pre = Int(cw_lws_pre())
+        var buffer = [UInt8](repeating: 0, count: pre + bytes.count)
+        buffer.replaceSubrange(pre..<(pre + bytes.count), with: bytes)
+        let written = buffer.withUnsafeMutableBufferPointer { pointer -> Int32 in
+            guard let base = pointer.baseAddress else { return -1 }
+            return lws_write(wsi, base + pre, bytes.count, binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
+        }
+        guard written >= bytes.count else { return -1 }
+        if !connection.outbox.isEmpty || connection.closeRequested { lws_callback_on_writable(wsi) }
+        return 0
+    }
+}
+
+private func lwsClientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                               _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
+    let clients = Unmanaged<WebSocketClients>.fromOpaque(owner).takeUnretainedValue()
+    return clients.handle(wsi, reason, input, length)
+}

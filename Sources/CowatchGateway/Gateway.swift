@@ -1,0 +1,135 @@
+import CowatchCore
+import Foundation
+import Logging
+import SlashCommands
+
+/// The server: rooms behind a libwebsockets context on one service thread.
+///
+/// Everything mutable here is touched only on the service thread, inside
+/// libwebsockets callbacks; that confinement is what makes the class safe to share.
+/// Other threads may only call `stop()` and `waitUntilStopped()`.
+public final class Gateway: @unchecked Sendable {
+    public enum StartError: Error, CustomStringConvertible {
+        case contextFailed(host: String, port: Int)
+
+        public var description: String {
+            switch self {
+            case .contextFailed(let host, let port):
+                "could not listen on \(host):\(port) (in use, or not an address of this machine?)"
+            }
+        }
+    }
+
+    let configuration: GatewayConfiguration
+    let logger: Logger
+    let parser: LineParser
+
+    // Service-thread state.
+    var server: LWSServer?
+    var connections: [UInt64: Connection] = [:]
+    var upgrades: [UInt64: UpgradeRequest] = [:]
+    var rooms: [RoomName: RoomEntry] = [:]
+    var connectionsPerAddress: [String: Int] = [:]
+    var timers = TimerQueue()
+    var metrics = GatewayMetrics()
+    var nextConnectionID: UInt64 = 1
+    var stopping = false
+    var stopDeadline: Int64 = 0
+    var finished = false
+
+    // Cross-thread state, behind `lock`.
+    private let lock = NSLock()
+    private var stopRequested = false
+    private var boundPort = 0
+    private let stopped = DispatchSemaphore(value: 0)
+    private var thread: Thread?
+
+    public init(configuration: GatewayConfiguration = GatewayConfiguration(), logger: Logger = Logger(label: "cowatch.gateway")) {
+        self.configuration = configuration
+        self.logger = logger
+        self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
+    }
+
+    /// Starts listening and serving on a thread of its own; returns the bound port.
+    @discardableResult
+    public func start() throws -> Int {
+        let started = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var failure: Error?
+        let thread = Thread { [self] in
+            do {
+                let server = try LWSServer(gateway: self)
+                self.server = server
+                lock.withLock { boundPort = server.port }
+                started.signal()
+                serve(server)
+            } catch {
+                failure = error
+                started.signal()
+                stopped.signal()
+            }
+        }
+        thread.name = "cowatch-service"
+        thread.stackSize = 8 << 20
+        self.thread = thread
+        thread.start()
+        started.wait()
+        if let failure { throw failure }
+        return port
+    }
+
+    public var port: Int { lock.withLock { boundPort } }
+
+    /// Graceful shutdown, from any thread: stop accepting, close every member with
+    /// 1001, and finish within the configured grace.
+    public func stop() {
+        let server = lock.withLock { () -> LWSServer? in
+            stopRequested = true
+            return self.server
+        }
+        server?.wake()
+    }
+
+    public func waitUntilStopped() {
+        stopped.wait()
+        stopped.signal()
+    }
+
+    var isStopRequested: Bool { lock.withLock { stopRequested } }
+
+    private func serve(_ server: LWSServer) {
+        logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(server.port)"])
+        server.armHousekeeping(afterMicroseconds: 1_000_000)
+        while !finished {
+            if server.serviceOnce() < 0 { break }
+        }
+        let remaining = connections.count
+        server.destroy()
+        lock.withLock { self.server = nil }
+        logger.info("stopped", metadata: ["unclosed": "\(remaining)"])
+        stopped.signal()
+    }
+
+    /// Called on the service thread whenever it is woken from another thread.
+    func serviceWoken() {
+        if isStopRequested && !stopping { beginShutdown() }
+    }
+
+    func beginShutdown() {
+        stopping = true
+        stopDeadline = ServerClock.monotonicMicroseconds() + Int64(configuration.shutdownGraceSeconds * 1_000_000)
+        logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
+        for connection in connections.values {
+            close(connection, code: 1001, reason: "server shutting down")
+        }
+        finishShutdownIfDone()
+        server?.armHousekeeping(afterMicroseconds: 50_000)
+    }
+
+    func finishShutdownIfDone() {
+        guard stopping else { return }
+        if connections.isEmpty || ServerClock.monotonicMicroseconds() >= stopDeadline {
+            finished = true
+            server?.wake()
+        }
+    }
+}

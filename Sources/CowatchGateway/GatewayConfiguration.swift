@@ -1,0 +1,75 @@
+import CowatchCore
+
+/// Everything the server can be told, with the defaults `cowatch serve` uses.
+/// Every limit is explicit: message size, rooms, members, connections per
+/// address, command rate, outbox length.
+public struct GatewayConfiguration: Sendable {
+    /// Address to listen on; `127.0.0.1` keeps a development server private.
+    public var host: String
+    /// 0 lets the system choose (tests); the bound port is reported by `start()`.
+    public var port: Int
+    /// Largest client message, in bytes; larger closes with 1009.
+    public var maximumMessageBytes: Int
+    /// Longest line inside a message, in bytes; longer gets `too-long`.
+    public var maximumLineBytes: Int
+    public var maximumRooms: Int
+    /// Open WebSocket connections from one IP address.
+    public var maximumConnectionsPerAddress: Int
+    /// Commands (lines) each connection may send per second, on average...
+    public var commandsPerSecond: Double
+    /// ...and in a burst.
+    public var commandBurst: Double
+    /// Lines refused for rate while limited before the connection is closed (1008).
+    public var rateLimitStrikes: Int
+    /// Frames waiting for one slow connection; past this it is sent the latest state
+    /// instead of the backlog.
+    public var outboxLimit: Int
+    /// A connection whose outbox stays over the limit this long is closed (1008).
+    public var stuckTimeoutSeconds: Double
+    /// How often each connection is pinged; the round trips set the lead of starts.
+    public var pingIntervalSeconds: Double
+    /// A connection silent for this long (no pong, no message) is dropped.
+    public var idleTimeoutSeconds: Double
+    /// Longest wait for members to take their close frames at shutdown.
+    public var shutdownGraceSeconds: Double
+    /// Serves `/echo`, a plain WebSocket echo, for the conformance suite only.
+    public var echoEndpoint: Bool
+    /// Limits and timings of each room.
+    public var room: RoomConfiguration
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 7480,
+        maximumMessageBytes: Int = 8 * 1024,
+        maximumLineBytes: Int = 4 * 1024,
+        maximumRooms: Int = 10_000,
+        maximumConnectionsPerAddress: Int = 64,
+        commandsPerSecond: Double = 20,
+        commandBurst: Double = 40,
+        rateLimitStrikes: Int = 20,
+        outboxLimit: Int = 256,
+        stuckTimeoutSeconds: Double = 10,
+        pingIntervalSeconds: Double = 10,
+        idleTimeoutSeconds: Double = 35,
+        shutdownGraceSeconds: Double = 3,
+        echoEndpoint: Bool = false,
+        room: RoomConfiguration = RoomConfiguration()
+    ) {
+        self.host = host
+        self.port = port
+        self.maximumMessageBytes = maximumMessageBytes
+        self.maximumLineBytes = maximumLineBytes
+        self.maximumRooms = maximumRooms
+        self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
+        self.commandsPerSecond = commandsPerSecond
+        self.commandBurst = commandBurst
+        self.rateLimitStrikes = rateLimitStrikes
+        self.outboxLimit = outboxLimit
+        self.stuckTimeoutSeconds = stuckTimeoutSeconds
+        self.pingIntervalSeconds = pingIntervalSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.echoEndpoint = echoEndpoint
+        self.room = room
+    }
+}

@@ -1,0 +1,110 @@
+/// The server's counters, gauges and latency histogram, rendered in the
+/// Prometheus text exposition format at `/metrics`. Touched only on the service
+/// thread, so plain integers suffice.
+struct GatewayMetrics {
+    var connectionsOpened = 0
+    var commands: [String: Int] = [:]
+    var errors: [String: Int] = [:]
+    var closes: [CloseKey: Int] = [:]
+    var outboxDrops = 0
+    var outboxResyncs = 0
+    var httpRequests: [String: Int] = [:]
+    var refusedConnections: [String: Int] = [:]
+    var broadcasts = 0
+    var deliveries = 0
+    var fanOut = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
+    var roundTrip = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1])
+
+    struct CloseKey: Hashable {
+        /// The close code, or `unattributed` when neither side's close frame was seen
+        /// (a dropped connection, or a framing or UTF-8 violation that libwebsockets
+        /// closed by itself with 1002 or 1007).
+        var code: String
+        /// `server` or `client`.
+        var initiator: String
+    }
+
+    struct Histogram {
+        /// Upper bounds in seconds.
+        let bounds: [Double]
+        var counts: [Int]
+        var sum = 0.0
+        var count = 0
+
+        init(bounds: [Double]) {
+            self.bounds = bounds
+            self.counts = Array(repeating: 0, count: bounds.count)
+        }
+
+        mutating func observe(seconds: Double) {
+            sum += seconds
+            count += 1
+            if let index = bounds.firstIndex(where: { seconds <= $0 }) { counts[index] += 1 }
+        }
+    }
+
+    struct Gauges {
+        var connections: Int
+        var rooms: Int
+        var members: Int
+        var timers: Int
+    }
+
+    func render(_ gauges: Gauges) -> String {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        func labelled(_ name: String, _ label: String, _ values: [String: Int]) {
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+                out += "\(name){\(label)=\"\(key)\"} \(value)\n"
+            }
+        }
+        family("cowatch_connections", "gauge", "Open WebSocket connections.")
+        out += "cowatch_connections \(gauges.connections)\n"
+        family("cowatch_rooms", "gauge", "Rooms in memory.")
+        out += "cowatch_rooms \(gauges.rooms)\n"
+        family("cowatch_members", "gauge", "Connected room members.")
+        out += "cowatch_members \(gauges.members)\n"
+        family("cowatch_timers", "gauge", "Armed room timers.")
+        out += "cowatch_timers \(gauges.timers)\n"
+        family("cowatch_connections_opened_total", "counter", "WebSocket connections accepted.")
+        out += "cowatch_connections_opened_total \(connectionsOpened)\n"
+        family("cowatch_connections_refused_total", "counter", "Connections refused, by reason.")
+        labelled("cowatch_connections_refused_total", "reason", refusedConnections)
+        family("cowatch_commands_total", "counter", "Lines handled, by command (chat for chat lines).")
+        labelled("cowatch_commands_total", "command", commands)
+        family("cowatch_errors_total", "counter", "Error events sent, by code.")
+        labelled("cowatch_errors_total", "code", errors)
+        family("cowatch_closes_total", "counter", "WebSocket closes, by code and by who closed; code unattributed: no close frame seen from either side (dropped, or closed by libwebsockets itself for a framing or UTF-8 violation, 1002 or 1007).")
+        for (key, value) in closes.sorted(by: { ($0.key.code, $0.key.initiator) < ($1.key.code, $1.key.initiator) }) {
+            out += "cowatch_closes_total{code=\"\(key.code)\",initiator=\"\(key.initiator)\"} \(value)\n"
+        }
+        family("cowatch_broadcasts_total", "counter", "Events broadcast to a room.")
+        out += "cowatch_broadcasts_total \(broadcasts)\n"
+        family("cowatch_deliveries_total", "counter", "Frames written to connections.")
+        out += "cowatch_deliveries_total \(deliveries)\n"
+        family("cowatch_outbox_drops_total", "counter", "Frames dropped from slow connections' outboxes.")
+        out += "cowatch_outbox_drops_total \(outboxDrops)\n"
+        family("cowatch_outbox_resyncs_total", "counter", "Times a slow connection was sent the latest state instead of its backlog.")
+        out += "cowatch_outbox_resyncs_total \(outboxResyncs)\n"
+        family("cowatch_http_requests_total", "counter", "Plain HTTP requests, by route.")
+        labelled("cowatch_http_requests_total", "route", httpRequests)
+        histogram("cowatch_broadcast_fanout_seconds",
+                  "Time from a broadcast until its frame was written to the last recipient.", fanOut, into: &out)
+        histogram("cowatch_round_trip_seconds", "WebSocket ping round trips.", roundTrip, into: &out)
+        return out
+    }
+
+    private func histogram(_ name: String, _ help: String, _ histogram: Histogram, into out: inout String) {
+        out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+        var cumulative = 0
+        for (bound, count) in zip(histogram.bounds, histogram.counts) {
+            cumulative += count
+            out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        out += "\(name)_bucket{le=\"+Inf\"} \(histogram.count)\n"
+        out += "\(name)_sum \(histogram.sum)\n"
+        out += "\(name)_count \(histogram.count)\n"
+    }
+}

@@ -1,0 +1,99 @@
+import CowatchCore
+import SlashCommands
+
+struct HTTPResponse {
+    var status: UInt32
+    var contentType: String
+    var body: String
+}
+
+extension Gateway {
+    /// Plain HTTP: health, metrics, and the pages that tell people how to join.
+    func httpResponse(for path: String) -> HTTPResponse {
+        switch path {
+        case "/healthz":
+            metrics.httpRequests["healthz", default: 0] += 1
+            return HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", body: "ok")
+        case "/metrics":
+            metrics.httpRequests["metrics", default: 0] += 1
+            let gauges = GatewayMetrics.Gauges(
+                connections: connections.count, rooms: rooms.count,
+                members: rooms.values.reduce(0) { $0 + $1.connections.count }, timers: timers.count)
+            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                                body: metrics.render(gauges))
+        case "/", "/index.html":
+            metrics.httpRequests["landing", default: 0] += 1
+            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: HTTPPages.landing(port: server?.port ?? configuration.port))
+        default:
+            guard path.hasPrefix("/rooms/") else {
+                metrics.httpRequests["not-found", default: 0] += 1
+                return HTTPResponse(status: 404, contentType: "text/plain; charset=utf-8", body: "not found\n")
+            }
+            guard let room = RoomName(String(path.dropFirst("/rooms/".count))) else {
+                metrics.httpRequests["bad-room", default: 0] += 1
+                return HTTPResponse(status: 400, contentType: "text/plain; charset=utf-8",
+                                    body: "a room name is 1 to 64 characters of A-Z a-z 0-9 . _ -\n")
+            }
+            metrics.httpRequests["room", default: 0] += 1
+            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8",
+                                body: HTTPPages.room(room, members: rooms[room]?.connections.count ?? 0))
+        }
+    }
+}
+
+/// The server's own pages: how to join a room with the tools that exist.
+enum HTTPPages {
+    static func landing(port: Int) -> String {
+        page(title: "Cowatch", body: """
+        <h1>Cowatch</h1>
+        <p>Watch videos together, in sync. Pick a room name (letters, digits, <code>.</code>, <code>_</code>, <code>-</code>):</p>
+        <form onsubmit="location.href='/rooms/'+encodeURIComponent(this.room.value);return false">
+          <input name="room" pattern="[A-Za-z0-9._-]{1,64}" required placeholder="movie-night">
+          <button>Open room</button>
+        </form>
+        <p>From a terminal: <code>cowatch connect ws://HOST:\(port)/rooms/movie-night --name alice</code>,
+        then type <code>/help</code>.</p>
+        """)
+    }
+
+    static func room(_ room: RoomName, members: Int) -> String {
+        let here = members == 1 ? "1 member is" : "\(members) members are"
+        let commands = CommandTable.specs.map { "<li><code>\(escape($0.usage))</code> \(escape($0.summary))</li>" }.joined(separator: "\n")
+        return page(title: "\(room) - Cowatch", body: """
+        <h1>Room <code>\(room)</code></h1>
+        <p>\(here) connected right now.</p>
+        <p>Join from a terminal:</p>
+        <pre>cowatch connect ws://HOST:PORT/rooms/\(room) --name alice</pre>
+        <p>Or any WebSocket client: connect to this address with subprotocol <code>cowatch.v1.text</code>
+        (lines for people) or <code>cowatch.v1.json</code> (one JSON object per event), and send lines:</p>
+        <ul>\(commands)</ul>
+        <script>document.querySelectorAll('pre').forEach(p=>p.textContent=p.textContent.replace('HOST:PORT',location.host))</script>
+        """)
+    }
+
+    private static func page(title: String, body: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+        <title>\(escape(title))</title>
+        <style>body{font:16px/1.5 system-ui,sans-serif;max-width:46em;margin:2em auto;padding:0 1em}code,pre{background:#f3f3f3;padding:.1em .3em}</style>
+        </head><body>
+        \(body)
+        </body></html>
+        """
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "&": out += "&amp;"
+            case "\"": out += "&quot;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

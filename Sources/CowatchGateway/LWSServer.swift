@@ -1,0 +1,193 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibWebSockets
+import CowatchCore
+import Logging
+
+/// libwebsockets' diagnostics, routed into swift-log.
+private let libraryLogger = Logger(label: "cowatch.libwebsockets")
+
+/// The libwebsockets context of a gateway: creation, the callback every event
+/// arrives through, timers, and teardown. Everything here runs on the service
+/// thread except `wake()`.
+final class LWSServer {
+    /// Protocol ids, as `lws_protocols.id`: what a member's frames are encoded in.
+    enum ProtocolID: UInt32 {
+        case text = 1
+        case json = 2
+    }
+
+    unowned let gateway: Gateway
+    private(set) var context: OpaquePointer?
+    let port: Int
+    private var destroying = false
+
+    // What lws keeps pointers to: alive until the context is destroyed.
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let extensions: UnsafeMutablePointer<lws_extension>
+    private var cStrings: [UnsafeMutablePointer<CChar>] = []
+    private let roomTimer: UnsafeMutablePointer<cw_timer>
+    private let housekeepingTimer: UnsafeMutablePointer<cw_timer>
+
+    init(gateway: Gateway) throws {
+        self.gateway = gateway
+        let configuration = gateway.configuration
+        Self.raiseFileLimit()
+        lws_set_log_level(LLL_ERR | LLL_WARN) { level, line in
+            guard let line else { return }
+            var text = String(cString: line)
+            while text.last?.isNewline == true { text.removeLast() }
+            libraryLogger.log(level: level & LLL_ERR != 0 ? .error : .warning, "\(text)")
+        }
+
+        var strings: [UnsafeMutablePointer<CChar>] = []
+        func keep(_ text: String) -> UnsafeMutablePointer<CChar>? {
+            guard let copy = strdup(text) else { return nil }
+            strings.append(copy)
+            return copy
+        }
+
+        // Text first: lws gives the first protocol to clients that ask for none.
+        protocols = .allocate(capacity: 3)
+        protocols.initialize(repeating: lws_protocols(), count: 3)
+        for (index, (name, id)) in [("cowatch.v1.text", ProtocolID.text), ("cowatch.v1.json", ProtocolID.json)].enumerated() {
+            protocols[index].name = UnsafePointer(keep(name))
+            protocols[index].callback = lwsServerCallback
+            protocols[index].per_session_data_size = MemoryLayout<UInt64>.size
+            protocols[index].rx_buffer_size = 0
+            protocols[index].id = id.rawValue
+        }
+
+        extensions = .allocate(capacity: 2)
+        extensions.initialize(repeating: lws_extension(), count: 2)
+        extensions[0].name = UnsafePointer(keep("permessage-deflate"))
+        extensions[0].callback = lws_extension_callback_pm_deflate
+        extensions[0].client_offer = UnsafePointer(keep("permessage-deflate; client_no_context_takeover; client_max_window_bits"))
+
+        roomTimer = .allocate(capacity: 1)
+        roomTimer.initialize(to: cw_timer())
+        housekeepingTimer = .allocate(capacity: 1)
+        housekeepingTimer.initialize(to: cw_timer())
+
+        var info = lws_context_creation_info()
+        info.port = Int32(configuration.port)
+        info.iface = UnsafePointer(keep(configuration.host))
+        info.protocols = UnsafePointer(protocols)
+        info.extensions = UnsafePointer(extensions)
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        info.user = Unmanaged.passUnretained(gateway).toOpaque()
+        info.max_http_header_pool = 512
+        info.timeout_secs = 10
+        info.pt_serv_buf_size = 64 * 1024
+        info.ka_time = 0
+        cStrings = strings
+        guard let context = lws_create_context(&info) else {
+            for string in strings { free(string) }
+            protocols.deallocate()
+            extensions.deallocate()
+            roomTimer.deallocate()
+            housekeepingTimer.deallocate()
+            throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
+        }
+        self.context = context
+        port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
+        let owner = Unmanaged.passUnretained(gateway).toOpaque()
+        roomTimer.pointee.owner = owner
+        housekeepingTimer.pointee.owner = owner
+    }
+
+    /// Lets lws wait for the next event and dispatch it.
+    func serviceOnce() -> Int32 {
+        guard let context else { return -1 }
+        return lws_service(context, 0)
+    }
+
+    /// Safe from any thread: interrupts the service wait.
+    func wake() {
+        if let context { lws_cancel_service(context) }
+    }
+
+    func requestWrite(_ connection: Connection) {
+        guard !destroying else { return }
+        lws_callback_on_writable(connection.wsi)
+    }
+
+    /// Arms the room-timer wake-up for the earliest due timer (server time, ms).
+    func armTimers(nextDue: Int64?) {
+        guard let context, !destroying else { return }
+        guard let nextDue else {
+            lws_sul_cancel(&roomTimer.pointee.sul)
+            return
+        }
+        let delay = Swift.max(0, nextDue - ServerClock.now().milliseconds) * 1000
+        roomTimer.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
+            lws_sul_schedule(context, 0, sul, lwsRoomTimerFired, delay)
+        }
+    }
+
+    func armHousekeeping(afterMicroseconds delay: Int64) {
+        guard let context, !destroying else { return }
+        housekeepingTimer.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
+            lws_sul_schedule(context, 0, sul, lwsHousekeepingFired, delay)
+        }
+    }
+
+    func destroy() {
+        destroying = true
+        if let context { lws_context_destroy(context) }
+        context = nil
+        for string in cStrings { free(string) }
+        cStrings = []
+        protocols.deallocate()
+        extensions.deallocate()
+        roomTimer.deallocate()
+        housekeepingTimer.deallocate()
+    }
+
+    /// Each connection is a file descriptor; the default limit of 1,024 would cap
+    /// a server far below its configured limits.
+    static func raiseFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return }
+        let wanted: rlim_t = 1 << 20
+        var raised = rlimit(rlim_cur: Swift.max(limit.rlim_cur, wanted), rlim_max: Swift.max(limit.rlim_max, wanted))
+        if setrlimit(RLIMIT_NOFILE_VALUE, &raised) != 0 {
+            raised = rlimit(rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max)
+            _ = setrlimit(RLIMIT_NOFILE_VALUE, &raised)
+        }
+    }
+
+    private static var RLIMIT_NOFILE_VALUE: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }
+
+    var isDestroying: Bool { destroying }
+}
+
+private func gateway(of wsi: OpaquePointer) -> Gateway? {
+    guard let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return nil }
+    return Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
+}
+
+private func lwsRoomTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let owner = cw_timer_owner(sul) else { return }
+    let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
+    guard gateway.server?.isDestroying == false else { return }
+    gateway.fireTimers()
+}
+
+private func lwsHousekeepingFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let owner = cw_timer_owner(sul) else { return }
+    let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
+    guard let server = gateway.server, !server.isDestroying else { return }
+    gateway.housekeeping()
+    server.armHousekeeping(afterMicroseconds: gateway.stopping ? 50_000 : 1_000_000)
+}
+
+/// Every libwebsockets event of the server arrives here.
+private func lwsServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                               _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let gateway = gateway(of: wsi), let server = gateway.server, !server.isDestroying else {
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+    return server.handle(wsi, reason, user, input, length)
+}

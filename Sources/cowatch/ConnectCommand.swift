@@ -1,0 +1,152 @@
+import ArgumentParser
+import CowatchClient
+import Foundation
+
+/// `cowatch connect`: a terminal client. Lines typed go to the room; events print
+/// as lines. With stdin not a terminal it is a bot pipe: it sends its lines,
+/// waits until the server has handled them all, and exits.
+struct ConnectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "connect",
+        abstract: "Join a room from the terminal, or pipe commands into it.",
+        discussion: """
+        Example: cowatch connect ws://127.0.0.1:7480/rooms/lobby --name bob
+        Bot:     printf '/watch https://example.org/a.mp4 A\\n/play\\n' | cowatch connect ws://127.0.0.1:7480/rooms/lobby
+        """
+    )
+
+    @Argument(help: "The room's address, ws://HOST:PORT/rooms/ROOM.")
+    var url: String
+
+    @Option(help: "Your display name in the room.")
+    var name: String?
+
+    @Option(help: "A resume token from an earlier welcome, to come back as yourself.")
+    var resume: String?
+
+    @Flag(help: "Declare this connection a media player (it will be waited for).")
+    var player = false
+
+    @Flag(help: "Receive events as JSON objects instead of lines for people.")
+    var json = false
+
+    @Option(help: "Lines sent per second at most, to stay under the server's rate limit.")
+    var linesPerSecond = 10.0
+
+    @Option(help: "Seconds to wait for the connection and for the server to handle the last line.")
+    var timeout = 10.0
+
+    func validate() throws {
+        guard WebSocketAddress(url) != nil else {
+            throw ValidationError("expected ws://HOST:PORT/rooms/ROOM, got \(url)")
+        }
+        guard linesPerSecond > 0 else { throw ValidationError("--lines-per-second must be positive") }
+    }
+
+    func run() throws {
+        guard var address = WebSocketAddress(url) else { throw ExitCode.validationFailure }
+        if let name { address = address.adding("name", name) }
+        if let resume { address = address.adding("resume", resume) }
+        if player { address = address.adding("player", "1") }
+
+        let session = TerminalSession()
+        let clients = try WebSocketClients()
+        let connection = clients.connect(address, encoding: json ? .json : .text, handlers: session.handlers)
+        guard session.waitUntilOpen(timeout: timeout) else {
+            Output.error("cowatch: could not connect to \(url): \(session.closeInfo?.reason ?? "timed out")")
+            clients.shutdown()
+            throw ExitCode.failure
+        }
+
+        let interval = 1.0 / linesPerSecond
+        var lastSent = Date.distantPast
+        while let line = readLine(strippingNewline: true) {
+            if session.isClosed { break }
+            let wait = interval - Date().timeIntervalSince(lastSent)
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            connection.send(line)
+            lastSent = Date()
+        }
+
+        var failed = false
+        if !session.isClosed {
+            // Everything before this probe has been handled once its answer comes back.
+            let marker = session.expectMarker()
+            connection.send("/time \(marker)")
+            if !session.waitForMarker(timeout: timeout) {
+                Output.error("cowatch: the server did not confirm the last lines within \(Int(timeout)) s")
+                failed = true
+            }
+            connection.close()
+            _ = session.waitUntilClosed(timeout: 2)
+        } else if let info = session.closeInfo, let code = info.code, code != 1000 {
+            Output.error("cowatch: the server closed the connection (\(code)\(info.reason.isEmpty ? "" : ": \(info.reason)"))")
+            failed = true
+        }
+        clients.shutdown()
+        if failed { throw ExitCode.failure }
+    }
+}
+
+/// What the terminal client has seen, shared between the reading thread and the
+/// client's service thread.
+final class TerminalSession: @unchecked Sendable {
+    private let lock = NSLock()
+    private let opened = DispatchSemaphore(value: 0)
+    private let closed = DispatchSemaphore(value: 0)
+    private let markerSeen = DispatchSemaphore(value: 0)
+    private var marker: String?
+    private var closedInfo: CloseInfo?
+
+    var handlers: ClientHandlers {
+        ClientHandlers(
+            opened: { [self] in opened.signal() },
+            received: { [self] text in received(text) },
+            closed: { [self] info in
+                lock.withLock { closedInfo = info }
+                opened.signal()
+                closed.signal()
+                markerSeen.signal()
+            })
+    }
+
+    var isClosed: Bool { lock.withLock { closedInfo != nil } }
+    var closeInfo: CloseInfo? { lock.withLock { closedInfo } }
+
+    func waitUntilOpen(timeout: Double) -> Bool {
+        opened.wait(timeout: .now() + timeout) == .success && !isClosed
+    }
+
+    func waitUntilClosed(timeout: Double) -> Bool {
+        closed.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// A value for `/time` that no person would type, to recognise its answer.
+    func expectMarker() -> String {
+        let value = "\(Int64(Date().timeIntervalSince1970 * 1000)).123"
+        lock.withLock { marker = value }
+        return value
+    }
+
+    func waitForMarker(timeout: Double) -> Bool {
+        markerSeen.wait(timeout: .now() + timeout) == .success && !isClosed
+    }
+
+    private func received(_ text: String) {
+        if let marker = lock.withLock({ marker }), text.contains("\"client\":\(marker)") || text.contains("client \(marker) ") {
+            markerSeen.signal()
+            return
+        }
+        Output.line(text)
+    }
+}
+
+enum Output {
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
