@@ -34,6 +34,9 @@ public struct GatewayConfiguration: Sendable {
     public var shutdownGraceSeconds: Double
     /// Serves `/echo`, a plain WebSocket echo, for the conformance suite only.
     public var echoEndpoint: Bool
+    /// Offers permessage-deflate. Off by default: events are small, and compressing
+    /// per connection would multiply a broadcast's CPU and memory by the members.
+    public var permessageDeflate: Bool
     /// Limits and timings of each room.
     public var room: RoomConfiguration
 
@@ -53,6 +56,7 @@ public struct GatewayConfiguration: Sendable {
         idleTimeoutSeconds: Double = 35,
         shutdownGraceSeconds: Double = 3,
         echoEndpoint: Bool = false,
+        permessageDeflate: Bool = false,
         room: RoomConfiguration = RoomConfiguration()
     ) {
         self.host = host
@@ -70,6 +74,7 @@ public struct GatewayConfiguration: Sendable {
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.echoEndpoint = echoEndpoint
+        self.permessageDeflate = permessageDeflate
         self.room = room
     }
 }

@@ -74,7 +74,7 @@ final class LWSServer {
         info.port = Int32(configuration.port)
         info.iface = UnsafePointer(keep(configuration.host))
         info.protocols = UnsafePointer(protocols)
-        info.extensions = UnsafePointer(extensions)
+        if configuration.permessageDeflate { info.extensions = UnsafePointer(extensions) }
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
         info.user = Unmanaged.passUnretained(gateway).toOpaque()
         info.max_http_header_pool = 512

@@ -57,6 +57,9 @@ struct ServeCommand: ParsableCommand {
     @Flag(help: "Serve /echo, a plain WebSocket echo for the conformance suite.")
     var echo = false
 
+    @Flag(help: "Offer permessage-deflate compression (costs CPU and memory per connection).")
+    var permessageDeflate = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
@@ -75,7 +78,7 @@ struct ServeCommand: ParsableCommand {
             commandsPerSecond: commandsPerSecond, commandBurst: commandBurst,
             outboxLimit: outboxLimit, stuckTimeoutSeconds: stuckTimeout,
             pingIntervalSeconds: pingInterval, idleTimeoutSeconds: idleTimeout,
-            echoEndpoint: echo, room: room)
+            echoEndpoint: echo, permessageDeflate: permessageDeflate, room: room)
 
         let gateway = Gateway(configuration: configuration, logger: Logger(label: "cowatch.gateway"))
         let boundPort: Int
