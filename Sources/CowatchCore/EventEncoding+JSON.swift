@@ -39,7 +39,7 @@ public enum JSONEventEncoding {
                 json.key("message"); json.string(error.message)
                 json.key("command"); json.string(error.command?.rawValue)
             case .time(let client, let server):
-                json.key("client"); json.number(client, places: 3)
+                json.key("client"); json.number(client, places: 6)
                 json.key("server"); json.integer(server.milliseconds)
             case .catchup(let catchup):
                 json.key("from"); json.number(catchup.from.seconds)

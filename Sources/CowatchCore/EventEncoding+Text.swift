@@ -26,7 +26,7 @@ public enum TextEventEncoding {
         case .error(let error):
             return ["! \(error.message)"]
         case .time(let client, let server):
-            return ["= time client \(NumberText.decimal(client, places: 3)) server \(server.milliseconds)"]
+            return ["= time client \(NumberText.decimal(client, places: 6)) server \(server.milliseconds)"]
         case .catchup(let catchup):
             return ["* catching up: replay from \(catchup.from) at \(catchup.rate)x until server time \(catchup.until.milliseconds)"]
         }

@@ -148,6 +148,7 @@ extension Gateway {
         connection.pendingClose = (code, Self.closeReason(reason))
         metrics.closes[GatewayMetrics.CloseKey(code: "\(code)", initiator: "server"), default: 0] += 1
         server?.requestWrite(connection)
+        server?.dropUnlessClosed(connection, within: Int32(Swift.max(1, configuration.shutdownGraceSeconds.rounded(.up))))
     }
 
     /// A close reason fits in 123 bytes; cut at a character boundary.
@@ -192,8 +193,8 @@ extension Gateway {
     func ping(_ connection: Connection, now: Int64) {
         connection.nextPingAt = now + Int64(configuration.pingIntervalSeconds * 1_000_000)
         connection.pingSentAt = now
-        var stamp = now.bigEndian
-        let bytes = withUnsafeBytes(of: &stamp) { Array($0) }
+        // Decimal text: libwebsockets applies its UTF-8 check to pong payloads too.
+        let bytes = Array(String(now).utf8)
         // Pings jump the queue's overflow rule: they are tiny and measure liveness.
         let frame = OutboundFrame(bytes, kind: .ping, createdAt: now)
         frame.pendingRecipients += 1

@@ -40,8 +40,8 @@ extension LWSServer {
         case LWS_CALLBACK_RECEIVE_PONG:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return 0 }
             var stamp: Int64?
-            if let input, length == 8 {
-                stamp = Int64(bigEndian: input.loadUnaligned(as: Int64.self))
+            if let input, length > 0, length <= 20 {
+                stamp = Int64(String(decoding: UnsafeRawBufferPointer(start: input, count: length), as: UTF8.self))
             }
             gateway.pong(stamp, on: connection)
             return 0
@@ -145,16 +145,22 @@ extension LWSServer {
             }
             return -1
         }
-        guard let frame = connection.outbox.popFirst() else { return 0 }
+        guard let frame = connection.outbox.popFirst() else {
+            if lws_partial_buffered(wsi) == 0 { gateway.drained(connection) }
+            return 0
+        }
         let written = frame.write(to: wsi)
         gateway.settle(frame, now: now)
         if frame.kind != .ping { gateway.metrics.deliveries += 1 }
         guard written else { return -1 }
-        if connection.outbox.isEmpty {
-            gateway.drained(connection)
-            if connection.pendingClose != nil { requestWrite(connection) }
-        } else {
+        if !connection.outbox.isEmpty || connection.pendingClose != nil {
             requestWrite(connection)
+        } else if lws_partial_buffered(wsi) != 0 {
+            // The socket took only part of it; the next callback comes once lws has
+            // flushed the rest, and only then has the connection caught up.
+            requestWrite(connection)
+        } else {
+            gateway.drained(connection)
         }
         return 0
     }

@@ -113,6 +113,13 @@ final class LWSServer {
         lws_callback_on_writable(connection.wsi)
     }
 
+    /// Drops the connection if its close frame cannot be sent within `seconds`:
+    /// a peer that reads nothing never lets the close handshake finish.
+    func dropUnlessClosed(_ connection: Connection, within seconds: Int32) {
+        guard !destroying else { return }
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, seconds)
+    }
+
     /// Arms the room-timer wake-up for the earliest due timer (server time, ms).
     func armTimers(nextDue: Int64?) {
         guard let context, !destroying else { return }

@@ -35,7 +35,7 @@ public enum ArgumentValues {
         return .absolute(MediaTime(seconds: total))
     }
 
-    /// A non-negative decimal: `10`, `0.5`, `1.25`; at most 3 fractional digits.
+    /// A non-negative decimal: `10`, `0.5`, `1.25`; at most 6 fractional digits.
     public static func decimal(_ token: Substring, maximumWholeDigits: Int = 9) -> Double? {
         let pieces = token.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let wholeText = pieces.first, let whole = wholeNumber(wholeText, maximumDigits: maximumWholeDigits)

@@ -85,7 +85,8 @@ public enum CommandTable {
                     ending = try reason(word)
                 }
                 var time: TimeArgument? = nil
-                if args.word() != nil {
+                if let word = args.word() {
+                    guard word.lowercased() == "at" else { throw ArgumentProblem("expected \"at <time>\", got \"\(word.prefix(40))\"") }
                     time = try timeArgument(try args.requireWord("time after \"at\""))
                 }
                 try args.requireEnd()
@@ -162,6 +163,9 @@ public enum CommandTable {
         case .me:
             return CommandSpec(name: name, arguments: "<text>", summary: "Say an action line in the chat (* alice waves).", audience: .anyone) { args throws(ArgumentProblem) in
                 guard let text = args.remainder() else { throw ArgumentProblem("missing text") }
+                guard text.count <= maximumTitleCharacters else {
+                    throw ArgumentProblem("an action line has at most \(maximumTitleCharacters) characters")
+                }
                 return .me(String(text))
             }
         }

@@ -16,9 +16,11 @@ public struct LineParser: Sendable {
                                          message: "a line has at most \(maximumLineBytes) bytes"))
         }
         if let problem = Self.controlCharacterProblem(line) {
-            return .failure(CommandError(.badArguments, command: commandName(of: line), message: problem))
+            let name = commandName(of: line)
+            let usage = name.map { " (usage: \(CommandTable.spec($0).usage))" } ?? ""
+            return .failure(CommandError(.badArguments, command: name, message: problem + usage))
         }
-        guard line.contains(where: { $0 != " " && $0 != "\t" }) else { return .success(.empty) }
+        guard line.contains(where: { !$0.isWhitespace }) else { return .success(.empty) }
         guard line.first == "/" else { return .success(.chat(String(line))) }
         if line.hasPrefix("//") { return .success(.chat(String(line.dropFirst()))) }
 

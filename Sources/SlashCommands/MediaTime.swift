@@ -7,8 +7,11 @@ public struct MediaTime: Hashable, Comparable, Sendable {
 
     public static let zero = MediaTime(seconds: 0)
 
+    /// About 31,700 years: far beyond any media, and still exact in milliseconds.
+    public static let maximumSeconds = 1e12
+
     public init(seconds: Double) {
-        self.seconds = seconds.isFinite ? Swift.max(0, seconds) : 0
+        self.seconds = seconds.isFinite ? Swift.min(Self.maximumSeconds, Swift.max(0, seconds)) : 0
     }
 
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool { lhs.seconds < rhs.seconds }
@@ -23,18 +26,15 @@ public struct MediaTime: Hashable, Comparable, Sendable {
         Int64((seconds * 1000).rounded())
     }
 
-    /// `m:ss` under an hour, `h:mm:ss` from an hour on, as people read positions.
+    /// `h:mm:ss`, as the contract writes positions (`0:12:03`).
     public var clockText: String {
         let total = Int64(seconds.rounded(.down))
         let h = total / 3600
         let m = (total % 3600) / 60
         let s = total % 60
+        let mm = m < 10 ? "0\(m)" : "\(m)"
         let ss = s < 10 ? "0\(s)" : "\(s)"
-        if h > 0 {
-            let mm = m < 10 ? "0\(m)" : "\(m)"
-            return "\(h):\(mm):\(ss)"
-        }
-        return "\(m):\(ss)"
+        return "\(h):\(mm):\(ss)"
     }
 }
 

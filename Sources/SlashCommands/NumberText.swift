@@ -10,8 +10,11 @@ public enum NumberText {
         var scale: Int64 = 1
         for _ in 0..<places { scale *= 10 }
         let scaled = (value.magnitude * Double(scale)).rounded()
-        // Beyond 2^53 a Double has no fraction left to print.
-        guard scaled < 9.0e15 else { return String(Int64(value.rounded())) }
+        // Beyond 2^53 a Double has no fraction left to print; beyond Int64 the
+        // shortest round-trip form (which JSON also accepts) is all there is.
+        guard scaled < 9.0e15 else {
+            return Int64(exactly: value.rounded()).map { String($0) } ?? value.description
+        }
         let units = Int64(scaled)
         let whole = units / scale
         var fraction = units % scale

@@ -1,0 +1,153 @@
+import CowatchClient
+import Foundation
+import Testing
+
+/// Bad input gets a clear answer and loses nothing for anyone else.
+@Suite("Limits and bad input")
+struct LimitsAndBadInputTests {
+    /// After `victim` is dealt with, `witness` still chats with a third member.
+    static func othersCarryOn(_ server: TestServer, _ witness: TestMember) throws {
+        let carol = try server.join(name: "carol")
+        carol.send("still fine")
+        #expect(witness.event("chat") { $0.string("text") == "still fine" } != nil)
+    }
+
+    @Test("a binary message closes with 1003")
+    func binary() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let mallory = try server.join(name: "mallory")
+        mallory.sendBytes([1, 2, 3], binary: true)
+        #expect(mallory.waitClosed()?.code == 1003)
+        try Self.othersCarryOn(server, alice)
+    }
+
+    @Test("invalid UTF-8 closes with 1007")
+    func invalidUTF8() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let mallory = try server.join(name: "mallory")
+        mallory.sendBytes([0x68, 0x69, 0xC3, 0x28], binary: false)
+        #expect(mallory.waitClosed()?.code == 1007)
+        try Self.othersCarryOn(server, alice)
+    }
+
+    @Test("a message over the size limit closes with 1009")
+    func oversize() throws {
+        let server = try TestServer { $0.maximumMessageBytes = 1024 }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let mallory = try server.join(name: "mallory")
+        mallory.send(String(repeating: "x", count: 1025))
+        #expect(mallory.waitClosed()?.code == 1009)
+        try Self.othersCarryOn(server, alice)
+        let metrics = try server.get("/metrics").body
+        #expect(metrics.contains("cowatch_closes_total{code=\"1009\",initiator=\"server\"} 1"))
+    }
+
+    @Test("too many commands: first an error rate-limited, then close 1008")
+    func rateLimit() throws {
+        let server = try TestServer {
+            $0.commandsPerSecond = 1
+            $0.commandBurst = 3
+            $0.rateLimitStrikes = 5
+        }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let mallory = try server.join(name: "mallory")
+        mallory.send((1...4).map { "spam \($0)" }.joined(separator: "\n"))
+        #expect(mallory.error()?.string("code") == "rate-limited")
+        mallory.send((1...10).map { "more \($0)" }.joined(separator: "\n"))
+        #expect(mallory.waitClosed()?.code == 1008)
+        #expect(alice.allFrames.allSatisfy { !$0.contains("more ") })
+        try Self.othersCarryOn(server, alice)
+    }
+
+    @Test("a full room refuses a newcomer with room-full and close 1008")
+    func roomFull() throws {
+        let server = try TestServer { $0.room.maximumMembers = 2 }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let bob = try server.join(name: "bob")
+        let late = server.open("/rooms/lobby?name=late")
+        #expect(late.error()?.string("code") == "room-full")
+        #expect(late.waitClosed()?.code == 1008)
+        alice.send("still two of us")
+        #expect(bob.event("chat") { $0.string("text") == "still two of us" } != nil)
+    }
+
+    @Test("the server's room limit refuses a new room but not the existing ones")
+    func roomLimit() throws {
+        let server = try TestServer { $0.maximumRooms = 1 }
+        defer { server.stop() }
+        let alice = try server.join("first", name: "alice")
+        let other = server.open("/rooms/second?name=bob")
+        #expect(other.error()?.string("code") == "room-full")
+        #expect(other.waitClosed()?.code == 1008)
+        let bob = try server.join("first", name: "bob")
+        bob.send("hi")
+        #expect(alice.event("chat") { $0.string("text") == "hi" } != nil)
+    }
+
+    @Test("connections per address are limited before the upgrade")
+    func perAddress() throws {
+        let server = try TestServer { $0.maximumConnectionsPerAddress = 2 }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        _ = try server.join(name: "bob")
+        let third = server.open("/rooms/lobby?name=third")
+        let closed = try #require(third.waitClosed())
+        #expect(closed.code == nil)
+        let socket = try RawSocket(port: server.port)
+        #expect(try socket.upgrade(path: "/rooms/lobby").contains(" 429 "))
+        alice.send("/who")
+        #expect(alice.event("reply") != nil)
+    }
+
+    @Test("a member that cannot keep up is sent the latest state instead of a backlog, then closed with 1008")
+    func slowConsumer() throws {
+        let server = try TestServer {
+            $0.outboxLimit = 64
+            $0.stuckTimeoutSeconds = 1
+            $0.shutdownGraceSeconds = 1
+            $0.commandsPerSecond = 100_000
+            $0.commandBurst = 100_000
+        }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let slow = try RawSocket(port: server.port, receiveBuffer: 4096)
+        #expect(try slow.upgrade(path: "/rooms/lobby?name=slow", protocolName: "cowatch.v1.json").hasPrefix("HTTP/1.1 101"))
+        // More than the kernel's socket buffers (4 MiB here) can absorb, paced so
+        // that only the member who reads nothing falls behind.
+        let chunk = String(repeating: "y", count: 4000)
+        for _ in 0..<1500 {
+            alice.send((0..<2).map { _ in chunk }.joined(separator: "\n"))
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        #expect(alice.event("chat", timeout: 5) != nil)
+        // Reading would let it catch up: wait past the stuck timeout first.
+        Thread.sleep(forTimeInterval: 3)
+        #expect(slow.isClosedByPeer(within: 5))
+        let metrics = try server.get("/metrics").body
+        #expect(!metrics.contains("cowatch_outbox_resyncs_total 0"), "\(metrics.split(separator: "\n").filter { $0.hasPrefix("cowatch_") && !$0.contains("bucket") })")
+        #expect(metrics.contains("cowatch_closes_total{code=\"1008\",initiator=\"server\"}"))
+        try Self.othersCarryOn(server, alice)
+    }
+
+    @Test("a connection that answers no pings is dropped as idle")
+    func idle() throws {
+        let server = try TestServer {
+            $0.pingIntervalSeconds = 0.2
+            $0.idleTimeoutSeconds = 2.5
+        }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let silent = try RawSocket(port: server.port)
+        #expect(try silent.upgrade(path: "/rooms/lobby?name=silent").hasPrefix("HTTP/1.1 101"))
+        #expect(silent.isClosedByPeer(within: 8))
+        alice.send("/who")
+        #expect(alice.event("reply") != nil)
+    }
+}

@@ -1,0 +1,45 @@
+import CowatchClient
+import Foundation
+import Testing
+
+@Suite("Subprotocols and shutdown")
+struct SubprotocolAndShutdownTests {
+    @Test("cowatch.v1.json frames are JSON objects; cowatch.v1.text frames are lines for people")
+    func bothEncodings() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let json = try server.join(name: "alice", encoding: .json)
+        let text = try server.join(name: "bob", encoding: .text)
+        json.send("/watch https://example.org/a.mp4 Episode 1")
+        #expect(json.state("paused") != nil)
+        #expect(text.next { $0 == "= paused \"Episode 1\" at 0:00:00, rate 1" } != nil)
+        #expect(text.next { $0 == "* alice shared \"Episode 1\"" } != nil)
+        #expect(json.allFrames.allSatisfy { JSONObject($0)?.string("type") != nil })
+    }
+
+    @Test("a client that offers no subprotocol gets text")
+    func noSubprotocol() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        let head = try socket.upgrade(path: "/rooms/lobby?name=plain")
+        #expect(head.hasPrefix("HTTP/1.1 101"))
+        let frames = String(decoding: socket.readAll(timeout: 0.5), as: UTF8.self)
+        #expect(frames.contains("* welcome to lobby, plain"))
+    }
+
+    @Test("stopping the server closes every member with 1001 and finishes promptly")
+    func shutdown() throws {
+        let server = try TestServer()
+        let alice = try server.join(name: "alice")
+        let bob = try server.join(name: "bob", encoding: .text)
+        let started = Date()
+        server.gateway.stop()
+        #expect(alice.waitClosed()?.code == 1001)
+        #expect(bob.waitClosed()?.code == 1001)
+        server.gateway.waitUntilStopped()
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(throws: (any Error).self) { try server.get("/healthz") }
+        server.clients.shutdown()
+    }
+}

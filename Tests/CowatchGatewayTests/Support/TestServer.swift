@@ -1,0 +1,76 @@
+import CowatchClient
+import CowatchCore
+import CowatchGateway
+import Foundation
+import Logging
+
+/// A real server on a free loopback port, and the clients connected to it.
+final class TestServer: @unchecked Sendable {
+    let gateway: Gateway
+    let port: Int
+    let clients: WebSocketClients
+
+    init(_ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+        var configuration = GatewayConfiguration(port: 0)
+        configure(&configuration)
+        var logger = Logger(label: "cowatch.test")
+        logger.logLevel = .critical
+        gateway = Gateway(configuration: configuration, logger: logger)
+        port = try gateway.start()
+        clients = try WebSocketClients()
+    }
+
+    func address(_ path: String) -> WebSocketAddress {
+        WebSocketAddress("ws://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// Connects a member and waits for its welcome (and the state after it).
+    func join(_ room: String = "lobby", name: String, encoding: ClientEncoding = .json,
+              query: String = "") throws -> TestMember {
+        let member = TestMember(name: name, encoding: encoding)
+        let path = "/rooms/\(room)?name=\(name)\(query.isEmpty ? "" : "&" + query)"
+        member.connection = clients.connect(address(path), encoding: encoding, handlers: member.handlers)
+        guard member.next(where: { $0.contains(encoding == .json ? "\"type\":\"welcome\"" : "* welcome to") }) != nil else {
+            throw TestFailure("\(name) was not welcomed: \(member.closeInfo.map { "\($0)" } ?? "no close")")
+        }
+        return member
+    }
+
+    /// Opens a connection without waiting for anything.
+    func open(_ path: String, encoding: ClientEncoding = .json) -> TestMember {
+        let member = TestMember(name: path, encoding: encoding)
+        member.connection = clients.connect(address(path), encoding: encoding, handlers: member.handlers)
+        return member
+    }
+
+    /// GET over plain HTTP: status and body.
+    func get(_ path: String) throws -> (status: Int, body: String) {
+        try HTTPGet.fetch(port: port, path: path)
+    }
+
+    func stop() {
+        clients.shutdown()
+        gateway.stop()
+        gateway.waitUntilStopped()
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A minimal HTTP/1.1 GET over a socket, so tests need no HTTP client library.
+enum HTTPGet {
+    static func fetch(port: Int, path: String) throws -> (status: Int, body: String) {
+        let socket = try RawSocket(port: port)
+        defer { socket.close() }
+        try socket.write("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        let response = socket.readAll(timeout: 5)
+        let text = String(decoding: response, as: UTF8.self)
+        let statusLine = text.prefix { $0 != "\r" }
+        let status = statusLine.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        let body = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
+        return (status, body)
+    }
+}
