@@ -6,7 +6,9 @@ public enum NumberText {
     /// wire because every typed value rejects them first.
     public static func decimal(_ value: Double, places: Int) -> String {
         guard value.isFinite else { return "0" }
-        let places = Swift.max(0, Swift.min(6, places))
+        var places = Swift.max(0, Swift.min(6, places))
+        // Fewer decimals for large values: a Double has about 16 digits in all.
+        while places > 0 && value.magnitude * pow10(places) >= 9.0e15 { places -= 1 }
         var scale: Int64 = 1
         for _ in 0..<places { scale *= 10 }
         let scaled = (value.magnitude * Double(scale)).rounded()
@@ -25,5 +27,11 @@ public enum NumberText {
         let fractionText = String(fraction)
         text += "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
         return text
+    }
+
+    private static func pow10(_ exponent: Int) -> Double {
+        var result = 1.0
+        for _ in 0..<exponent { result *= 10 }
+        return result
     }
 }
