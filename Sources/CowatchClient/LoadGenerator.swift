@@ -117,24 +117,24 @@ public final class LoadGenerator: @unchecked Sendable {
         return copy
     }
 
-    /// Opens every connection, at most `connectWindow` at a time, and waits until
-    /// each has its welcome and first state, or one failed, or `timeout` passed.
-    /// Returns the seconds it took, or nil.
-    public func openAll(timeout: Double) -> Double? {
+    /// Opens members `members` of every room, at most `connectWindow` at a time,
+    /// and waits until each has its welcome and first state, or one failed, or
+    /// `timeout` passed. Returns the seconds it took, or nil.
+    public func open(members: Range<Int>, timeout: Double) -> Double? {
         let started = Date()
-        lock.withLock {
+        let target = lock.withLock { () -> Int in
             pending = []
-            pending.reserveCapacity(plan.connections)
-            // Member-major: every room gets its controller first.
-            for member in 0..<plan.members {
+            nextPending = 0
+            pending.reserveCapacity(plan.rooms * members.count)
+            // Member-major, so that every room fills at the same pace.
+            for member in members {
                 for room in 0..<plan.rooms { pending.append((room, member)) }
             }
+            return progress.welcomed + pending.count
         }
         for _ in 0..<max(1, plan.connectWindow) { launchNext() }
-        let total = plan.connections
-        let done = waitFor(timeout: timeout) { $0.welcomed >= total || $0.failed > 0 }
-        let current = snapshot
-        return done && current.failed == 0 ? Date().timeIntervalSince(started) : nil
+        let done = waitFor(timeout: timeout) { $0.welcomed >= target || $0.failed > 0 }
+        return done && snapshot.failed == 0 ? Date().timeIntervalSince(started) : nil
     }
 
     /// Waits until `grace` seconds have passed since the last connection opened.
@@ -168,10 +168,11 @@ public final class LoadGenerator: @unchecked Sendable {
         return false
     }
 
-    /// Every controller sends `/watch` and waits for it to reach its room; then the
-    /// rooms settle.
+    /// Every controller, alone in its room so far, sends `/watch` and waits for
+    /// the resulting state.
     public func startSessions(timeout: Double) -> Bool {
-        for room in rooms { room.begin(commands: [LoadPlan.opening], measureFrom: nil) }
+        lock.withLock { progress.roomsFinished = 0 }
+        for room in rooms { room.begin(commands: [LoadPlan.opening], measureFrom: nil, participants: 1) }
         return waitFor(timeout: timeout) { $0.roomsFinished >= self.plan.rooms || $0.failed > 0 }
             && snapshot.failed == 0
     }
@@ -181,7 +182,7 @@ public final class LoadGenerator: @unchecked Sendable {
         lock.withLock { progress.roomsFinished = 0 }
         let total = plan.warmupRounds + plan.rounds
         let commands = (0..<total).map { LoadPlan.cycle[$0 % LoadPlan.cycle.count] }
-        for room in rooms { room.begin(commands: commands, measureFrom: plan.warmupRounds) }
+        for room in rooms { room.begin(commands: commands, measureFrom: plan.warmupRounds, participants: plan.members) }
         let completed = waitFor(timeout: timeout) { $0.roomsFinished >= self.plan.rooms || $0.failed > 0 }
         var latencies: [UInt64] = []
         latencies.reserveCapacity(plan.rooms * plan.rounds)
@@ -302,6 +303,7 @@ final class BenchRoom: @unchecked Sendable {
     // The closed loop.
     private var commands: [String] = []
     private var measureFrom: Int?
+    private var participants = 0
     private var nextCommand = 0
     private var round = 0
     private var roundActive = false
@@ -340,10 +342,12 @@ final class BenchRoom: @unchecked Sendable {
 
     /// Starts a closed loop of `commands`: each is sent when the previous one has
     /// reached every member.
-    /// Commands from index `measureFrom` on are measured.
-    func begin(commands: [String], measureFrom: Int?) {
+    /// Commands from index `measureFrom` on are measured; a round is complete when
+    /// the first `participants` members have its state.
+    func begin(commands: [String], measureFrom: Int?, participants: Int) {
         let first = lock.withLock { () -> (ClientConnection, String)? in
             self.commands = commands
+            self.participants = min(participants, memberCount)
             self.measureFrom = measureFrom
             nextCommand = 0
             measuring = false
@@ -385,12 +389,12 @@ final class BenchRoom: @unchecked Sendable {
             if stateCount[member] == 1 { welcomed = true }
             if seq > lastSeq[member] { lastSeq[member] = seq }
             if seq > roomSeq { roomSeq = seq }
-            guard roundActive, reachedRound[member] != round else { return nil }
+            guard roundActive, member < participants, reachedRound[member] != round else { return nil }
             let reached = encoding == .json ? seq > baselineSeq : stateCount[member] > baselineCounts[member]
             guard reached else { return nil }
             reachedRound[member] = round
             completedMembers += 1
-            guard completedMembers == memberCount else { return nil }
+            guard completedMembers == participants else { return nil }
             let now = Self.now()
             if measuring { latencies.append(now - sentAt) }
             lastCompletion = now

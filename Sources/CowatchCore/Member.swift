@@ -24,6 +24,10 @@ public struct Member: Hashable, Sendable {
     /// Order of arrival in the room: the lowest is the longest present.
     public let arrival: Int64
     let resumeToken: String
+    /// The room's seq when this member last joined the session: a player that
+    /// joined after the current anchor and has not been ready since is still
+    /// catching up, and its stalls never make the group wait (CONCEPTS rule 7).
+    var joinedSeq: Int64
     /// Latest measured round trip, used to choose the lead of a coordinated start.
     public internal(set) var roundTrip: ServerInterval
     /// Bumped on every disconnect and catch-up, so a timer armed for an earlier

@@ -71,7 +71,7 @@ extension Room {
             id: id, name: name, role: hostCount == 0 ? .host : .member,
             joined: request.join && (state.session?.isActive ?? false), joinsNewSessions: request.join,
             player: request.player, autoplay: false, suspensions: [], readySeq: -1, connected: true,
-            arrival: nextMemberNumber, resumeToken: request.newToken, roundTrip: .zero,
+            arrival: nextMemberNumber, resumeToken: request.newToken, joinedSeq: state.seq, roundTrip: .zero,
             disconnectSerial: 0, catchupSerial: 0)
         members[id] = member
         count(member, sign: 1)
@@ -88,7 +88,8 @@ extension Room {
         }
         modify(id) {
             $0.connected = true
-            // The reconnecting page states what it is now; the URL is the truth.
+            // `player=1` on the new URL turns the flag on; without it the member
+            // keeps the flag it had, as resuming restores it.
             $0.player = request.player || $0.player
         }
         welcome(id, now: now)
@@ -147,13 +148,14 @@ extension Room {
             return holder == nil || holder == id
         }
         if isFree(name.text) { return name }
-        var suffixNumber = 2
-        while true {
+        // Among this many suffixes at least one is free.
+        for suffixNumber in 2...(nameIndex.count + 2) {
             let suffix = "-\(suffixNumber)"
-            let base = String(name.text.prefix(DisplayName.maximumCharacters - suffix.count))
+            var base = String(name.text.prefix(DisplayName.maximumCharacters - suffix.count))
+            while !base.isEmpty && base.utf8.count + suffix.utf8.count > DisplayName.maximumBytes { base.removeLast() }
             if let candidate = DisplayName(base + suffix), isFree(candidate.text) { return candidate }
-            suffixNumber += 1
         }
+        return DisplayName(id.rawValue) ?? .guest
     }
 
     func member(named text: String) -> Member? {

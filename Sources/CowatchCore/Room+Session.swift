@@ -30,7 +30,11 @@ extension Room {
             state.session = GroupSession(state: .joined, reason: nil, activity: activity)
             for member in members.values.sorted(by: { $0.arrival < $1.arrival })
             where member.joinsNewSessions || member.id == id {
-                modify(member.id) { $0.joined = true }
+                let seq = state.seq
+                modify(member.id) {
+                    $0.joined = true
+                    $0.joinedSeq = seq
+                }
                 announce(member.id, .joinedSession)
             }
         }
@@ -48,7 +52,7 @@ extension Room {
 
     /// Readiness and stall suspensions answered the old item; a catch-up replayed it.
     mutating func dropSuspensionsTiedToItem() {
-        for member in members.values
+        for member in members.values.sorted(by: { $0.arrival < $1.arrival })
         where member.suspensions.contains(.stallRecovery) || member.suspensions.contains(.catchup) {
             if member.suspensions.contains(.catchup) {
                 actions.append(.cancel(.catchupEnds(member.id, serial: member.catchupSerial)))
@@ -75,7 +79,11 @@ extension Room {
             return
         }
         // A late joiner adopts the group state; its arrival never moves the group.
-        modify(id) { $0.joined = true }
+        let seq = state.seq
+        modify(id) {
+            $0.joined = true
+            $0.joinedSeq = seq
+        }
         announce(id, .joinedSession)
         handState(to: id)
     }
@@ -107,6 +115,7 @@ extension Room {
                 $0.suspensions.removeAll()
                 $0.readySeq = -1
             }
+            announce(member.id, .leftSession)
         }
         state.playback = .idle(at: now, cause: .end, by: id)
         renewReadinessAnchor()
@@ -118,6 +127,9 @@ extension Room {
         guard let url else {
             actions.append(.send(.reply(.queue(state.queue)), to: id))
             return
+        }
+        if state.session?.isActive == true {
+            guard requireSessionMember(id, .queue) else { return }
         }
         guard requireControl(id, .queue) else { return }
         guard state.queue.count < configuration.maximumQueueLength else {

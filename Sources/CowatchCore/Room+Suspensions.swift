@@ -64,7 +64,9 @@ extension Room {
         guard requirePlayer(id, .buffering), let member = members[id], member.joined,
               state.playback.status != .idle
         else { return }
-        if member.isSuspended || state.policy.stall == .continue {
+        // A late joiner still loading stalls only itself: its arrival never moves the group.
+        let inStep = isReady(member) || member.joinedSeq < readinessAnchor
+        if member.isSuspended || state.policy.stall == .continue || !inStep {
             if !member.suspensions.contains(.stallRecovery) {
                 addSuspension(.stallRecovery, to: id)
                 startIfEveryoneReady(now: now)

@@ -52,12 +52,13 @@ public struct LineParser: Sendable {
     }
 
     /// C0 controls other than tab, DEL and C1 controls would let one member rewrite
-    /// other members' terminals (escape sequences) or forge lines.
+    /// other members' terminals (escape sequences); line and paragraph separators
+    /// would forge extra lines in the text encoding.
     static func controlCharacterProblem(_ line: Substring) -> String? {
         for scalar in line.unicodeScalars {
             let value = scalar.value
-            if (value < 0x20 && value != 0x09) || (value >= 0x7F && value < 0xA0) {
-                return "control characters are not allowed in a line"
+            if (value < 0x20 && value != 0x09) || (value >= 0x7F && value < 0xA0) || value == 0x2028 || value == 0x2029 {
+                return "control characters and line separators are not allowed in a line"
             }
         }
         return nil

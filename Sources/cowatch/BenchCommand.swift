@@ -98,9 +98,13 @@ struct BenchCommand: ParsableCommand {
 
         let connections = rooms * members
         let perContext = connectionsPerClientContext == 0 ? connections : connectionsPerClientContext
-        let limit = FileLimit.raise(toAtLeast: rlim_t(connections + 4096))
-        guard limit >= rlim_t(connections + 64) else {
-            Output.error("cowatch bench: \(connections) connections need more file descriptors than the limit of \(limit); run as root or raise ulimit -n")
+        // One descriptor per connection, plus stdio and each context's wake-up pipe.
+        let contexts = (connections + perContext - 1) / perContext
+        let needed = rlim_t(connections + 16 + 4 * contexts)
+        let limit = FileLimit.raise(toAtLeast: needed)
+        guard limit >= needed else {
+            Output.error("cowatch bench: \(connections) connections need \(needed) file descriptors; the limit is \(limit) "
+                + "and this process may not raise it (the hard limit needs CAP_SYS_RESOURCE to raise)")
             throw ExitCode.failure
         }
         let prefix = roomPrefix ?? "bench-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))-"
@@ -119,15 +123,26 @@ struct BenchCommand: ParsableCommand {
             }
         }
 
-        guard let connectSeconds = generator.openAll(timeout: remaining()) else {
-            let progress = generator.snapshot
-            Output.error("bench: only \(progress.welcomed) of \(connections) members welcomed (\(progress.opened) open, "
-                + "\(progress.failed) failed\(progress.firstFailure.map { ": " + $0 } ?? ""))")
-            throw ExitCode.failure
+        // Controllers first, and the session started before the other members
+        // arrive: they join it on connect, one announcement each, where a /watch
+        // after them would announce every member to every member once more.
+        let first = idle ? 0..<members : 0..<1
+        guard var connectSeconds = generator.open(members: first, timeout: remaining()) else {
+            throw connectFailure(generator, connections: connections)
+        }
+        if !idle {
+            generator.waitPastFirstPing(grace: min(pingGrace, remaining()))
+            guard generator.startSessions(timeout: remaining()) else {
+                Output.error("bench: /watch did not reach every controller in time")
+                throw ExitCode.failure
+            }
+            guard let seconds = generator.open(members: 1..<members, timeout: remaining()) else {
+                throw connectFailure(generator, connections: connections)
+            }
+            connectSeconds += seconds
         }
         Output.line(String(format: "connect: %d connections welcomed in %.2f s (%.0f per second)",
                            connections, connectSeconds, Double(connections) / max(connectSeconds, 1e-9)))
-        generator.waitPastFirstPing(grace: min(pingGrace, remaining()))
         if !generator.waitUntilQuiet(quiet: settle, timeout: remaining()) {
             Output.error("bench: the arrival announcements did not settle in time")
             failed = true
@@ -147,10 +162,6 @@ struct BenchCommand: ParsableCommand {
             return
         }
 
-        guard generator.startSessions(timeout: remaining()), generator.waitUntilQuiet(quiet: settle, timeout: remaining()) else {
-            Output.error("bench: /watch did not reach every member in time")
-            throw ExitCode.failure
-        }
         let serverCPUBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
         let ownCPUBefore = ProcessStats.ownCPUSeconds()
         let results = generator.runRounds(timeout: remaining())
@@ -175,6 +186,13 @@ struct BenchCommand: ParsableCommand {
             failed = true
         }
         if failed { throw ExitCode.failure }
+    }
+
+    private func connectFailure(_ generator: LoadGenerator, connections: Int) -> ExitCode {
+        let progress = generator.snapshot
+        Output.error("bench: only \(progress.welcomed) of \(connections) members welcomed (\(progress.opened) open, "
+            + "\(progress.failed) failed\(progress.firstFailure.map { ": " + $0 } ?? ""))")
+        return ExitCode.failure
     }
 
     private func reportMemory(before: Int?, connections: Int) {

@@ -28,3 +28,112 @@ struct CoordinatedStartTests {
         #expect(room.playback.by == room.id("alice"))
     }
 }
+
+@Suite("Rule 2: coordinated start")
+struct RuleCoordinatedStartTests {
+    @Test("/play from paused moves to waiting with a new seq and arms the wait limit")
+    func playWaits() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        let before = room.state.seq
+        room.say("bob", "/play")
+        #expect(room.playback.status == .waiting)
+        #expect(room.state.seq == before + 1)
+        #expect(room.playback.cause == .play)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.armedWaitLimits == [.waitLimit(anchor: room.state.seq)])
+    }
+
+    @Test("the group waits for the last player and for nobody who is not a player")
+    func onlyPlayersAreWaitedFor() {
+        var room = Scenario.sharing("alice", "bob", "carol", players: ["bob"])
+        room.say("alice", "/play")
+        #expect(room.playback.status == .waiting)
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+        #expect(room.armedWaitLimits.isEmpty)
+    }
+
+    @Test("a player outside the session is not waited for")
+    func playersOutsideTheSessionAreNotWaitedFor() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("bob", "/leave")
+        room.say("alice", "/play")
+        room.say("alice", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+    }
+
+    @Test("with no player to wait for, /play starts at once a lead ahead")
+    func noPlayersStartsAtOnce() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/play")
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+        #expect(room.armedWaitLimits.isEmpty)
+    }
+
+    @Test("the start instant covers the slowest measured round trip plus 50 ms")
+    func leadCoversTheSlowestRoundTrip() {
+        var room = Scenario.sharing("alice", "bob", "carol", players: ["alice", "bob"])
+        room.measure("alice", roundTrip: 120)
+        room.measure("carol", roundTrip: 400)
+        room.playTogether(by: "alice")
+        #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 450)))
+    }
+
+    @Test("the lead is at least 150 ms and at most one second")
+    func leadIsBounded() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.measure("bob", roundTrip: 20)
+        room.playTogether(by: "alice")
+        #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 150)))
+        room.say("alice", "/pause")
+        room.measure("bob", roundTrip: 3000)
+        room.playTogether(by: "alice")
+        #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 1000)))
+    }
+
+    @Test("the round trip of a member outside the session does not lengthen the lead")
+    func leadIgnoresMembersOutsideTheSession() {
+        var room = Scenario.sharing("alice", "bob", "carol", players: ["alice", "bob"])
+        room.say("carol", "/leave")
+        room.measure("carol", roundTrip: 900)
+        room.playTogether(by: "alice")
+        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+    }
+
+    @Test("a seek while playing makes the group wait at the new position, then start together")
+    func seekWhilePlayingWaits() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 10)
+        room.say("bob", "/seek 42")
+        #expect(room.playback.status == .waiting)
+        #expect(room.playback.position.seconds == 42)
+        room.everyoneReady()
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.position.seconds == 42)
+        #expect(room.playback.cause == .seek)
+        #expect(room.playback.by == room.id("bob"))
+    }
+
+    @Test("players are announced ready as they report, and the start is announced")
+    func readinessIsAnnounced() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        room.say("alice", "/ready \(room.state.seq)")
+        #expect(room.announced("alice", .ready))
+        #expect(room.participant("alice")?.ready == true)
+        #expect(room.participant("bob")?.ready == false)
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.notices.contains { $0.cause == .ready })
+    }
+
+    @Test("while waiting the position is held")
+    func waitingHoldsThePosition() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/seek 12")
+        room.say("alice", "/play")
+        room.advance(seconds: 3)
+        #expect(room.position == 12)
+    }
+}

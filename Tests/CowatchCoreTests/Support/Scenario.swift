@@ -196,3 +196,126 @@ extension Array where Element == RoomAction {
         return nil
     }
 }
+
+// MARK: - Helpers for the rule and command suites
+
+extension Scenario {
+    /// The lead of a coordinated start when no round trip was measured (the minimum).
+    static let minimumLead = ServerInterval(milliseconds: 150)
+
+    /// Members connected in the order given (the first is the host), those in
+    /// `players` as player connections, and the first sharing
+    /// `https://example.org/a.mp4` titled "Episode 1": everyone joined, paused at 0.
+    static func sharing(_ names: String..., players: Set<String> = [],
+                        configuration: RoomConfiguration = RoomConfiguration()) -> Scenario {
+        var room = Scenario(configuration: configuration)
+        for name in names { room.connect(name, player: players.contains(name)) }
+        if let first = names.first { room.say(first, "/watch https://example.org/a.mp4 Episode 1") }
+        return room
+    }
+
+    /// The test name a member was connected under.
+    func name(of id: MemberID) -> String? {
+        ids.first { $0.value == id }?.key
+    }
+
+    /// Every connected, joined, unsuspended player reports ready for the current seq.
+    mutating func everyoneReady() {
+        let seq = state.seq
+        for participant in room.participants
+        where participant.connected && participant.joined && participant.player && participant.suspensions.isEmpty {
+            if let name = name(of: participant.id) { say(name, "/ready \(seq)") }
+        }
+    }
+
+    /// `/play` from `name`, then every eligible player ready: the group plays from
+    /// a start instant a lead ahead.
+    mutating func playTogether(by name: String) {
+        say(name, "/play")
+        everyoneReady()
+    }
+
+    /// Moves the clock to the start instant when it lies ahead, then `seconds`
+    /// further, so a playing group has advanced exactly `rate * seconds`.
+    mutating func watchFor(seconds: Double) {
+        let untilStart = Swift.max(0, playback.at.interval(since: now).milliseconds)
+        advance(milliseconds: untilStart + Int64((seconds * 1000).rounded()))
+    }
+
+    /// A member as others see it now (nil once it left the room).
+    func participant(_ name: String) -> Participant? {
+        let id = self.id(name)
+        return room.participants.first { $0.id == id }
+    }
+
+    /// Every state a member received since it connected, in order.
+    func states(receivedBy name: String) -> [RoomState] {
+        (inbox[id(name)] ?? []).compactMap { if case .state(let state) = $0 { state } else { nil } }
+    }
+
+    /// The state the last input sent to this member alone (a hand-over), if any.
+    func handedState(to name: String) -> RoomState? {
+        let id = self.id(name)
+        return last.lazy.compactMap { action -> RoomState? in
+            if case .send(.state(let state), let to) = action, to == id { return state }
+            return nil
+        }.first
+    }
+
+    /// The reply the last input sent to this member, if any.
+    func reply(for name: String) -> Reply? {
+        events(for: name).lazy.compactMap { if case .reply(let reply) = $0 { reply } else { nil } }.first
+    }
+
+    /// Texts of the notices the last input sent to this member alone.
+    func told(_ name: String) -> [String] {
+        let id = self.id(name)
+        return last.compactMap { action in
+            if case .send(.notice(let notice), let to) = action, to == id { return notice.text }
+            return nil
+        }
+    }
+
+    /// Chat lines the last input delivered to this member.
+    func chats(for name: String) -> [ChatLine] {
+        events(for: name).compactMap { if case .chat(let line) = $0 { line } else { nil } }
+    }
+
+    /// The catch-up instructions the last input sent to this member, if any.
+    func catchup(for name: String) -> Catchup? {
+        events(for: name).lazy.compactMap { if case .catchup(let catchup) = $0 { catchup } else { nil } }.first
+    }
+
+    /// Departures the last input broadcast.
+    var departures: [(MemberID, DepartureReason)] {
+        last.compactMap { if case .broadcast(.participantLeft(let id, _, let reason), _) = $0 { (id, reason) } else { nil } }
+    }
+
+    /// Connections the last input asked the gateway to close.
+    var disconnections: [MemberID] {
+        last.compactMap { if case .disconnect(let id, _) = $0 { id } else { nil } }
+    }
+
+    /// Timers the last input scheduled, with their instants.
+    var scheduled: [(RoomTimer, ServerInstant)] {
+        last.compactMap { if case .schedule(let timer, let due) = $0 { (timer, due) } else { nil } }
+    }
+
+    /// The refusal of the last `connect`, if it was refused.
+    var connectRefusal: CommandError? {
+        last.lazy.compactMap { action -> CommandError? in
+            if case .send(.error(let error), let to) = action, to == MemberID("refused") { return error }
+            return nil
+        }.first
+    }
+
+    /// Whether the last input announced this change of this member.
+    func announced(_ name: String, _ change: ParticipantChange) -> Bool {
+        let id = self.id(name)
+        return participantChanges.contains { $0.0.id == id && $0.1 == change }
+    }
+
+    var armedCatchupEnds: [RoomTimer] {
+        timers.keys.filter { if case .catchupEnds = $0 { true } else { false } }
+    }
+}

@@ -1,0 +1,207 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+@Suite("/player")
+struct CommandPlayerTests {
+    @Test("/player on makes the connection a player, tells everyone and hands it the state")
+    func playerOn() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("bob", "/player on")
+        #expect(room.participant("bob")?.player == true)
+        #expect(room.announced("bob", .player))
+        #expect(room.handedState(to: "bob") == room.state)
+        room.say("alice", "/play")
+        #expect(room.playback.status == .waiting)
+    }
+
+    @Test("player=1 on connect is the same as /player on")
+    func playerOnConnect() {
+        var room = Scenario.sharing("alice")
+        room.connect("bob", player: true)
+        #expect(room.participant("bob")?.player == true)
+    }
+
+    @Test("/player off stops the group waiting for that connection")
+    func playerOff() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        room.say("alice", "/ready \(room.state.seq)")
+        room.say("bob", "/player off")
+        #expect(room.participant("bob")?.player == false)
+        #expect(room.playback.status == .playing)
+    }
+
+    @Test("/player off of the last player of a waiting group pauses it where it was")
+    func lastPlayerOff() {
+        var room = Scenario.sharing("alice", "bob", players: ["bob"])
+        room.say("alice", "/seek 15")
+        room.say("alice", "/play")
+        room.say("bob", "/player off")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position.seconds == 15)
+    }
+
+    @Test("/player to the current setting only tells the sender")
+    func playerSame() {
+        var room = Scenario.sharing("alice", players: ["alice"])
+        room.say("alice", "/player on")
+        #expect(room.told("alice").count == 1)
+    }
+
+    @Test("/player with anything but on or off is refused with bad arguments and the usage")
+    func playerBadArguments() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/player")
+        #expect(room.error(for: "alice")?.code == .badArguments)
+        #expect(room.error(for: "alice")?.message.contains("usage: /player on|off") == true)
+    }
+}
+
+@Suite("/ready")
+struct CommandReadyTests {
+    @Test("/ready from a connection that is not a player is refused with not-a-player")
+    func readyNotAPlayer() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice"])
+        room.say("alice", "/play")
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        #expect(room.playback.status == .waiting)
+    }
+
+    @Test("/ready marks the player ready and tells everyone")
+    func readyAnnounced() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.participant("bob")?.ready == true)
+        #expect(room.announced("bob", .ready))
+        #expect(room.events(for: "alice").count == 1)
+    }
+
+    @Test("/ready while paused marks the player ready for the held position")
+    func readyWhilePaused() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.participant("bob")?.ready == true)
+        #expect(room.playback.status == .paused)
+    }
+
+    @Test("/ready from a player outside the session changes nothing")
+    func readyOutsideTheSession() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("bob", "/leave")
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.last.isEmpty)
+    }
+
+    @Test("/ready without a whole number is refused with bad arguments and the usage")
+    func readyBadArguments() {
+        var room = Scenario.sharing("alice", players: ["alice"])
+        for text in ["/ready", "/ready abc", "/ready -1", "/ready 1.5"] {
+            room.say("alice", text)
+            #expect(room.error(for: "alice")?.code == .badArguments)
+            #expect(room.error(for: "alice")?.message.contains("usage: /ready <seq>") == true)
+        }
+    }
+}
+
+@Suite("/buffering")
+struct CommandBufferingTests {
+    @Test("/buffering from a connection that is not a player is refused with not-a-player")
+    func bufferingNotAPlayer() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/buffering")
+        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        #expect(room.participant("bob")?.suspensions == [])
+    }
+
+    @Test("/buffering while paused under stall continue suspends the staller until ready")
+    func bufferingWhilePaused() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("bob", "/buffering")
+        #expect(room.participant("bob")?.suspensions == [.stallRecovery])
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.participant("bob")?.suspensions == [])
+    }
+
+    @Test("/buffering from a player outside the session changes nothing")
+    func bufferingOutsideTheSession() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/leave")
+        room.say("bob", "/buffering")
+        #expect(room.last.isEmpty)
+    }
+
+    @Test("/buffering takes no arguments")
+    func bufferingBadArguments() {
+        var room = Scenario.sharing("alice", players: ["alice"])
+        room.say("alice", "/buffering 3")
+        #expect(room.error(for: "alice")?.code == .badArguments)
+        #expect(room.error(for: "alice")?.message.contains("usage: /buffering") == true)
+    }
+}
+
+@Suite("/ended")
+struct CommandEndedTests {
+    @Test("/ended for the playing item pauses the group where it is, naming the reporter")
+    func endedPauses() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 42)
+        room.say("bob", "/ended \(room.state.seq)")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position.seconds == 42)
+        #expect(room.playback.cause == .ended)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.notices.contains { $0.cause == .ended && $0.text.contains("Episode 1") })
+    }
+
+    @Test("a second /ended after the group paused changes nothing")
+    func endedTwice() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        let seq = room.state.seq
+        room.say("alice", "/ended \(seq)")
+        let paused = room.state
+        room.say("bob", "/ended \(seq)")
+        #expect(room.state == paused)
+    }
+
+    @Test("/ended while waiting changes nothing")
+    func endedWhileWaiting() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        let before = room.state
+        room.say("bob", "/ended \(room.state.seq)")
+        #expect(room.state == before)
+    }
+
+    @Test("/ended from a connection that is not a player is refused with not-a-player")
+    func endedNotAPlayer() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/ended \(room.state.seq)")
+        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        #expect(room.playback.status == .playing)
+    }
+
+    @Test("/ended from a player outside the session changes nothing")
+    func endedOutsideTheSession() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/leave")
+        room.say("bob", "/ended \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+    }
+
+    @Test("/ended without a whole number is refused with bad arguments and the usage")
+    func endedBadArguments() {
+        var room = Scenario.sharing("alice", players: ["alice"])
+        room.say("alice", "/ended last")
+        #expect(room.error(for: "alice")?.code == .badArguments)
+        #expect(room.error(for: "alice")?.message.contains("usage: /ended <seq>") == true)
+    }
+}

@@ -1,0 +1,230 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+@Suite("/queue")
+struct CommandQueueTests {
+    @Test("/queue alone lists the queue to the sender")
+    func queueLists() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
+        room.say("bob", "/queue")
+        guard case .queue(let items)? = room.reply(for: "bob") else {
+            Issue.record("no queue reply")
+            return
+        }
+        #expect(items.map(\.title) == ["Episode 2"])
+        #expect(room.events(for: "alice").isEmpty)
+    }
+
+    @Test("/queue with a URL appends an item and publishes the state")
+    func queueAdds() {
+        var room = Scenario.sharing("alice", "bob")
+        let before = room.state.seq
+        room.say("bob", "/queue https://example.org/b.mp4 Episode 2")
+        room.say("bob", "/queue https://example.org/c.mp4")
+        #expect(room.state.queue.map(\.url.text) == ["https://example.org/b.mp4", "https://example.org/c.mp4"])
+        #expect(room.state.queue.map(\.title) == ["Episode 2", "c.mp4"])
+        #expect(room.state.queue.map(\.id) == ["q1", "q2"])
+        #expect(room.state.seq == before + 2)
+        #expect(room.playback.cause == .queue)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.playback.item == "https://example.org/a.mp4")
+        #expect(room.notices.contains { $0.cause == .queue && $0.text.contains("c.mp4") })
+    }
+
+    @Test("/queue while playing leaves playback alone")
+    func queueWhilePlaying() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice"])
+        room.playTogether(by: "alice")
+        let playback = room.playback
+        room.say("bob", "/queue https://example.org/b.mp4")
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.position == playback.position)
+        #expect(room.playback.at == playback.at)
+    }
+
+    @Test("/queue from a non-host under control hosts is refused with forbidden")
+    func queueForbidden() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/policy control hosts")
+        room.say("bob", "/queue https://example.org/b.mp4")
+        #expect(room.error(for: "bob")?.code == .forbidden)
+        #expect(room.state.queue.isEmpty)
+        room.say("bob", "/queue")
+        #expect(room.reply(for: "bob") == .queue([]))
+    }
+
+    @Test("/queue from a member outside the active session is refused with no-session")
+    func queueOutsideTheSession() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("bob", "/leave")
+        room.say("bob", "/queue https://example.org/b.mp4")
+        #expect(room.error(for: "bob")?.code == .noSession)
+        #expect(room.state.queue.isEmpty)
+    }
+
+    @Test("/queue on a full queue is refused with queue-full")
+    func queueFull() {
+        var room = Scenario.sharing("alice", configuration: RoomConfiguration(maximumQueueLength: 2))
+        room.say("alice", "/queue https://example.org/b.mp4")
+        room.say("alice", "/queue https://example.org/c.mp4")
+        room.say("alice", "/queue https://example.org/d.mp4")
+        #expect(room.error(for: "alice")?.code == .queueFull)
+        #expect(room.state.queue.count == 2)
+    }
+
+    @Test("/queue with a URL that is not http or https is refused with bad arguments and the usage")
+    func queueBadURL() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/queue file:///etc/passwd")
+        #expect(room.error(for: "alice")?.code == .badArguments)
+        #expect(room.error(for: "alice")?.message.contains("usage: /queue [<url> [title...]]") == true)
+        #expect(room.state.queue.isEmpty)
+    }
+}
+
+@Suite("/next")
+struct CommandNextTests {
+    @Test("/next moves everyone to the first queued item, paused at 0, and keeps the rate")
+    func nextAdvances() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
+        room.say("alice", "/queue https://example.org/c.mp4 Episode 3")
+        room.say("alice", "/rate 1.25")
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 40)
+        room.say("bob", "/next")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position == .zero)
+        #expect(room.playback.item == "https://example.org/b.mp4")
+        #expect(room.playback.rate.value == 1.25)
+        #expect(room.playback.cause == .next)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.state.session?.activity.title == "Episode 2")
+        #expect(room.state.queue.map(\.title) == ["Episode 3"])
+        #expect(room.notices.contains { $0.cause == .next && $0.text.contains("Episode 2") })
+    }
+
+    @Test("/next without a session starts one with the queued item")
+    func nextStartsASession() {
+        var room = Scenario()
+        room.connect("alice")
+        room.connect("bob")
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
+        room.say("bob", "/next")
+        #expect(room.state.session?.state == .joined)
+        #expect(room.state.session?.activity.title == "Episode 2")
+        #expect(room.participant("alice")?.joined == true)
+        #expect(room.state.queue.isEmpty)
+    }
+
+    @Test("/next on an empty queue is refused with queue-empty")
+    func nextEmpty() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/next")
+        #expect(room.error(for: "alice")?.code == .queueEmpty)
+        #expect(room.playback.item == "https://example.org/a.mp4")
+    }
+
+    @Test("/next from a non-host under control hosts is refused with forbidden")
+    func nextForbidden() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/queue https://example.org/b.mp4")
+        room.say("alice", "/policy control hosts")
+        room.say("bob", "/next")
+        #expect(room.error(for: "bob")?.code == .forbidden)
+        #expect(room.state.queue.count == 1)
+    }
+
+    @Test("/next from a member outside the active session is refused with no-session")
+    func nextOutsideTheSession() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/queue https://example.org/b.mp4")
+        room.say("bob", "/leave")
+        room.say("bob", "/next")
+        #expect(room.error(for: "bob")?.code == .noSession)
+        #expect(room.state.queue.count == 1)
+    }
+
+    @Test("/next takes no arguments")
+    func nextBadArguments() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/next https://example.org/b.mp4")
+        #expect(room.error(for: "alice")?.code == .badArguments)
+        #expect(room.error(for: "alice")?.message.contains("usage: /next") == true)
+    }
+}
+
+@Suite("/autoplay and the end of an item")
+struct CommandAutoplayTests {
+    @Test("/autoplay on records the preference and tells everyone")
+    func autoplayOn() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("bob", "/autoplay on")
+        #expect(room.participant("bob")?.autoplay == true)
+        #expect(room.announced("bob", .autoplay))
+        room.say("bob", "/autoplay off")
+        #expect(room.participant("bob")?.autoplay == false)
+    }
+
+    @Test("/autoplay to the current setting only tells the sender")
+    func autoplaySame() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/autoplay off")
+        #expect(room.told("alice").count == 1)
+        #expect(room.participantChanges.isEmpty)
+    }
+
+    @Test("/autoplay with anything but on or off is refused with bad arguments and the usage")
+    func autoplayBadArguments() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/autoplay maybe")
+        #expect(room.error(for: "alice")?.code == .badArguments)
+        #expect(room.error(for: "alice")?.message.contains("usage: /autoplay on|off") == true)
+    }
+
+    @Test("when the item ends and one member has autoplay on, the room moves to the next item and starts together")
+    func autoplayAdvances() {
+        var room = Scenario.sharing("alice", "bob", "carol", players: ["alice", "bob"])
+        room.say("carol", "/autoplay on")
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 1400)
+        room.say("bob", "/ended \(room.state.seq)")
+        #expect(room.playback.status == .waiting)
+        #expect(room.playback.item == "https://example.org/b.mp4")
+        #expect(room.playback.position == .zero)
+        #expect(room.playback.cause == .next)
+        #expect(room.playback.by == nil)
+        #expect(room.state.queue.isEmpty)
+        room.everyoneReady()
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.cause == .next)
+    }
+
+    @Test("when the item ends with autoplay on but nothing queued, the room pauses")
+    func autoplayWithEmptyQueue() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("bob", "/autoplay on")
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 60)
+        room.say("bob", "/ended \(room.state.seq)")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.cause == .ended)
+        #expect(room.playback.item == "https://example.org/a.mp4")
+    }
+
+    @Test("the autoplay of a member outside the session does not advance the room")
+    func autoplayOutsideTheSession() {
+        var room = Scenario.sharing("alice", "bob", "carol", players: ["alice", "bob"])
+        room.say("carol", "/autoplay on")
+        room.say("carol", "/leave")
+        room.say("alice", "/queue https://example.org/b.mp4")
+        room.playTogether(by: "alice")
+        room.say("bob", "/ended \(room.state.seq)")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.item == "https://example.org/a.mp4")
+        #expect(room.state.queue.count == 1)
+    }
+}

@@ -1,0 +1,182 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+@Suite("/seek")
+struct CommandSeekTests {
+    @Test("/seek while paused stays paused at the target")
+    func seekWhilePaused() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.advance(seconds: 2)
+        let before = room.state.seq
+        room.say("bob", "/seek 1:35")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position.seconds == 95)
+        #expect(room.playback.at == room.now)
+        #expect(room.playback.cause == .seek)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.state.seq == before + 1)
+        #expect(room.armedWaitLimits.isEmpty)
+    }
+
+    @Test("/seek accepts seconds with a fraction and hours")
+    func seekFormats() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/seek 95.5")
+        #expect(room.playback.position.seconds == 95.5)
+        room.say("alice", "/seek 1:01:35")
+        #expect(room.playback.position.seconds == 3695)
+    }
+
+    @Test("/seek while playing makes the group wait at the target")
+    func seekWhilePlaying() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 5)
+        room.say("bob", "/seek 42")
+        #expect(room.playback.status == .waiting)
+        #expect(room.playback.position.seconds == 42)
+        #expect(room.playback.cause == .seek)
+        #expect(room.notices.contains { $0.cause == .seek && $0.text.contains("0:42") })
+    }
+
+    @Test("/seek while waiting waits again at the target with a new seq and a new wait limit")
+    func seekWhileWaiting() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        let firstSeq = room.state.seq
+        room.say("bob", "/seek 10")
+        #expect(room.playback.status == .waiting)
+        #expect(room.state.seq == firstSeq + 1)
+        #expect(room.armedWaitLimits == [.waitLimit(anchor: room.state.seq)])
+    }
+
+    @Test("/seek +10 and /seek -10 count from the group position now")
+    func seekRelative() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/seek 1:00")
+        room.say("alice", "/play")
+        room.watchFor(seconds: 20)
+        room.say("bob", "/seek +10")
+        #expect(room.playback.position.seconds == 90)
+        room.watchFor(seconds: 5)
+        room.say("bob", "/seek -10")
+        #expect(room.playback.position.seconds == 85)
+    }
+
+    @Test("/seek with something that is not a time is refused with bad arguments and the usage")
+    func seekBadArguments() {
+        var room = Scenario.sharing("alice")
+        for text in ["/seek abc", "/seek", "/seek 1:75", "/seek 10 20", "/seek 1e3"] {
+            room.say("alice", text)
+            #expect(room.error(for: "alice")?.code == .badArguments)
+            #expect(room.error(for: "alice")?.command == .seek)
+            #expect(room.error(for: "alice")?.message.contains("usage: /seek <time>") == true)
+        }
+        #expect(room.playback.position == .zero)
+    }
+
+    @Test("/seek is refused with no-session, forbidden and suspended")
+    func seekRefusals() {
+        var room = Scenario.sharing("alice", "bob", "carol")
+        room.say("carol", "/leave")
+        room.say("carol", "/seek 10")
+        #expect(room.error(for: "carol")?.code == .noSession)
+        room.say("bob", "/suspend")
+        room.say("bob", "/seek 10")
+        #expect(room.error(for: "bob")?.code == .suspended)
+        room.say("bob", "/resume")
+        room.say("alice", "/policy control hosts")
+        room.say("bob", "/seek 10")
+        #expect(room.error(for: "bob")?.code == .forbidden)
+        #expect(room.playback.position == .zero)
+    }
+}
+
+@Suite("/rate")
+struct CommandRateTests {
+    @Test("/rate while paused changes the rate and holds the position")
+    func rateWhilePaused() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/seek 30")
+        let before = room.state.seq
+        room.say("bob", "/rate 1.5")
+        #expect(room.playback.rate.value == 1.5)
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position.seconds == 30)
+        #expect(room.playback.cause == .rate)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.state.seq == before + 1)
+        #expect(room.notices.contains { $0.cause == .rate && $0.text.contains("1.5x") })
+    }
+
+    @Test("/rate while playing re-anchors at the current position so the media time stays continuous")
+    func rateWhilePlaying() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 10)
+        room.say("bob", "/rate 2")
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.position.seconds == 10)
+        #expect(room.playback.at == room.now)
+        room.advance(seconds: 5)
+        #expect(room.position == 20)
+    }
+
+    @Test("/rate while waiting keeps the group waiting")
+    func rateWhileWaiting() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        room.say("bob", "/rate 0.5")
+        #expect(room.playback.status == .waiting)
+        #expect(room.playback.rate.value == 0.5)
+        room.everyoneReady()
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.rate.value == 0.5)
+    }
+
+    @Test("/rate accepts a trailing x")
+    func rateWithX() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/rate 2x")
+        #expect(room.playback.rate.value == 2)
+    }
+
+    @Test("/rate to the current rate only tells the sender")
+    func rateSame() {
+        var room = Scenario.sharing("alice", "bob")
+        let before = room.state
+        room.say("bob", "/rate 1")
+        #expect(room.told("bob").count == 1)
+        #expect(room.state == before)
+    }
+
+    @Test("/rate out of range or not a number is refused with bad arguments and the usage")
+    func rateBadArguments() {
+        var room = Scenario.sharing("alice")
+        for text in ["/rate 9", "/rate abc", "/rate", "/rate -1", "/rate 0.1"] {
+            room.say("alice", text)
+            #expect(room.error(for: "alice")?.code == .badArguments)
+            #expect(room.error(for: "alice")?.command == .rate)
+            #expect(room.error(for: "alice")?.message.contains("usage: /rate <rate>") == true)
+        }
+        #expect(room.playback.rate == .normal)
+    }
+
+    @Test("/rate is refused with no-session, forbidden and suspended")
+    func rateRefusals() {
+        var room = Scenario()
+        room.connect("alice")
+        room.say("alice", "/rate 2")
+        #expect(room.error(for: "alice")?.code == .noSession)
+        var shared = Scenario.sharing("alice", "bob")
+        shared.say("bob", "/suspend")
+        shared.say("bob", "/rate 2")
+        #expect(shared.error(for: "bob")?.code == .suspended)
+        shared.say("bob", "/resume")
+        shared.say("alice", "/policy control hosts")
+        shared.say("bob", "/rate 2")
+        #expect(shared.error(for: "bob")?.code == .forbidden)
+        #expect(shared.playback.rate == .normal)
+    }
+}

@@ -1,0 +1,205 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+@Suite("/watch")
+struct CommandWatchTests {
+    @Test("/watch starts a session that joins everyone who connected to join, paused at 0")
+    func watchStartsASession() {
+        var room = Scenario()
+        room.connect("alice")
+        room.connect("bob", player: true)
+        room.connect("carol", join: false)
+        room.say("bob", "/watch https://example.org/a.mp4 Episode 1")
+        #expect(room.state.seq == 1)
+        #expect(room.state.session?.state == .joined)
+        #expect(room.state.session?.activity.url.text == "https://example.org/a.mp4")
+        #expect(room.state.session?.activity.identifier == "https://example.org/a.mp4")
+        #expect(room.state.session?.activity.title == "Episode 1")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position == .zero)
+        #expect(room.playback.item == "https://example.org/a.mp4")
+        #expect(room.playback.cause == .watch)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.participant("alice")?.joined == true)
+        #expect(room.participant("bob")?.joined == true)
+        #expect(room.participant("carol")?.joined == false)
+        #expect(room.announced("alice", .joinedSession))
+        #expect(room.notices.contains { $0.cause == .watch && $0.text.contains("Episode 1") })
+    }
+
+    @Test("/watch without a title takes the last segment of the URL path")
+    func watchDefaultTitle() {
+        var room = Scenario()
+        room.connect("alice")
+        room.say("alice", "/watch https://example.org/shows/s01e02.mp4?token=x")
+        #expect(room.state.session?.activity.title == "s01e02.mp4")
+    }
+
+    @Test("/watch joins its sender even when it connected with join=0")
+    func watchJoinsTheSender() {
+        var room = Scenario()
+        room.connect("alice", join: false)
+        room.say("alice", "/watch https://example.org/a.mp4")
+        #expect(room.participant("alice")?.joined == true)
+    }
+
+    @Test("/watch of the item already current only tells the sender")
+    func watchSameItem() {
+        var room = Scenario.sharing("alice", "bob")
+        let before = room.state
+        room.say("bob", "/watch https://example.org/a.mp4 Other title")
+        #expect(room.told("bob").count == 1)
+        #expect(room.published.isEmpty)
+        #expect(room.state == before)
+    }
+
+    @Test("/watch from a member outside the active session is refused with no-session")
+    func watchOutsideTheSession() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("bob", "/leave")
+        room.say("bob", "/watch https://example.org/b.mp4")
+        #expect(room.error(for: "bob")?.code == .noSession)
+        #expect(room.playback.item == "https://example.org/a.mp4")
+    }
+
+    @Test("/watch from a non-host under control hosts is refused with forbidden")
+    func watchForbidden() {
+        var room = Scenario()
+        room.connect("alice")
+        room.connect("bob")
+        room.say("alice", "/policy control hosts")
+        room.say("bob", "/watch https://example.org/a.mp4")
+        #expect(room.error(for: "bob")?.code == .forbidden)
+        #expect(room.state.session == nil)
+        room.say("alice", "/watch https://example.org/a.mp4")
+        #expect(room.state.session?.state == .joined)
+    }
+
+    @Test("/watch with a URL that is not http or https is refused with bad arguments and the usage")
+    func watchBadURL() {
+        var room = Scenario()
+        room.connect("alice")
+        for text in ["/watch", "/watch ftp://example.org/a.mp4", "/watch https://"] {
+            room.say("alice", text)
+            #expect(room.error(for: "alice")?.code == .badArguments)
+            #expect(room.error(for: "alice")?.message.contains("usage: /watch <url> [title...]") == true)
+        }
+        #expect(room.state.session == nil)
+    }
+}
+
+@Suite("/join and /leave")
+struct CommandJoinLeaveTests {
+    @Test("/join without a session is refused with no-session")
+    func joinWithoutSession() {
+        var room = Scenario()
+        room.connect("alice")
+        room.say("alice", "/join")
+        #expect(room.error(for: "alice")?.code == .noSession)
+    }
+
+    @Test("/join when already in the session only tells the sender")
+    func joinTwice() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/join")
+        #expect(room.told("alice").count == 1)
+        #expect(room.participantChanges.isEmpty)
+    }
+
+    @Test("/join puts a member who connected with join=0 in the session")
+    func joinAfterJoinZero() {
+        var room = Scenario.sharing("alice")
+        room.connect("bob", player: true, join: false)
+        room.say("bob", "/join")
+        #expect(room.participant("bob")?.joined == true)
+        room.say("alice", "/play")
+        #expect(room.playback.status == .waiting)
+    }
+
+    @Test("/leave takes the member out of the session and clears its suspensions")
+    func leaveClearsSuspensions() {
+        var room = Scenario.sharing("alice", "bob", players: ["bob"])
+        room.say("bob", "/suspend")
+        room.say("bob", "/leave")
+        #expect(room.participant("bob")?.joined == false)
+        #expect(room.participant("bob")?.suspensions == [])
+        #expect(room.participant("bob")?.ready == false)
+    }
+
+    @Test("/leave cancels the member's catch-up")
+    func leaveCancelsCatchup() {
+        var room = Scenario.sharing("alice", "bob")
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 30)
+        room.say("bob", "/catchup")
+        room.say("bob", "/leave")
+        #expect(room.armedCatchupEnds.isEmpty)
+    }
+
+    @Test("/leave outside a session is refused with no-session")
+    func leaveWithoutSession() {
+        var room = Scenario()
+        room.connect("alice")
+        room.say("alice", "/leave")
+        #expect(room.error(for: "alice")?.code == .noSession)
+        var joined = Scenario.sharing("alice", "bob")
+        joined.say("bob", "/leave")
+        joined.say("bob", "/leave")
+        #expect(joined.error(for: "bob")?.code == .noSession)
+    }
+
+    @Test("/leave and /join take no arguments")
+    func leaveJoinBadArguments() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/leave now")
+        #expect(room.error(for: "alice")?.code == .badArguments)
+        #expect(room.error(for: "alice")?.message.contains("usage: /leave") == true)
+        room.say("alice", "/join please")
+        #expect(room.error(for: "alice")?.code == .badArguments)
+    }
+}
+
+@Suite("/end")
+struct CommandEndTests {
+    @Test("/end from a non-host under control hosts is refused with forbidden")
+    func endForbidden() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/policy control hosts")
+        room.say("bob", "/end")
+        #expect(room.error(for: "bob")?.code == .forbidden)
+        #expect(room.state.session?.state == .joined)
+    }
+
+    @Test("/end without a session, or from a member outside it, is refused with no-session")
+    func endNoSession() {
+        var room = Scenario()
+        room.connect("alice")
+        room.say("alice", "/end")
+        #expect(room.error(for: "alice")?.code == .noSession)
+        var shared = Scenario.sharing("alice", "bob")
+        shared.say("bob", "/leave")
+        shared.say("bob", "/end")
+        #expect(shared.error(for: "bob")?.code == .noSession)
+        shared.say("alice", "/end")
+        shared.say("alice", "/end")
+        #expect(shared.error(for: "alice")?.code == .noSession)
+    }
+
+    @Test("/end tells everyone who ended the session")
+    func endNotifies() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("bob", "/end")
+        #expect(room.notices.contains { $0.cause == .end && $0.by == room.id("bob") })
+    }
+
+    @Test("transport commands after /end are refused with no-session")
+    func transportAfterEnd() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/end")
+        for text in ["/play", "/pause", "/seek 10", "/rate 2", "/suspend", "/catchup"] {
+            room.say("bob", text)
+            #expect(room.error(for: "bob")?.code == .noSession)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+@Suite("Rule 8: reports name the seq they answer")
+struct RuleItemIdentityTests {
+    @Test("a ready report for a state before the last seek does not count")
+    func readyBeforeSeekIsIgnored() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        let firstWait = room.state.seq
+        room.say("alice", "/seek 30")
+        room.say("bob", "/ready \(firstWait)")
+        #expect(room.participant("bob")?.ready == false)
+        room.say("alice", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .waiting)
+    }
+
+    @Test("a ready report for a seq not yet sent does not count")
+    func readyFromTheFutureIsIgnored() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        room.say("bob", "/ready \(room.state.seq + 5)")
+        #expect(room.last.isEmpty)
+        #expect(room.participant("bob")?.ready == false)
+    }
+
+    @Test("a ready report for a state that did not move the position still counts")
+    func readyAfterARateChangeCounts() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        let waitSeq = room.state.seq
+        room.say("alice", "/rate 1.5")
+        room.say("alice", "/ready \(waitSeq)")
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+    }
+
+    @Test("a ready report for the previous item does not count for the new one")
+    func readyForThePreviousItemIsIgnored() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        let oldItem = room.state.seq
+        room.say("alice", "/watch https://example.org/b.mp4 Episode 2")
+        room.say("alice", "/play")
+        room.say("bob", "/ready \(oldItem)")
+        #expect(room.participant("bob")?.ready == false)
+    }
+
+    @Test("an ended report for the previous item changes nothing")
+    func endedForThePreviousItemIsIgnored() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
+        room.playTogether(by: "alice")
+        let oldItem = room.state.seq
+        room.say("alice", "/next")
+        room.playTogether(by: "alice")
+        let before = room.state
+        room.say("bob", "/ended \(oldItem)")
+        #expect(room.state == before)
+        #expect(room.published.isEmpty)
+    }
+
+    @Test("an ended report for the current item counts after a seek within it")
+    func endedForTheCurrentItemAfterASeekCounts() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        let itemPlaying = room.state.seq
+        room.say("alice", "/seek 20:00")
+        room.everyoneReady()
+        room.say("bob", "/ended \(itemPlaying)")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.cause == .ended)
+    }
+}
+
+@Suite("Rule 9: replacing the activity resets playback")
+struct RuleReplaceActivityTests {
+    @Test("replacing the activity pauses everyone at 0 on the new item, keeping the rate")
+    func replacingPausesAtZero() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/rate 1.5")
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 30)
+        room.say("bob", "/watch https://example.org/b.mp4 Episode 2")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position == .zero)
+        #expect(room.playback.item == "https://example.org/b.mp4")
+        #expect(room.playback.rate.value == 1.5)
+        #expect(room.playback.cause == .watch)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.state.session?.activity.title == "Episode 2")
+        #expect(room.state.session?.state == .joined)
+    }
+
+    @Test("replacing the activity drops stall and catch-up suspensions and keeps the others")
+    func replacingDropsItemSuspensions() {
+        var room = Scenario.sharing("alice", "bob", "carol", "dave", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 30)
+        room.say("bob", "/buffering")
+        room.say("carol", "/catchup")
+        room.say("alice", "/suspend")
+        #expect(room.armedCatchupEnds.count == 1)
+        room.say("dave", "/watch https://example.org/b.mp4")
+        #expect(room.participant("bob")?.suspensions == [])
+        #expect(room.participant("carol")?.suspensions == [])
+        #expect(room.participant("alice")?.suspensions == [.userActionRequired])
+        #expect(room.armedCatchupEnds.isEmpty)
+    }
+
+    @Test("readiness for the old item does not carry over to the new one")
+    func replacingDropsReadiness() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        #expect(room.participant("bob")?.ready == true)
+        room.say("alice", "/watch https://example.org/b.mp4")
+        #expect(room.participant("alice")?.ready == false)
+        #expect(room.participant("bob")?.ready == false)
+    }
+
+    @Test("replacing the activity while waiting cancels the wait limit")
+    func replacingWhileWaitingCancelsTheLimit() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/play")
+        room.say("alice", "/watch https://example.org/b.mp4")
+        #expect(room.armedWaitLimits.isEmpty)
+        room.advance(seconds: 10)
+        #expect(room.playback.status == .paused)
+        #expect(room.participant("bob")?.suspensions == [])
+    }
+
+    @Test("/next replaces the activity with the queued item at 0")
+    func nextReplacesAtZero() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 30)
+        room.say("bob", "/buffering")
+        room.say("alice", "/next")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position == .zero)
+        #expect(room.playback.item == "https://example.org/b.mp4")
+        #expect(room.participant("bob")?.suspensions == [])
+    }
+}

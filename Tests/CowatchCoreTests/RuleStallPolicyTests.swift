@@ -1,0 +1,114 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+@Suite("Rule 6: stall policy")
+struct RuleStallPolicyTests {
+    static func playingTenSeconds(stall: String) -> Scenario {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/policy stall \(stall)")
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 10)
+        return room
+    }
+
+    @Test("a stalled member is suspended alone under stall continue and the group plays on")
+    func continueSuspendsTheStallerAlone() {
+        var room = Self.playingTenSeconds(stall: "continue")
+        let before = room.state
+        room.say("bob", "/buffering")
+        #expect(room.participant("bob")?.suspensions == [.stallRecovery])
+        #expect(room.announced("bob", .suspended(.stallRecovery)))
+        #expect(room.published.isEmpty)
+        #expect(room.state == before)
+        #expect(room.participant("alice")?.suspensions == [])
+    }
+
+    @Test("stall continue is the default policy")
+    func continueIsTheDefault() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        #expect(room.state.policy.stall == .continue)
+        room.playTogether(by: "alice")
+        room.say("bob", "/buffering")
+        #expect(room.playback.status == .playing)
+    }
+
+    @Test("under stall continue the staller rejoins at group time when it reports ready")
+    func continueStallerRejoins() {
+        var room = Self.playingTenSeconds(stall: "continue")
+        room.say("bob", "/buffering")
+        room.advance(seconds: 2)
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.participant("bob")?.suspensions == [])
+        #expect(room.announced("bob", .resumed(.stallRecovery)))
+        #expect(room.handedState(to: "bob") == room.state)
+        #expect(room.playback.status == .playing)
+    }
+
+    @Test("a second stall report while recovering changes nothing")
+    func repeatedStallIsQuiet() {
+        var room = Self.playingTenSeconds(stall: "continue")
+        room.say("bob", "/buffering")
+        room.say("bob", "/buffering")
+        #expect(room.last.isEmpty)
+        #expect(room.participant("bob")?.suspensions == [.stallRecovery])
+    }
+
+    @Test("under stall wait a stalled player makes the playing group wait at its position")
+    func waitMakesTheGroupWait() {
+        var room = Self.playingTenSeconds(stall: "wait")
+        let before = room.state.seq
+        room.say("bob", "/buffering")
+        #expect(room.playback.status == .waiting)
+        #expect(room.playback.position.seconds == 10)
+        #expect(room.playback.cause == .stall)
+        #expect(room.playback.by == room.id("bob"))
+        #expect(room.state.seq == before + 1)
+        #expect(room.participant("bob")?.suspensions == [])
+    }
+
+    @Test("under stall wait the group plays again once the staller and the others are ready")
+    func waitEndsWhenTheStallerIsReady() {
+        var room = Self.playingTenSeconds(stall: "wait")
+        room.say("bob", "/buffering")
+        room.say("alice", "/ready \(room.state.seq)")
+        room.advance(seconds: 3)
+        #expect(room.playback.status == .waiting)
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.position.seconds == 10)
+        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+    }
+
+    @Test("under stall wait a staller who does not recover is left behind at the wait limit")
+    func waitGivesUpAtTheLimit() {
+        var room = Self.playingTenSeconds(stall: "wait")
+        room.say("bob", "/buffering")
+        room.say("alice", "/ready \(room.state.seq)")
+        room.advance(seconds: 5)
+        #expect(room.playback.status == .playing)
+        #expect(room.participant("bob")?.suspensions == [.stallRecovery])
+    }
+
+    @Test("under stall wait a suspended member still stalls only itself")
+    func waitSuspendedStallsAlone() {
+        var room = Self.playingTenSeconds(stall: "wait")
+        room.say("bob", "/suspend")
+        room.say("bob", "/buffering")
+        #expect(room.playback.status == .playing)
+        #expect(room.participant("bob")?.suspensions == [.userActionRequired, .stallRecovery])
+    }
+
+    @Test("under stall wait a player that stalls after reporting ready is waited for again")
+    func waitStallWhileWaitingUndoesReadiness() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/policy stall wait")
+        room.say("alice", "/play")
+        room.say("bob", "/ready \(room.state.seq)")
+        room.say("bob", "/buffering")
+        #expect(room.participant("bob")?.ready == false)
+        #expect(room.announced("bob", .stalled))
+        room.say("alice", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .waiting)
+    }
+}

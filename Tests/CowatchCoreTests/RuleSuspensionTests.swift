@@ -1,0 +1,127 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+@Suite("Rule 4: a suspension separates a member from the group")
+struct RuleSuspensionSeparatesTests {
+    @Test("a suspended member's transport commands change nothing for the group")
+    func suspendedTransportChangesNothing() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/suspend")
+        let before = room.state
+        for text in ["/pause", "/seek 90", "/rate 2", "/play now"] {
+            room.say("bob", text)
+            #expect(room.error(for: "bob")?.code == .suspended)
+            #expect(room.published.isEmpty)
+        }
+        #expect(room.state == before)
+    }
+
+    @Test("the group does not wait for a suspended player")
+    func groupDoesNotWaitForSuspended() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("bob", "/suspend playingInterstitial")
+        room.say("alice", "/play")
+        room.say("alice", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+    }
+
+    @Test("a suspended member's end report does not end the item for the group")
+    func suspendedEndedChangesNothing() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/suspend")
+        let before = room.state
+        room.say("bob", "/ended \(room.state.seq)")
+        #expect(room.state == before)
+    }
+
+    @Test("when its last suspension ends a member is handed the current group state and the group does not move")
+    func resumeHandsTheGroupState() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/suspend")
+        room.watchFor(seconds: 20)
+        room.say("alice", "/seek 5:00")
+        room.everyoneReady()
+        let before = room.state
+        room.say("bob", "/resume")
+        #expect(room.participant("bob")?.suspensions == [])
+        #expect(room.announced("bob", .resumed(nil)))
+        #expect(room.handedState(to: "bob") == before)
+        #expect(room.published.isEmpty)
+        #expect(room.state == before)
+    }
+
+    @Test("resuming with a proposed time moves the whole group there")
+    func resumeAtMovesTheGroup() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/suspend")
+        room.watchFor(seconds: 20)
+        room.say("bob", "/resume at 1:00")
+        #expect(room.participant("bob")?.suspensions == [])
+        #expect(room.playback.status == .waiting)
+        #expect(room.playback.position.seconds == 60)
+        #expect(room.playback.cause == .resume)
+        #expect(room.playback.by == room.id("bob"))
+        room.everyoneReady()
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.position.seconds == 60)
+    }
+}
+
+@Suite("Rule 5: suspensions stack")
+struct RuleSuspensionsStackTests {
+    @Test("a member stays suspended while any reason remains")
+    func suspendedWhileAnyReasonRemains() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/suspend")
+        room.say("bob", "/suspend audioSessionInterrupted")
+        #expect(room.participant("bob")?.suspensions == [.userActionRequired, .audioSessionInterrupted])
+        room.say("bob", "/resume userActionRequired")
+        #expect(room.participant("bob")?.suspensions == [.audioSessionInterrupted])
+        #expect(room.handedState(to: "bob") == nil)
+        room.say("bob", "/pause")
+        #expect(room.error(for: "bob")?.code == .suspended)
+        room.say("bob", "/resume audioSessionInterrupted")
+        #expect(room.participant("bob")?.suspensions == [])
+        #expect(room.handedState(to: "bob") == room.state)
+    }
+
+    @Test("/resume without a reason ends every suspension at once")
+    func resumeEndsAll() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("bob", "/suspend")
+        room.say("bob", "/suspend myAd")
+        room.say("bob", "/resume")
+        #expect(room.participant("bob")?.suspensions == [])
+        #expect(room.handedState(to: "bob") == room.state)
+    }
+
+    @Test("a stall recovery stacks with a user suspension, and readiness ends only the stall")
+    func stallStacksWithUserSuspension() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.say("bob", "/suspend")
+        room.say("bob", "/buffering")
+        #expect(room.participant("bob")?.suspensions == [.userActionRequired, .stallRecovery])
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.participant("bob")?.suspensions == [.userActionRequired])
+        #expect(room.handedState(to: "bob") == nil)
+    }
+
+    @Test("a catch-up ending by itself leaves a member suspended for its other reasons")
+    func catchupEndStacks() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.playTogether(by: "alice")
+        room.watchFor(seconds: 30)
+        room.say("bob", "/catchup")
+        room.say("bob", "/suspend")
+        room.advance(seconds: 10)
+        #expect(room.participant("bob")?.suspensions == [.userActionRequired])
+        #expect(room.handedState(to: "bob") == nil)
+    }
+}
