@@ -6,6 +6,8 @@
 #define COWATCH_LWS_SHIM_H
 
 #include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Bytes lws needs before every payload it writes, for the frame header. */
@@ -53,6 +55,31 @@ static inline int cw_http_respond(struct lws *wsi, unsigned int status, const ch
             return 1;
     }
     return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+/*
+ * Refuses a WebSocket upgrade with a plain HTTP/1.1 response. At the point an
+ * upgrade is confirmed lws has not recorded the request's HTTP version, and its
+ * header helpers would answer HTTP/1.0, which WebSocket clients reject.
+ */
+static inline int cw_http_refuse_upgrade(struct lws *wsi, unsigned int status, const char *reason,
+                                         const unsigned char *body, size_t body_length) {
+    char head[256];
+    int head_length = snprintf(head, sizeof(head),
+                               "HTTP/1.1 %u %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                               "content-length: %zu\r\ncache-control: no-store\r\nconnection: close\r\n\r\n",
+                               status, reason, body_length);
+    if (head_length <= 0 || head_length >= (int)sizeof(head))
+        return -1;
+    unsigned char *payload = malloc(LWS_PRE + (size_t)head_length + body_length);
+    if (!payload)
+        return -1;
+    memcpy(payload + LWS_PRE, head, (size_t)head_length);
+    if (body_length)
+        memcpy(payload + LWS_PRE + head_length, body, body_length);
+    int written = lws_write(wsi, payload + LWS_PRE, (size_t)head_length + body_length, LWS_WRITE_HTTP_HEADERS);
+    free(payload);
+    return written < 0 ? -1 : 1;
 }
 
 #endif

@@ -13,7 +13,10 @@ extension LWSServer {
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             let request = upgradeRequest(wsi)
             if let refusal = gateway.admit(request) {
-                return respond(wsi, HTTPResponse(status: refusal.status, contentType: "text/plain; charset=utf-8", body: refusal.body)) == 0 ? 1 : -1
+                let body = Array(refusal.body.utf8)
+                return body.withUnsafeBufferPointer { buffer in
+                    cw_http_refuse_upgrade(wsi, refusal.status, Self.reasonPhrase(refusal.status), buffer.baseAddress, buffer.count)
+                }
             }
             return 0
 
@@ -78,6 +81,16 @@ extension LWSServer {
 
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    static func reasonPhrase(_ status: UInt32) -> String {
+        switch status {
+        case 400: "Bad Request"
+        case 404: "Not Found"
+        case 429: "Too Many Requests"
+        case 503: "Service Unavailable"
+        default: "Error"
         }
     }
 

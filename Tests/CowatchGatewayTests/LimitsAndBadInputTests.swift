@@ -101,7 +101,7 @@ struct LimitsAndBadInputTests {
         let closed = try #require(third.waitClosed())
         #expect(closed.code == nil)
         let socket = try RawSocket(port: server.port)
-        #expect(try socket.upgrade(path: "/rooms/lobby").contains(" 429 "))
+        #expect(try socket.upgrade(path: "/rooms/lobby").hasPrefix("HTTP/1.1 429 "))
         alice.send("/who")
         #expect(alice.event("reply") != nil)
     }
