@@ -38,12 +38,35 @@ let package = Package(
             name: "CowatchGateway",
             dependencies: [
                 "CowatchCore",
+                "CowatchStore",
                 "SlashCommands",
                 "CLibWebSockets",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            // The browser client: plain HTML, CSS and JavaScript modules, served as
+            // they are. `WebRoot` finds them next to the installed binary.
+            resources: [.copy("Web")]
+        ),
+        // The system SQLite (Debian libsqlite3-dev) behind a thin target.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // Where rooms outlive a restart: the store interface, an in-memory store and
+        // the embedded SQLite store, writing on a thread of its own.
+        .target(
+            name: "CowatchStore",
+            dependencies: [
+                "CowatchCore",
+                "SlashCommands",
+                "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `cowatch serve`'s settings: flags, COWATCH_* environment and config file.
+        .target(name: "CowatchSettings", dependencies: ["CowatchGateway", "CowatchCore"]),
         // WebSocket clients on the libwebsockets client role: `cowatch connect`,
         // `cowatch bench` and the integration tests.
         .target(
@@ -59,6 +82,8 @@ let package = Package(
                 "CowatchCore",
                 "CowatchGateway",
                 "CowatchClient",
+                "CowatchSettings",
+                "CowatchStore",
                 "SlashCommands",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -68,6 +93,8 @@ let package = Package(
         .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"]),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(
             name: "CowatchGatewayTests",
             dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "SlashCommands"]

@@ -16,12 +16,17 @@ public struct LoadPlan: Sendable {
     public var connectionsPerContext: Int
     /// Connections being opened at once, all contexts together.
     public var connectWindow: Int
+    /// New connections per second at most; 0 for no limit. Every arrival is
+    /// announced to the whole room, so a big room filled too fast overflows the
+    /// server's outboxes.
+    public var connectRate: Double
     /// Prefix of the room names, unique per run so that rooms of an earlier run
     /// (kept for their resume grace) are not reused.
     public var roomPrefix: String
 
     public init(server: WebSocketAddress, rooms: Int, members: Int, rounds: Int, warmupRounds: Int,
-                encoding: ClientEncoding, connectionsPerContext: Int, connectWindow: Int, roomPrefix: String) {
+                encoding: ClientEncoding, connectionsPerContext: Int, connectWindow: Int, connectRate: Double,
+                roomPrefix: String) {
         self.server = server
         self.rooms = rooms
         self.members = members
@@ -30,6 +35,7 @@ public struct LoadPlan: Sendable {
         self.encoding = encoding
         self.connectionsPerContext = connectionsPerContext
         self.connectWindow = connectWindow
+        self.connectRate = connectRate
         self.roomPrefix = roomPrefix
     }
 
@@ -86,10 +92,7 @@ public final class LoadGenerator: @unchecked Sendable {
 
     private let lock = NSLock()
     private var progress = LoadProgress()
-    private var pending: [(room: Int, member: Int)] = []
-    private var nextPending = 0
     private var closing = false
-    private var lastOpened = Date.distantPast
 
     public init(plan: LoadPlan) throws {
         self.plan = plan
@@ -117,36 +120,38 @@ public final class LoadGenerator: @unchecked Sendable {
         return copy
     }
 
-    /// Opens members `members` of every room, at most `connectWindow` at a time,
-    /// and waits until each has its welcome and first state, or one failed, or
-    /// `timeout` passed. Returns the seconds it took, or nil.
+    /// Opens members `members` of every room, at most `connectWindow` at a time
+    /// and `connectRate` per second, and waits until each has its welcome and
+    /// first state, or one failed, or `timeout` passed. Returns the seconds it
+    /// took, or nil.
     public func open(members: Range<Int>, timeout: Double) -> Double? {
         let started = Date()
-        let target = lock.withLock { () -> Int in
-            pending = []
-            nextPending = 0
-            pending.reserveCapacity(plan.rooms * members.count)
-            // Member-major, so that every room fills at the same pace.
-            for member in members {
-                for room in 0..<plan.rooms { pending.append((room, member)) }
-            }
-            return progress.welcomed + pending.count
+        let deadline = started.addingTimeInterval(timeout)
+        // Member-major, so that every room fills at the same pace.
+        var pending: [(room: Int, member: Int)] = []
+        pending.reserveCapacity(plan.rooms * members.count)
+        for member in members {
+            for room in 0..<plan.rooms { pending.append((room, member)) }
         }
-        for _ in 0..<max(1, plan.connectWindow) { launchNext() }
-        let done = waitFor(timeout: timeout) { $0.welcomed >= target || $0.failed > 0 }
-        return done && snapshot.failed == 0 ? Date().timeIntervalSince(started) : nil
-    }
-
-    /// Waits until `grace` seconds have passed since the last connection opened.
-    /// The server pings each new connection at its next once-a-second
-    /// housekeeping; libwebsockets 4.1 checks a pong's payload as UTF-8 when the
-    /// connection's last data frame was text, so a binary ping answered after a
-    /// command closes the connection with 1007. Controllers send their first
-    /// command only after that first ping has been answered.
-    public func waitPastFirstPing(grace: Double) {
-        let since = lock.withLock { lastOpened }
-        let wait = grace - Date().timeIntervalSince(since)
-        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        let base = lock.withLock { progress.opened + progress.failed }
+        let target = snapshot.welcomed + pending.count
+        var launched = 0
+        while Date() < deadline {
+            let current = snapshot
+            if current.welcomed >= target || current.failed > 0 { break }
+            let settled = current.opened + current.failed - base
+            var allowed = min(pending.count, settled + max(1, plan.connectWindow))
+            if plan.connectRate > 0 {
+                allowed = min(allowed, Int(Date().timeIntervalSince(started) * plan.connectRate) + 1)
+            }
+            while launched < allowed {
+                launch(room: pending[launched].room, member: pending[launched].member)
+                launched += 1
+            }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        let current = snapshot
+        return current.welcomed >= target && current.failed == 0 ? Date().timeIntervalSince(started) : nil
     }
 
     /// Waits until no frame has arrived for `quiet` seconds: the arrival
@@ -228,13 +233,7 @@ public final class LoadGenerator: @unchecked Sendable {
         return condition(snapshot)
     }
 
-    fileprivate func launchNext() {
-        let next = lock.withLock { () -> (room: Int, member: Int)? in
-            guard !closing, nextPending < pending.count else { return nil }
-            defer { nextPending += 1 }
-            return pending[nextPending]
-        }
-        guard let (roomIndex, member) = next else { return }
+    private func launch(room roomIndex: Int, member: Int) {
         let room = rooms[roomIndex]
         let global = roomIndex * plan.members + member
         let clients = contexts[min(contexts.count - 1, global / max(1, plan.connectionsPerContext))]
@@ -243,24 +242,18 @@ public final class LoadGenerator: @unchecked Sendable {
         address = address.adding("name", "m\(member)")
         let handlers = ClientHandlers(
             opened: { [self] in
-                lock.withLock {
-                    progress.opened += 1
-                    lastOpened = Date()
-                }
-                launchNext()
+                lock.withLock { progress.opened += 1 }
             },
             received: { text in room.received(text, from: member) },
             closed: { [self] info in
-                let counted = lock.withLock { () -> Bool in
-                    guard !closing else { return false }
+                lock.withLock {
+                    guard !closing else { return }
                     progress.failed += 1
                     if progress.firstFailure == nil {
                         progress.firstFailure = "m\(member) of room \(roomIndex): "
                             + (info.code.map { "closed with \($0) \(info.reason)" } ?? info.reason)
                     }
-                    return true
                 }
-                if counted { launchNext() }
             })
         room.attach(clients.connect(address, encoding: plan.encoding, handlers: handlers), as: member)
     }

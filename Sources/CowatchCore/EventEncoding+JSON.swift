@@ -13,6 +13,7 @@ public enum JSONEventEncoding {
                 json.key("serverTime"); json.integer(welcome.serverTime.milliseconds)
                 json.key("resume"); json.string(welcome.resume)
                 json.key("participants"); json.array(welcome.participants) { participant($1, into: &$0) }
+                json.key("chat"); json.array(welcome.chat) { json, line in json.object { chatMembers(line, into: &$0) } }
             case .state(let state):
                 stateMembers(state, into: &json)
             case .participant(let member, let change):
@@ -23,11 +24,7 @@ public enum JSONEventEncoding {
                 json.key("name"); json.string(name.text)
                 json.key("reason"); json.string(reason.rawValue)
             case .chat(let line):
-                json.key("from"); json.string(line.from.rawValue)
-                json.key("name"); json.string(line.name.text)
-                json.key("text"); json.string(line.text)
-                json.key("at"); json.integer(line.at.milliseconds)
-                json.key("me"); json.bool(line.me)
+                chatMembers(line, into: &json)
             case .notice(let notice):
                 json.key("text"); json.string(notice.text)
                 json.key("cause"); json.string(notice.cause?.rawValue)
@@ -48,6 +45,14 @@ public enum JSONEventEncoding {
             }
         }
         return json.bytes
+    }
+
+    static func chatMembers(_ line: ChatLine, into json: inout JSONWriter) {
+        json.key("from"); json.string(line.from.rawValue)
+        json.key("name"); json.string(line.name.text)
+        json.key("text"); json.string(line.text)
+        json.key("at"); json.integer(line.at.milliseconds)
+        json.key("me"); json.bool(line.me)
     }
 
     static func stateMembers(_ state: RoomState, into json: inout JSONWriter) {

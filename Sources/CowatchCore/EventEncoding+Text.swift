@@ -10,7 +10,7 @@ public enum TextEventEncoding {
             return [
                 "* welcome to \(welcome.room), \(welcome.you.name) (\(welcome.you.role.rawValue)); \(welcome.participants.count) here: \(names)",
                 "* to come back as yourself, reconnect with ?resume=\(welcome.resume)",
-            ]
+            ] + welcome.chat.suffix(recentChatLines).flatMap { lines(.chat($0)) }
         case .state(let state):
             return [stateLine(state)]
         case .participant(let member, let change):
@@ -31,6 +31,9 @@ public enum TextEventEncoding {
             return ["* catching up: replay from \(catchup.from) at \(catchup.rate)x until server time \(catchup.until.milliseconds)"]
         }
     }
+
+    /// How much of the room's recent chat a text client is shown on arrival.
+    static let recentChatLines = 10
 
     /// `= playing "Episode 1" at 0:12:03, rate 1`
     static func stateLine(_ state: RoomState) -> String {

@@ -61,4 +61,5 @@ public struct Cause: Hashable, Sendable, RawRepresentable, CustomStringConvertib
     public static let deop = Cause(rawValue: "deop")
     public static let kick = Cause(rawValue: "kick")
     public static let host = Cause(rawValue: "host")
+    public static let restore = Cause(rawValue: "restore")
 }

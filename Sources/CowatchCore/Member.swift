@@ -1,6 +1,6 @@
 import SlashCommands
 
-public enum Role: String, Hashable, Sendable {
+public enum Role: String, Hashable, Sendable, Codable {
     case host, member
 }
 
@@ -36,6 +36,13 @@ public struct Member: Hashable, Sendable {
     var catchupSerial: Int64
 
     public var isSuspended: Bool { !suspensions.isEmpty }
+
+    /// What of this member outlives a restart.
+    public var record: MemberRecord {
+        MemberRecord(id: id, name: name, role: role, joined: joined, joinsNewSessions: joinsNewSessions,
+                     player: player, autoplay: autoplay, suspensions: suspensions, arrival: arrival,
+                     resumeToken: resumeToken)
+    }
 }
 
 /// A member as shown to others, in `participant` events, `welcome` and `/who`.

@@ -1,7 +1,7 @@
 import SlashCommands
 
 /// The coordinator's four states, as in Jellyfin SyncPlay and AVPlaybackCoordinator.
-public enum PlaybackStatus: String, Hashable, Sendable {
+public enum PlaybackStatus: String, Hashable, Sendable, Codable {
     /// No item: no session, or the session ended.
     case idle
     case paused
@@ -15,7 +15,7 @@ public enum PlaybackStatus: String, Hashable, Sendable {
 /// When playing, the media position at server time T is
 /// `position + rate * (T - at)`, and held at `position` before `at` (a coordinated
 /// start announces an `at` slightly in the future). Otherwise it is `position`.
-public struct Playback: Hashable, Sendable {
+public struct Playback: Hashable, Sendable, Codable {
     public var status: PlaybackStatus
     /// The activity identifier, or nil when idle.
     public var item: String?
@@ -48,7 +48,7 @@ public struct Playback: Hashable, Sendable {
 }
 
 /// What the group session is watching: SharePlay's `GroupActivity`.
-public struct Activity: Hashable, Sendable {
+public struct Activity: Hashable, Sendable, Codable {
     /// Unique per sharing, so replacing an item with itself later is still a new activity.
     public var id: String
     public var url: MediaURL
@@ -58,8 +58,8 @@ public struct Activity: Hashable, Sendable {
 }
 
 /// The room's group session, as SharePlay's `GroupSession`.
-public struct GroupSession: Hashable, Sendable {
-    public enum State: String, Hashable, Sendable {
+public struct GroupSession: Hashable, Sendable, Codable {
+    public enum State: String, Hashable, Sendable, Codable {
         case joined, invalidated
     }
 
@@ -71,14 +71,14 @@ public struct GroupSession: Hashable, Sendable {
     public var isActive: Bool { state == .joined }
 }
 
-public struct QueueItem: Hashable, Sendable {
+public struct QueueItem: Hashable, Sendable, Codable {
     public var id: String
     public var url: MediaURL
     public var title: String
 }
 
 /// A room's rules, changed by hosts with `/policy`.
-public struct RoomPolicy: Hashable, Sendable {
+public struct RoomPolicy: Hashable, Sendable, Codable {
     public var control: ControlPolicy
     public var stall: StallPolicy
     /// How long a coordinated start waits for stragglers.
@@ -93,7 +93,7 @@ public struct RoomPolicy: Hashable, Sendable {
 }
 
 /// The authoritative state every member receives, numbered by `seq`.
-public struct RoomState: Hashable, Sendable {
+public struct RoomState: Hashable, Sendable, Codable {
     public var seq: Int64
     public var session: GroupSession?
     public var playback: Playback

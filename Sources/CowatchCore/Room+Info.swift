@@ -5,6 +5,16 @@ extension Room {
         guard let member = members[id] else { return }
         let line = ChatLine(from: id, name: member.name, text: text, at: now, me: me)
         actions.append(.broadcast(.chat(line)))
+        actions.append(.persistChat(line))
+        remember(line)
+    }
+
+    mutating func remember(_ line: ChatLine) {
+        guard configuration.chatHistory > 0 else { return }
+        if recentChat.count >= configuration.chatHistory {
+            recentChat.removeFirst(recentChat.count - configuration.chatHistory + 1)
+        }
+        recentChat.append(line)
     }
 
     mutating func help(_ topic: CommandName?, from id: MemberID) {

@@ -31,7 +31,7 @@ extension Room {
     /// sees a participant change, not a new member); otherwise a member arrives.
     public mutating func connect(_ request: ConnectRequest, now: ServerInstant) -> ConnectOutcome {
         if let token = request.resume, let id = tokenIndex[token], members[id] != nil {
-            return .accepted(id, collect { $0.reconnect(id, request: request, now: now) })
+            return .accepted(id, collect(now: now) { $0.reconnect(id, request: request, now: now) })
         }
         guard members.count < configuration.maximumMembers else {
             return .refused(CommandError(.roomFull, command: nil,
@@ -39,13 +39,13 @@ extension Room {
         }
         let id = MemberID("m\(nextMemberNumber)")
         nextMemberNumber += 1
-        return .accepted(id, collect { $0.arrive(id, request: request, now: now) })
+        return .accepted(id, collect(now: now) { $0.arrive(id, request: request, now: now) })
     }
 
     /// The member's connection closed. Its identity is kept for the resume grace
     /// period; meanwhile it counts for nothing in coordination.
     public mutating func disconnect(_ id: MemberID, now: ServerInstant) -> [RoomAction] {
-        collect { room in
+        collect(now: now) { room in
             guard let member = room.members[id], member.connected else { return }
             let serial = member.disconnectSerial + 1
             room.modify(id) {
@@ -77,6 +77,7 @@ extension Room {
         count(member, sign: 1)
         nameIndex[name.text.lowercased()] = id
         tokenIndex[request.newToken] = id
+        actions.append(.persistMember(member.record))
         welcome(id, now: now)
         actions.append(.broadcast(.participant(participant(member), change: .arrived), except: id))
     }
@@ -99,7 +100,7 @@ extension Room {
     mutating func welcome(_ id: MemberID, now: ServerInstant) {
         guard let member = members[id] else { return }
         let welcome = Welcome(you: participant(member), room: name, serverTime: now,
-                              resume: member.resumeToken, participants: participants)
+                              resume: member.resumeToken, participants: participants, chat: recentChat)
         actions.append(.send(.welcome(welcome), to: id))
         handState(to: id)
     }
@@ -124,6 +125,7 @@ extension Room {
             actions.append(.cancel(.catchupEnds(id, serial: member.catchupSerial)))
         }
         actions.append(.broadcast(.participantLeft(id, name: member.name, reason: reason)))
+        actions.append(.forgetMember(id))
         if member.role == .host && hostCount == 0 { promoteLongestPresent() }
         coordinationLost(now: now)
     }

@@ -4,7 +4,7 @@ extension Room {
     /// A member sent a line (already parsed). Unknown members are ignored: the
     /// gateway may deliver a line that raced with a kick.
     public mutating func receive(_ line: InputLine, from id: MemberID, now: ServerInstant) -> [RoomAction] {
-        collect { room in
+        collect(now: now) { room in
             guard room.members[id] != nil else { return }
             switch line {
             case .empty: return
@@ -21,7 +21,7 @@ extension Room {
 
     /// A timer armed by an earlier `schedule` action came due.
     public mutating func timerFired(_ timer: RoomTimer, now: ServerInstant) -> [RoomAction] {
-        collect { room in
+        collect(now: now) { room in
             switch timer {
             case .waitLimit(let anchor): room.waitLimitReached(anchor: anchor, now: now)
             case .catchupEnds(let id, let serial): room.catchupEnded(id, serial: serial, now: now)

@@ -49,6 +49,9 @@ public struct Room: Sendable {
     var nextActivityNumber: Int64 = 1
     var nextQueueNumber: Int64 = 1
 
+    /// The latest chat lines, oldest first, for newcomers and for restarts.
+    public internal(set) var recentChat: [ChatLine] = []
+
     var actions: [RoomAction] = []
     var needsPersisting = false
 
@@ -73,14 +76,18 @@ public struct Room: Sendable {
 
     /// Runs one entry point: collects its actions and appends a snapshot to persist
     /// when the published state changed.
-    mutating func collect(_ body: (inout Room) -> Void) -> [RoomAction] {
+    mutating func collect(now: ServerInstant, _ body: (inout Room) -> Void) -> [RoomAction] {
         actions.removeAll(keepingCapacity: true)
         needsPersisting = false
         body(&self)
-        if needsPersisting {
-            actions.append(.persist(RoomSnapshot(room: name, state: state)))
-        }
+        if needsPersisting { actions.append(.persist(snapshot(at: now))) }
         return actions
+    }
+
+    /// The room-level state as a restart needs it.
+    public func snapshot(at now: ServerInstant) -> RoomSnapshot {
+        RoomSnapshot(room: name, state: state, savedAt: now, nextMemberNumber: nextMemberNumber,
+                     nextActivityNumber: nextActivityNumber, nextQueueNumber: nextQueueNumber, itemSeq: itemSeq)
     }
 
     /// Sends the current state to every member with the next seq.
@@ -115,10 +122,12 @@ public struct Room: Sendable {
     /// through here.
     mutating func modify(_ id: MemberID, _ change: (inout Member) -> Void) {
         guard var member = members[id] else { return }
+        let before = member.record
         count(member, sign: -1)
         change(&member)
         count(member, sign: 1)
         members[id] = member
+        if member.record != before { actions.append(.persistMember(member.record)) }
     }
 
     mutating func count(_ member: Member, sign: Int) {

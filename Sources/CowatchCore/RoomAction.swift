@@ -1,3 +1,5 @@
+import SlashCommands
+
 /// What the room asks its host (the gateway) to do, in order.
 public enum RoomAction: Hashable, Sendable {
     /// To every connected member but `except`. One event, however many recipients:
@@ -11,6 +13,12 @@ public enum RoomAction: Hashable, Sendable {
     case disconnect(MemberID, reason: String)
     /// Keep this snapshot so the room survives a restart.
     case persist(RoomSnapshot)
+    /// Keep (or replace) what a restart needs of this member.
+    case persistMember(MemberRecord)
+    /// The member is gone for good.
+    case forgetMember(MemberID)
+    /// Keep this chat line among the room's recent ones.
+    case persistChat(ChatLine)
 }
 
 /// The timers a room may arm. Each carries what it was armed for, so a timer that
@@ -25,7 +33,31 @@ public enum RoomTimer: Hashable, Sendable {
 }
 
 /// The room-level state to persist: what a restart needs to bring the room back.
-public struct RoomSnapshot: Hashable, Sendable {
+public struct RoomSnapshot: Hashable, Sendable, Codable {
     public var room: RoomName
     public var state: RoomState
+    /// When it was taken: how long the room was down is measured from the latest.
+    public var savedAt: ServerInstant
+    /// The counters that keep ids unique across restarts.
+    public var nextMemberNumber: Int64
+    public var nextActivityNumber: Int64
+    public var nextQueueNumber: Int64
+    /// The seq at which the current item became current (for `/ended`).
+    public var itemSeq: Int64
+}
+
+/// What a restart needs of one member: who it is and how it stood in the room.
+/// Readiness and connection are not kept: a restored member is disconnected
+/// until it comes back with its resume token.
+public struct MemberRecord: Hashable, Sendable, Codable {
+    public var id: MemberID
+    public var name: DisplayName
+    public var role: Role
+    public var joined: Bool
+    public var joinsNewSessions: Bool
+    public var player: Bool
+    public var autoplay: Bool
+    public var suspensions: [SuspensionReason]
+    public var arrival: Int64
+    public var resumeToken: String
 }

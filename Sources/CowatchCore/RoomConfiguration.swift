@@ -15,6 +15,8 @@ public struct RoomConfiguration: Hashable, Sendable {
     public var leadMargin: ServerInterval
     /// The policy of a new room.
     public var defaultPolicy: RoomPolicy
+    /// Chat lines a room keeps for newcomers and restarts.
+    public var chatHistory: Int
 
     public init(
         maximumMembers: Int = 1_000,
@@ -23,7 +25,8 @@ public struct RoomConfiguration: Hashable, Sendable {
         minimumLead: ServerInterval = ServerInterval(milliseconds: 150),
         maximumLead: ServerInterval = ServerInterval(milliseconds: 1_000),
         leadMargin: ServerInterval = ServerInterval(milliseconds: 50),
-        defaultPolicy: RoomPolicy = RoomPolicy()
+        defaultPolicy: RoomPolicy = RoomPolicy(),
+        chatHistory: Int = 200
     ) {
         self.maximumMembers = maximumMembers
         self.maximumQueueLength = maximumQueueLength
@@ -32,5 +35,6 @@ public struct RoomConfiguration: Hashable, Sendable {
         self.maximumLead = maximumLead
         self.leadMargin = leadMargin
         self.defaultPolicy = defaultPolicy
+        self.chatHistory = chatHistory
     }
 }

@@ -40,6 +40,8 @@ public struct Welcome: Hashable, Sendable {
     public var resume: String
     /// Every member, in order of arrival, `you` included.
     public var participants: [Participant]
+    /// The room's recent chat, oldest first.
+    public var chat: [ChatLine]
 }
 
 public enum DepartureReason: String, Hashable, Sendable {
@@ -48,7 +50,7 @@ public enum DepartureReason: String, Hashable, Sendable {
     case kicked
 }
 
-public struct ChatLine: Hashable, Sendable {
+public struct ChatLine: Hashable, Sendable, Codable {
     public var from: MemberID
     public var name: DisplayName
     public var text: String

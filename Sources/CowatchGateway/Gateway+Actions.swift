@@ -1,9 +1,12 @@
 import CowatchCore
+import CowatchStore
 import SlashCommands
 
 /// The one place that carries out what rooms decide.
 extension Gateway {
     func run(_ actions: [RoomAction], in entry: RoomEntry) {
+        var changes: [StoreChange] = []
+        let name = entry.room.name
         for action in actions {
             switch action {
             case .broadcast(let event, let except):
@@ -21,15 +24,18 @@ extension Gateway {
                 entry.unbind(member)
                 connection.member = nil
                 close(connection, code: 4001, reason: reason)
-            case .persist:
-                // Rooms live in memory until a store is configured.
-                break
+            case .persist(let snapshot): changes.append(.room(snapshot))
+            case .persistMember(let record): changes.append(.member(name, record))
+            case .forgetMember(let id): changes.append(.forgetMember(name, id))
+            case .persistChat(let line): changes.append(.chat(name, line))
             }
         }
         if entry.room.isEmpty {
-            rooms[entry.room.name] = nil
-            timers.cancelAll(in: entry.room.name)
+            rooms[name] = nil
+            timers.cancelAll(in: name)
+            changes.append(.forgetRoom(name))
         }
+        if let store, !changes.isEmpty { store.write(changes) }
     }
 
     /// Encodes the event once per encoding in use and queues the same frames on

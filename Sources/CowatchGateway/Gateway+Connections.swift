@@ -44,6 +44,7 @@ extension Gateway {
             }
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
             rooms[name] = entry
+            store?.write([.room(entry.room.snapshot(at: now))])
         }
         let connect = ConnectRequest(name: request.name, player: request.player, join: request.join,
                                      resume: request.resume, newToken: Self.newToken())
@@ -173,9 +174,14 @@ extension Gateway {
         entry.room.measured(roundTrip: ServerInterval(milliseconds: (roundTrip + 999) / 1000), for: member)
     }
 
-    /// Once a second: pings, idle and stuck connections, shutdown progress.
+    /// Once a second: pings, idle and stuck connections, the store's sign of life,
+    /// shutdown progress.
     func housekeeping() {
         let now = ServerClock.monotonicMicroseconds()
+        if let store, now - lastAliveWritten >= 5_000_000 {
+            lastAliveWritten = now
+            store.write([.alive(ServerClock.now())])
+        }
         let idle = Int64(configuration.idleTimeoutSeconds * 1_000_000)
         let stuck = Int64(configuration.stuckTimeoutSeconds * 1_000_000)
         for connection in connections.values where connection.pendingClose == nil {

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchStore
 import Foundation
 import Logging
 import SlashCommands
@@ -22,7 +23,11 @@ public final class Gateway: @unchecked Sendable {
 
     let configuration: GatewayConfiguration
     let logger: Logger
+    /// Where rooms outlive a restart; nil keeps them in memory only.
+    let store: (any RoomStore)?
     let parser: LineParser
+    /// The browser client's files.
+    let web: WebRoot
 
     // Service-thread state.
     var server: LWSServer?
@@ -36,6 +41,8 @@ public final class Gateway: @unchecked Sendable {
     var stopping = false
     var stopDeadline: Int64 = 0
     var finished = false
+    /// Monotonic µs of the last `alive` mark written to the store.
+    var lastAliveWritten: Int64 = 0
 
     // Cross-thread state, behind `lock`.
     private let lock = NSLock()
@@ -44,22 +51,35 @@ public final class Gateway: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private var thread: Thread?
 
-    public init(configuration: GatewayConfiguration = GatewayConfiguration(), logger: Logger = Logger(label: "cowatch.gateway")) {
+    public init(configuration: GatewayConfiguration = GatewayConfiguration(), store: (any RoomStore)? = nil,
+                logger: Logger = Logger(label: "cowatch.gateway")) {
         self.configuration = configuration
+        self.store = store
         self.logger = logger
         self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
+        self.web = WebRoot()
+        if let directory = web.directory {
+            logger.info("browser client", metadata: ["directory": "\(directory)"])
+        } else {
+            logger.warning("browser client files not found; serving plain pages (set COWATCH_WEB_ROOT)")
+        }
     }
 
-    /// Starts listening and serving on a thread of its own; returns the bound port.
+    /// Brings back the stored rooms, starts listening and serving on a thread of
+    /// its own; returns the bound port.
     @discardableResult
     public func start() throws -> Int {
+        let stored = try store?.load()
         let started = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var failure: Error?
         let thread = Thread { [self] in
             do {
                 let server = try LWSServer(gateway: self)
-                self.server = server
-                lock.withLock { boundPort = server.port }
+                lock.withLock {
+                    self.server = server
+                    boundPort = server.port
+                }
+                if let stored { restore(stored) }
                 started.signal()
                 serve(server)
             } catch {
@@ -103,6 +123,8 @@ public final class Gateway: @unchecked Sendable {
             if server.serviceOnce() < 0 { break }
         }
         let remaining = connections.count
+        store?.write([.alive(ServerClock.now())])
+        store?.flush()
         server.destroy()
         lock.withLock { self.server = nil }
         logger.info("stopped", metadata: ["unclosed": "\(remaining)"])

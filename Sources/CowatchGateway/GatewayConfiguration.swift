@@ -37,6 +37,9 @@ public struct GatewayConfiguration: Sendable {
     /// Offers permessage-deflate. Off by default: events are small, and compressing
     /// per connection would multiply a broadcast's CPU and memory by the members.
     public var permessageDeflate: Bool
+    /// A room that was playing when the server stopped comes back paused if the
+    /// server was down longer than this; otherwise it plays on from its anchor.
+    public var maximumDowntimeSeconds: Double
     /// Limits and timings of each room.
     public var room: RoomConfiguration
 
@@ -57,6 +60,7 @@ public struct GatewayConfiguration: Sendable {
         shutdownGraceSeconds: Double = 3,
         echoEndpoint: Bool = false,
         permessageDeflate: Bool = false,
+        maximumDowntimeSeconds: Double = 600,
         room: RoomConfiguration = RoomConfiguration()
     ) {
         self.host = host
@@ -75,6 +79,7 @@ public struct GatewayConfiguration: Sendable {
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.echoEndpoint = echoEndpoint
         self.permessageDeflate = permessageDeflate
+        self.maximumDowntimeSeconds = maximumDowntimeSeconds
         self.room = room
     }
 }

@@ -48,6 +48,7 @@ struct GatewayMetrics {
         var rooms: Int
         var members: Int
         var timers: Int
+        var storeFailures: Int
     }
 
     func render(_ gauges: Gauges) -> String {
@@ -68,6 +69,8 @@ struct GatewayMetrics {
         out += "cowatch_members \(gauges.members)\n"
         family("cowatch_timers", "gauge", "Armed room timers.")
         out += "cowatch_timers \(gauges.timers)\n"
+        family("cowatch_store_failed_writes_total", "counter", "Store write batches that failed and were rolled back.")
+        out += "cowatch_store_failed_writes_total \(gauges.storeFailures)\n"
         family("cowatch_connections_opened_total", "counter", "WebSocket connections accepted.")
         out += "cowatch_connections_opened_total \(connectionsOpened)\n"
         family("cowatch_connections_refused_total", "counter", "Connections refused, by reason.")

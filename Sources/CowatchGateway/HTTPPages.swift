@@ -4,7 +4,21 @@ import SlashCommands
 struct HTTPResponse {
     var status: UInt32
     var contentType: String
-    var body: String
+    var body: [UInt8]
+
+    init(status: UInt32, contentType: String, body: String) {
+        self.init(status: status, contentType: contentType, bytes: Array(body.utf8))
+    }
+
+    init(status: UInt32, contentType: String, bytes: [UInt8]) {
+        self.status = status
+        self.contentType = contentType
+        self.body = bytes
+    }
+
+    init(_ file: WebRoot.File) {
+        self.init(status: 200, contentType: file.contentType, bytes: file.body)
+    }
 }
 
 extension Gateway {
@@ -18,13 +32,20 @@ extension Gateway {
             metrics.httpRequests["metrics", default: 0] += 1
             let gauges = GatewayMetrics.Gauges(
                 connections: connections.count, rooms: rooms.count,
-                members: rooms.values.reduce(0) { $0 + $1.connections.count }, timers: timers.count)
+                members: rooms.values.reduce(0) { $0 + $1.connections.count }, timers: timers.count,
+                storeFailures: store?.failedWrites ?? 0)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                                 body: metrics.render(gauges))
         case "/", "/index.html":
             metrics.httpRequests["landing", default: 0] += 1
+            if let file = web.file("/index.html") { return HTTPResponse(file) }
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: HTTPPages.landing(port: server?.port ?? configuration.port))
         default:
+            if path.hasPrefix("/static/") {
+                metrics.httpRequests["static", default: 0] += 1
+                if let file = web.file(path) { return HTTPResponse(file) }
+                return HTTPResponse(status: 404, contentType: "text/plain; charset=utf-8", body: "not found\n")
+            }
             guard path.hasPrefix("/rooms/") else {
                 metrics.httpRequests["not-found", default: 0] += 1
                 return HTTPResponse(status: 404, contentType: "text/plain; charset=utf-8", body: "not found\n")
@@ -35,13 +56,15 @@ extension Gateway {
                                     body: "a room name is 1 to 64 characters of A-Z a-z 0-9 . _ -\n")
             }
             metrics.httpRequests["room", default: 0] += 1
+            if let file = web.file("/room.html") { return HTTPResponse(file) }
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8",
                                 body: HTTPPages.room(room, members: rooms[room]?.connections.count ?? 0))
         }
     }
 }
 
-/// The server's own pages: how to join a room with the tools that exist.
+/// Pages for when the browser client's files cannot be found (a binary copied
+/// without its resources): how to join a room with the terminal client.
 enum HTTPPages {
     static func landing(port: Int) -> String {
         page(title: "Cowatch", body: """

@@ -101,8 +101,7 @@ extension LWSServer {
     }
 
     private func respond(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
-        let body = Array(response.body.utf8)
-        return body.withUnsafeBufferPointer { buffer in
+        response.body.withUnsafeBufferPointer { buffer in
             cw_http_respond(wsi, response.status, response.contentType, buffer.baseAddress, buffer.count)
         }
     }

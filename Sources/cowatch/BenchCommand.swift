@@ -51,18 +51,16 @@ struct BenchCommand: ParsableCommand {
     var connectionsPerClientContext = 0
 
     @Option(help: "Connections being opened at once.")
-    var connectWindow = 256
+    var connectWindow = 64
+
+    @Option(help: "New connections per second at most (0: no limit). Each arrival is announced to its whole room.")
+    var connectRate = 0.0
 
     @Option(help: "The server's process id, to read its resident memory (VmRSS) from /proc.")
     var serverPid: Int32?
 
     @Option(help: "Seconds of silence that count as settled after connecting and after /watch.")
     var settle = 0.5
-
-    @Option(help: ArgumentHelp(
-        "Seconds after the last connection opened before any command is sent.",
-        discussion: "The server pings each new connection within a second; with libwebsockets 4.1 a pong answered after a text frame is checked as UTF-8 and its binary payload closes the connection (1007). Run the server with a --ping-interval longer than the bench so no later ping reaches a controller."))
-    var pingGrace = 1.5
 
     @Option(help: "Seconds the whole run may take.")
     var timeout = 300.0
@@ -78,10 +76,10 @@ struct BenchCommand: ParsableCommand {
         guard rooms >= 1, members >= 1 else { throw ValidationError("--rooms and --members must be at least 1") }
         guard rounds >= 1, warmupRounds >= 0 else { throw ValidationError("--rounds must be at least 1, --warmup-rounds at least 0") }
         guard ClientEncoding.named(encoding) != nil else { throw ValidationError("--encoding is json or text") }
-        guard connectionsPerClientContext >= 0, connectWindow >= 1 else {
+        guard connectionsPerClientContext >= 0, connectWindow >= 1, connectRate >= 0 else {
             throw ValidationError("--connections-per-client-context must be 0 or more, --connect-window at least 1")
         }
-        guard timeout > 0, settle >= 0, hold >= 0, pingGrace >= 0 else { throw ValidationError("times must be positive") }
+        guard timeout > 0, settle >= 0, hold >= 0 else { throw ValidationError("times must be positive") }
         if let roomPrefix {
             guard roomPrefix.count + String(rooms).count <= 64,
                   roomPrefix.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "._-".unicodeScalars.contains($0)) })
@@ -109,7 +107,7 @@ struct BenchCommand: ParsableCommand {
         }
         let prefix = roomPrefix ?? "bench-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))-"
         let plan = LoadPlan(server: server, rooms: rooms, members: members, rounds: rounds, warmupRounds: warmupRounds,
-                            encoding: encoding, connectionsPerContext: perContext, connectWindow: connectWindow,
+                            encoding: encoding, connectionsPerContext: perContext, connectWindow: connectWindow, connectRate: connectRate,
                             roomPrefix: prefix)
         Output.line("bench: \(rooms) room(s) x \(members) member(s) = \(connections) connections, \(encoding.short), "
             + "\(plan.contexts) client context(s), \(idle ? "idle" : "\(rounds) rounds per room (+\(warmupRounds) warm-up)")")
@@ -131,7 +129,6 @@ struct BenchCommand: ParsableCommand {
             throw connectFailure(generator, connections: connections)
         }
         if !idle {
-            generator.waitPastFirstPing(grace: min(pingGrace, remaining()))
             guard generator.startSessions(timeout: remaining()) else {
                 Output.error("bench: /watch did not reach every controller in time")
                 throw ExitCode.failure

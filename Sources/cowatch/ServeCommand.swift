@@ -1,58 +1,91 @@
 import ArgumentParser
 import CowatchCore
 import CowatchGateway
+import CowatchSettings
+import CowatchStore
 import Dispatch
 import Foundation
 import Logging
 
-/// `cowatch serve`: the server. Stops gracefully on SIGTERM and SIGINT.
+/// `cowatch serve`: the server. Settings come from flags, then `COWATCH_*`
+/// environment variables, then the config file, then defaults. Stops gracefully
+/// on SIGTERM and SIGINT.
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the Cowatch server: rooms over WebSocket, /healthz and /metrics."
+        abstract: "Run the Cowatch server: rooms over WebSocket, the browser client, /healthz and /metrics.",
+        discussion: """
+        Every option can also be set as an environment variable (COWATCH_PORT, COWATCH_DATA_DIR, ...) \
+        or as `key = value` in the config file (port = 7480). Flags win over the environment, \
+        which wins over the file.
+        """
     )
 
-    @Option(help: "Address to listen on.")
-    var host = "127.0.0.1"
+    @Option(help: "A config file of `key = value` lines.")
+    var config: String?
+
+    @Option(help: "Address to listen on (default 127.0.0.1).")
+    var host: String?
 
     @Flag(help: "Listen on every address of this machine (same as --host 0.0.0.0).")
     var allInterfaces = false
 
-    @Option(help: "TCP port for HTTP and WebSocket (0 picks a free one).")
-    var port = 7480
+    @Option(help: "TCP port for HTTP and WebSocket; 0 picks a free one (default 7480).")
+    var port: String?
 
-    @Option(help: "Largest client message in bytes (larger closes with 1009).")
-    var maxMessageBytes = 8 * 1024
+    @Option(help: "Where the store keeps cowatch.sqlite (default ./data).")
+    var dataDir: String?
 
-    @Option(help: "Rooms the server holds at once.")
-    var maxRooms = 10_000
+    @Option(help: "sqlite (kept across restarts, the default) or memory (throwaway).")
+    var store: String?
 
-    @Option(help: "Members per room.")
-    var maxMembers = 1_000
+    @Option(help: "Seconds of downtime after which a playing room comes back paused (default 600).")
+    var maxDowntime: String?
 
-    @Option(help: "Open connections per client IP address.")
-    var maxConnectionsPerAddress = 64
+    @Option(help: "Largest client message in bytes; larger closes with 1009 (default 8192).")
+    var maxMessageBytes: String?
 
-    @Option(help: "Commands each connection may send per second.")
-    var commandsPerSecond = 20.0
+    @Option(help: "Longest line in bytes; longer gets too-long (default 4096).")
+    var maxLineBytes: String?
 
-    @Option(help: "Commands a connection may send in a burst.")
-    var commandBurst = 40.0
+    @Option(help: "Rooms the server holds at once (default 10000).")
+    var maxRooms: String?
 
-    @Option(help: "Frames queued for one connection before it is sent the latest state instead.")
-    var outboxLimit = 256
+    @Option(help: "Members per room (default 1000).")
+    var maxMembers: String?
 
-    @Option(help: "Seconds a connection may stay too slow before it is closed (1008).")
-    var stuckTimeout = 10.0
+    @Option(help: "Items in a room's queue (default 100).")
+    var maxQueue: String?
 
-    @Option(help: "Seconds between pings to each connection.")
-    var pingInterval = 10.0
+    @Option(help: "Open connections per client IP address (default 64).")
+    var maxConnectionsPerAddress: String?
 
-    @Option(help: "Seconds of silence after which a connection is dropped.")
-    var idleTimeout = 35.0
+    @Option(help: "Commands each connection may send per second (default 20).")
+    var commandsPerSecond: String?
 
-    @Option(help: "Seconds a disconnected member can come back with its resume token.")
-    var resumeGrace = 60.0
+    @Option(help: "Commands a connection may send in a burst (default 40).")
+    var commandBurst: String?
+
+    @Option(help: "Frames queued for one connection before it gets the latest state instead (default 256).")
+    var outboxLimit: String?
+
+    @Option(help: "Seconds a connection may stay too slow before it is closed with 1008 (default 10).")
+    var stuckTimeout: String?
+
+    @Option(help: "Seconds between pings to each connection (default 10).")
+    var pingInterval: String?
+
+    @Option(help: "Seconds of silence after which a connection is dropped (default 35).")
+    var idleTimeout: String?
+
+    @Option(help: "Seconds a disconnected member can come back with its resume token (default 60).")
+    var resumeGrace: String?
+
+    @Option(help: "Seconds shutdown waits for members to take their close frames (default 3).")
+    var shutdownGrace: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
+    var logLevel: String?
 
     @Flag(help: "Serve /echo, a plain WebSocket echo for the conformance suite.")
     var echo = false
@@ -60,43 +93,71 @@ struct ServeCommand: ParsableCommand {
     @Flag(help: "Offer permessage-deflate compression (costs CPU and memory per connection).")
     var permessageDeflate = false
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel = "info"
+    var flags: [String: String] {
+        var flags: [String: String] = [:]
+        let options: [(String, String?)] = [
+            ("config", config), ("host", host), ("port", port), ("data-dir", dataDir), ("store", store),
+            ("max-downtime", maxDowntime), ("max-message-bytes", maxMessageBytes), ("max-line-bytes", maxLineBytes),
+            ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue),
+            ("max-connections-per-address", maxConnectionsPerAddress), ("commands-per-second", commandsPerSecond),
+            ("command-burst", commandBurst), ("outbox-limit", outboxLimit), ("stuck-timeout", stuckTimeout),
+            ("ping-interval", pingInterval), ("idle-timeout", idleTimeout), ("resume-grace", resumeGrace),
+            ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
+        ]
+        for (key, value) in options { if let value { flags[key] = value } }
+        if allInterfaces { flags["all-interfaces"] = "true" }
+        if echo { flags["echo"] = "true" }
+        if permessageDeflate { flags["permessage-deflate"] = "true" }
+        return flags
+    }
 
     func run() throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let settings: ServeSettings
+        do {
+            settings = try ServeSettings.resolve(flags: flags, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            Output.error("cowatch serve: \(error)")
+            throw ExitCode.validationFailure
+        }
+        let level = Logger.Level(rawValue: settings.logLevel) ?? .info
         LoggingSystem.bootstrap { LogfmtHandler(label: $0, level: level) }
         let logger = Logger(label: "cowatch.serve")
 
-        var room = RoomConfiguration()
-        room.maximumMembers = maxMembers
-        room.resumeGrace = ServerInterval(seconds: resumeGrace)
-        let configuration = GatewayConfiguration(
-            host: allInterfaces ? "0.0.0.0" : host, port: port,
-            maximumMessageBytes: maxMessageBytes, maximumRooms: maxRooms,
-            maximumConnectionsPerAddress: maxConnectionsPerAddress,
-            commandsPerSecond: commandsPerSecond, commandBurst: commandBurst,
-            outboxLimit: outboxLimit, stuckTimeoutSeconds: stuckTimeout,
-            pingIntervalSeconds: pingInterval, idleTimeoutSeconds: idleTimeout,
-            echoEndpoint: echo, permessageDeflate: permessageDeflate, room: room)
+        let roomStore: any RoomStore
+        switch settings.store {
+        case .memory:
+            roomStore = MemoryStore(chatLimit: settings.gateway.room.chatHistory)
+            logger.notice("store: memory; rooms are lost when the server stops")
+        case .sqlite:
+            do {
+                roomStore = try SQLiteStore(directory: settings.dataDirectory, chatLimit: settings.gateway.room.chatHistory,
+                                            logger: Logger(label: "cowatch.store"))
+            } catch {
+                Output.error("cowatch serve: \(error)")
+                throw ExitCode.failure
+            }
+            logger.notice("store: sqlite", metadata: ["path": "\(settings.dataDirectory)/cowatch.sqlite"])
+        }
 
-        let gateway = Gateway(configuration: configuration, logger: Logger(label: "cowatch.gateway"))
+        let gateway = Gateway(configuration: settings.gateway, store: roomStore, logger: Logger(label: "cowatch.gateway"))
         let boundPort: Int
         do {
             boundPort = try gateway.start()
         } catch {
-            logger.critical("could not start", metadata: ["error": "\(error)"])
+            Output.error("cowatch serve: \(error)")
+            roomStore.close()
             throw ExitCode.failure
         }
-        logger.notice("rooms are kept in memory: they are lost when the server stops")
-        let banner = "cowatch: serving on http://\(configuration.host):\(boundPort)/ (WebSocket ws://\(configuration.host):\(boundPort)/rooms/<room>); Ctrl-C stops\n"
-        FileHandle.standardOutput.write(Data(banner.utf8))
+        let host = settings.gateway.host
+        Output.line("cowatch: serving on http://\(host):\(boundPort)/ (WebSocket ws://\(host):\(boundPort)/rooms/<room>); Ctrl-C stops")
+
         let signals = SignalWatcher { signal in
             logger.info("signal received, shutting down", metadata: ["signal": "\(signal)"])
             gateway.stop()
         }
         gateway.waitUntilStopped()
-        _ = signals
+        roomStore.close()
+        withExtendedLifetime(signals) {}
     }
 }
 

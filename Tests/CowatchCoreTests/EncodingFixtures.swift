@@ -39,7 +39,7 @@ enum EncodingFixture {
         playback: .idle(at: now, cause: .end, by: alice.id), queue: [], policy: RoomPolicy())
 
     static let welcome = Welcome(you: alice, room: RoomName("lobby")!, serverTime: now, resume: "tok-123",
-                                 participants: [alice, bob])
+                                 participants: [alice, bob], chat: [])
     static let chat = ChatLine(from: alice.id, name: alice.name, text: "hello", at: now, me: false)
     static let me = ChatLine(from: alice.id, name: alice.name, text: "waves", at: now, me: true)
     static let notice = Notice(text: "alice paused at 0:12:03", cause: .pause, by: alice.id)

@@ -38,7 +38,7 @@ struct RoundTripEncodingTests {
         #expect(J.array(help["lines"]) as? [String] == [text, text])
 
         let welcome = Welcome(you: F.alice, room: RoomName("lobby")!, serverTime: F.now, resume: text,
-                              participants: [F.alice])
+                              participants: [F.alice], chat: [])
         #expect(J.string(try J.object(.welcome(welcome))["resume"]) == text)
     }
 

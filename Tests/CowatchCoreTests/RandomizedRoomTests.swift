@@ -9,9 +9,12 @@ import Testing
 /// for the generator, the gateway simulation and the invariants.
 ///
 /// Deterministic: each case runs sequences derived from a fixed base seed. A
-/// failure reports the sequence seed, the input being handled, and a minimised
-/// list of steps; `COWATCH_RANDOM_REPLAY=<sequence seed> swift test --filter
-/// RandomizedRoomTests/replay` prints a full trace of that sequence.
+/// broken invariant reports the sequence seed, the input being handled, and a
+/// minimised list of steps; a hang reports the seed and the steps so far; a trap
+/// writes the seed and step to standard error before the runtime's backtrace.
+/// `COWATCH_RANDOM_REPLAY=<sequence seed> swift test --filter
+/// RandomizedRoomTests/replay` prints a full trace of that sequence (add
+/// `COWATCH_RANDOM_HEAVY=1` for the byte-heavy-name test's sequences).
 @Suite("Randomized room: invariants after every step of random sessions")
 struct RandomizedRoomTests {
     static let baseSeeds: [UInt64] = [
@@ -47,14 +50,22 @@ struct RandomizedRoomTests {
         var text = environment["COWATCH_RANDOM_REPLAY"] ?? ""
         if text.lowercased().hasPrefix("0x") { text = String(text.dropFirst(2)) }
         let seed = try #require(UInt64(text, radix: 16), "COWATCH_RANDOM_REPLAY takes a hexadecimal sequence seed")
-        var options = RandomRoomRun.Options(sequences: 1, steps: Self.stepsPerSequence)
-        options.byteHeavyNames = environment["COWATCH_RANDOM_HEAVY"] != nil
-        options.jsonEvery = 1
-        let outcome = RandomRoomRun.generate(seed: seed, options: options, monitor: nil, trace: true)
-        print("sequence \(RandomRoomRun.hex(seed)): \(outcome.setup), \(outcome.steps.count) steps")
-        for line in outcome.trace { print(line) }
-        if let violation = outcome.violation {
-            Issue.record(Comment(rawValue: "[\(violation.invariant)] \(violation.detail)\n  while handling: \(violation.input)"))
+        // Printed as it goes, so a trap still leaves the steps that led to it.
+        var generator = RandomSessionGenerator(seed: seed, byteHeavyNames: environment["COWATCH_RANDOM_HEAVY"] != nil)
+        var driver = RoomDriver(generator.setup)
+        driver.trace = []
+        print("sequence \(RandomRoomRun.hex(seed)): \(generator.setup)")
+        for index in 0..<Self.stepsPerSequence {
+            let step = generator.nextStep(driver)
+            print("\(index + 1). \(step)")
+            fflush(nil)
+            driver.perform(step)
+            for line in driver.trace ?? [] { print(line) }
+            driver.trace = []
+            if let violation = driver.violation {
+                Issue.record(Comment(rawValue: "[\(violation.invariant)] \(violation.detail)\n  while handling: \(violation.input)"))
+                return
+            }
         }
     }
 

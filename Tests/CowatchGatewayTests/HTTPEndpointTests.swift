@@ -31,17 +31,20 @@ struct HTTPEndpointTests {
         #expect(body.contains("cowatch_outbox_drops_total 0"))
     }
 
-    @Test("the landing page and a room's page say how to connect")
+    @Test("the browser client is served: the landing form, the room page with its video, its modules")
     func pages() throws {
         let server = try TestServer()
         defer { server.stop() }
         let landing = try server.get("/")
         #expect(landing.status == 200)
-        #expect(landing.body.contains("cowatch connect"))
+        #expect(landing.body.contains("id=\"open-room\""))
         let room = try server.get("/rooms/movie-night")
         #expect(room.status == 200)
-        #expect(room.body.contains("movie-night"))
-        #expect(room.body.contains("cowatch.v1.json"))
+        #expect(room.body.contains("<video"))
+        #expect(room.body.contains("/static/"))
+        #expect(try server.get("/static/style.css").status == 200)
+        #expect(try server.get("/static/missing.js").status == 404)
+        #expect(try server.get("/static/../room.html").status != 200)
     }
 
     @Test("a bad room name is refused with 400, for pages and upgrades alike", arguments: [

@@ -3,6 +3,8 @@ import Foundation
 import SlashCommands
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // A randomized driver for `Room`: a seeded generator of member inputs, a gateway
@@ -462,28 +464,29 @@ struct RoomDriver {
     // MARK: Delivery (the gateway)
 
     private mutating func deliver(_ actions: [RoomAction]) {
+        // Matched case by case rather than with an exhaustive switch: persistence
+        // actions are the store's business, and new ones must not break this test.
         for action in actions {
             guard violation == nil else { return }
-            switch action {
-            case .broadcast(let event, let except):
+            if case .broadcast(let event, let except) = action {
                 if case .state(let state) = event { published(state, except: except) }
                 checkEncodings(event)
                 for index in slots.indices where slots[index].connected && slots[index].id != except {
                     receive(event, slot: index)
                 }
-            case .send(let event, let id):
+            } else if case .send(let event, let id) = action {
                 guard let index = slots.firstIndex(where: { $0.connected && $0.id == id }) else { continue }
                 checkEncodings(event)
                 receive(event, slot: index)
-            case .schedule(let timer, let due):
+            } else if case .schedule(let timer, let due) = action {
                 timers.removeAll { $0.timer == timer }
                 timers.append((timer, due))
-            case .cancel(let timer):
+            } else if case .cancel(let timer) = action {
                 if let index = timers.firstIndex(where: { $0.timer == timer }) {
                     timers.remove(at: index)
                     retire(timer)
                 }
-            case .disconnect(let id, _):
+            } else if case .disconnect(let id, _) = action {
                 if let index = slots.firstIndex(where: { $0.connected && $0.id == id }) {
                     slots[index].connected = false
                     slots[index].lastSeq = nil
@@ -492,8 +495,6 @@ struct RoomDriver {
                 // The closed socket reports back, as it would in the gateway; the
                 // room has already forgotten the member.
                 deliver(room.disconnect(id, now: now))
-            case .persist:
-                break
             }
         }
     }
@@ -1066,9 +1067,15 @@ final class RandomRunMonitor: @unchecked Sendable {
     #if os(Linux)
     private var workerClock: clockid_t?
     #endif
+    /// This worker's slot in `CrashBreadcrumbs`.
+    private var breadcrumb: Int?
 
     /// Call on the worker thread before its first step.
     func registerWorker() {
+        let slot = CrashBreadcrumbs.register()
+        lock.lock()
+        breadcrumb = slot
+        lock.unlock()
         #if os(Linux)
         var clock = clockid_t()
         if pthread_getcpuclockid(pthread_self(), &clock) == 0 {
@@ -1083,6 +1090,10 @@ final class RandomRunMonitor: @unchecked Sendable {
         sequenceSeed = seed
         self.setup = setup
         steps.removeAll(keepingCapacity: true)
+        if let breadcrumb {
+            CrashBreadcrumbs.note(breadcrumb, message: "\nrandomized room: the room crashed in sequence seed \(RandomRoomRun.hex(seed)) "
+                + "(replay with COWATCH_RANDOM_REPLAY=\(RandomRoomRun.hex(seed))\(replayEnvironment)) at step ")
+        }
     }
 
     func beginStep(_ index: Int, _ step: RandomStep, record: Bool) {
@@ -1091,6 +1102,7 @@ final class RandomRunMonitor: @unchecked Sendable {
         stepRunning = true
         stepIndex = index
         if record { steps.append(step) }
+        if let breadcrumb { CrashBreadcrumbs.note(breadcrumb, step: index + 1) }
     }
 
     func endStep() {
@@ -1102,6 +1114,8 @@ final class RandomRunMonitor: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         self.report = report
         stepRunning = false
+        if let breadcrumb { CrashBreadcrumbs.release(breadcrumb) }
+        breadcrumb = nil
     }
 
     var finished: RandomRunReport? {
@@ -1150,6 +1164,112 @@ final class RandomRunMonitor: @unchecked Sendable {
         for (index, step) in steps.enumerated() { text += "  \(index + 1). \(step)\n" }
         return text
     }
+}
+
+/// A trap in the room kills the test process before any report is printed, so
+/// each worker leaves a breadcrumb (its sequence seed and step) that a signal
+/// handler writes to standard error before handing the signal to the handler that
+/// was there before (the Swift runtime's backtracer, or the default).
+enum CrashBreadcrumbs {
+    static let capacity = 64
+    static let messageBytes = 256
+    private static let lock = NSLock()
+    private nonisolated(unsafe) static let used: UnsafeMutablePointer<Bool> = {
+        let pointer = UnsafeMutablePointer<Bool>.allocate(capacity: capacity)
+        pointer.initialize(repeating: false, count: capacity)
+        return pointer
+    }()
+    private nonisolated(unsafe) static let threads = UnsafeMutablePointer<pthread_t>.allocate(capacity: capacity)
+    private nonisolated(unsafe) static let steps: UnsafeMutablePointer<Int> = {
+        let pointer = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+        pointer.initialize(repeating: 0, count: capacity)
+        return pointer
+    }()
+    private nonisolated(unsafe) static let lengths: UnsafeMutablePointer<Int> = {
+        let pointer = UnsafeMutablePointer<Int>.allocate(capacity: capacity)
+        pointer.initialize(repeating: 0, count: capacity)
+        return pointer
+    }()
+    private nonisolated(unsafe) static let messages: UnsafeMutablePointer<UInt8> = {
+        let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * messageBytes)
+        pointer.initialize(repeating: 0, count: capacity * messageBytes)
+        return pointer
+    }()
+    /// The actions in place before ours, by signal number.
+    nonisolated(unsafe) static let previous: UnsafeMutablePointer<sigaction> = {
+        let pointer = UnsafeMutablePointer<sigaction>.allocate(capacity: 64)
+        pointer.initialize(repeating: sigaction(), count: 64)
+        return pointer
+    }()
+    static let signals: [Int32] = [SIGILL, SIGTRAP, SIGABRT, SIGFPE, SIGBUS, SIGSEGV]
+    private static let installed: Bool = {
+        for signal in signals {
+            var action = sigaction()
+            #if canImport(Glibc)
+            action.__sigaction_handler.sa_handler = randomRoomCrashHandler
+            #else
+            action.__sigaction_u.__sa_handler = randomRoomCrashHandler
+            #endif
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = 0
+            _ = sigaction(signal, &action, previous + Int(signal))
+        }
+        return true
+    }()
+
+    /// A slot for the calling thread; installs the handler on first use.
+    static func register() -> Int? {
+        _ = installed
+        lock.lock(); defer { lock.unlock() }
+        guard let slot = (0..<capacity).first(where: { !used[$0] }) else { return nil }
+        (threads + slot).initialize(to: pthread_self())
+        steps[slot] = 0
+        lengths[slot] = 0
+        used[slot] = true
+        return slot
+    }
+
+    static func release(_ slot: Int) {
+        lock.lock(); defer { lock.unlock() }
+        used[slot] = false
+    }
+
+    static func note(_ slot: Int, message: String) {
+        let bytes = Array(message.utf8.prefix(messageBytes))
+        lengths[slot] = 0
+        for (index, byte) in bytes.enumerated() { messages[slot * messageBytes + index] = byte }
+        lengths[slot] = bytes.count
+    }
+
+    static func note(_ slot: Int, step: Int) {
+        steps[slot] = step
+    }
+
+    /// Runs in the signal handler: only async-signal-safe calls (write).
+    static func report() {
+        let me = pthread_self()
+        for slot in 0..<capacity where used[slot] && pthread_equal(threads[slot], me) != 0 && lengths[slot] > 0 {
+            _ = write(2, messages + slot * messageBytes, lengths[slot])
+            var divisor = 1
+            while divisor <= steps[slot] / 10 { divisor *= 10 }
+            var rest = steps[slot]
+            while divisor > 0 {
+                var digit = UInt8(48 + rest / divisor)
+                _ = write(2, &digit, 1)
+                rest %= divisor
+                divisor /= 10
+            }
+            var newline: UInt8 = 10
+            _ = write(2, &newline, 1)
+        }
+    }
+}
+
+private func randomRoomCrashHandler(_ signal: Int32) {
+    CrashBreadcrumbs.report()
+    // Put the previous action back. Returning re-runs the faulting instruction (or
+    // abort() raises again), which now reaches it.
+    _ = sigaction(signal, CrashBreadcrumbs.previous + Int(signal), nil)
 }
 
 enum RandomRoomRun {

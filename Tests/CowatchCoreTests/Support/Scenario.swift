@@ -127,7 +127,7 @@ struct Scenario {
                 timers[timer] = nil
             case .disconnect(let id, _):
                 connected.remove(id)
-            case .persist:
+            case .persist, .persistMember, .forgetMember, .persistChat:
                 break
             }
         }

@@ -1,0 +1,58 @@
+import SlashCommands
+
+extension Room {
+    /// A room brought back after a restart, from what was persisted.
+    ///
+    /// A room that was playing continues from its anchor as if the server had
+    /// never stopped, unless it was down (since `downSince`, the last sign of life
+    /// of the server that saved it) longer than `maximumDowntime`: then it is
+    /// paused at the position it has reached. A waiting room is paused (none of
+    /// its players is connected yet). Every member comes back disconnected, with a
+    /// fresh resume grace; `seq` goes on from where it was. The returned actions
+    /// arm the members' grace timers and publish a changed state.
+    public static func restore(
+        _ snapshot: RoomSnapshot, members records: [MemberRecord], chat: [ChatLine],
+        configuration: RoomConfiguration = RoomConfiguration(), downSince: ServerInstant,
+        maximumDowntime: ServerInterval, now: ServerInstant
+    ) -> (Room, [RoomAction]) {
+        var room = Room(name: snapshot.room, configuration: configuration, now: now)
+        room.state = snapshot.state
+        room.nextMemberNumber = snapshot.nextMemberNumber
+        room.nextActivityNumber = snapshot.nextActivityNumber
+        room.nextQueueNumber = snapshot.nextQueueNumber
+        room.itemSeq = snapshot.itemSeq
+        room.readinessAnchor = snapshot.state.seq + 1
+        room.recentChat = Array(chat.suffix(configuration.chatHistory))
+        let actions = room.collect(now: now) { room in
+            for record in records.sorted(by: { $0.arrival < $1.arrival }) {
+                room.readmit(record, now: now)
+            }
+            let downtime = now.interval(since: Swift.max(downSince, snapshot.savedAt))
+            switch room.state.playback.status {
+            case .playing where downtime > maximumDowntime:
+                room.holdPaused(at: room.state.playback.position(at: now), cause: .restore, by: nil, now: now)
+            case .waiting:
+                room.holdPaused(at: room.state.playback.position, cause: .restore, by: nil, now: now)
+            case .idle, .paused, .playing:
+                break
+            }
+            if room.hostCount == 0 && !room.members.isEmpty { room.promoteLongestPresent() }
+        }
+        return (room, actions)
+    }
+
+    /// A persisted member, back as disconnected within a fresh grace period.
+    mutating func readmit(_ record: MemberRecord, now: ServerInstant) {
+        let member = Member(
+            id: record.id, name: uniqueName(record.name, for: record.id), role: record.role,
+            joined: record.joined && state.session?.isActive == true, joinsNewSessions: record.joinsNewSessions,
+            player: record.player, autoplay: record.autoplay, suspensions: record.suspensions, readySeq: -1,
+            connected: false, arrival: record.arrival, resumeToken: record.resumeToken, joinedSeq: state.seq,
+            roundTrip: .zero, disconnectSerial: 1, catchupSerial: 0)
+        members[record.id] = member
+        count(member, sign: 1)
+        nameIndex[member.name.text.lowercased()] = record.id
+        tokenIndex[record.resumeToken] = record.id
+        actions.append(.schedule(.resumeExpires(record.id, serial: 1), at: now.advanced(by: configuration.resumeGrace)))
+    }
+}

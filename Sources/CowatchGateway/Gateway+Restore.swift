@@ -1,0 +1,25 @@
+import CowatchCore
+import CowatchStore
+
+extension Gateway {
+    /// Rooms from the store, each as it was: playing rooms go on from their anchor
+    /// (or come back paused after a long downtime), members wait for their resume
+    /// tokens.
+    func restore(_ stored: StoredRooms) {
+        let now = ServerClock.now()
+        var members = 0
+        for saved in stored.rooms {
+            let (room, actions) = Room.restore(
+                saved.snapshot, members: saved.members, chat: saved.chat, configuration: configuration.room,
+                downSince: stored.lastAlive ?? saved.snapshot.savedAt,
+                maximumDowntime: ServerInterval(seconds: configuration.maximumDowntimeSeconds), now: now)
+            let entry = RoomEntry(room: room)
+            rooms[room.name] = entry
+            members += saved.members.count
+            run(actions, in: entry)
+        }
+        if !stored.rooms.isEmpty {
+            logger.info("rooms restored", metadata: ["rooms": "\(stored.rooms.count)", "members": "\(members)"])
+        }
+    }
+}

@@ -1,0 +1,137 @@
+// The room connection: one WebSocket speaking `cowatch.v1.json`, which comes back
+// by itself after a drop and takes the same member back with the resume token.
+//
+// Events (an EventTarget):
+//   'status'  detail: { phase, attempt, delay, reason }   phase is one of
+//             'connecting' | 'open' | 'reconnecting' | 'closed' (for good)
+//   'event'   detail: one server event object ({ type: 'state', ... })
+
+/** Close codes after which reconnecting would be wrong (docs/protocol.md). */
+const FINAL_CLOSES = new Map([
+  [4001, 'You were removed from the room by a host.'],
+  [4002, 'This room was opened again in another window; this one is disconnected.'],
+]);
+
+/** Backoff between attempts: quick at first (a server restart or a Wi-Fi
+ *  hiccup), then every 10 s at most, with jitter so a room full of browsers
+ *  does not come back in one burst. */
+const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 7000, 10000];
+
+export class Connection extends EventTarget {
+  /**
+   * @param {object} options
+   * @param {string} options.room   room name (already valid: it is the URL path)
+   * @param {string} options.name   display name asked for
+   * @param {boolean} options.player this page drives a media player (player=1)
+   */
+  constructor({ room, name, player }) {
+    super();
+    this.room = room;
+    this.name = name;
+    this.player = player;
+    this.resumeToken = null; // from the last `welcome`: the same member on reconnect
+    this.socket = null;
+    this.attempt = 0;
+    this.timer = null;
+    this.stopped = false;
+    this.outbox = []; // lines typed while disconnected, sent on the next open
+  }
+
+  url() {
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const params = new URLSearchParams();
+    if (this.name) params.set('name', this.name);
+    if (this.player) params.set('player', '1');
+    if (this.resumeToken) params.set('resume', this.resumeToken);
+    return `${scheme}//${location.host}/rooms/${encodeURIComponent(this.room)}?${params}`;
+  }
+
+  open() {
+    this.stopped = false;
+    this.status(this.attempt === 0 ? 'connecting' : 'reconnecting');
+    let socket;
+    try {
+      socket = new WebSocket(this.url(), 'cowatch.v1.json');
+    } catch (error) {
+      this.status('closed', { reason: `Cannot connect: ${error.message}` });
+      return;
+    }
+    this.socket = socket;
+    socket.addEventListener('open', () => {
+      this.attempt = 0;
+      this.status('open');
+      const pending = this.outbox.splice(0);
+      if (pending.length) socket.send(pending.join('\n'));
+    });
+    socket.addEventListener('message', (message) => {
+      if (typeof message.data !== 'string') return;
+      let event;
+      try {
+        event = JSON.parse(message.data);
+      } catch {
+        return; // not ours to interpret: the contract says one JSON object per frame
+      }
+      if (event.type === 'welcome' && event.resume) this.resumeToken = event.resume;
+      this.dispatchEvent(new CustomEvent('event', { detail: event }));
+    });
+    socket.addEventListener('close', (close) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      const final = FINAL_CLOSES.get(close.code);
+      if (final || this.stopped) {
+        this.status('closed', { reason: final || close.reason || 'Disconnected.' });
+        return;
+      }
+      this.scheduleReconnect(close);
+    });
+    // An 'error' is always followed by 'close', which does the work.
+  }
+
+  scheduleReconnect(close) {
+    const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
+    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+    this.attempt += 1;
+    let reason = close.reason || (close.code === 1006 ? 'connection lost' : `closed (${close.code})`);
+    if (close.code === 1001) reason = 'the server is restarting';
+    this.status('reconnecting', { attempt: this.attempt, delay, reason });
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.open(), delay);
+  }
+
+  /** Reconnect now (the "retry now" button), skipping the remaining backoff. */
+  retryNow() {
+    if (this.socket) return;
+    clearTimeout(this.timer);
+    this.open();
+  }
+
+  get isOpen() {
+    return this.socket?.readyState === WebSocket.OPEN;
+  }
+
+  /**
+   * Sends one line (a command or chat) exactly as given. Returns false when the
+   * connection is down; `queue: true` keeps the line for the next connection
+   * instead (what a person typed), while player reports are dropped: the state
+   * that follows a reconnect asks for them again.
+   */
+  send(line, { queue = false } = {}) {
+    if (this.isOpen) {
+      this.socket.send(line);
+      return true;
+    }
+    if (queue) this.outbox.push(line);
+    return false;
+  }
+
+  close() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.socket?.close(1000, 'bye');
+  }
+
+  status(phase, extra = {}) {
+    this.phase = phase;
+    this.dispatchEvent(new CustomEvent('status', { detail: { phase, attempt: this.attempt, ...extra } }));
+  }
+}

@@ -1,0 +1,387 @@
+// The room page: wires the connection, the server clock, the player and the
+// page's controls together. Controls never act on the video directly: they send
+// the same slash commands a terminal user would type, and the video follows the
+// state the server sends back (sync.js).
+
+import { Connection } from './connection.js';
+import { ServerClock } from './clock.js';
+import { PlayerSync, positionAt } from './sync.js';
+import {
+  $, ChatLog, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue,
+} from './ui.js';
+
+const ROOM_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+const room = decodeURIComponent(location.pathname.replace(/^\/rooms\//, '').replace(/\/$/, ''));
+const log = new ChatLog($('log'));
+const video = $('video');
+
+/** Everything the page knows about the room, from the server's events. */
+const model = {
+  meId: null,
+  participants: new Map(), // id → participant (+ lastChange)
+  state: null,
+};
+
+const me = () => model.participants.get(model.meId) || null;
+
+async function chooseName() {
+  const fromUrl = new URLSearchParams(location.search).get('name');
+  if (fromUrl && fromUrl.trim()) {
+    localStorage.setItem('cowatch.name', fromUrl.trim());
+    return fromUrl.trim();
+  }
+  const stored = localStorage.getItem('cowatch.name');
+  if (stored) return stored;
+  const dialog = $('name-dialog');
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      const name = $('name-input').value.trim();
+      if (name) localStorage.setItem('cowatch.name', name);
+      resolve(name || 'guest');
+    }, { once: true });
+  });
+}
+
+async function main() {
+  $('room-name').textContent = room;
+  document.title = `${room} · Cowatch`;
+  if (!ROOM_PATTERN.test(room)) {
+    log.add('error', 'This is not a room name: 1 to 64 letters, digits, ".", "_" or "-".');
+    return;
+  }
+  localStorage.setItem('cowatch.room', room);
+  const name = await chooseName();
+
+  const connection = new Connection({ room, name, player: true });
+  // Player reports and clock samples are not queued while disconnected: the
+  // state that follows a reconnect asks for them again.
+  const send = (line) => connection.send(line);
+  const clock = new ServerClock(send);
+  const sync = new PlayerSync(video, clock, send);
+
+  connection.addEventListener('status', ({ detail }) => {
+    renderConnection($('connection'), $('connection-text'), $('retry'), detail);
+    if (detail.phase === 'open') clock.start();
+    else clock.stop();
+    if (detail.phase === 'closed') log.add('error', detail.reason || 'Disconnected.');
+  });
+  connection.addEventListener('event', ({ detail }) => handle(detail));
+
+  function handle(event) {
+    switch (event.type) {
+      case 'welcome': {
+        const returning = model.meId === event.you.id;
+        model.meId = event.you.id;
+        model.participants = new Map(event.participants.map((p) => [p.id, p]));
+        model.participants.set(event.you.id, { ...model.participants.get(event.you.id), ...event.you });
+        model.state = null; // the state follows; a restarted server may count seq anew
+        sync.reset();
+        sync.setMe(me());
+        log.add('system', returning
+          ? 'Reconnected.'
+          : `You are ${event.you.name} in room ${event.room}. Type /help for the commands.`);
+        renderAll();
+        break;
+      }
+      case 'state':
+        // A state repeated with the same seq (handed back after a suspension)
+        // is applied again; an older one is stale.
+        if (model.state && event.seq < model.state.seq) return;
+        model.state = event;
+        sync.setState(event);
+        renderAll();
+        break;
+      case 'participant': {
+        const participant = { ...event.participant, lastChange: event.change };
+        const known = model.participants.has(participant.id);
+        model.participants.set(participant.id, participant);
+        if (participant.id === model.meId) sync.setMe(participant);
+        if (!known && participant.id !== model.meId) log.add('system', `${participant.name} arrived.`);
+        if (event.change === 'renamed') log.add('system', `Now known as ${participant.name}.`);
+        renderAll();
+        break;
+      }
+      case 'participant-left': {
+        const gone = model.participants.get(event.id);
+        model.participants.delete(event.id);
+        const name = event.name || gone?.name || 'someone';
+        log.add('system', event.reason === 'kicked' ? `${name} was removed.` : `${name} left.`);
+        renderAll();
+        break;
+      }
+      case 'chat':
+        log.add(event.me ? 'me' : 'chat', event.text, { name: event.name, at: event.at });
+        break;
+      case 'notice':
+        log.add('notice', event.text);
+        break;
+      case 'reply':
+        log.add('reply', event.text ?? JSON.stringify(event, null, 2));
+        break;
+      case 'error':
+        log.add('error', event.message || event.code);
+        if (event.command === 'resume' && event.code === 'forbidden' && scrub.suspended) {
+          // Only hosts may move the group here: end the seek-bar suspension plainly.
+          send('/resume userIsChangingCurrentTime');
+          scrub.suspended = false;
+        }
+        break;
+      case 'time':
+        clock.receive(event);
+        break;
+      case 'catchup':
+        sync.startCatchup(event);
+        break;
+      default:
+        break; // unknown types are ignored (the contract allows new ones)
+    }
+  }
+
+  // MARK: chat input (anything typed goes to the room as is)
+
+  const input = $('chat-input');
+  const history = [];
+  let historyIndex = 0;
+  $('chat-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const line = input.value;
+    if (!line.trim()) return;
+    if (!connection.send(line, { queue: true })) log.add('system', 'Not connected: sent when the connection is back.');
+    history.push(line);
+    historyIndex = history.length;
+    input.value = '';
+  });
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'ArrowUp' && historyIndex > 0) {
+      input.value = history[--historyIndex];
+      event.preventDefault();
+    } else if (event.key === 'ArrowDown' && historyIndex < history.length) {
+      input.value = history[++historyIndex] ?? '';
+      event.preventDefault();
+    }
+  });
+
+  // MARK: controls: each sends a command
+
+  const command = (line) => {
+    if (!connection.send(line)) log.add('error', `Not connected: ${line} was not sent.`);
+  };
+  $('play').addEventListener('click', () => {
+    const status = model.state?.playback.status;
+    command(status === 'playing' || status === 'waiting' ? '/pause' : '/play');
+  });
+  $('rate').addEventListener('change', (event) => command(`/rate ${event.target.value}`));
+  $('catchup').addEventListener('click', () => command('/catchup'));
+  $('next').addEventListener('click', () => command('/next'));
+  $('autoplay').addEventListener('change', (event) => {
+    command(`/autoplay ${event.target.checked ? 'on' : 'off'}`);
+    event.target.checked = !!me()?.autoplay; // shown as the server confirms it
+  });
+  $('leave').addEventListener('click', () => command('/leave'));
+  $('join').addEventListener('click', () => command('/join'));
+  $('end').addEventListener('click', () => $('end-dialog').showModal());
+  $('end-dialog').addEventListener('close', () => {
+    if ($('end-dialog').returnValue === 'end') command('/end');
+  });
+  $('retry').addEventListener('click', () => connection.retryNow());
+  $('share').addEventListener('click', shareLink);
+  $('overlay-action').addEventListener('click', () => {
+    switch (sync.mode) {
+      case 'blocked': sync.unblock(); break;
+      case 'error': sync.retryMedia(); break;
+      case 'left': command('/join'); break;
+      default: break;
+    }
+  });
+
+  // The seek bar: dragging separates this player from the group (SharePlay's
+  // userIsChangingCurrentTime suspension) and previews locally; releasing
+  // proposes the new time to everyone with /resume ... at <time>.
+  const seek = $('seek');
+  const scrub = { active: false, suspended: false };
+  const beginScrub = () => {
+    if (scrub.active) return;
+    scrub.active = true;
+    sync.scrubbing = true;
+    if (me()?.joined && !me().suspensions.includes('userIsChangingCurrentTime')) {
+      send('/suspend userIsChangingCurrentTime');
+      scrub.suspended = true;
+    }
+  };
+  const endScrub = (moved) => {
+    if (!scrub.active) return;
+    scrub.active = false;
+    sync.scrubbing = false;
+    if (moved) command(`/resume userIsChangingCurrentTime at ${Number(seek.value).toFixed(3)}`);
+    else if (scrub.suspended) command('/resume userIsChangingCurrentTime');
+    scrub.suspended = false;
+  };
+  seek.addEventListener('pointerdown', beginScrub);
+  seek.addEventListener('input', () => {
+    beginScrub();
+    $('position').textContent = formatTime(Number(seek.value));
+    if (video.readyState >= 1) video.currentTime = Number(seek.value);
+  });
+  seek.addEventListener('change', () => endScrub(true));
+  // A press without a move ends the suspension without moving anyone.
+  const release = () => setTimeout(() => endScrub(false), 0);
+  seek.addEventListener('pointerup', release);
+  seek.addEventListener('pointercancel', release);
+
+  async function shareLink() {
+    const link = `${location.origin}/rooms/${encodeURIComponent(room)}`;
+    let copied = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(link);
+        copied = true;
+      }
+    } catch {
+      copied = false;
+    }
+    if (!copied) {
+      // Plain http on a LAN is not a secure context: no clipboard API. The old
+      // way still works from a click.
+      const field = document.createElement('textarea');
+      field.value = link;
+      field.setAttribute('readonly', '');
+      field.style.position = 'fixed';
+      field.style.opacity = '0';
+      document.body.append(field);
+      field.select();
+      try {
+        copied = document.execCommand('copy');
+      } catch {
+        copied = false;
+      }
+      field.remove();
+    }
+    $('share-status').textContent = copied ? 'Link copied.' : '';
+    if (!copied) log.add('system', `Share this link: ${link}`);
+    setTimeout(() => { $('share-status').textContent = ''; }, 3000);
+  }
+
+  // MARK: rendering
+
+  function renderAll() {
+    renderMembers($('members'), model.participants, model.meId);
+    renderQueue($('queue'), $('queue-empty'), model.state?.queue || []);
+    const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
+    const title = activity ? (activity.title || activity.url) : 'Nothing playing';
+    $('title').textContent = title;
+    document.title = activity ? `${title} · ${room} · Cowatch` : `${room} · Cowatch`;
+    renderControls();
+    renderPlayer();
+  }
+
+  function renderControls() {
+    const state = model.state;
+    const self = me();
+    const active = state?.session?.state === 'joined' && state.playback.status !== 'idle';
+    const joined = !!self?.joined;
+    const mayControl = state?.policy?.control !== 'hosts' || self?.role === 'host';
+    const transport = active && joined && mayControl;
+    const status = state?.playback.status;
+    const play = $('play');
+    play.disabled = !transport;
+    play.textContent = status === 'playing' ? 'Pause' : status === 'waiting' ? 'Pause (starting…)' : 'Play';
+    play.setAttribute('aria-label', status === 'playing' || status === 'waiting' ? 'Pause for everyone' : 'Play for everyone');
+    $('seek').disabled = !transport || !Number.isFinite(video.duration);
+    const rate = $('rate');
+    rate.disabled = !transport;
+    if (state) {
+      const value = String(state.playback.rate);
+      if (![...rate.options].some((o) => o.value === value)) rate.add(new Option(`${value}×`, value));
+      rate.value = value;
+    }
+    $('catchup').disabled = !(active && joined);
+    $('next').disabled = !(mayControl && (state?.queue?.length ?? 0) > 0);
+    $('autoplay').checked = !!self?.autoplay;
+    $('autoplay').disabled = !self;
+    $('leave').hidden = !joined;
+    $('join').hidden = joined || !(state?.session?.state === 'joined');
+    $('end').disabled = !(state?.session?.state === 'joined' && joined && mayControl);
+  }
+
+  function renderPlayer() {
+    const snapshot = sync.snapshot();
+    const state = model.state;
+    $('player-status').textContent = describePlayer(snapshot, state, me());
+    // Overlay: what the viewer must know or do.
+    const overlay = $('overlay');
+    const text = $('overlay-text');
+    const action = $('overlay-action');
+    let message = null;
+    let button = null;
+    switch (snapshot.mode) {
+      case 'idle':
+        message = state?.session?.state === 'invalidated'
+          ? 'The session ended. Share a video to start another: /watch <url> [title]'
+          : 'Nothing is playing. Share a video with the room: /watch <url> [title]';
+        break;
+      case 'left':
+        message = 'You left the group session. You are still in the room and its chat.';
+        button = 'Join the session again';
+        break;
+      case 'error':
+        message = `This video cannot be played here: ${snapshot.mediaError}. The others keep watching; ` +
+          'your player is separated from the group (coordinatedPlaybackNotPossible).';
+        button = 'Try again';
+        break;
+      case 'blocked':
+        message = 'Your browser did not allow playback to start by itself.';
+        button = '▶ Click to join playback';
+        break;
+      default:
+        break;
+    }
+    overlay.hidden = message == null;
+    overlay.dataset.mode = snapshot.mode;
+    text.textContent = message || '';
+    action.hidden = button == null;
+    action.textContent = button || '';
+
+    const seek = $('seek');
+    const duration = video.duration;
+    if (Number.isFinite(duration) && seek.max !== String(duration)) seek.max = String(duration);
+    $('duration').textContent = formatTime(duration);
+    if (!scrub.active) {
+      let position = video.currentTime;
+      if (video.readyState < 1 && state && state.playback.status !== 'idle') {
+        position = positionAt({ ...state.playback, playing: state.playback.status === 'playing' }, clock.now());
+      }
+      seek.value = String(position);
+      $('position').textContent = formatTime(position);
+      seek.setAttribute('aria-valuetext', `${formatTime(position)} of ${formatTime(duration)}`);
+    }
+    $('seek').disabled = $('play').disabled || !Number.isFinite(duration);
+  }
+
+  let lastPaint = 0;
+  let lastMode = null;
+  sync.addEventListener('change', () => {
+    // The player changes every tick; four repaints a second are plenty for text.
+    const now = performance.now();
+    if (now - lastPaint < 250 && sync.mode === lastMode) return;
+    lastPaint = now;
+    lastMode = sync.mode;
+    renderPlayer();
+    renderControls();
+  });
+  video.addEventListener('loadedmetadata', renderAll);
+
+  // For people debugging a room, and for the e2e test.
+  window.cowatch = {
+    connection, clock, sync, model,
+    snapshot: () => ({ ...sync.snapshot(), me: me(), reasons: (me()?.suspensions || []).map(describeReason) }),
+  };
+
+  connection.open();
+}
+
+main().catch((error) => {
+  log.add('error', `The page failed to start: ${error.message}`);
+  console.error(error);
+});

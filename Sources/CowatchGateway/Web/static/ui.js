@@ -1,0 +1,188 @@
+// Rendering: the chat log, the members list, the queue, the now-playing line,
+// the connection banner and the player's overlay and status. Everything from
+// the server is put in the page as text (textContent), never as HTML.
+
+export function $(id) {
+  return document.getElementById(id);
+}
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value == null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children) {
+    if (child == null || child === false) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+/** 75.4 → "1:15", 3725 → "1:02:05". */
+export function formatTime(seconds) {
+  if (!Number.isFinite(seconds) || seconds < 0) return '0:00';
+  const total = Math.floor(seconds);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+/** What a suspension reason means to a person. */
+const REASONS = {
+  stallRecovery: 'buffering',
+  userIsChangingCurrentTime: 'seeking',
+  catchup: 'catching up',
+  coordinatedPlaybackNotPossible: 'cannot play this video',
+  userActionRequired: 'needs a click to play',
+  audioSessionInterrupted: 'audio interrupted',
+  playingInterstitial: 'playing an interstitial',
+};
+
+export function describeReason(reason) {
+  return REASONS[reason] || reason;
+}
+
+// MARK: chat log
+
+export class ChatLog {
+  constructor(container) {
+    this.container = container;
+  }
+
+  /** Appends a line. kind: chat | me | notice | reply | error | system. */
+  add(kind, text, { name = null, at = null } = {}) {
+    const stick = this.container.scrollHeight - this.container.scrollTop - this.container.clientHeight < 40;
+    const time = new Date(at ?? Date.now());
+    const stamp = el('time', { datetime: time.toISOString() },
+      time.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
+    let body;
+    if (kind === 'chat') {
+      body = el('span', { class: 'text' }, el('b', { class: 'who' }, name), ' ', text);
+    } else if (kind === 'me') {
+      body = el('span', { class: 'text' }, '* ', el('b', { class: 'who' }, name), ' ', text);
+    } else if (kind === 'reply') {
+      body = renderReply(text);
+    } else {
+      body = el('span', { class: 'text' }, text);
+    }
+    this.container.append(el('div', { class: `line ${kind}` }, stamp, ' ', body));
+    while (this.container.childElementCount > 1000) this.container.firstElementChild.remove();
+    if (stick) this.container.scrollTop = this.container.scrollHeight;
+  }
+}
+
+/**
+ * A reply (/help, /who, /status, /queue): the server's text lines, without the
+ * "= " a terminal shows, one block per line, white space kept. Command lines of
+ * /help ("/seek <time> - Move everyone...") get the usage set apart.
+ */
+function renderReply(text) {
+  const lines = String(text).split('\n').map((line) => line.replace(/^= ?/, ''));
+  return el('div', { class: 'text reply-body' }, ...lines.map((line) => {
+    const command = /^(\/\S.*?) - (.+)$/.exec(line);
+    if (command) return el('div', { class: 'command' }, el('code', {}, command[1]), ' ', command[2]);
+    return el('div', {}, line);
+  }));
+}
+
+// MARK: members, queue, now playing
+
+export function renderMembers(list, participants, meId) {
+  const items = [...participants.values()].map((p) => {
+    const tags = [];
+    if (p.role === 'host') tags.push(el('span', { class: 'badge host', title: 'Host: can change the room policy and moderate' }, 'host'));
+    if (p.id === meId) tags.push(el('span', { class: 'badge you' }, 'you'));
+    if (!p.connected) tags.push(el('span', { class: 'tag warn' }, 'reconnecting…'));
+    if (!p.joined) tags.push(el('span', { class: 'tag' }, 'not in the session'));
+    else if (p.player) {
+      const buffering = p.lastChange === 'buffering' || p.suspensions.includes('stallRecovery');
+      const label = buffering ? 'buffering' : p.ready ? 'ready' : 'player';
+      tags.push(el('span', { class: `tag ${buffering ? 'warn' : p.ready ? 'ok' : ''}`, title: 'Drives a media player' }, label));
+    } else {
+      tags.push(el('span', { class: 'tag', title: 'Chat only: no player' }, 'chat only'));
+    }
+    for (const reason of p.suspensions) {
+      tags.push(el('span', { class: 'tag suspended', title: `Suspended: ${reason}` }, describeReason(reason)));
+    }
+    if (p.autoplay) tags.push(el('span', { class: 'tag', title: 'Autoplay on' }, 'autoplay'));
+    return el('li', { class: p.id === meId ? 'me' : null }, el('span', { class: 'name' }, p.name), ' ', ...tags);
+  });
+  list.replaceChildren(...items);
+}
+
+export function renderQueue(list, empty, queue) {
+  list.replaceChildren(...queue.map((item) => el('li', {}, el('span', { class: 'name' }, item.title || item.url),
+    item.title && item.title !== item.url ? el('span', { class: 'url' }, item.url) : null)));
+  empty.hidden = queue.length > 0;
+}
+
+// MARK: the player's words
+
+/** The line under the video: what the player is doing, in a few words. */
+export function describePlayer(snapshot, state, me) {
+  const playback = state?.playback;
+  switch (snapshot.mode) {
+    case 'idle':
+      return state?.session?.state === 'invalidated' ? 'The session ended.' : 'Nothing is playing.';
+    case 'left':
+      return 'You left the group session.';
+    case 'error':
+      return `Cannot play: ${snapshot.mediaError}.`;
+    case 'blocked':
+      return 'Your browser did not let playback start: click to join.';
+    case 'suspended': {
+      const reasons = (me?.suspensions || []).filter((r) => r !== 'catchup').map(describeReason).join(', ');
+      return `Separated from the group (${reasons}).${snapshot.detail === 'buffering' ? ' Buffering…' : ''}`;
+    }
+    case 'stalled':
+      return 'Buffering…';
+    case 'scrubbing':
+      return 'Choosing a position: release to move everyone there.';
+    case 'catchup':
+      return 'Catching up at 2×…';
+    case 'paused':
+      return snapshot.detail === 'loading' ? 'Loading…' : `Paused at ${formatTime(playback.position)}.`;
+    case 'waiting':
+      if (snapshot.detail === 'ready') return 'Ready: waiting for the others…';
+      return snapshot.detail === 'loading' ? 'Loading…' : 'Getting ready…';
+    case 'starting':
+    case 'playing': {
+      if (snapshot.detail === 'loading') return 'Loading…';
+      if (snapshot.joining) return `Joining: ${snapshot.detail}`;
+      if (snapshot.detail) return snapshot.detail;
+      const rate = playback.rate !== 1 ? ` at ${playback.rate}×` : '';
+      const drift = snapshot.drift == null ? '' : ` · ${(snapshot.drift * 1000).toFixed(1)} ms`;
+      return `Playing in sync${rate}${drift}`;
+    }
+    default:
+      return '';
+  }
+}
+
+/** The connection banner. */
+export function renderConnection(banner, text, retry, { phase, attempt, delay, reason }) {
+  banner.dataset.phase = phase;
+  retry.hidden = phase !== 'reconnecting';
+  switch (phase) {
+    case 'connecting':
+      banner.hidden = false;
+      text.textContent = 'Connecting…';
+      break;
+    case 'open':
+      banner.hidden = true;
+      text.textContent = '';
+      break;
+    case 'reconnecting':
+      banner.hidden = false;
+      text.textContent = `Reconnecting${reason ? ` (${reason})` : ''}… attempt ${attempt}` +
+        (delay ? `, next try in ${(delay / 1000).toFixed(1)} s` : '');
+      break;
+    case 'closed':
+      banner.hidden = false;
+      text.textContent = reason || 'Disconnected.';
+      break;
+  }
+}

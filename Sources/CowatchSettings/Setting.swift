@@ -1,0 +1,143 @@
+import CowatchCore
+import CowatchGateway
+import Foundation
+
+/// One configurable value: its key and how a text value is checked and applied.
+struct Setting: Sendable {
+    let key: String
+    let apply: @Sendable (String, inout ServeSettings) throws -> Void
+
+    static func named(_ key: String) -> Setting? { all.first { $0.key == key } }
+
+    static let all: [Setting] = [
+        Setting(key: "config") { _, _ in },
+        Setting(key: "host") { value, settings in
+            guard !value.isEmpty, value.count <= 255, !value.contains(" ") else { throw SettingsError("expected an address") }
+            settings.gateway.host = value
+        },
+        Setting(key: "all-interfaces") { value, settings in
+            if try boolean(value) { settings.gateway.host = "0.0.0.0" }
+        },
+        Setting(key: "port") { value, settings in
+            settings.gateway.port = try integer(value, 0...65535)
+        },
+        Setting(key: "data-dir") { value, settings in
+            guard !value.isEmpty else { throw SettingsError("expected a directory") }
+            settings.dataDirectory = value
+        },
+        Setting(key: "store") { value, settings in
+            guard let kind = ServeSettings.StoreKind(rawValue: value) else { throw SettingsError("expected sqlite or memory") }
+            settings.store = kind
+        },
+        Setting(key: "max-downtime") { value, settings in
+            settings.gateway.maximumDowntimeSeconds = try seconds(value, 0...31_536_000)
+        },
+        Setting(key: "max-message-bytes") { value, settings in
+            settings.gateway.maximumMessageBytes = try integer(value, 128...(16 << 20))
+        },
+        Setting(key: "max-line-bytes") { value, settings in
+            settings.gateway.maximumLineBytes = try integer(value, 64...(16 << 20))
+        },
+        Setting(key: "max-rooms") { value, settings in
+            settings.gateway.maximumRooms = try integer(value, 1...10_000_000)
+        },
+        Setting(key: "max-members") { value, settings in
+            settings.gateway.room.maximumMembers = try integer(value, 1...1_000_000)
+        },
+        Setting(key: "max-connections-per-address") { value, settings in
+            settings.gateway.maximumConnectionsPerAddress = try integer(value, 1...10_000_000)
+        },
+        Setting(key: "max-queue") { value, settings in
+            settings.gateway.room.maximumQueueLength = try integer(value, 1...100_000)
+        },
+        Setting(key: "commands-per-second") { value, settings in
+            settings.gateway.commandsPerSecond = try seconds(value, 0.1...1_000_000)
+        },
+        Setting(key: "command-burst") { value, settings in
+            settings.gateway.commandBurst = try seconds(value, 1...1_000_000)
+        },
+        Setting(key: "outbox-limit") { value, settings in
+            settings.gateway.outboxLimit = try integer(value, 2...1_000_000)
+        },
+        Setting(key: "stuck-timeout") { value, settings in
+            settings.gateway.stuckTimeoutSeconds = try seconds(value, 0.1...3600)
+        },
+        Setting(key: "ping-interval") { value, settings in
+            settings.gateway.pingIntervalSeconds = try seconds(value, 0.1...3600)
+        },
+        Setting(key: "idle-timeout") { value, settings in
+            settings.gateway.idleTimeoutSeconds = try seconds(value, 0.5...86_400)
+        },
+        Setting(key: "resume-grace") { value, settings in
+            settings.gateway.room.resumeGrace = ServerInterval(seconds: try seconds(value, 0...86_400))
+        },
+        Setting(key: "shutdown-grace") { value, settings in
+            settings.gateway.shutdownGraceSeconds = try seconds(value, 0...600)
+        },
+        Setting(key: "log-level") { value, settings in
+            let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+            guard levels.contains(value) else { throw SettingsError("expected one of \(levels.joined(separator: ", "))") }
+            settings.logLevel = value
+        },
+        Setting(key: "echo") { value, settings in
+            settings.gateway.echoEndpoint = try boolean(value)
+        },
+        Setting(key: "permessage-deflate") { value, settings in
+            settings.gateway.permessageDeflate = try boolean(value)
+        },
+    ]
+
+    static func integer(_ text: String, _ range: ClosedRange<Int>) throws -> Int {
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+            throw SettingsError("expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    static func seconds(_ text: String, _ range: ClosedRange<Double>) throws -> Double {
+        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite, range.contains(value) else {
+            throw SettingsError("expected a number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    static func boolean(_ text: String) throws -> Bool {
+        switch text.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw SettingsError("expected true or false")
+        }
+    }
+}
+
+/// The config file: `key = value` lines, `#` comments, blank lines ignored.
+enum ConfigFile {
+    struct Lines {
+        var values: [String: String] = [:]
+        var lineNumbers: [String: Int] = [:]
+    }
+
+    static func read(path: String) throws -> Lines {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SettingsError("cannot read the config file \(path)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw SettingsError("the config file \(path) is not UTF-8 text")
+        }
+        var lines = Lines()
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty else { continue }
+            let parts = trimmed.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw SettingsError("\(path):\(index + 1): expected key = value")
+            }
+            var value = parts[1]
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            lines.values[parts[0]] = value
+            lines.lineNumbers[parts[0]] = index + 1
+        }
+        return lines
+    }
+}

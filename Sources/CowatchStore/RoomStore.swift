@@ -1,0 +1,70 @@
+import CowatchCore
+
+/// Where rooms outlive the process. Writes are queued and applied in order off
+/// the caller's thread, so the service loop never waits for a disk; a failed
+/// write is logged and counted, never thrown at the room.
+public protocol RoomStore: AnyObject, Sendable {
+    /// Everything kept, to bring the rooms back at start-up.
+    func load() throws -> StoredRooms
+    /// Queues changes; returns at once.
+    func write(_ changes: [StoreChange])
+    /// Waits until every queued change has been applied (or failed).
+    func flush()
+    /// Flushes and releases the store.
+    func close()
+    /// Writes that failed since start.
+    var failedWrites: Int { get }
+}
+
+public enum StoreChange: Sendable, Hashable {
+    case room(RoomSnapshot)
+    case member(RoomName, MemberRecord)
+    case forgetMember(RoomName, MemberID)
+    case chat(RoomName, ChatLine)
+    /// The room is gone (its last member left for good).
+    case forgetRoom(RoomName)
+    /// The server is alive at this instant: after a crash, the last one says when
+    /// it went down.
+    case alive(ServerInstant)
+}
+
+/// What a store holds.
+public struct StoredRooms: Sendable, Hashable {
+    public struct Room: Sendable, Hashable {
+        public var snapshot: RoomSnapshot
+        public var members: [MemberRecord]
+        /// Oldest first.
+        public var chat: [ChatLine]
+
+        public init(snapshot: RoomSnapshot, members: [MemberRecord], chat: [ChatLine]) {
+            self.snapshot = snapshot
+            self.members = members
+            self.chat = chat
+        }
+    }
+
+    public var rooms: [Room]
+    /// The last time the server that wrote this said it was alive.
+    public var lastAlive: ServerInstant?
+
+    public init(rooms: [Room] = [], lastAlive: ServerInstant? = nil) {
+        self.rooms = rooms
+        self.lastAlive = lastAlive
+    }
+}
+
+public enum StoreError: Error, CustomStringConvertible, Equatable {
+    /// The data directory or database cannot be opened or read.
+    case unreadable(path: String, reason: String)
+    /// Written by a newer Cowatch: this binary would not understand it.
+    case newerSchema(path: String, found: Int, supported: Int)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            "cannot use the store at \(path): \(reason)"
+        case .newerSchema(let path, let found, let supported):
+            "the store at \(path) has schema version \(found), newer than this binary's \(supported): upgrade Cowatch, or point --data-dir elsewhere"
+        }
+    }
+}

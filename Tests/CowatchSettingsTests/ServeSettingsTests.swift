@@ -1,0 +1,89 @@
+import CowatchGateway
+import CowatchSettings
+import Foundation
+import Testing
+
+@Suite("Serve settings: flags, environment, config file")
+struct ServeSettingsTests {
+    static func configFile(_ text: String) throws -> String {
+        let path = NSTemporaryDirectory() + "cowatch-\(UUID().uuidString).conf"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("with nothing set, the defaults: loopback, port 7480, SQLite in ./data")
+    func defaults() throws {
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:])
+        #expect(settings.gateway.host == "127.0.0.1")
+        #expect(settings.gateway.port == 7480)
+        #expect(settings.store == .sqlite)
+        #expect(settings.dataDirectory == "./data")
+    }
+
+    @Test("flags win over the environment, which wins over the config file")
+    func precedence() throws {
+        let path = try Self.configFile("""
+            # a comment
+            port = 9000
+            max-rooms = 5
+            data-dir = "/srv/cowatch"   # trailing comment
+            """)
+        let settings = try ServeSettings.resolve(
+            flags: ["port": "9002", "config": path],
+            environment: ["COWATCH_PORT": "9001", "COWATCH_MAX_ROOMS": "7", "HOME": "/root"])
+        #expect(settings.gateway.port == 9002)
+        #expect(settings.gateway.maximumRooms == 7)
+        #expect(settings.dataDirectory == "/srv/cowatch")
+        #expect(settings.origins["port"] == "--port")
+        #expect(settings.origins["max-rooms"] == "COWATCH_MAX_ROOMS")
+    }
+
+    @Test("the config file can be named by COWATCH_CONFIG")
+    func configFromEnvironment() throws {
+        let path = try Self.configFile("store = memory\nall-interfaces = true\n")
+        let settings = try ServeSettings.resolve(flags: [:], environment: ["COWATCH_CONFIG": path])
+        #expect(settings.store == .memory)
+        #expect(settings.gateway.host == "0.0.0.0")
+    }
+
+    @Test("a bad value is refused with where it came from and what is expected", arguments: [
+        (["port": "http"], "--port: expected a whole number from 0 to 65535, got \"http\""),
+        (["store": "postgres"], "--store: expected sqlite or memory, got \"postgres\""),
+        (["log-level": "loud"], "--log-level: expected one of"),
+    ])
+    func badFlag(flags: [String: String], message: String) {
+        #expect {
+            _ = try ServeSettings.resolve(flags: flags, environment: [:])
+        } throws: { error in
+            "\(error)".hasPrefix(message)
+        }
+    }
+
+    @Test("a bad environment value names the variable")
+    func badEnvironment() {
+        #expect {
+            _ = try ServeSettings.resolve(flags: [:], environment: ["COWATCH_MAX_MEMBERS": "-3"])
+        } throws: { error in
+            "\(error)".hasPrefix("COWATCH_MAX_MEMBERS: expected a whole number")
+        }
+    }
+
+    @Test("an unknown key or a malformed line in the config file names the line")
+    func badConfigFile() throws {
+        let unknown = try Self.configFile("port = 7480\nprot = 1\n")
+        #expect {
+            _ = try ServeSettings.resolve(flags: ["config": unknown], environment: [:])
+        } throws: { error in
+            "\(error)".contains(":2 (prot): unknown setting \"prot\"")
+        }
+        let malformed = try Self.configFile("port 7480\n")
+        #expect {
+            _ = try ServeSettings.resolve(flags: ["config": malformed], environment: [:])
+        } throws: { error in
+            "\(error)".contains(":1: expected key = value")
+        }
+        #expect(throws: SettingsError.self) {
+            _ = try ServeSettings.resolve(flags: ["config": "/nonexistent/cowatch.conf"], environment: [:])
+        }
+    }
+}
