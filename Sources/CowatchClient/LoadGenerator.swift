@@ -100,15 +100,16 @@ public final class LoadGenerator: @unchecked Sendable {
         for _ in 0..<plan.contexts { contexts.append(try WebSocketClients()) }
         self.contexts = contexts
         var rooms: [BenchRoom] = []
-        for index in 0..<plan.rooms {
-            rooms.append(BenchRoom(index: index, members: plan.members, encoding: plan.encoding, measured: plan.rounds))
+        for _ in 0..<plan.rooms {
+            rooms.append(BenchRoom(members: plan.members, encoding: plan.encoding, measured: plan.rounds))
         }
         self.rooms = rooms
         for room in rooms { room.generator = self }
     }
 
+    /// The counters, with the frames and states summed over every room.
     public var snapshot: LoadProgress {
-        var copy = lock.withLock { progress }
+        var copy = counters
         var frames = 0, states = 0
         for room in rooms {
             let counts = room.counters
@@ -119,6 +120,9 @@ public final class LoadGenerator: @unchecked Sendable {
         copy.states = states
         return copy
     }
+
+    /// The counters kept here, without the per-room sums: cheap to poll.
+    private var counters: LoadProgress { lock.withLock { progress } }
 
     /// Opens members `members` of every room, at most `connectWindow` at a time
     /// and `connectRate` per second, and waits until each has its welcome and
@@ -134,10 +138,10 @@ public final class LoadGenerator: @unchecked Sendable {
             for room in 0..<plan.rooms { pending.append((room, member)) }
         }
         let base = lock.withLock { progress.opened + progress.failed }
-        let target = snapshot.welcomed + pending.count
+        let target = counters.welcomed + pending.count
         var launched = 0
         while Date() < deadline {
-            let current = snapshot
+            let current = counters
             if current.welcomed >= target || current.failed > 0 { break }
             let settled = current.opened + current.failed - base
             var allowed = min(pending.count, settled + max(1, plan.connectWindow))
@@ -150,7 +154,7 @@ public final class LoadGenerator: @unchecked Sendable {
             }
             Thread.sleep(forTimeInterval: 0.001)
         }
-        let current = snapshot
+        let current = counters
         return current.welcomed >= target && current.failed == 0 ? Date().timeIntervalSince(started) : nil
     }
 
@@ -179,7 +183,7 @@ public final class LoadGenerator: @unchecked Sendable {
         lock.withLock { progress.roomsFinished = 0 }
         for room in rooms { room.begin(commands: [LoadPlan.opening], measureFrom: nil, participants: 1) }
         return waitFor(timeout: timeout) { $0.roomsFinished >= self.plan.rooms || $0.failed > 0 }
-            && snapshot.failed == 0
+            && counters.failed == 0
     }
 
     /// Runs the warm-up and measured rounds in every room concurrently.
@@ -205,7 +209,7 @@ public final class LoadGenerator: @unchecked Sendable {
         latencies.sort()
         let seconds = lastEnd > firstStart ? Double(lastEnd - firstStart) / 1_000_000_000 : 0
         return RoundResults(latencies: latencies, stateDeliveries: states, frames: frames, seconds: seconds,
-                            completed: completed && snapshot.failed == 0 && latencies.count == plan.rooms * plan.rounds)
+                            completed: completed && counters.failed == 0 && latencies.count == plan.rooms * plan.rounds)
     }
 
     /// Closes every connection and stops the service threads, waiting at most
@@ -222,15 +226,14 @@ public final class LoadGenerator: @unchecked Sendable {
         return stopped.wait(timeout: .now() + timeout) == .success
     }
 
-    // MARK: - Called from the service threads
-
+    /// Polls the counters until `condition` holds or `timeout` passes.
     private func waitFor(timeout: Double, _ condition: (LoadProgress) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if condition(snapshot) { return true }
+            if condition(counters) { return true }
             Thread.sleep(forTimeInterval: 0.01)
         }
-        return condition(snapshot)
+        return condition(counters)
     }
 
     private func launch(room roomIndex: Int, member: Int) {
@@ -258,6 +261,8 @@ public final class LoadGenerator: @unchecked Sendable {
         room.attach(clients.connect(address, encoding: plan.encoding, handlers: handlers), as: member)
     }
 
+    // MARK: - Called from the service threads
+
     fileprivate func memberWelcomed() {
         lock.withLock { progress.welcomed += 1 }
     }
@@ -278,14 +283,12 @@ final class BenchRoom: @unchecked Sendable {
         var frames: Int
     }
 
-    let index: Int
     let memberCount: Int
     let encoding: ClientEncoding
     weak var generator: LoadGenerator?
 
     private let lock = NSLock()
     private var connections: [ClientConnection?]
-    private var lastSeq: [Int]
     private var stateCount: [Int]
     /// The round in which each member last reached the target; 0 for none.
     private var reachedRound: [Int]
@@ -309,12 +312,10 @@ final class BenchRoom: @unchecked Sendable {
     private var lastCompletion: UInt64 = 0
     private var measuring = false
 
-    init(index: Int, members: Int, encoding: ClientEncoding, measured: Int) {
-        self.index = index
+    init(members: Int, encoding: ClientEncoding, measured: Int) {
         self.memberCount = members
         self.encoding = encoding
         connections = Array(repeating: nil, count: members)
-        lastSeq = Array(repeating: -1, count: members)
         stateCount = Array(repeating: 0, count: members)
         reachedRound = Array(repeating: 0, count: members)
         latencies.reserveCapacity(measured)
@@ -334,8 +335,7 @@ final class BenchRoom: @unchecked Sendable {
     }
 
     /// Starts a closed loop of `commands`: each is sent when the previous one has
-    /// reached every member.
-    /// Commands from index `measureFrom` on are measured; a round is complete when
+    /// reached every member. Commands from index `measureFrom` on are measured; a round is complete when
     /// the first `participants` members have its state.
     func begin(commands: [String], measureFrom: Int?, participants: Int) {
         let first = lock.withLock { () -> (ClientConnection, String)? in
@@ -380,7 +380,6 @@ final class BenchRoom: @unchecked Sendable {
             states += 1
             stateCount[member] += 1
             if stateCount[member] == 1 { welcomed = true }
-            if seq > lastSeq[member] { lastSeq[member] = seq }
             if seq > roomSeq { roomSeq = seq }
             guard roundActive, member < participants, reachedRound[member] != round else { return nil }
             let reached = encoding == .json ? seq > baselineSeq : stateCount[member] > baselineCounts[member]
@@ -422,7 +421,9 @@ final class BenchRoom: @unchecked Sendable {
     /// The server writes `type` first and `seq` right after it; other layouts are
     /// found by a scan.
     static func jsonStateSeq(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard find(typeState, in: bytes, from: 0) != nil, let seqAt = find(seqKey, in: bytes, from: 0) else { return nil }
+        guard let typeAt = find(typeState, in: bytes, from: 0) else { return nil }
+        let afterType = typeAt + typeState.count
+        guard let seqAt = find(seqKey, in: bytes, from: afterType) ?? find(seqKey, in: bytes, from: 0) else { return nil }
         var index = seqAt + seqKey.count
         var value = 0, digits = 0
         while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39, digits < 18 {

@@ -162,11 +162,11 @@ extension Gateway {
         return text
     }
 
-    /// A pong came back: its payload is the monotonic time the ping was sent.
-    func pong(_ sentAt: Int64?, on connection: Connection) {
+    /// A pong came back: it answers the one ping in flight, if any.
+    func pong(on connection: Connection) {
         let now = ServerClock.monotonicMicroseconds()
         connection.lastHeard = now
-        guard let sentAt, sentAt == connection.pingSentAt else { return }
+        guard let sentAt = connection.pingSentAt else { return }
         connection.pingSentAt = nil
         let roundTrip = now - sentAt
         metrics.roundTrip.observe(seconds: Double(roundTrip) / 1_000_000)
@@ -189,7 +189,9 @@ extension Gateway {
                 close(connection, code: 1001, reason: "idle: no answer to pings")
             } else if let since = connection.overflowingSince, now - since > stuck {
                 close(connection, code: 1008, reason: "too slow to keep up")
-            } else if now >= connection.nextPingAt {
+            } else if now >= connection.nextPingAt && connection.incoming.isEmpty {
+                // Not while a message is half received: libwebsockets would check the
+                // pong's payload as the continuation of that message's UTF-8.
                 ping(connection, now: now)
             }
         }
@@ -199,8 +201,10 @@ extension Gateway {
     func ping(_ connection: Connection, now: Int64) {
         connection.nextPingAt = now + Int64(configuration.pingIntervalSeconds * 1_000_000)
         connection.pingSentAt = now
-        // Decimal text: libwebsockets applies its UTF-8 check to pong payloads too.
-        let bytes = Array(String(now).utf8)
+        // libwebsockets drops pongs without payload and checks a pong's payload as
+        // UTF-8, so the payload is ASCII (and only one ping is in flight, so the
+        // pong needs no stamp of its own).
+        let bytes = Array("cowatch".utf8)
         // Pings jump the queue's overflow rule: they are tiny and measure liveness.
         let frame = OutboundFrame(bytes, kind: .ping, createdAt: now)
         frame.pendingRecipients += 1

@@ -119,6 +119,8 @@ public final class Gateway: @unchecked Sendable {
     private func serve(_ server: LWSServer) {
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(server.port)"])
         server.armHousekeeping(afterMicroseconds: 1_000_000)
+        // A stop asked for while starting found no loop to wake.
+        if isStopRequested { beginShutdown() }
         while !finished {
             if server.serviceOnce() < 0 { break }
         }

@@ -42,11 +42,7 @@ extension LWSServer {
 
         case LWS_CALLBACK_RECEIVE_PONG:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return 0 }
-            var stamp: Int64?
-            if let input, length > 0, length <= 20 {
-                stamp = Int64(String(decoding: UnsafeRawBufferPointer(start: input, count: length), as: UTF8.self))
-            }
-            gateway.pong(stamp, on: connection)
+            gateway.pong(on: connection)
             return 0
 
         case LWS_CALLBACK_SERVER_WRITEABLE:

@@ -76,6 +76,9 @@ final class LWSServer {
         info.protocols = UnsafePointer(protocols)
         if configuration.permessageDeflate { info.extensions = UnsafePointer(extensions) }
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        // Given an IPv4 address, libwebsockets 4.1 still binds an IPv6 socket that
+        // listens on every address; keep it to exactly the address asked for.
+        if Self.isIPv4(configuration.host) { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
         info.user = Unmanaged.passUnretained(gateway).toOpaque()
         info.max_http_header_pool = 512
         info.timeout_secs = 10
@@ -150,6 +153,11 @@ final class LWSServer {
         extensions.deallocate()
         roomTimer.deallocate()
         housekeepingTimer.deallocate()
+    }
+
+    static func isIPv4(_ host: String) -> Bool {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { part in UInt8(part) != nil }
     }
 
     /// Each connection is a file descriptor; the default limit of 1,024 would cap

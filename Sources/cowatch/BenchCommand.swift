@@ -101,7 +101,7 @@ struct BenchCommand: ParsableCommand {
         let needed = rlim_t(connections + 16 + 4 * contexts)
         let limit = FileLimit.raise(toAtLeast: needed)
         guard limit >= needed else {
-            Output.error("cowatch bench: \(connections) connections need \(needed) file descriptors; the limit is \(limit) "
+            Output.error("bench: \(connections) connections need \(needed) file descriptors; the limit is \(limit) "
                 + "and this process may not raise it (the hard limit needs CAP_SYS_RESOURCE to raise)")
             throw ExitCode.failure
         }
@@ -146,22 +146,39 @@ struct BenchCommand: ParsableCommand {
         }
         reportMemory(before: rssBefore, connections: connections)
 
-        if idle {
-            Thread.sleep(forTimeInterval: min(hold, remaining()))
-            let progress = generator.snapshot
-            if progress.failed > 0 {
-                Output.error("bench: \(progress.failed) connection(s) dropped while idle: \(progress.firstFailure ?? "")")
-                failed = true
-            } else {
-                Output.line(String(format: "idle: %d connections held for %.1f s", connections, hold))
-            }
-            if failed { throw ExitCode.failure }
-            return
-        }
+        let passed = idle
+            ? holdIdle(generator, connections: connections, seconds: min(hold, remaining()))
+            : measureRounds(generator, timeout: remaining())
+        if !passed { failed = true }
+        if failed { throw ExitCode.failure }
+    }
 
+    /// Holds the open connections and reports what the server spent meanwhile.
+    private func holdIdle(_ generator: LoadGenerator, connections: Int, seconds: Double) -> Bool {
+        let cpuBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
+        let holdStart = Date()
+        Thread.sleep(forTimeInterval: seconds)
+        let held = Date().timeIntervalSince(holdStart)
+        let progress = generator.snapshot
+        guard progress.failed == 0 else {
+            Output.error("bench: \(progress.failed) connection(s) dropped while idle: \(progress.firstFailure ?? "")")
+            return false
+        }
+        var line = String(format: "idle: %d connections held for %.1f s", connections, held)
+        if let after = serverPid.flatMap(ProcessStats.cpuSeconds), let cpuBefore {
+            line += String(format: "; server cpu meanwhile %.2f s (%.0f%% of one core)", after - cpuBefore,
+                           100 * (after - cpuBefore) / max(held, 1e-9))
+        }
+        if let rss = serverPid.flatMap(ProcessStats.residentKiB) { line += ", rss \(rss) KiB" }
+        Output.line(line)
+        return true
+    }
+
+    /// Runs the rounds and prints latency, throughput and CPU figures.
+    private func measureRounds(_ generator: LoadGenerator, timeout: Double) -> Bool {
         let serverCPUBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
         let ownCPUBefore = ProcessStats.ownCPUSeconds()
-        let results = generator.runRounds(timeout: remaining())
+        let results = generator.runRounds(timeout: timeout)
         let serverCPU = serverPid.flatMap(ProcessStats.cpuSeconds).flatMap { after in serverCPUBefore.map { after - $0 } }
         let ownCPU = ProcessStats.ownCPUSeconds() - ownCPUBefore
 
@@ -173,16 +190,20 @@ struct BenchCommand: ParsableCommand {
         Output.line(String(format: "throughput: %d state deliveries in %.3f s = %.0f per second (all frames: %.0f per second); %.0f commands per second",
                            results.stateDeliveries, results.seconds, Double(results.stateDeliveries) / seconds,
                            Double(results.frames) / seconds, Double(measured) / seconds))
-        var cpu = String(format: "cpu during rounds: bench %.2f s", ownCPU)
-        if let serverCPU { cpu += String(format: ", server %.2f s (%.0f%% of one core)", serverCPU, 100 * serverCPU / seconds) }
+        let deliveries = Double(max(1, results.stateDeliveries))
+        var cpu = String(format: "cpu during rounds: bench %.2f s (%.1f us per state delivery)", ownCPU, ownCPU / deliveries * 1e6)
+        if let serverCPU {
+            cpu += String(format: ", server %.2f s (%.0f%% of one core, %.1f us per state delivery)",
+                          serverCPU, 100 * serverCPU / seconds, serverCPU / deliveries * 1e6)
+        }
         Output.line(cpu)
-        if !results.completed {
+        guard results.completed else {
             let progress = generator.snapshot
             Output.error("bench: incomplete: \(measured) of \(rooms * rounds) commands measured, \(progress.roomsFinished) of \(rooms) rooms finished"
                 + (progress.failed > 0 ? ", \(progress.failed) connection(s) failed: \(progress.firstFailure ?? "")" : ""))
-            failed = true
+            return false
         }
-        if failed { throw ExitCode.failure }
+        return true
     }
 
     private func connectFailure(_ generator: LoadGenerator, connections: Int) -> ExitCode {

@@ -140,6 +140,12 @@ struct ServeCommand: ParsableCommand {
         }
 
         let gateway = Gateway(configuration: settings.gateway, store: roomStore, logger: Logger(label: "cowatch.gateway"))
+        // Watching before anything is announced: a SIGTERM right after the banner
+        // must still shut down gracefully.
+        let signals = SignalWatcher { signal in
+            logger.info("signal received, shutting down", metadata: ["signal": "\(signal)"])
+            gateway.stop()
+        }
         let boundPort: Int
         do {
             boundPort = try gateway.start()
@@ -151,10 +157,6 @@ struct ServeCommand: ParsableCommand {
         let host = settings.gateway.host
         Output.line("cowatch: serving on http://\(host):\(boundPort)/ (WebSocket ws://\(host):\(boundPort)/rooms/<room>); Ctrl-C stops")
 
-        let signals = SignalWatcher { signal in
-            logger.info("signal received, shutting down", metadata: ["signal": "\(signal)"])
-            gateway.stop()
-        }
         gateway.waitUntilStopped()
         roomStore.close()
         withExtendedLifetime(signals) {}

@@ -43,3 +43,30 @@ struct SubprotocolAndShutdownTests {
         server.clients.shutdown()
     }
 }
+
+@Suite("Listening address")
+struct ListeningAddressTests {
+    /// The local sockets listening on `port`, as `/proc/net/tcp*` lists them.
+    static func listeners(port: Int) throws -> [String] {
+        let hexPort = String(format: "%04X", port)
+        var found: [String] = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let text = try String(contentsOfFile: table, encoding: .utf8)
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                // State 0A is LISTEN.
+                guard fields.count > 3, fields[1].hasSuffix(":" + hexPort), fields[3] == "0A" else { continue }
+                found.append("\(table.hasSuffix("6") ? "tcp6" : "tcp") \(fields[1])")
+            }
+        }
+        return found
+    }
+
+    @Test("told 127.0.0.1, the server listens on 127.0.0.1 only, not on every address")
+    func loopbackOnly() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let hexPort = String(format: "%04X", server.port)
+        #expect(try Self.listeners(port: server.port) == ["tcp 0100007F:\(hexPort)"])
+    }
+}

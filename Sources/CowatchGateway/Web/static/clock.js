@@ -3,11 +3,18 @@
 // The room speaks server time (epoch milliseconds): a coordinated start says
 // "play at `at`", and a playing state's position is extrapolated from `at`. A
 // page's own clock may be off by seconds, so it estimates the offset with
-// `/time <client-ms>` round trips, NTP style: for a sample sent at local t0 and
-// answered at t1 with server time s, offset = s - (t0 + t1) / 2. The error of one
-// sample is at most half its round trip, and samples that waited (a busy main
-// thread, a queue in the network) have long round trips, so the estimate keeps
-// only the lowest-delay samples of a recent window.
+// `/time <client-ms>` round trips, NTP style. A sample sent at local time t0,
+// answered with server time s (whole milliseconds, truncated) and received at
+// t1 says: the server read its clock somewhere between t0 and t1, and its clock
+// then showed between s and s + 1. So
+//
+//     s - t1  <  offset (server - local)  <  s + 1 - t0
+//
+// Samples that waited (a busy main thread, a queue in the network) give wide
+// intervals; quick ones narrow ones. The estimate is the middle of the
+// intersection of the recent samples' intervals, which the quickest samples
+// bound from both sides. When the intervals do not all meet (a clock that
+// drifts, or was stepped), it falls back to the quickest samples' midpoints.
 //
 // The local clock is performance.timeOrigin + performance.now(): sub-millisecond
 // and monotonic, unlike Date.now(), which can be stepped under our feet.
@@ -15,15 +22,18 @@
 /** Samples sent in a burst when a connection opens: enough to find a quick one. */
 const BURST = 8;
 const BURST_SPACING_MS = 40;
-/** Then one sample every few seconds follows slow drift and route changes, well
- *  under the server's 20 lines per second. */
-const RESAMPLE_MS = 2500;
-/** The window of samples considered, and how many of its fastest are averaged. */
-const WINDOW = 24;
+/** Then one sample every half second for a while (a page is busiest just after
+ *  it opens, so its first samples are often slow), then every few seconds to
+ *  follow slow drift; all well under the server's 20 lines per second. */
+const EARLY_MS = 500;
+const EARLY_FOR_MS = 10000;
+const RESAMPLE_MS = 2000;
+/** Samples older than this are forgotten: two clocks drift apart by up to a few
+ *  hundredths of a millisecond per second. */
+const WINDOW_MS = 30000;
+const WINDOW_MAX = 40;
+/** The fallback: the mean of the midpoints of this many quickest samples. */
 const BEST = 3;
-/** The server answers with whole milliseconds, truncated: on average the true
- *  server time was half a millisecond later. */
-const SERVER_TRUNCATION_MS = 0.5;
 
 export function localNow() {
   return performance.timeOrigin + performance.now();
@@ -34,20 +44,26 @@ export class ServerClock extends EventTarget {
   constructor(send) {
     super();
     this.send = send;
-    this.samples = []; // { rtt, offset, at }
+    this.samples = []; // { low, high, rtt, at }
     this.offset = 0; // server - local, ms
-    this.rtt = Infinity; // of the best sample
+    this.rtt = Infinity; // of the quickest recent sample
+    this.uncertainty = Infinity; // half the width of the interval the offset is known in
     this.synced = false;
     this.timers = [];
   }
 
-  /** A connection opened: sample in a burst, then periodically. */
+  /** A connection opened: sample in a burst, then often, then periodically. */
   start() {
     this.stop();
     for (let i = 0; i < BURST; i++) {
       this.timers.push(setTimeout(() => this.sample(), i * BURST_SPACING_MS));
     }
-    this.timers.push(setInterval(() => this.sample(), RESAMPLE_MS));
+    const early = setInterval(() => this.sample(), EARLY_MS);
+    this.timers.push(early);
+    this.timers.push(setTimeout(() => {
+      clearInterval(early);
+      this.timers.push(setInterval(() => this.sample(), RESAMPLE_MS));
+    }, EARLY_FOR_MS));
   }
 
   stop() {
@@ -69,17 +85,31 @@ export class ServerClock extends EventTarget {
     const t0 = Number(client);
     const rtt = t1 - t0;
     if (!(rtt >= 0) || rtt > 10000) return; // not one of ours, or absurd
-    const offset = server + SERVER_TRUNCATION_MS - (t0 + t1) / 2;
-    this.samples.push({ rtt, offset, at: t1 });
-    if (this.samples.length > WINDOW) this.samples.shift();
-    const best = [...this.samples].sort((a, b) => a.rtt - b.rtt).slice(0, BEST);
+    this.samples.push({ low: server - t1, high: server + 1 - t0, rtt, at: t1 });
+    while (this.samples.length > WINDOW_MAX || (this.samples.length > BEST && t1 - this.samples[0].at > WINDOW_MS)) {
+      this.samples.shift();
+    }
     const previous = this.offset;
-    this.offset = best.reduce((sum, s) => sum + s.offset, 0) / best.length;
-    this.rtt = best[0].rtt;
+    this.estimate();
     const first = !this.synced;
     this.synced = true;
     if (first || Math.abs(this.offset - previous) > 0.5) {
       this.dispatchEvent(new CustomEvent('change', { detail: { offset: this.offset, rtt: this.rtt } }));
+    }
+  }
+
+  estimate() {
+    const low = Math.max(...this.samples.map((s) => s.low));
+    const high = Math.min(...this.samples.map((s) => s.high));
+    const quickest = [...this.samples].sort((a, b) => a.rtt - b.rtt);
+    this.rtt = quickest[0].rtt;
+    if (low <= high) {
+      this.offset = (low + high) / 2;
+      this.uncertainty = (high - low) / 2;
+    } else {
+      const best = quickest.slice(0, BEST);
+      this.offset = best.reduce((sum, s) => sum + (s.low + s.high) / 2, 0) / best.length;
+      this.uncertainty = (best[0].high - best[0].low) / 2;
     }
   }
 

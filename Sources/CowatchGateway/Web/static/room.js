@@ -7,12 +7,19 @@ import { Connection } from './connection.js';
 import { ServerClock } from './clock.js';
 import { PlayerSync, positionAt } from './sync.js';
 import {
-  $, ChatLog, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue,
+  $, ChatLog, describeDrift, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue,
 } from './ui.js';
 
 const ROOM_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
-const room = decodeURIComponent(location.pathname.replace(/^\/rooms\//, '').replace(/\/$/, ''));
+const room = (() => {
+  const raw = location.pathname.replace(/^\/rooms\//, '').replace(/\/$/, '');
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw; // not valid percent-encoding: refused below as not a room name
+  }
+})();
 const log = new ChatLog($('log'));
 const video = $('video');
 
@@ -308,7 +315,9 @@ async function main() {
   function renderPlayer() {
     const snapshot = sync.snapshot();
     const state = model.state;
-    $('player-status').textContent = describePlayer(snapshot, state, me());
+    const words = describePlayer(snapshot, sync.state, me());
+    if ($('player-status').textContent !== words) $('player-status').textContent = words;
+    $('player-drift').textContent = describeDrift(snapshot);
     // Overlay: what the viewer must know or do.
     const overlay = $('overlay');
     const text = $('overlay-text');

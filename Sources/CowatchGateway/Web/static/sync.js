@@ -22,33 +22,48 @@
 // Thresholds (seconds of drift = video.currentTime - where the timeline says):
 export const THRESHOLDS = Object.freeze({
   /** Beyond this, re-join with a scheduled start (a seek). A nudge of at most
-   *  NUDGE_MAX would take longer than a few seconds to absorb more. */
-  seek: 0.3,
+   *  nudgeMax would take more than about four seconds to absorb more. */
+  seek: 0.25,
   /** Nudge when the median drift of the last ticks exceeds this. Chrome reports
-   *  currentTime to 0.1 ms, so a few ms is well above the noise, and small enough
-   *  that three players stay within 10 ms of each other. */
-  nudgeStart: 0.006,
+   *  currentTime to 0.1 ms and the clock estimate is good to about half a ms, so
+   *  3 ms is well above the noise, and small enough that players stay within a
+   *  few ms of each other. */
+  nudgeStart: 0.003,
   /** A nudge ends (rate exact again) once the drift is below this. */
-  nudgeStop: 0.0015,
-  /** A nudge aims to absorb the drift within about this many seconds... */
-  nudgeHorizon: 0.5,
-  /** ...changing the rate by at most this fraction (8 % at 0.3 s of drift:
-   *  about 4 s to absorb, pitch preserved by the browser). */
-  nudgeMax: 0.08,
-  /** A held (paused, waiting) player farther than this from the position seeks. */
-  hold: 0.0005,
+  nudgeStop: 0.001,
+  /** A nudge aims to absorb the drift within about this many seconds (a
+   *  proportional controller: rate change = drift / horizon)... */
+  nudgeHorizon: 0.3,
+  /** ...changing the rate by at most this fraction (6 %: 0.25 s of drift is
+   *  absorbed in about 4.5 s; the browser preserves the pitch). */
+  nudgeMax: 0.06,
+  /** A held (paused, waiting) player farther than this from the position seeks
+   *  (browsers land exactly on the requested time, so every player shows the
+   *  same frame). */
+  hold: 0.0001,
 });
 
 const TICK_MS = 50;
+/** A `waiting` event is a stall worth reporting only when the video is still
+ *  stuck this long after it: browsers also fire it for decoder hiccups of a
+ *  frame or two (a busy CPU), which the drift correction absorbs, and a
+ *  /buffering would separate us from the group (or make everyone wait). */
+const STALL_CONFIRM_MS = 500;
 /** Median of this many drift readings drives the nudge (robust to one odd read). */
 const DRIFT_WINDOW = 3;
 /** The last few ms before a scheduled play() are waited out by spinning:
  *  setTimeout alone fires a few ms early or late. */
-const SPIN_MS = 6;
+const SPIN_MS = 10;
+/** A scheduled start that fires later than this (a busy main thread) is planned
+ *  again; a smaller delay is left to the drift correction. */
+const LATE_START_MS = 100;
 /** A start is measured (and the play() latency learned) this long after it. */
 const VERIFY_AFTER_MS = 200;
 /** Learned bounds. */
-const PLAY_LATENCY_MS = { initial: 4, min: 0, max: 60 };
+const PLAY_LATENCY_MS = { initial: 5, min: 0, max: 60 };
+/** How much of a start's measured error goes into the latency estimate: the
+ *  error jitters by a few ms from start to start, so the estimate moves gently. */
+const LATENCY_GAIN = 0.4;
 const JOIN_LEAD_MS = { initial: 350, min: 200, max: 4000 };
 
 const HAVE_METADATA = 1;
@@ -117,7 +132,8 @@ export class PlayerSync extends EventTarget {
     this.readySent = null; // seq of the last /ready
     this.endedSent = null; // seq of the last /ended
     this.stall = null; // { since } while a /buffering is unanswered by recovery
-    this.stallReadySent = false; // /ready sent to end a stallRecovery suspension
+    this.stallReadySentAt = -Infinity; // when /ready last asked to end a stallRecovery suspension
+    this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed
     this.simulatedStallUntil = 0; // test hook: see simulateStall()
     this.scrubbing = false; // the viewer drags the seek bar: hands off the video
     this.mode = 'idle';
@@ -128,6 +144,9 @@ export class PlayerSync extends EventTarget {
       video.addEventListener(type, () => this.reconcile());
     }
     video.addEventListener('waiting', () => this.onWaiting());
+    video.addEventListener('playing', () => {
+      if (this.stallCheck && this.hasEnoughData()) this.stallCheck = null;
+    });
     video.addEventListener('ended', () => this.onEnded());
     video.addEventListener('error', () => this.onMediaError());
     video.addEventListener('loadedmetadata', () => this.onMediaLoaded());
@@ -146,7 +165,7 @@ export class PlayerSync extends EventTarget {
   /** A new connection's welcome: reports may be needed again. */
   reset() {
     this.readySent = null;
-    this.stallReadySent = false;
+    this.stallReadySentAt = -Infinity;
   }
 
   setState(state) {
@@ -170,7 +189,7 @@ export class PlayerSync extends EventTarget {
       // A suspension began or ended: the server hands the state again when the
       // last one ends, and that state may need a fresh /ready.
       this.readySent = null;
-      this.stallReadySent = false;
+      this.stallReadySentAt = -Infinity;
       if (!participant.suspensions.includes('stallRecovery')) this.stall = null;
     }
     this.reconcile();
@@ -221,8 +240,7 @@ export class PlayerSync extends EventTarget {
   simulateStall(ms) {
     this.simulatedStallUntil = performance.now() + ms;
     this.video.dispatchEvent(new Event('waiting'));
-    this.video.pause();
-    this.running = null;
+    this.video.pause(); // frozen, as without data; the player still counts as running
   }
 
   // MARK: media
@@ -230,7 +248,7 @@ export class PlayerSync extends EventTarget {
   load(url) {
     this.src = url;
     this.mediaError = null;
-    this.join = null;
+    this.cancelJoin();
     this.running = null;
     this.catchup = null;
     this.stall = null;
@@ -261,17 +279,39 @@ export class PlayerSync extends EventTarget {
     this.emit();
   }
 
-  /** A `waiting` event: a stall if we were playing along with the group. A
-   *  paused or seeking video also goes through `waiting`; those are not stalls. */
+  /** A `waiting` event while we play along with the group may be a stall: it is
+   *  confirmed (and reported with /buffering) if the video is still stuck
+   *  STALL_CONFIRM_MS later. A paused or seeking video also goes through
+   *  `waiting`; those are not stalls. */
   onWaiting() {
     const plan = this.plan();
-    if (plan.kind !== 'run' || plan.timeline.catchup || !this.running || this.join || this.video.seeking) return;
-    if (this.stall) return;
-    this.stall = { since: performance.now() };
+    const video = this.video;
+    let ahead = 0;
+    for (let i = 0; i < video.buffered.length; i++) {
+      if (video.buffered.start(i) <= video.currentTime + 0.01) ahead = Math.max(ahead, video.buffered.end(i) - video.currentTime);
+    }
+    this.note(`waiting event: readyState ${video.readyState}, ${ahead.toFixed(2)} s buffered ahead`);
+    if (plan.kind !== 'run' || plan.timeline.catchup || !this.running || this.join || video.seeking) return;
+    if (this.stall || this.stallCheck) return;
+    this.stallCheck = { since: performance.now(), position: video.currentTime };
+  }
+
+  /** Called every tick while a `waiting` event is unconfirmed. */
+  confirmStall() {
+    const check = this.stallCheck;
+    const video = this.video;
+    const moved = Math.abs(video.currentTime - check.position) > 0.1;
+    if (moved && this.hasEnoughData()) {
+      this.stallCheck = null; // a hiccup: it plays again
+      return;
+    }
+    if (performance.now() - check.since < STALL_CONFIRM_MS) return;
+    this.stallCheck = null;
+    if (this.plan().kind !== 'run' || !this.running) return;
+    this.stall = { since: check.since };
     this.running = null;
-    this.note('stall: /buffering');
+    this.note('stall confirmed: /buffering');
     this.send('/buffering');
-    this.reconcile();
   }
 
   onEnded() {
@@ -339,6 +379,7 @@ export class PlayerSync extends EventTarget {
   // MARK: acting
 
   reconcile() {
+    if (this.stallCheck) this.confirmStall();
     const plan = this.plan();
     this.mode = plan.mode;
     this.detail = '';
@@ -365,6 +406,7 @@ export class PlayerSync extends EventTarget {
   }
 
   stopVideo() {
+    this.stallCheck = null;
     if (!this.video.paused) this.video.pause();
     this.running = null;
     this.nudging = false;
@@ -378,13 +420,14 @@ export class PlayerSync extends EventTarget {
       this.detail = 'buffering';
       return;
     }
-    if (this.stall) {
+    // Said again every few seconds while the suspension lasts: a report can be
+    // lost to a reconnect, or answer a state that a newer one replaced.
+    const now = performance.now();
+    if (this.stall || now - this.stallReadySentAt > 3000) {
       this.stall = null;
+      this.stallReadySentAt = now;
       this.send(`/ready ${this.state.seq}`);
-      this.stallReadySent = true;
-    } else if (!this.stallReadySent) {
-      this.stallReadySent = true;
-      this.send(`/ready ${this.state.seq}`);
+      this.note(`recovered: /ready ${this.state.seq}`);
     }
   }
 
@@ -424,6 +467,10 @@ export class PlayerSync extends EventTarget {
     if (video.readyState < HAVE_METADATA) {
       this.detail = 'loading';
       return;
+    }
+    if (this.stallCheck) {
+      this.detail = 'buffering';
+      return; // stuck or not, confirmStall() decides
     }
     if (this.join) {
       if (this.join.key === key || this.join.sameCourse(timeline)) return this.progressJoin(timeline, key);
@@ -550,19 +597,28 @@ export class PlayerSync extends EventTarget {
     // Recomputed here: the clock may have been refined since the timer was set.
     const target = this.clock.toLocal(join.startAt) - this.playLatency;
     const late = performance.timeOrigin + performance.now() - target;
-    if (late > 30) {
+    if (late > LATE_START_MS) {
+      // The main thread was busy well past the instant: plan again, further ahead.
       this.note(`start ${late.toFixed(1)} ms late: plan again`);
-      // The main thread was busy past the instant: starting now would be off by
-      // `late`. Plan again.
+      this.joinLead = clamp(this.joinLead * 1.3, JOIN_LEAD_MS.min, JOIN_LEAD_MS.max);
       this.join = null;
       this.reconcile();
+      return;
+    }
+    // A little late: start now; the drift correction absorbs it.
+    const early = target - (performance.timeOrigin + performance.now());
+    if (early > SPIN_MS + 4) {
+      // Fired too early (the clock estimate moved): wait again rather than spin long.
+      join.timer = setTimeout(() => this.fire(join), early - SPIN_MS);
       return;
     }
     while (performance.timeOrigin + performance.now() < target) {
       // spin: the last few milliseconds
     }
     video.playbackRate = join.rate;
+    const calledAt = performance.timeOrigin + performance.now();
     const playing = video.play();
+    this.note(`play() ${(calledAt - target).toFixed(1)} ms after its instant (spun ${Math.max(0, -late).toFixed(1)} ms)`);
     this.join = null;
     this.running = join.key;
     this.nudging = false;
@@ -584,7 +640,7 @@ export class PlayerSync extends EventTarget {
     this.lastStart = { at: verify.startAt, actual, error };
     this.note(`started ${error.toFixed(1)} ms after the instant; play() latency ${this.playLatency.toFixed(1)} ms`);
     if (Math.abs(error) < 40) {
-      this.playLatency = clamp(this.playLatency + error * 0.6, PLAY_LATENCY_MS.min, PLAY_LATENCY_MS.max);
+      this.playLatency = clamp(this.playLatency + error * LATENCY_GAIN, PLAY_LATENCY_MS.min, PLAY_LATENCY_MS.max);
     }
   }
 
@@ -632,6 +688,7 @@ export class PlayerSync extends EventTarget {
       joinLead: this.joinLead,
       lastStart: this.lastStart,
       offset: this.clock.offset,
+      offsetUncertainty: this.clock.uncertainty,
       rtt: this.clock.rtt,
       joining: !!this.join,
       running: !!this.running,

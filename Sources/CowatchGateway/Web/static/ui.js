@@ -121,9 +121,11 @@ export function renderQueue(list, empty, queue) {
 
 // MARK: the player's words
 
-/** The line under the video: what the player is doing, in a few words. */
+/** The line under the video: what the player is doing, in a few words. It is a
+ *  live region, so it changes only when the words do (numbers go elsewhere). */
 export function describePlayer(snapshot, state, me) {
   const playback = state?.playback;
+  if (!playback) return snapshot.mode === 'idle' ? 'Nothing is playing.' : '';
   switch (snapshot.mode) {
     case 'idle':
       return state?.session?.state === 'invalidated' ? 'The session ended.' : 'Nothing is playing.';
@@ -151,15 +153,24 @@ export function describePlayer(snapshot, state, me) {
     case 'starting':
     case 'playing': {
       if (snapshot.detail === 'loading') return 'Loading…';
-      if (snapshot.joining) return `Joining: ${snapshot.detail}`;
-      if (snapshot.detail) return snapshot.detail;
+      if (snapshot.mode === 'starting') return 'Starting together…';
+      if (snapshot.joining) return 'Joining the group…';
+      if (snapshot.detail === 'buffering') return 'Buffering…';
+      if (snapshot.detail === 'ended') return 'At the end.';
+      if (snapshot.detail) return 'Re-syncing…';
       const rate = playback.rate !== 1 ? ` at ${playback.rate}×` : '';
-      const drift = snapshot.drift == null ? '' : ` · ${(snapshot.drift * 1000).toFixed(1)} ms`;
-      return `Playing in sync${rate}${drift}`;
+      return `Playing in sync${rate}`;
     }
     default:
       return '';
   }
+}
+
+/** The player's distance from the group, for the curious (not a live region). */
+export function describeDrift(snapshot) {
+  if (!['playing', 'catchup'].includes(snapshot.mode) || snapshot.drift == null || snapshot.joining) return '';
+  const ms = snapshot.drift * 1000;
+  return `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(1)} ms${snapshot.nudging ? ' (correcting)' : ''}`;
 }
 
 /** The connection banner. */

@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CowatchClient
+import Foundation
+
+/// The `cowatch` binary running as its own process, for what only a process can
+/// show: being killed with SIGKILL and started again on the same data.
+final class ServerProcess: @unchecked Sendable {
+    let process: Process
+    let port: Int
+    private let output: Pipe
+
+    /// The binary built next to the test bundle.
+    static var binary: String {
+        let tests = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
+        return tests.deletingLastPathComponent().appendingPathComponent("cowatch").path
+    }
+
+    init(arguments: [String]) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["serve", "--port", "0", "--log-level", "error"] + arguments
+        output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let banner = Self.readLine(from: output.fileHandleForReading, timeout: 20)
+        guard let range = banner.range(of: "http://127.0.0.1:"),
+              let port = Int(banner[range.upperBound...].prefix { $0.isNumber }) else {
+            process.terminate()
+            throw TestFailure("the server did not start: \(banner)")
+        }
+        self.port = port
+    }
+
+    /// Runs the binary to completion and returns its exit status and output.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    func address(_ path: String) -> WebSocketAddress {
+        WebSocketAddress("ws://127.0.0.1:\(port)\(path)")!
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then the exit status; a server still running after 10 s is
+    /// killed and reported as -1, so a test never waits forever.
+    func terminate() -> Int32 {
+        process.terminate()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning {
+            kill9()
+            return -1
+        }
+        return process.terminationStatus
+    }
+
+    private static func readLine(from handle: FileHandle, timeout: Double) -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var text = ""
+        while Date() < deadline {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            if text.contains("serving on") && text.contains("\n") { break }
+        }
+        return text
+    }
+}
