@@ -29,6 +29,10 @@ final class LWSServer {
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
     private let roomTimer: UnsafeMutablePointer<cw_timer>
     private let housekeepingTimer: UnsafeMutablePointer<cw_timer>
+    /// All zero: no libwebsockets keepalive. The gateway pings and times out idle
+    /// connections itself; lws's own timer re-sorts a list of every connection on
+    /// each pong, which cost most of an idle server's CPU at 20,000 connections.
+    private let noKeepalive: UnsafeMutablePointer<lws_retry_bo_t>
 
     init(gateway: Gateway) throws {
         self.gateway = gateway
@@ -55,7 +59,12 @@ final class LWSServer {
             protocols[index].name = UnsafePointer(keep(name))
             protocols[index].callback = lwsServerCallback
             protocols[index].per_session_data_size = MemoryLayout<UInt64>.size
-            protocols[index].rx_buffer_size = 0
+            // lws allocates this per connection; the default (its 64 KiB service
+            // buffer) would dwarf everything else an idle member costs. Longer
+            // messages arrive in several pieces and are reassembled.
+            protocols[index].rx_buffer_size = 4096
+            // Without this, sends would be cut to the receive buffer's size too.
+            protocols[index].tx_packet_size = 64 * 1024
             protocols[index].id = id.rawValue
         }
 
@@ -64,6 +73,9 @@ final class LWSServer {
         extensions[0].name = UnsafePointer(keep("permessage-deflate"))
         extensions[0].callback = lws_extension_callback_pm_deflate
         extensions[0].client_offer = UnsafePointer(keep("permessage-deflate; client_no_context_takeover; client_max_window_bits"))
+
+        noKeepalive = .allocate(capacity: 1)
+        noKeepalive.initialize(to: lws_retry_bo_t())
 
         roomTimer = .allocate(capacity: 1)
         roomTimer.initialize(to: cw_timer())
@@ -80,6 +92,7 @@ final class LWSServer {
         // listens on every address; keep it to exactly the address asked for.
         if Self.isIPv4(configuration.host) { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
         info.user = Unmanaged.passUnretained(gateway).toOpaque()
+        info.retry_and_idle_policy = UnsafePointer(noKeepalive)
         info.max_http_header_pool = 512
         info.timeout_secs = 10
         info.pt_serv_buf_size = 64 * 1024
@@ -91,6 +104,7 @@ final class LWSServer {
             extensions.deallocate()
             roomTimer.deallocate()
             housekeepingTimer.deallocate()
+            noKeepalive.deallocate()
             throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
         }
         self.context = context
@@ -153,6 +167,7 @@ final class LWSServer {
         extensions.deallocate()
         roomTimer.deallocate()
         housekeepingTimer.deallocate()
+        noKeepalive.deallocate()
     }
 
     static func isIPv4(_ host: String) -> Bool {
