@@ -295,7 +295,6 @@ async function main() {
     play.disabled = !transport;
     play.textContent = status === 'playing' ? 'Pause' : status === 'waiting' ? 'Pause (starting…)' : 'Play';
     play.setAttribute('aria-label', status === 'playing' || status === 'waiting' ? 'Pause for everyone' : 'Play for everyone');
-    $('seek').disabled = !transport || !Number.isFinite(video.duration);
     const rate = $('rate');
     rate.disabled = !transport;
     if (state) {
