@@ -1,3 +1,5 @@
+import SlashCommands
+
 extension ServerInstant: Codable {
     public init(from decoder: any Decoder) throws {
         self.init(milliseconds: try decoder.singleValueContainer().decode(Int64.self))
@@ -20,39 +22,19 @@ extension ServerInterval: Codable {
     }
 }
 
-extension MemberID: Codable {
-    public init(from decoder: any Decoder) throws {
-        self.init(try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+extension MemberID: TextCodable {
+    public init?(storedText: String) { self.init(storedText) }
+    public var storedText: String { rawValue }
 }
 
-extension RoomName: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        guard let name = RoomName(try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a valid room name")
-        }
-        self = name
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+extension RoomName: TextCodable {
+    public init?(storedText: String) { self.init(storedText) }
+    public var storedText: String { rawValue }
 }
 
-extension Cause: Codable {
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+extension Cause: TextCodable {
+    public init?(storedText: String) { self.init(rawValue: storedText) }
+    public var storedText: String { rawValue }
+    public init(from decoder: any Decoder) throws { self = try Self.decodeText(from: decoder) }
+    public func encode(to encoder: any Encoder) throws { try encodeText(to: encoder) }
 }

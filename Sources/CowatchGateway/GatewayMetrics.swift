@@ -61,18 +61,16 @@ struct GatewayMetrics {
                 out += "\(name){\(label)=\"\(key)\"} \(value)\n"
             }
         }
-        family("cowatch_connections", "gauge", "Open WebSocket connections.")
-        out += "cowatch_connections \(gauges.connections)\n"
-        family("cowatch_rooms", "gauge", "Rooms in memory.")
-        out += "cowatch_rooms \(gauges.rooms)\n"
-        family("cowatch_members", "gauge", "Connected room members.")
-        out += "cowatch_members \(gauges.members)\n"
-        family("cowatch_timers", "gauge", "Armed room timers.")
-        out += "cowatch_timers \(gauges.timers)\n"
-        family("cowatch_store_failed_writes_total", "counter", "Store write batches that failed and were rolled back.")
-        out += "cowatch_store_failed_writes_total \(gauges.storeFailures)\n"
-        family("cowatch_connections_opened_total", "counter", "WebSocket connections accepted.")
-        out += "cowatch_connections_opened_total \(connectionsOpened)\n"
+        func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
+            family(name, type, help)
+            out += "\(name) \(value)\n"
+        }
+        single("cowatch_connections", "gauge", "Open WebSocket connections.", gauges.connections)
+        single("cowatch_rooms", "gauge", "Rooms in memory.", gauges.rooms)
+        single("cowatch_members", "gauge", "Connected room members.", gauges.members)
+        single("cowatch_timers", "gauge", "Armed room timers.", gauges.timers)
+        single("cowatch_store_failed_writes_total", "counter", "Store write batches that failed and were rolled back.", gauges.storeFailures)
+        single("cowatch_connections_opened_total", "counter", "WebSocket connections accepted.", connectionsOpened)
         family("cowatch_connections_refused_total", "counter", "Connections refused, by reason.")
         labelled("cowatch_connections_refused_total", "reason", refusedConnections)
         family("cowatch_commands_total", "counter", "Lines handled, by command (chat for chat lines).")
@@ -83,14 +81,10 @@ struct GatewayMetrics {
         for (key, value) in closes.sorted(by: { ($0.key.code, $0.key.initiator) < ($1.key.code, $1.key.initiator) }) {
             out += "cowatch_closes_total{code=\"\(key.code)\",initiator=\"\(key.initiator)\"} \(value)\n"
         }
-        family("cowatch_broadcasts_total", "counter", "Events broadcast to a room.")
-        out += "cowatch_broadcasts_total \(broadcasts)\n"
-        family("cowatch_deliveries_total", "counter", "Frames written to connections.")
-        out += "cowatch_deliveries_total \(deliveries)\n"
-        family("cowatch_outbox_drops_total", "counter", "Frames dropped from slow connections' outboxes.")
-        out += "cowatch_outbox_drops_total \(outboxDrops)\n"
-        family("cowatch_outbox_resyncs_total", "counter", "Times a slow connection was sent the latest state instead of its backlog.")
-        out += "cowatch_outbox_resyncs_total \(outboxResyncs)\n"
+        single("cowatch_broadcasts_total", "counter", "Events broadcast to a room.", broadcasts)
+        single("cowatch_deliveries_total", "counter", "Frames written to connections.", deliveries)
+        single("cowatch_outbox_drops_total", "counter", "Frames dropped from slow connections' outboxes.", outboxDrops)
+        single("cowatch_outbox_resyncs_total", "counter", "Times a slow connection was sent the latest state instead of its backlog.", outboxResyncs)
         family("cowatch_http_requests_total", "counter", "Plain HTTP requests, by route.")
         labelled("cowatch_http_requests_total", "route", httpRequests)
         histogram("cowatch_broadcast_fanout_seconds",

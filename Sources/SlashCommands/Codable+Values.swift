@@ -23,49 +23,53 @@ extension PlaybackRate: Codable {
     }
 }
 
-extension MediaURL: Codable {
+/// A value stored as one string, decoded through the same validation as input.
+public protocol TextCodable: Codable {
+    /// Nil when `storedText` would not pass validation.
+    init?(storedText: String)
+    var storedText: String { get }
+}
+
+extension TextCodable {
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        guard let url = MediaURL(try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a valid media URL")
-        }
-        self = url
+        self = try Self.decodeText(from: decoder)
     }
 
     public func encode(to encoder: any Encoder) throws {
+        try encodeText(to: encoder)
+    }
+
+    /// For types whose `RawRepresentable` conformance would otherwise pick the
+    /// standard library's unvalidated coding.
+    public static func decodeText(from decoder: any Decoder) throws -> Self {
+        let container = try decoder.singleValueContainer()
+        guard let value = Self(storedText: try container.decode(String.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a valid \(Self.self)")
+        }
+        return value
+    }
+
+    public func encodeText(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(text)
+        try container.encode(storedText)
     }
 }
 
-extension DisplayName: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        guard let name = DisplayName(try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a valid display name")
-        }
-        self = name
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(text)
-    }
+extension MediaURL: TextCodable {
+    public init?(storedText: String) { self.init(storedText) }
+    public var storedText: String { text }
 }
 
-extension SuspensionReason: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        guard let reason = SuspensionReason(rawValue: try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a valid suspension reason")
-        }
-        self = reason
-    }
+extension DisplayName: TextCodable {
+    public init?(storedText: String) { self.init(storedText) }
+    public var storedText: String { text }
+}
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+extension SuspensionReason: TextCodable {
+    public init?(storedText: String) { self.init(rawValue: storedText) }
+    public var storedText: String { rawValue }
+    public init(from decoder: any Decoder) throws { self = try Self.decodeText(from: decoder) }
+    public func encode(to encoder: any Encoder) throws { try encodeText(to: encoder) }
 }
 
 extension ControlPolicy: Codable {}
