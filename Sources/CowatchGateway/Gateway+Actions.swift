@@ -43,12 +43,10 @@ extension Gateway {
     func broadcast(_ event: RoomEvent, in entry: RoomEntry, except: MemberID?) {
         metrics.broadcasts += 1
         countError(event)
-        let now = ServerClock.monotonicMicroseconds()
-        let isState = if case .state = event { true } else { false }
-        let json = entry.jsonConnections > 0
-            ? OutboundFrame(JSONEventEncoding.encode(event), isState: isState, createdAt: now) : nil
+        let now = ServerClock.monotonic()
+        let json = entry.jsonConnections > 0 ? OutboundFrame(JSONEventEncoding.encode(event), createdAt: now) : nil
         let text = entry.textConnections > 0
-            ? TextEventEncoding.lines(event).map { OutboundFrame(Array($0.utf8), isState: isState, createdAt: now) } : []
+            ? TextEventEncoding.lines(event).map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
         for (member, connection) in entry.connections where member != except {
             switch connection.encoding {
             case .json: if let json { enqueue(json, on: connection) }
@@ -60,58 +58,21 @@ extension Gateway {
 
     func send(_ event: RoomEvent, to connection: Connection) {
         countError(event)
-        let now = ServerClock.monotonicMicroseconds()
-        for frame in frames(for: event, encoding: connection.encoding, now: now) {
+        for frame in frames(for: event, encoding: connection.encoding, now: ServerClock.monotonic()) {
             enqueue(frame, on: connection)
         }
     }
 
-    func frames(for event: RoomEvent, encoding: Connection.Encoding, now: Int64) -> [OutboundFrame] {
-        let isState = if case .state = event { true } else { false }
+    func frames(for event: RoomEvent, encoding: Connection.Encoding, now: MonotonicInstant) -> [OutboundFrame] {
         switch encoding {
-        case .json: return [OutboundFrame(JSONEventEncoding.encode(event), isState: isState, createdAt: now)]
-        case .text: return TextEventEncoding.lines(event).map { OutboundFrame(Array($0.utf8), isState: isState, createdAt: now) }
+        case .json: return [OutboundFrame(JSONEventEncoding.encode(event), createdAt: now)]
+        case .text: return TextEventEncoding.lines(event).map { OutboundFrame(Array($0.utf8), createdAt: now) }
         case .echo: return []
         }
     }
 
     private func countError(_ event: RoomEvent) {
         if case .error(let error) = event { metrics.errors[error.code.rawValue, default: 0] += 1 }
-    }
-
-    /// Queues a frame. A connection whose outbox is full is not given a backlog:
-    /// its queue is dropped and replaced by the room's latest state.
-    func enqueue(_ frame: OutboundFrame, on connection: Connection) {
-        guard connection.pendingClose == nil else { return }
-        if connection.outbox.count >= configuration.outboxLimit {
-            resynchronize(connection)
-            return
-        }
-        frame.pendingRecipients += 1
-        connection.outbox.append(frame)
-        if connection.outbox.count == 1 { server?.requestWrite(connection) }
-    }
-
-    private func resynchronize(_ connection: Connection) {
-        let now = ServerClock.monotonicMicroseconds()
-        metrics.outboxDrops += connection.outbox.count
-        metrics.outboxResyncs += 1
-        while let dropped = connection.outbox.popFirst() { settle(dropped, now: now) }
-        if connection.overflowingSince == nil { connection.overflowingSince = now }
-        guard let name = connection.room, let entry = rooms[name] else { return }
-        for frame in frames(for: .state(entry.room.state), encoding: connection.encoding, now: now) {
-            frame.pendingRecipients += 1
-            connection.outbox.append(frame)
-        }
-        server?.requestWrite(connection)
-    }
-
-    /// A frame left an outbox (written or dropped); the last one times the fan-out.
-    func settle(_ frame: OutboundFrame, now: Int64) {
-        frame.pendingRecipients -= 1
-        if frame.pendingRecipients == 0 && frame.kind == .text {
-            metrics.fanOut.observe(seconds: Double(now - frame.createdAt) / 1_000_000)
-        }
     }
 
     /// The service loop's timers came due.

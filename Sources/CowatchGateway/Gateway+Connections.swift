@@ -1,6 +1,9 @@
 import CowatchCore
 import SlashCommands
 
+/// Connections arriving, speaking and leaving: the libwebsockets layer turns its
+/// callbacks into these calls, which feed each connection's `ConnectionState`
+/// and carry out what it decides (`Gateway+ConnectionActions.swift`).
 extension Gateway {
     /// Decides whether an upgrade may go ahead; nil lets it, otherwise the HTTP
     /// status and body to refuse it with.
@@ -17,15 +20,19 @@ extension Gateway {
         return nil
     }
 
+    /// The conformance suite sends messages of up to 16 MiB to the echo endpoint.
+    static let echoMessageLimit = 32 << 20
+
     /// A WebSocket connection is open: bind it to its room as a member.
     func established(_ wsi: OpaquePointer, id: UInt64, encoding: Connection.Encoding) {
         let request = upgrades.removeValue(forKey: id)
             ?? UpgradeRequest(room: nil, echo: false, name: nil, resume: nil, player: false, join: true, address: "unknown")
-        let monotonic = ServerClock.monotonicMicroseconds()
+        let rules = request.echo
+            ? ConnectionState.MessageRules(maximumBytes: Self.echoMessageLimit, acceptsBinary: true)
+            : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false)
         let connection = Connection(
             id: id, wsi: wsi, address: request.address, encoding: request.echo ? .echo : encoding,
-            limiter: RateLimiter(rate: configuration.commandsPerSecond, burst: configuration.commandBurst, now: monotonic),
-            now: monotonic)
+            state: ConnectionState(limits: connectionLimits, rules: rules, now: ServerClock.monotonic()))
         connections[id] = connection
         connectionsPerAddress[request.address, default: 0] += 1
         metrics.connectionsOpened += 1
@@ -59,7 +66,6 @@ extension Gateway {
             connection.member = member
             entry.bind(connection, as: member)
             run(actions, in: entry)
-            server?.requestWrite(connection)
         case .refused(let error):
             metrics.refusedConnections[error.code.rawValue, default: 0] += 1
             refuse(connection, error)
@@ -78,29 +84,56 @@ extension Gateway {
         guard let connection = connections.removeValue(forKey: id) else { return }
         let open = connectionsPerAddress[connection.address, default: 1] - 1
         connectionsPerAddress[connection.address] = open > 0 ? open : nil
-        let now = ServerClock.monotonicMicroseconds()
-        while let frame = connection.outbox.popFirst() { settle(frame, now: now) }
-        if let name = connection.room, let member = connection.member, let entry = rooms[name],
-           entry.connections[member] === connection {
-            entry.unbind(member)
-            run(entry.room.disconnect(member, now: ServerClock.now()), in: entry)
-        }
+        let now = ServerClock.monotonic()
+        for frame in connection.state.takeUnsent() { settle(frame, now: now) }
+        leaveRoom(connection)
         finishShutdownIfDone()
     }
 
-    /// A whole message arrived: one line or several, handled in order.
-    func received(message bytes: [UInt8], on connection: Connection) {
+    /// The member of a connection that is closing or gone leaves its room's view
+    /// of who is connected (the room keeps it for its resume grace).
+    func leaveRoom(_ connection: Connection) {
+        guard let name = connection.room, let member = connection.member, let entry = rooms[name],
+              entry.connections[member] === connection else { return }
+        entry.unbind(member)
+        connection.member = nil
+        run(entry.room.disconnect(member, now: ServerClock.now()), in: entry)
+    }
+
+    /// A piece of a message arrived; a whole one is handled.
+    func received(_ bytes: UnsafeRawBufferPointer, binary: Bool, final: Bool, on connection: Connection) {
+        switch connection.state.received(bytes, binary: binary, final: final, now: ServerClock.monotonic()) {
+        case .partial, .discarded:
+            return
+        case .refused(let actions):
+            perform(actions, on: connection)
+        case .message(let message, let binary):
+            if connection.encoding == .echo {
+                echo(message, binary: binary, on: connection)
+            } else {
+                handle(message, on: connection)
+            }
+        }
+    }
+
+    /// A whole text message: one line or several, each admitted by the command
+    /// rate and handled in order.
+    private func handle(_ message: [UInt8], on connection: Connection) {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { return }
-        let text = String(decoding: bytes, as: UTF8.self)
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            guard connection.pendingClose == nil, entry.connections[member] === connection else { return }
-            guard admitLine(on: connection) else { continue }
-            let now = ServerClock.now()
+        for line in InboundMessage.lines(message) {
+            guard entry.connections[member] === connection, connection.state.isOpen else { return }
+            switch connection.state.admitLine(now: ServerClock.monotonic()) {
+            case .refused(let actions):
+                perform(actions, on: connection)
+                continue
+            case .execute:
+                break
+            }
             switch parser.parse(line) {
             case .success(let input):
                 if case .empty = input { continue }
                 metrics.commands[Self.metricName(input), default: 0] += 1
-                run(entry.room.receive(input, from: member, now: now), in: entry)
+                run(entry.room.receive(input, from: member, now: ServerClock.now()), in: entry)
             case .failure(let error):
                 metrics.commands[error.command?.rawValue ?? "unknown", default: 0] += 1
                 send(.error(error), to: connection)
@@ -109,30 +142,8 @@ extension Gateway {
     }
 
     /// The conformance endpoint: every message comes back as it was sent.
-    func echo(_ bytes: [UInt8], binary: Bool, on connection: Connection) {
-        let frame = OutboundFrame(bytes, kind: binary ? .binary : .text, createdAt: ServerClock.monotonicMicroseconds())
-        frame.pendingRecipients += 1
-        connection.outbox.append(frame)
-        server?.requestWrite(connection)
-    }
-
-    /// The per-connection rate limit: over it, the first line gets an error;
-    /// a connection that keeps going is closed with 1008.
-    private func admitLine(on connection: Connection) -> Bool {
-        if connection.limiter.take(now: ServerClock.monotonicMicroseconds()) {
-            connection.strikes = 0
-            return true
-        }
-        connection.strikes += 1
-        if connection.strikes == 1 {
-            let rate = NumberText.decimal(configuration.commandsPerSecond, places: 1)
-            send(.error(CommandError(.rateLimited, command: nil,
-                                     message: "slow down: at most \(rate) commands per second; lines are being dropped")),
-                 to: connection)
-        } else if connection.strikes > configuration.rateLimitStrikes {
-            close(connection, code: 1008, reason: "too many commands")
-        }
-        return false
+    private func echo(_ bytes: [UInt8], binary: Bool, on connection: Connection) {
+        enqueue(OutboundFrame(bytes, kind: binary ? .binary : .text, createdAt: ServerClock.monotonic()), on: connection)
     }
 
     static func metricName(_ input: InputLine) -> String {
@@ -143,78 +154,40 @@ extension Gateway {
         }
     }
 
-    /// Asks for a close with this code; the close frame goes out on the next write.
+    /// The server closes a connection: what is queued goes first, then the close
+    /// frame with this code and reason.
     func close(_ connection: Connection, code: UInt16, reason: String) {
-        guard connection.pendingClose == nil else { return }
-        connection.pendingClose = (code, Self.closeReason(reason))
-        metrics.closes[GatewayMetrics.CloseKey(code: "\(code)", initiator: "server"), default: 0] += 1
-        server?.requestWrite(connection)
-        server?.dropUnlessClosed(connection, within: Int32(Swift.max(1, configuration.shutdownGraceSeconds.rounded(.up))))
+        perform([.close(ConnectionState.CloseFrame(code: code, reason: reason))], on: connection)
     }
 
-    /// A close reason fits in 123 bytes; cut at a character boundary.
-    static func closeReason(_ reason: String) -> String {
-        var text = ""
-        for character in reason {
-            guard text.utf8.count + character.utf8.count <= 120 else { break }
-            text.append(character)
+    /// The peer's close frame arrived; true when the connection is finished (it
+    /// answered ours), false when the library should answer it.
+    func peerClosed(_ connection: Connection, code: String) -> Bool {
+        let answer = connection.state.peerClosed()
+        if answer == .answer {
+            metrics.closes[GatewayMetrics.CloseKey(code: code, initiator: "client"), default: 0] += 1
         }
-        return text
+        leaveRoom(connection)
+        return answer == .finished
     }
 
-    /// A pong came back: it answers the one ping in flight, if any.
-    func pong(on connection: Connection) {
-        let now = ServerClock.monotonicMicroseconds()
-        connection.lastHeard = now
-        guard let sentAt = connection.pingSentAt else { return }
-        connection.pingSentAt = nil
-        let roundTrip = now - sentAt
-        metrics.roundTrip.observe(seconds: Double(roundTrip) / 1_000_000)
-        guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { return }
-        entry.room.measured(roundTrip: ServerInterval(milliseconds: (roundTrip + 999) / 1000), for: member)
+    /// A pong came back.
+    func ponged(_ connection: Connection) {
+        perform(connection.state.ponged(now: ServerClock.monotonic()), on: connection)
     }
 
-    /// Once a second: pings, idle and stuck connections, the store's sign of life,
-    /// shutdown progress.
+    /// Once a second: each connection's deadlines and pings, the store's sign of
+    /// life, shutdown progress.
     func housekeeping() {
-        let now = ServerClock.monotonicMicroseconds()
-        if let store, now - lastAliveWritten >= 5_000_000 {
+        let now = ServerClock.monotonic()
+        if let store, now - lastAliveWritten >= .seconds(5) {
             lastAliveWritten = now
             store.write([.alive(ServerClock.now())])
         }
-        let idle = Int64(configuration.idleTimeoutSeconds * 1_000_000)
-        let stuck = Int64(configuration.stuckTimeoutSeconds * 1_000_000)
-        for connection in connections.values where connection.pendingClose == nil {
-            if now - connection.lastHeard > idle {
-                close(connection, code: 1001, reason: "idle: no answer to pings")
-            } else if let since = connection.overflowingSince, now - since > stuck {
-                close(connection, code: 1008, reason: "too slow to keep up")
-            } else if now >= connection.nextPingAt && connection.incoming.isEmpty {
-                // Not while a message is half received: libwebsockets would check the
-                // pong's payload as the continuation of that message's UTF-8.
-                ping(connection, now: now)
-            }
+        for connection in connections.values {
+            perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
         }
         finishShutdownIfDone()
-    }
-
-    func ping(_ connection: Connection, now: Int64) {
-        connection.nextPingAt = now + Int64(configuration.pingIntervalSeconds * 1_000_000)
-        connection.pingSentAt = now
-        // libwebsockets drops pongs without payload and checks a pong's payload as
-        // UTF-8, so the payload is ASCII (and only one ping is in flight, so the
-        // pong needs no stamp of its own).
-        let bytes = Array("cowatch".utf8)
-        // Pings jump the queue's overflow rule: they are tiny and measure liveness.
-        let frame = OutboundFrame(bytes, kind: .ping, createdAt: now)
-        frame.pendingRecipients += 1
-        connection.outbox.append(frame)
-        server?.requestWrite(connection)
-    }
-
-    /// An outbox that emptied means the connection kept up after all.
-    func drained(_ connection: Connection) {
-        connection.overflowingSince = nil
     }
 
     /// An unguessable resume token: 128 random bits, hex.
@@ -224,5 +197,12 @@ extension Gateway {
         let low = generator.next() as UInt64
         let text = String(high, radix: 16) + String(low, radix: 16)
         return String(repeating: "0", count: Swift.max(0, 32 - text.count)) + text
+    }
+}
+
+/// A text message's lines: split on `\n`, each handled in order.
+enum InboundMessage {
+    static func lines(_ message: [UInt8]) -> [Substring] {
+        String(decoding: message, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
     }
 }

@@ -39,10 +39,14 @@ public final class Gateway: @unchecked Sendable {
     var metrics = GatewayMetrics()
     var nextConnectionID: UInt64 = 1
     var stopping = false
-    var stopDeadline: Int64 = 0
+    var stopDeadline = MonotonicInstant(microseconds: 0)
     var finished = false
-    /// Monotonic µs of the last `alive` mark written to the store.
-    var lastAliveWritten: Int64 = 0
+    /// When the last `alive` mark was written to the store.
+    var lastAliveWritten = MonotonicInstant(microseconds: 0)
+    /// Every connection's ping: libwebsockets drops pongs without payload, so it
+    /// carries a few ASCII bytes; one ping is in flight at a time, so it needs no
+    /// stamp of its own.
+    let pingFrame = OutboundFrame(Array("cowatch".utf8), kind: .ping, createdAt: MonotonicInstant(microseconds: 0))
 
     // Cross-thread state, behind `lock`.
     private let lock = NSLock()
@@ -140,7 +144,7 @@ public final class Gateway: @unchecked Sendable {
 
     func beginShutdown() {
         stopping = true
-        stopDeadline = ServerClock.monotonicMicroseconds() + Int64(configuration.shutdownGraceSeconds * 1_000_000)
+        stopDeadline = ServerClock.monotonic() + .seconds(configuration.shutdownGraceSeconds)
         logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
         for connection in connections.values {
             close(connection, code: 1001, reason: "server shutting down")
@@ -151,7 +155,7 @@ public final class Gateway: @unchecked Sendable {
 
     func finishShutdownIfDone() {
         guard stopping else { return }
-        if connections.isEmpty || ServerClock.monotonicMicroseconds() >= stopDeadline {
+        if connections.isEmpty || ServerClock.monotonic() >= stopDeadline {
             finished = true
             server?.wake()
         }

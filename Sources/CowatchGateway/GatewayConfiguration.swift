@@ -19,13 +19,21 @@ public struct GatewayConfiguration: Sendable {
     public var commandsPerSecond: Double
     /// ...and in a burst.
     public var commandBurst: Double
-    /// Lines refused for rate while limited before the connection is closed (1008).
-    public var rateLimitStrikes: Int
+    /// Lines refused for rate, after the `rate-limited` error, before the
+    /// connection is closed with 1008 (the grace a flood gets).
+    public var rateLimitGrace: Int
     /// Frames waiting for one slow connection; past this it is sent the latest state
     /// instead of the backlog.
     public var outboxLimit: Int
-    /// A connection whose outbox stays over the limit this long is closed (1008).
+    /// Frames queued for one connection at which the server stops reading from it
+    /// until it has taken some: its commands would only add to what it leaves unread.
+    public var readPauseBacklog: Int
+    /// A connection whose outbox stays over the limit this long is closed (1008);
+    /// also how long a closing connection has to take what was queued for it
+    /// before it is dropped without a close frame.
     public var stuckTimeoutSeconds: Double
+    /// How long the server waits for the peer's close frame after sending its own.
+    public var closeReplyTimeoutSeconds: Double
     /// How often each connection is pinged; the round trips set the lead of starts.
     public var pingIntervalSeconds: Double
     /// A connection silent for this long (no pong, no message) is dropped.
@@ -52,9 +60,11 @@ public struct GatewayConfiguration: Sendable {
         maximumConnectionsPerAddress: Int = 64,
         commandsPerSecond: Double = 20,
         commandBurst: Double = 40,
-        rateLimitStrikes: Int = 20,
+        rateLimitGrace: Int = 20,
         outboxLimit: Int = 256,
+        readPauseBacklog: Int = 64,
         stuckTimeoutSeconds: Double = 10,
+        closeReplyTimeoutSeconds: Double = 5,
         pingIntervalSeconds: Double = 10,
         idleTimeoutSeconds: Double = 35,
         shutdownGraceSeconds: Double = 3,
@@ -71,9 +81,11 @@ public struct GatewayConfiguration: Sendable {
         self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
         self.commandsPerSecond = commandsPerSecond
         self.commandBurst = commandBurst
-        self.rateLimitStrikes = rateLimitStrikes
+        self.rateLimitGrace = rateLimitGrace
         self.outboxLimit = outboxLimit
+        self.readPauseBacklog = readPauseBacklog
         self.stuckTimeoutSeconds = stuckTimeoutSeconds
+        self.closeReplyTimeoutSeconds = closeReplyTimeoutSeconds
         self.pingIntervalSeconds = pingIntervalSeconds
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.shutdownGraceSeconds = shutdownGraceSeconds
@@ -81,5 +93,15 @@ public struct GatewayConfiguration: Sendable {
         self.permessageDeflate = permessageDeflate
         self.maximumDowntimeSeconds = maximumDowntimeSeconds
         self.room = room
+    }
+
+    /// The limits every connection's state machine keeps.
+    var connectionLimits: ConnectionLimits {
+        ConnectionLimits(
+            commandsPerSecond: commandsPerSecond, commandBurst: commandBurst, rateLimitGrace: rateLimitGrace,
+            outboxLimit: outboxLimit, readPauseBacklog: readPauseBacklog,
+            stuckTimeout: .seconds(stuckTimeoutSeconds), flushTimeout: .seconds(stuckTimeoutSeconds),
+            closeReplyTimeout: .seconds(closeReplyTimeoutSeconds),
+            pingInterval: .seconds(pingIntervalSeconds), idleTimeout: .seconds(idleTimeoutSeconds))
     }
 }

@@ -12,6 +12,13 @@ struct GatewayMetrics {
     var refusedConnections: [String: Int] = [:]
     var broadcasts = 0
     var deliveries = 0
+    /// `send()`-level writes: a write may carry several queued frames.
+    var writes = 0
+    var readingPauses = 0
+    /// Connections dropped without a close frame, by cause.
+    var dropped: [String: Int] = [:]
+    /// Our close frame went out and the peer never answered it.
+    var closeRepliesMissing = 0
     var fanOut = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var roundTrip = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1])
 
@@ -83,6 +90,11 @@ struct GatewayMetrics {
         }
         single("cowatch_broadcasts_total", "counter", "Events broadcast to a room.", broadcasts)
         single("cowatch_deliveries_total", "counter", "Frames written to connections.", deliveries)
+        single("cowatch_writes_total", "counter", "Socket writes; one write carries every frame queued for a member that fits.", writes)
+        single("cowatch_reading_paused_total", "counter", "Times reading from a connection paused because it left its events unread.", readingPauses)
+        family("cowatch_dropped_without_close_total", "counter", "Connections dropped without a close frame, by cause (took-nothing: what was queued, and the close frame, could not be sent before the deadline).")
+        labelled("cowatch_dropped_without_close_total", "cause", dropped)
+        single("cowatch_close_replies_missing_total", "counter", "Server close frames the peer never answered within the close timeout (closed anyway).", closeRepliesMissing)
         single("cowatch_outbox_drops_total", "counter", "Frames dropped from slow connections' outboxes.", outboxDrops)
         single("cowatch_outbox_resyncs_total", "counter", "Times a slow connection was sent the latest state instead of its backlog.", outboxResyncs)
         family("cowatch_http_requests_total", "counter", "Plain HTTP requests, by route.")

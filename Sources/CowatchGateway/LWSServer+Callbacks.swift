@@ -38,11 +38,14 @@ extension LWSServer {
 
         case LWS_CALLBACK_RECEIVE:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return -1 }
-            return receive(wsi, connection, input, length)
+            let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+            let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+            gateway.received(bytes, binary: lws_frame_is_binary(wsi) != 0, final: final, on: connection)
+            return 0
 
         case LWS_CALLBACK_RECEIVE_PONG:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return 0 }
-            gateway.pong(on: connection)
+            gateway.ponged(connection)
             return 0
 
         case LWS_CALLBACK_SERVER_WRITEABLE:
@@ -53,16 +56,17 @@ extension LWSServer {
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return 0 }
             var code = "1005"
             if let input, length >= 2 {
-                let bytes = input.assumingMemoryBound(to: UInt8.self)
+                let bytes = UnsafeRawBufferPointer(start: input, count: length)
                 code = String(UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
+                // The server checks UTF-8 itself (see `ConnectionState`), close reasons included.
+                if !UTF8Validator.isValid(bytes.dropFirst(2)) { code = "1007" }
             }
-            connection.closeSeen = true
-            gateway.metrics.closes[GatewayMetrics.CloseKey(code: code, initiator: "client"), default: 0] += 1
-            return 0
+            // Finished: the peer answered our close, so it is not answered again.
+            return gateway.peerClosed(connection, code: code) ? -1 : 0
 
         case LWS_CALLBACK_CLOSED:
             guard let id = connectionID(user) else { return 0 }
-            if let connection = gateway.connections[id], connection.pendingClose == nil, !connection.closeSeen {
+            if let connection = gateway.connections[id], connection.state.phase == .open {
                 gateway.metrics.closes[GatewayMetrics.CloseKey(code: "unattributed", initiator: "unknown"), default: 0] += 1
             }
             gateway.closed(id: id)
@@ -102,75 +106,42 @@ extension LWSServer {
         }
     }
 
-    /// Frames of a message arrive in pieces; a whole message is handed on.
-    private func receive(_ wsi: OpaquePointer, _ connection: Connection, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        connection.lastHeard = ServerClock.monotonicMicroseconds()
-        let binary = lws_frame_is_binary(wsi) != 0
-        if binary && connection.encoding != .echo {
-            return closeNow(wsi, connection, code: 1003, reason: "binary messages are not accepted; send text")
-        }
-        if let input, length > 0 {
-            connection.incoming.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
-        }
-        let limit = connection.encoding == .echo ? Self.echoMessageLimit : gateway.configuration.maximumMessageBytes
-        if connection.incoming.count > limit {
-            return closeNow(wsi, connection, code: 1009, reason: "message over \(limit) bytes")
-        }
-        guard lws_is_final_fragment(wsi) != 0, lws_remaining_packet_payload(wsi) == 0 else { return 0 }
-        let message = connection.incoming
-        connection.incoming = []
-        if connection.encoding == .echo {
-            gateway.echo(message, binary: binary, on: connection)
-        } else {
-            gateway.received(message: message, on: connection)
-        }
-        return 0
-    }
-
-    /// The conformance suite sends messages of up to 16 MiB to the echo endpoint.
-    static let echoMessageLimit = 32 << 20
-
-    private func closeNow(_ wsi: OpaquePointer, _ connection: Connection, code: UInt16, reason: String) -> Int32 {
-        let text = Array(Gateway.closeReason(reason).utf8)
-        text.withUnsafeBufferPointer { buffer in
-            let bytes = UnsafeMutablePointer(mutating: buffer.baseAddress)
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), bytes, buffer.count)
-        }
-        connection.pendingClose = (code, reason)
-        gateway.metrics.closes[GatewayMetrics.CloseKey(code: "\(code)", initiator: "server"), default: 0] += 1
-        return -1
-    }
-
-    /// One write per writeable callback, as libwebsockets requires; asks again
-    /// while frames remain.
+    /// What is queued for a connection leaves in one write of ready-made frames
+    /// (as many as fit the write buffer), as libwebsockets allows one write per
+    /// writeable callback; then the close frame, once everything queued is gone.
     private func writeNext(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
-        let now = ServerClock.monotonicMicroseconds()
-        if connection.outbox.isEmpty, let close = connection.pendingClose {
-            let text = Array(close.reason.utf8)
-            text.withUnsafeBufferPointer { buffer in
-                lws_close_reason(wsi, lws_close_status(rawValue: UInt32(close.code)),
-                                 UnsafeMutablePointer(mutating: buffer.baseAddress), buffer.count)
-            }
-            return -1
-        }
-        guard let frame = connection.outbox.popFirst() else {
-            if lws_partial_buffered(wsi) == 0 { gateway.drained(connection) }
+        switch connection.state.nextWrite(budget: Self.writeBudget, now: ServerClock.monotonic()) {
+        case .nothing:
+            gateway.wrote([], on: connection, stillBuffered: lws_partial_buffered(wsi) != 0)
             return 0
+        case .frames(let frames):
+            let written: Bool
+            if frames.count == 1 {
+                written = writeRaw(wsi, frames[0].framed)
+            } else {
+                var offset = 0
+                for frame in frames {
+                    UnsafeMutableRawBufferPointer(start: writeBuffer + offset, count: frame.framedLength).copyMemory(from: frame.framed)
+                    offset += frame.framedLength
+                }
+                written = writeRaw(wsi, UnsafeRawBufferPointer(start: writeBuffer, count: offset))
+            }
+            gateway.wrote(frames, on: connection, stillBuffered: lws_partial_buffered(wsi) != 0)
+            return written ? 0 : -1
+        case .close(let close):
+            let payload = WebSocketFraming.closePayload(code: close.code, reason: close.reason)
+            let frame = WebSocketFraming.header(.close, length: payload.count) + payload
+            return frame.withUnsafeBytes { writeRaw(wsi, $0) } ? 0 : -1
         }
-        let written = frame.write(to: wsi)
-        gateway.settle(frame, now: now)
-        if frame.kind != .ping { gateway.metrics.deliveries += 1 }
-        guard written else { return -1 }
-        if !connection.outbox.isEmpty || connection.pendingClose != nil {
-            requestWrite(connection)
-        } else if lws_partial_buffered(wsi) != 0 {
-            // The socket took only part of it; the next callback comes once lws has
-            // flushed the rest, and only then has the connection caught up.
-            requestWrite(connection)
-        } else {
-            gateway.drained(connection)
-        }
-        return 0
+    }
+
+    /// Bytes already framed go out as they are: libwebsockets writes them without
+    /// adding a header (its HTTP write type), buffering whatever the socket does
+    /// not take at once.
+    private func writeRaw(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let pointer = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        return lws_write(wsi, pointer, bytes.count, LWS_WRITE_HTTP) >= bytes.count
     }
 
     /// The room, the member's name and flags, and the client's address, read

@@ -33,6 +33,9 @@ final class LWSServer {
     /// connections itself; lws's own timer re-sorts a list of every connection on
     /// each pong, which cost most of an idle server's CPU at 20,000 connections.
     private let noKeepalive: UnsafeMutablePointer<lws_retry_bo_t>
+    /// Where several queued frames are put together for one write.
+    let writeBuffer: UnsafeMutableRawPointer
+    static let writeBudget = 64 * 1024
 
     init(gateway: Gateway) throws {
         self.gateway = gateway
@@ -76,6 +79,7 @@ final class LWSServer {
 
         noKeepalive = .allocate(capacity: 1)
         noKeepalive.initialize(to: lws_retry_bo_t())
+        writeBuffer = .allocate(byteCount: Self.writeBudget, alignment: 16)
 
         roomTimer = .allocate(capacity: 1)
         roomTimer.initialize(to: cw_timer())
@@ -87,7 +91,10 @@ final class LWSServer {
         info.iface = UnsafePointer(keep(configuration.host))
         info.protocols = UnsafePointer(protocols)
         if configuration.permessageDeflate { info.extensions = UnsafePointer(extensions) }
-        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        // No LWS_SERVER_OPTION_VALIDATE_UTF8: the connection's state checks UTF-8
+        // itself (`UTF8Validator`), so that a 1007 close, like every other, first
+        // flushes what was queued and is counted like the rest.
+        info.options = 0
         // Given an IPv4 address, libwebsockets 4.1 still binds an IPv6 socket that
         // listens on every address; keep it to exactly the address asked for.
         if Self.isIPv4(configuration.host) { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
@@ -105,6 +112,7 @@ final class LWSServer {
             roomTimer.deallocate()
             housekeepingTimer.deallocate()
             noKeepalive.deallocate()
+            writeBuffer.deallocate()
             throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
         }
         self.context = context
@@ -130,11 +138,18 @@ final class LWSServer {
         lws_callback_on_writable(connection.wsi)
     }
 
-    /// Drops the connection if its close frame cannot be sent within `seconds`:
-    /// a peer that reads nothing never lets the close handshake finish.
-    func dropUnlessClosed(_ connection: Connection, within seconds: Int32) {
+    /// Pauses or resumes reading from the connection's socket (rx flow control);
+    /// while paused, what the peer sends waits in the kernel's buffers and then
+    /// in the peer's.
+    func setReading(_ connection: Connection, paused: Bool) {
         guard !destroying else { return }
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, seconds)
+        lws_rx_flow_control(connection.wsi, paused ? 0 : 1)
+    }
+
+    /// Closes the socket at the next turn of the loop, without a close frame.
+    func drop(_ connection: Connection) {
+        guard !destroying else { return }
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
     }
 
     /// Arms the room-timer wake-up for the earliest due timer (server time, ms).
@@ -168,6 +183,7 @@ final class LWSServer {
         roomTimer.deallocate()
         housekeepingTimer.deallocate()
         noKeepalive.deallocate()
+        writeBuffer.deallocate()
     }
 
     static func isIPv4(_ host: String) -> Bool {

@@ -12,10 +12,10 @@ enum ServerClock {
         return ServerInstant(milliseconds: Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000)
     }
 
-    /// Monotonic microseconds, for round trips and latencies.
-    static func monotonicMicroseconds() -> Int64 {
+    /// The monotonic clock, for timeouts, round trips and latencies.
+    static func monotonic() -> MonotonicInstant {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
+        return MonotonicInstant(microseconds: Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000)
     }
 }

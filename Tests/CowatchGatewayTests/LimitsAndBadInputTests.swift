@@ -52,7 +52,7 @@ struct LimitsAndBadInputTests {
         let server = try TestServer {
             $0.commandsPerSecond = 1
             $0.commandBurst = 3
-            $0.rateLimitStrikes = 5
+            $0.rateLimitGrace = 5
         }
         defer { server.stop() }
         let alice = try server.join(name: "alice")

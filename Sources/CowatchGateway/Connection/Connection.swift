@@ -1,0 +1,39 @@
+import CowatchCore
+
+/// One WebSocket connection: who it is in which room, and its life
+/// (`ConnectionState`). Lives on the service thread only.
+final class Connection {
+    enum Encoding {
+        case json, text
+        /// The conformance suite's echo endpoint: no room, messages come back.
+        case echo
+    }
+
+    let id: UInt64
+    /// The libwebsockets connection; used only by files named LWS*.
+    let wsi: OpaquePointer
+    let address: String
+    let encoding: Encoding
+    var room: RoomName?
+    var member: MemberID?
+    var state: ConnectionState
+
+    init(id: UInt64, wsi: OpaquePointer, address: String, encoding: Encoding, state: ConnectionState) {
+        self.id = id
+        self.wsi = wsi
+        self.address = address
+        self.encoding = encoding
+        self.state = state
+    }
+}
+
+/// What a WebSocket upgrade asked for, captured while its headers are available.
+struct UpgradeRequest {
+    var room: RoomName?
+    var echo: Bool
+    var name: String?
+    var resume: String?
+    var player: Bool
+    var join: Bool
+    var address: String
+}

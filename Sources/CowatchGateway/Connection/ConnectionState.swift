@@ -1,0 +1,384 @@
+import DequeModule
+
+/// One WebSocket connection's life as a value: what it has queued, whether it is
+/// keeping up, its pings, its command rate, and how it closes. Events and `now`
+/// go in; actions come out for the gateway to carry out
+/// (`Gateway+ConnectionActions.swift`). No sockets, no clock: the rules are in
+/// docs/gateway.md and tested in Tests/CowatchGatewayTests/ConnectionStateTests.swift.
+///
+/// A close the server decides on goes through three phases: `flushing` (no more
+/// commands are taken and no new events are queued, but what was already queued
+/// still goes out), `closeSent` (the close frame with its code and reason went
+/// out; the peer's data is read and thrown away until its own close frame
+/// arrives, so its last writes never meet a reset connection), then closed. A
+/// peer that takes nothing at all is dropped when the flush deadline passes,
+/// without a close frame: that is the one close without a code.
+struct ConnectionState {
+    enum Phase: Equatable {
+        case open
+        case flushing(CloseFrame, deadline: MonotonicInstant)
+        case closeSent(CloseFrame, deadline: MonotonicInstant)
+        case closed
+    }
+
+    struct CloseFrame: Equatable, Sendable {
+        var code: UInt16
+        var reason: String
+    }
+
+    /// What a message may be: the member endpoints take text of a limited size;
+    /// the conformance echo endpoint takes anything up to a large limit.
+    struct MessageRules: Equatable {
+        var maximumBytes: Int
+        var acceptsBinary: Bool
+    }
+
+    private(set) var phase = Phase.open
+    private(set) var outbox = Deque<OutboundFrame>()
+    /// Reading is paused (libwebsockets rx flow control) while the peer leaves its
+    /// events unread: its next commands would only add to a backlog it does not take.
+    private(set) var readingPaused = false
+    private(set) var lastHeard: MonotonicInstant
+    private(set) var pingSentAt: MonotonicInstant?
+    private(set) var nextPingAt: MonotonicInstant
+    /// Since the outbox first overflowed, while it has not drained.
+    private(set) var overflowingSince: MonotonicInstant?
+    /// Lines refused for rate since the connection last kept to its rate.
+    private(set) var refusedLines = 0
+
+    private let limits: ConnectionLimits
+    private let rules: MessageRules
+    private var limiter: RateLimiter
+    private var message = MessageAssembly()
+
+    init(limits: ConnectionLimits, rules: MessageRules, now: MonotonicInstant) {
+        self.limits = limits
+        self.rules = rules
+        limiter = RateLimiter(rate: limits.commandsPerSecond, burst: limits.commandBurst, now: now)
+        lastHeard = now
+        nextPingAt = now + limits.pingInterval
+    }
+
+    var isOpen: Bool { phase == .open }
+
+    // MARK: - Receiving
+
+    enum Inbound: Equatable {
+        /// More of the message is to come.
+        case partial
+        /// A whole message, its UTF-8 checked (text) or as it came (binary).
+        case message([UInt8], binary: Bool)
+        /// Nothing to do with it: the connection is closing, its data is discarded.
+        case discarded
+        /// The message broke a rule; the connection closes.
+        case refused([ConnectionAction])
+    }
+
+    /// A piece of a message arrived (a fragment, or part of one).
+    mutating func received(_ bytes: some Collection<UInt8>, binary: Bool, final: Bool, now: MonotonicInstant) -> Inbound {
+        lastHeard = now
+        guard phase == .open else { return .discarded }
+        if binary && !rules.acceptsBinary {
+            message.reset()
+            return .refused([.close(CloseFrame(code: 1003, reason: "binary messages are not accepted; send text"))])
+        }
+        guard message.bytes.count + bytes.count <= rules.maximumBytes else {
+            message.reset()
+            return .refused([.close(CloseFrame(code: 1009, reason: "message over \(rules.maximumBytes) bytes"))])
+        }
+        if !binary && !message.utf8.feed(bytes) {
+            message.reset()
+            return .refused([.close(CloseFrame(code: 1007, reason: "invalid UTF-8"))])
+        }
+        message.bytes.append(contentsOf: bytes)
+        guard final else { return .partial }
+        if !binary && !message.utf8.isComplete {
+            message.reset()
+            return .refused([.close(CloseFrame(code: 1007, reason: "invalid UTF-8: the message ends inside a character"))])
+        }
+        let whole = message.bytes
+        message.reset()
+        return .message(whole, binary: binary)
+    }
+
+    /// Whether a message is half received (pings wait until it is whole, so that
+    /// no control frame lands in the middle of a client's fragmented send).
+    var isReceivingMessage: Bool { !message.bytes.isEmpty }
+
+    enum LineAdmission: Equatable {
+        case execute
+        /// Not executed; the actions say what the peer is told, if anything.
+        case refused([ConnectionAction])
+    }
+
+    /// One line of a message asks to be executed: the command rate decides.
+    /// Over the rate a line is refused; the first refused line of an episode gets
+    /// the `rate-limited` error; more than the grace allows closes with 1008. The
+    /// episode ends once the connection has kept to its rate long enough to earn a
+    /// whole burst back, so a client that floods at twice the rate is still closed.
+    mutating func admitLine(now: MonotonicInstant) -> LineAdmission {
+        guard phase == .open else { return .refused([]) }
+        if refusedLines > 0 && limiter.isFull(now: now) { refusedLines = 0 }
+        if limiter.take(now: now) { return .execute }
+        refusedLines += 1
+        if refusedLines == 1 { return .refused([.warnRateLimited]) }
+        if refusedLines > limits.rateLimitGrace {
+            return .refused([.close(CloseFrame(code: 1008, reason: "too many commands: over the rate after the rate-limited error"))])
+        }
+        return .refused([])
+    }
+
+    // MARK: - Sending
+
+    /// Queues a frame. A full outbox is not given a backlog: what it holds is
+    /// dropped and the gateway queues the room's latest state instead
+    /// (`.resynchronize`), which bypasses the limit.
+    mutating func enqueue(_ frame: OutboundFrame, now: MonotonicInstant) -> [ConnectionAction] {
+        guard phase == .open else { return [] }
+        guard outbox.count < limits.outboxLimit else {
+            let dropped = Array(outbox)
+            outbox.removeAll()
+            if overflowingSince == nil { overflowingSince = now }
+            return [.resynchronize(dropped: dropped)] + pauseIfBackedUp()
+        }
+        return append(frame) + pauseIfBackedUp()
+    }
+
+    /// The room's latest state after an overflow: queued past the limit, since it
+    /// replaces everything that was dropped.
+    mutating func enqueueResynchronization(_ frames: [OutboundFrame]) -> [ConnectionAction] {
+        guard phase == .open else { return [] }
+        var actions: [ConnectionAction] = []
+        for frame in frames { actions += append(frame) }
+        return actions
+    }
+
+    private mutating func append(_ frame: OutboundFrame) -> [ConnectionAction] {
+        frame.pendingRecipients += 1
+        outbox.append(frame)
+        return outbox.count == 1 ? [.requestWrite] : []
+    }
+
+    private mutating func pauseIfBackedUp() -> [ConnectionAction] {
+        guard !readingPaused, outbox.count >= limits.readPauseBacklog else { return [] }
+        readingPaused = true
+        return [.pauseReading]
+    }
+
+    enum Write: Equatable {
+        case nothing
+        /// These frames, in order, in one write.
+        case frames([OutboundFrame])
+        /// The close frame: everything queued has gone out.
+        case close(CloseFrame)
+
+        static func == (lhs: Write, rhs: Write) -> Bool {
+            switch (lhs, rhs) {
+            case (.nothing, .nothing): true
+            case (.frames(let a), .frames(let b)): a.count == b.count && zip(a, b).allSatisfy { $0 === $1 }
+            case (.close(let a), .close(let b)): a == b
+            default: false
+            }
+        }
+    }
+
+    /// The socket can take a write: what goes in it. As many queued frames as fit
+    /// in `budget` bytes (always at least one), so that a `state` and its
+    /// `notice` leave in one `send()`.
+    mutating func nextWrite(budget: Int, now: MonotonicInstant) -> Write {
+        switch phase {
+        case .closeSent, .closed:
+            return .nothing
+        case .open, .flushing:
+            break
+        }
+        if let first = outbox.popFirst() {
+            var frames = [first]
+            var bytes = first.framedLength
+            while let next = outbox.first, bytes + next.framedLength <= budget {
+                frames.append(next)
+                bytes += next.framedLength
+                outbox.removeFirst()
+            }
+            return .frames(frames)
+        }
+        if case .flushing(let close, _) = phase {
+            phase = .closeSent(close, deadline: now + limits.closeReplyTimeout)
+            return .close(close)
+        }
+        return .nothing
+    }
+
+    /// A write went to the socket; `stillBuffered` when the library holds part of
+    /// it for later (the socket took less).
+    mutating func wrote(stillBuffered: Bool, now: MonotonicInstant) -> [ConnectionAction] {
+        var actions: [ConnectionAction] = []
+        if case .flushing = phase {
+            actions.append(.requestWrite)
+        } else if !outbox.isEmpty || stillBuffered {
+            // While part of a write is buffered the next callback comes only once
+            // it has gone, and only then has the connection caught up.
+            actions.append(.requestWrite)
+        } else {
+            overflowingSince = nil
+        }
+        if readingPaused && phase == .open && outbox.count <= limits.readPauseBacklog / 2 {
+            readingPaused = false
+            actions.append(.resumeReading)
+        }
+        return actions
+    }
+
+    // MARK: - Closing
+
+    /// The server closes the connection: flush, then the close frame. Reading
+    /// resumes so that the peer's last writes are taken (and thrown away) rather
+    /// than answered with a reset.
+    mutating func close(_ frame: CloseFrame, now: MonotonicInstant) -> [ConnectionAction] {
+        guard phase == .open else { return [] }
+        phase = .flushing(CloseFrame(code: frame.code, reason: WebSocketFraming.closeReason(frame.reason)),
+                          deadline: now + limits.flushTimeout)
+        var actions: [ConnectionAction] = [.requestWrite]
+        if readingPaused {
+            readingPaused = false
+            actions.append(.resumeReading)
+        }
+        return actions
+    }
+
+    enum PeerClose: Equatable {
+        /// The peer began the close: the library answers it.
+        case answer
+        /// The peer answered ours: the connection is done.
+        case finished
+    }
+
+    /// The peer's close frame arrived.
+    mutating func peerClosed() -> PeerClose {
+        switch phase {
+        case .closeSent:
+            phase = .closed
+            return .finished
+        case .open, .flushing, .closed:
+            // A close from the peer ends a flush too: it will read nothing more.
+            phase = .closed
+            outbox.removeAll()
+            return .answer
+        }
+    }
+
+    /// Frames that never went out, for the gateway's accounting once the
+    /// connection is gone.
+    mutating func takeUnsent() -> [OutboundFrame] {
+        let frames = Array(outbox)
+        outbox.removeAll()
+        phase = .closed
+        return frames
+    }
+
+    // MARK: - Liveness
+
+    /// A pong came back: it answers the one ping in flight, if any.
+    mutating func ponged(now: MonotonicInstant) -> [ConnectionAction] {
+        lastHeard = now
+        guard let sentAt = pingSentAt else { return [] }
+        pingSentAt = nil
+        return [.measured(roundTrip: now - sentAt)]
+    }
+
+    /// Called periodically: deadlines, idleness, a connection stuck behind, pings.
+    mutating func tick(now: MonotonicInstant, ping: OutboundFrame) -> [ConnectionAction] {
+        switch phase {
+        case .closed:
+            return []
+        case .flushing(_, let deadline):
+            return now >= deadline ? [.drop(.tookNothing)] : []
+        case .closeSent(_, let deadline):
+            return now >= deadline ? [.hangUp] : []
+        case .open:
+            break
+        }
+        if now - lastHeard > limits.idleTimeout {
+            return [.close(CloseFrame(code: 1001, reason: "idle: no answer to pings"))]
+        }
+        if let since = overflowingSince, now - since > limits.stuckTimeout {
+            return [.close(CloseFrame(code: 1008, reason: "too slow to keep up"))]
+        }
+        guard now >= nextPingAt, !isReceivingMessage else { return [] }
+        nextPingAt = now + limits.pingInterval
+        pingSentAt = now
+        // A ping jumps the outbox's limit: it is tiny and measures liveness.
+        return append(ping)
+    }
+}
+
+/// The timing and size limits of every connection, from `GatewayConfiguration`.
+struct ConnectionLimits: Equatable, Sendable {
+    var commandsPerSecond: Double
+    var commandBurst: Double
+    /// Lines refused for rate, after the `rate-limited` error, before close 1008.
+    var rateLimitGrace: Int
+    /// Frames queued for one connection; past this it gets the latest state instead.
+    var outboxLimit: Int
+    /// Frames queued at which reading from the connection pauses.
+    var readPauseBacklog: Int
+    /// How long the outbox may stay overflowing before close 1008.
+    var stuckTimeout: MonotonicDuration
+    /// How long a closing connection may take to receive what was queued; past it
+    /// the connection is dropped without a close frame.
+    var flushTimeout: MonotonicDuration
+    /// How long to wait for the peer's close frame after ours.
+    var closeReplyTimeout: MonotonicDuration
+    var pingInterval: MonotonicDuration
+    var idleTimeout: MonotonicDuration
+}
+
+/// What the gateway is asked to do for one connection.
+enum ConnectionAction: Equatable {
+    /// Ask the library for a writeable callback.
+    case requestWrite
+    /// Stop and restart reading from the socket (rx flow control).
+    case pauseReading
+    case resumeReading
+    /// Send the sender the `rate-limited` error.
+    case warnRateLimited
+    /// Begin closing with this code and reason (goes back in as `close`).
+    case close(ConnectionState.CloseFrame)
+    /// The outbox overflowed: these frames were dropped; queue the latest state.
+    case resynchronize(dropped: [OutboundFrame])
+    /// A ping's round trip, for the start lead of the member's room.
+    case measured(roundTrip: MonotonicDuration)
+    /// Close the socket now, without a close frame.
+    case drop(DropCause)
+    /// Our close frame went out and no answer came: close the socket.
+    case hangUp
+
+    enum DropCause: String, Equatable, Sendable {
+        /// What was queued could not be sent before the flush deadline.
+        case tookNothing = "took-nothing"
+    }
+
+    static func == (lhs: ConnectionAction, rhs: ConnectionAction) -> Bool {
+        switch (lhs, rhs) {
+        case (.requestWrite, .requestWrite), (.pauseReading, .pauseReading), (.resumeReading, .resumeReading),
+             (.warnRateLimited, .warnRateLimited), (.hangUp, .hangUp):
+            true
+        case (.close(let a), .close(let b)): a == b
+        case (.resynchronize(let a), .resynchronize(let b)): a.count == b.count && zip(a, b).allSatisfy { $0 === $1 }
+        case (.measured(let a), .measured(let b)): a == b
+        case (.drop(let a), .drop(let b)): a == b
+        default: false
+        }
+    }
+}
+
+/// The message being received: its bytes so far and their UTF-8 state.
+private struct MessageAssembly {
+    var bytes: [UInt8] = []
+    var utf8 = UTF8Validator()
+
+    mutating func reset() {
+        bytes = []
+        utf8.reset()
+    }
+}
