@@ -122,7 +122,7 @@ struct ConnectionState {
         if limiter.take(now: now) { return .execute }
         refusedLines += 1
         if refusedLines == 1 { return .refused([.warnRateLimited]) }
-        if refusedLines > limits.rateLimitGrace {
+        if refusedLines > limits.rateLimitGrace + 1 {
             return .refused([.close(CloseFrame(code: 1008, reason: "too many commands: over the rate after the rate-limited error"))])
         }
         return .refused([])
