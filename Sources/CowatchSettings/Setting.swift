@@ -56,6 +56,15 @@ struct Setting: Sendable {
         Setting(key: "command-burst") { value, settings in
             settings.gateway.commandBurst = try seconds(value, 1...1_000_000)
         },
+        Setting(key: "rate-limit-grace") { value, settings in
+            settings.gateway.rateLimitGrace = try integer(value, 0...1_000_000)
+        },
+        Setting(key: "read-pause-backlog") { value, settings in
+            settings.gateway.readPauseBacklog = try integer(value, 1...1_000_000)
+        },
+        Setting(key: "close-timeout") { value, settings in
+            settings.gateway.closeReplyTimeoutSeconds = try seconds(value, 0.1...600)
+        },
         Setting(key: "outbox-limit") { value, settings in
             settings.gateway.outboxLimit = try integer(value, 2...1_000_000)
         },

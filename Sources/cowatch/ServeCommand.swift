@@ -66,10 +66,19 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Commands a connection may send in a burst (default 40).")
     var commandBurst: String?
 
+    @Option(help: "Lines a connection may send over the rate after its rate-limited error before it is closed with 1008 (default 20).")
+    var rateLimitGrace: String?
+
     @Option(help: "Frames queued for one connection before it gets the latest state instead (default 256).")
     var outboxLimit: String?
 
-    @Option(help: "Seconds a connection may stay too slow before it is closed with 1008 (default 10).")
+    @Option(help: "Frames queued for one connection at which the server stops reading from it until it catches up (default 64).")
+    var readPauseBacklog: String?
+
+    @Option(help: "Seconds the server waits for a peer to answer its close frame (default 5).")
+    var closeTimeout: String?
+
+    @Option(help: "Seconds a connection may stay too slow before it is closed with 1008, and a closing one has to take what was queued (default 10).")
     var stuckTimeout: String?
 
     @Option(help: "Seconds between pings to each connection (default 10).")
@@ -100,7 +109,8 @@ struct ServeCommand: ParsableCommand {
             ("max-downtime", maxDowntime), ("max-message-bytes", maxMessageBytes), ("max-line-bytes", maxLineBytes),
             ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue),
             ("max-connections-per-address", maxConnectionsPerAddress), ("commands-per-second", commandsPerSecond),
-            ("command-burst", commandBurst), ("outbox-limit", outboxLimit), ("stuck-timeout", stuckTimeout),
+            ("command-burst", commandBurst), ("rate-limit-grace", rateLimitGrace), ("outbox-limit", outboxLimit),
+            ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("stuck-timeout", stuckTimeout),
             ("ping-interval", pingInterval), ("idle-timeout", idleTimeout), ("resume-grace", resumeGrace),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]
