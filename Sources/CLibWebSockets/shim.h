@@ -1,11 +1,14 @@
 /*
  * What Swift cannot import from libwebsockets directly: the LWS_PRE macro,
- * variadic logging, and a timer struct that finds its owner again.
+ * variadic logging, and a timer struct that finds its owner again. Also libev
+ * (Debian libev-dev, which libwebsockets-dev depends on): the server's event
+ * loop, which libwebsockets joins through its libev plugin.
  */
 #ifndef COWATCH_LWS_SHIM_H
 #define COWATCH_LWS_SHIM_H
 
 #include <libwebsockets.h>
+#include <ev.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

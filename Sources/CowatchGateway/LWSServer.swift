@@ -20,6 +20,11 @@ final class LWSServer {
 
     unowned let gateway: Gateway
     private(set) var context: OpaquePointer?
+    /// The event loop: libev on epoll. libwebsockets' own loop is poll(2) over
+    /// every descriptor, so each wake-up cost time in proportion to the
+    /// connections held, quiet or not; with epoll a wake-up costs what is ready.
+    private var loop: OpaquePointer?
+    private let foreignLoops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     let port: Int
     private var destroying = false
 
@@ -86,6 +91,23 @@ final class LWSServer {
         housekeepingTimer = .allocate(capacity: 1)
         housekeepingTimer.initialize(to: cw_timer())
 
+        foreignLoops = .allocate(capacity: 1)
+        foreignLoops.initialize(to: nil)
+        // A loop of our own (a "foreign" one to libwebsockets), so that it installs
+        // no signal handler and the service thread decides when to stop.
+        guard let loop = ev_loop_new(UInt32(EVFLAG_AUTO) | UInt32(EVFLAG_NOSIGMASK)) else {
+            for string in strings { free(string) }
+            protocols.deallocate()
+            extensions.deallocate()
+            roomTimer.deallocate()
+            housekeepingTimer.deallocate()
+            noKeepalive.deallocate()
+            writeBuffer.deallocate()
+            foreignLoops.deallocate()
+            throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
+        }
+        foreignLoops.pointee = UnsafeMutableRawPointer(loop)
+
         var info = lws_context_creation_info()
         info.port = Int32(configuration.port)
         info.iface = UnsafePointer(keep(configuration.host))
@@ -94,7 +116,8 @@ final class LWSServer {
         // No LWS_SERVER_OPTION_VALIDATE_UTF8: the connection's state checks UTF-8
         // itself (`UTF8Validator`), so that a 1007 close, like every other, first
         // flushes what was queued and is counted like the rest.
-        info.options = 0
+        info.options = UInt64(LWS_SERVER_OPTION_LIBEV)
+        info.foreign_loops = foreignLoops
         // Given an IPv4 address, libwebsockets 4.1 still binds an IPv6 socket that
         // listens on every address; keep it to exactly the address asked for.
         if Self.isIPv4(configuration.host) { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
@@ -113,19 +136,23 @@ final class LWSServer {
             housekeepingTimer.deallocate()
             noKeepalive.deallocate()
             writeBuffer.deallocate()
+            foreignLoops.deallocate()
+            ev_loop_destroy(loop)
             throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
         }
         self.context = context
+        self.loop = loop
         port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
         let owner = Unmanaged.passUnretained(gateway).toOpaque()
         roomTimer.pointee.owner = owner
         housekeepingTimer.pointee.owner = owner
     }
 
-    /// Lets lws wait for the next event and dispatch it.
+    /// Waits for the next events and dispatches them.
     func serviceOnce() -> Int32 {
-        guard let context else { return -1 }
-        return lws_service(context, 0)
+        guard let loop, context != nil else { return -1 }
+        ev_run(loop, Int32(EVRUN_ONCE))
+        return 0
     }
 
     /// Safe from any thread: interrupts the service wait.
@@ -176,6 +203,9 @@ final class LWSServer {
         destroying = true
         if let context { lws_context_destroy(context) }
         context = nil
+        if let loop { ev_loop_destroy(loop) }
+        loop = nil
+        foreignLoops.deallocate()
         for string in cStrings { free(string) }
         cStrings = []
         protocols.deallocate()
