@@ -50,6 +50,8 @@ extension LWSServer {
 
         case LWS_CALLBACK_SERVER_WRITEABLE:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return -1 }
+            writingDirectly = false
+            defer { writingDirectly = true }
             return writeNext(wsi, connection)
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
@@ -109,7 +111,7 @@ extension LWSServer {
     /// What is queued for a connection leaves in one write of ready-made frames
     /// (as many as fit the write buffer), as libwebsockets allows one write per
     /// writeable callback; then the close frame, once everything queued is gone.
-    private func writeNext(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
+    func writeNext(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
         switch connection.state.nextWrite(budget: Self.writeBudget, now: ServerClock.monotonic()) {
         case .nothing:
             gateway.wrote([], on: connection, stillBuffered: lws_partial_buffered(wsi) != 0)

@@ -41,6 +41,12 @@ final class LWSServer {
     /// Where several queued frames are put together for one write.
     let writeBuffer: UnsafeMutableRawPointer
     static let writeBudget = 64 * 1024
+    /// Writes asked for outside a writeable callback, made by `flushWrites`.
+    private var requestedWrites: [Connection] = []
+    private var flushing: [Connection] = []
+    /// False inside a writeable callback and while flushing: requests then go to
+    /// the library, which calls back once the socket can take more.
+    var writingDirectly = true
 
     init(gateway: Gateway) throws {
         self.gateway = gateway
@@ -160,9 +166,38 @@ final class LWSServer {
         if let context { lws_cancel_service(context) }
     }
 
+    /// Asks for a write. Outside a writeable callback the write is made directly,
+    /// once the current callback's work is done (`flushWrites`): a socket that can
+    /// take it gets its bytes without a round through the event loop, which would
+    /// cost two epoll_ctl calls per member per broadcast (start and stop watching
+    /// for writability). A socket with bytes still buffered waits for the library.
     func requestWrite(_ connection: Connection) {
         guard !destroying else { return }
-        lws_callback_on_writable(connection.wsi)
+        if writingDirectly {
+            guard !connection.writeRequested else { return }
+            connection.writeRequested = true
+            requestedWrites.append(connection)
+        } else {
+            lws_callback_on_writable(connection.wsi)
+        }
+    }
+
+    /// Makes the writes asked for during a callback, each connection once.
+    func flushWrites() {
+        guard !requestedWrites.isEmpty, !destroying else { return }
+        writingDirectly = false
+        defer { writingDirectly = true }
+        swap(&requestedWrites, &flushing)
+        for connection in flushing {
+            connection.writeRequested = false
+            guard gateway.connections[connection.id] === connection else { continue }
+            if lws_partial_buffered(connection.wsi) != 0 {
+                lws_callback_on_writable(connection.wsi)
+            } else if writeNext(connection.wsi, connection) < 0 {
+                drop(connection)
+            }
+        }
+        flushing.removeAll(keepingCapacity: true)
     }
 
     /// Pauses or resumes reading from the connection's socket (rx flow control);
@@ -247,8 +282,9 @@ private func gateway(of wsi: OpaquePointer) -> Gateway? {
 private func lwsRoomTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
     guard let sul, let owner = cw_timer_owner(sul) else { return }
     let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
-    guard gateway.server?.isDestroying == false else { return }
+    guard let server = gateway.server, !server.isDestroying else { return }
     gateway.fireTimers()
+    server.flushWrites()
 }
 
 private func lwsHousekeepingFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
@@ -256,6 +292,7 @@ private func lwsHousekeepingFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_li
     let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
     guard let server = gateway.server, !server.isDestroying else { return }
     gateway.housekeeping()
+    server.flushWrites()
     server.armHousekeeping(afterMicroseconds: gateway.stopping ? 50_000 : 1_000_000)
 }
 
@@ -265,5 +302,7 @@ private func lwsServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
     guard let wsi, let gateway = gateway(of: wsi), let server = gateway.server, !server.isDestroying else {
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
-    return server.handle(wsi, reason, user, input, length)
+    let result = server.handle(wsi, reason, user, input, length)
+    server.flushWrites()
+    return result
 }

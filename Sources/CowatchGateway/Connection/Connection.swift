@@ -17,6 +17,8 @@ final class Connection {
     var room: RoomName?
     var member: MemberID?
     var state: ConnectionState
+    /// A direct write is already asked for in this turn of the loop (LWSServer).
+    var writeRequested = false
 
     init(id: UInt64, wsi: OpaquePointer, address: String, encoding: Encoding, state: ConnectionState) {
         self.id = id
