@@ -32,11 +32,18 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // A WebSocket connection's life as a value: receiving and UTF-8, command
+        // rate, outbox, closing, pings. Events and `now` in, actions out; no I/O.
+        .target(
+            name: "CowatchConnection",
+            dependencies: [.product(name: "DequeModule", package: "swift-collections")]
+        ),
         // The server: one libwebsockets context on its own service thread that
         // runs rooms, HTTP routes, limits and metrics.
         .target(
             name: "CowatchGateway",
             dependencies: [
+                "CowatchConnection",
                 "CowatchCore",
                 "CowatchStore",
                 "SlashCommands",
@@ -93,6 +100,7 @@ let package = Package(
         .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"]),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(

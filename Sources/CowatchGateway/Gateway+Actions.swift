@@ -1,3 +1,4 @@
+import CowatchConnection
 import CowatchCore
 import CowatchStore
 import SlashCommands

@@ -1,3 +1,4 @@
+import CowatchConnection
 import CowatchCore
 import SlashCommands
 
@@ -197,12 +198,5 @@ extension Gateway {
         let low = generator.next() as UInt64
         let text = String(high, radix: 16) + String(low, radix: 16)
         return String(repeating: "0", count: Swift.max(0, 32 - text.count)) + text
-    }
-}
-
-/// A text message's lines: split on `\n`, each handled in order.
-enum InboundMessage {
-    static func lines(_ message: [UInt8]) -> [Substring] {
-        String(decoding: message, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
     }
 }

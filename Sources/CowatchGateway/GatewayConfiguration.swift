@@ -1,3 +1,4 @@
+import CowatchConnection
 import CowatchCore
 
 /// Everything the server can be told, with the defaults `cowatch serve` uses.

@@ -1,3 +1,4 @@
+import CowatchConnection
 import CLibWebSockets
 import CowatchCore
 

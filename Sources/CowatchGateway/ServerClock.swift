@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CowatchConnection
 import Glibc
 #endif
 import CowatchCore

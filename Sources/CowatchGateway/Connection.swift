@@ -1,3 +1,4 @@
+import CowatchConnection
 import CowatchCore
 
 /// One WebSocket connection: who it is in which room, and its life

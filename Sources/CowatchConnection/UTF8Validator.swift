@@ -2,7 +2,7 @@
 /// fragments (or across reads) is refused at the first byte that cannot be part
 /// of valid UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past
 /// U+10FFFF), not only once it is complete.
-struct UTF8Validator: Equatable, Sendable {
+package struct UTF8Validator: Equatable, Sendable {
     /// Continuation bytes still expected for the current character.
     private var pending = 0
     /// The allowed range of the next byte, narrower than 80...BF right after some
@@ -11,7 +11,7 @@ struct UTF8Validator: Equatable, Sendable {
     private var nextHigh: UInt8 = 0xBF
 
     /// False at the first invalid byte; the validator is then of no further use.
-    mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
+    package mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
         for byte in bytes {
             if pending > 0 {
                 guard byte >= nextLow && byte <= nextHigh else { return false }
@@ -36,11 +36,11 @@ struct UTF8Validator: Equatable, Sendable {
     }
 
     /// Whether the text so far ends on a character boundary: a message must.
-    var isComplete: Bool { pending == 0 }
+    package var isComplete: Bool { pending == 0 }
 
-    mutating func reset() { self = UTF8Validator() }
+    package mutating func reset() { self = UTF8Validator() }
 
-    static func isValid<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
+    package static func isValid<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
         var validator = UTF8Validator()
         return validator.feed(bytes) && validator.isComplete
     }

@@ -1,8 +1,8 @@
 /// The server's side of RFC 6455 framing. A server's frames are never masked, so
 /// a frame's bytes are the same for every recipient: a broadcast is framed once
 /// and the same bytes go to every member.
-enum WebSocketFraming {
-    enum Opcode: UInt8 {
+package enum WebSocketFraming {
+    package enum Opcode: UInt8 {
         case text = 0x1
         case binary = 0x2
         case close = 0x8
@@ -10,10 +10,10 @@ enum WebSocketFraming {
     }
 
     /// Longest header: two bytes and a 64-bit length.
-    static let maximumHeaderLength = 10
+    package static let maximumHeaderLength = 10
 
     /// The header of a final (unfragmented) frame carrying `length` bytes.
-    static func header(_ opcode: Opcode, length: Int) -> [UInt8] {
+    package static func header(_ opcode: Opcode, length: Int) -> [UInt8] {
         let first = 0x80 | opcode.rawValue
         switch length {
         case ..<126:
@@ -29,12 +29,12 @@ enum WebSocketFraming {
 
     /// A close frame's payload: the code, then a reason of at most 123 bytes (cut
     /// at a character boundary), as a control frame allows.
-    static func closePayload(code: UInt16, reason: String) -> [UInt8] {
+    package static func closePayload(code: UInt16, reason: String) -> [UInt8] {
         [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(closeReason(reason).utf8)
     }
 
     /// A close reason fits in 123 bytes; cut at a character boundary.
-    static func closeReason(_ reason: String) -> String {
+    package static func closeReason(_ reason: String) -> String {
         var text = ""
         for character in reason {
             guard text.utf8.count + character.utf8.count <= 123 else { break }

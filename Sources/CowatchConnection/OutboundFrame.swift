@@ -2,8 +2,8 @@
 /// are. Every recipient's outbox holds the same object, so fan-out copies and
 /// frames nothing per member. (With permessage-deflate negotiated these frames
 /// go uncompressed, which RFC 7692 allows message by message.)
-final class OutboundFrame {
-    enum Kind {
+package final class OutboundFrame {
+    package enum Kind {
         case text, binary, ping, close
 
         var opcode: WebSocketFraming.Opcode {
@@ -17,19 +17,19 @@ final class OutboundFrame {
     }
 
     /// Room for the longest header before the payload.
-    static let headroom = WebSocketFraming.maximumHeaderLength
+    package static let headroom = WebSocketFraming.maximumHeaderLength
 
-    let kind: Kind
+    package let kind: Kind
     /// Payload bytes.
-    let length: Int
+    package let length: Int
     /// When the frame was made, for the fan-out histogram.
-    let createdAt: MonotonicInstant
+    package let createdAt: MonotonicInstant
     /// Outboxes still holding this frame.
-    var pendingRecipients = 0
+    package var pendingRecipients = 0
     private let headerLength: Int
     private let storage: UnsafeMutableRawPointer
 
-    init<Bytes: Collection<UInt8>>(_ bytes: Bytes, kind: Kind = .text, createdAt: MonotonicInstant) {
+    package init<Bytes: Collection<UInt8>>(_ bytes: Bytes, kind: Kind = .text, createdAt: MonotonicInstant) {
         self.kind = kind
         self.length = bytes.count
         self.createdAt = createdAt
@@ -47,13 +47,13 @@ final class OutboundFrame {
     }
 
     /// Header and payload together: what goes on the wire.
-    var framedLength: Int { headerLength + length }
+    package var framedLength: Int { headerLength + length }
 
-    var framed: UnsafeRawBufferPointer {
+    package var framed: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: storage.advanced(by: Self.headroom - headerLength), count: framedLength)
     }
 
-    var payload: UnsafeRawBufferPointer {
+    package var payload: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: storage.advanced(by: Self.headroom), count: length)
     }
 }

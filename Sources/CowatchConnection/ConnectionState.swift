@@ -4,7 +4,7 @@ import DequeModule
 /// keeping up, its pings, its command rate, and how it closes. Events and `now`
 /// go in; actions come out for the gateway to carry out
 /// (`Gateway+ConnectionActions.swift`). No sockets, no clock: the rules are in
-/// docs/gateway.md and tested in Tests/CowatchGatewayTests/ConnectionStateTests.swift.
+/// docs/gateway.md and tested in Tests/CowatchConnectionTests/ConnectionStateTests.swift.
 ///
 /// A close the server decides on goes through three phases: `flushing` (no more
 /// commands are taken and no new events are queued, but what was already queued
@@ -13,45 +13,55 @@ import DequeModule
 /// arrives, so its last writes never meet a reset connection), then closed. A
 /// peer that takes nothing at all is dropped when the flush deadline passes,
 /// without a close frame: that is the one close without a code.
-struct ConnectionState {
-    enum Phase: Equatable {
+package struct ConnectionState {
+    package enum Phase: Equatable {
         case open
         case flushing(CloseFrame, deadline: MonotonicInstant)
         case closeSent(CloseFrame, deadline: MonotonicInstant)
         case closed
     }
 
-    struct CloseFrame: Equatable, Sendable {
-        var code: UInt16
-        var reason: String
+    package struct CloseFrame: Equatable, Sendable {
+        package var code: UInt16
+        package var reason: String
+
+        package init(code: UInt16, reason: String) {
+            self.code = code
+            self.reason = reason
+        }
     }
 
     /// What a message may be: the member endpoints take text of a limited size;
     /// the conformance echo endpoint takes anything up to a large limit.
-    struct MessageRules: Equatable {
-        var maximumBytes: Int
-        var acceptsBinary: Bool
+    package struct MessageRules: Equatable {
+        package var maximumBytes: Int
+        package var acceptsBinary: Bool
+
+        package init(maximumBytes: Int, acceptsBinary: Bool) {
+            self.maximumBytes = maximumBytes
+            self.acceptsBinary = acceptsBinary
+        }
     }
 
-    private(set) var phase = Phase.open
-    private(set) var outbox = Deque<OutboundFrame>()
+    package private(set) var phase = Phase.open
+    package private(set) var outbox = Deque<OutboundFrame>()
     /// Reading is paused (libwebsockets rx flow control) while the peer leaves its
     /// events unread: its next commands would only add to a backlog it does not take.
-    private(set) var readingPaused = false
-    private(set) var lastHeard: MonotonicInstant
-    private(set) var pingSentAt: MonotonicInstant?
-    private(set) var nextPingAt: MonotonicInstant
+    package private(set) var readingPaused = false
+    package private(set) var lastHeard: MonotonicInstant
+    package private(set) var pingSentAt: MonotonicInstant?
+    package private(set) var nextPingAt: MonotonicInstant
     /// Since the outbox first overflowed, while it has not drained.
-    private(set) var overflowingSince: MonotonicInstant?
+    package private(set) var overflowingSince: MonotonicInstant?
     /// Lines refused for rate since the connection last kept to its rate.
-    private(set) var refusedLines = 0
+    package private(set) var refusedLines = 0
 
     private let limits: ConnectionLimits
     private let rules: MessageRules
     private var limiter: RateLimiter
     private var message = MessageAssembly()
 
-    init(limits: ConnectionLimits, rules: MessageRules, now: MonotonicInstant) {
+    package init(limits: ConnectionLimits, rules: MessageRules, now: MonotonicInstant) {
         self.limits = limits
         self.rules = rules
         limiter = RateLimiter(rate: limits.commandsPerSecond, burst: limits.commandBurst, now: now)
@@ -59,11 +69,11 @@ struct ConnectionState {
         nextPingAt = now + limits.pingInterval
     }
 
-    var isOpen: Bool { phase == .open }
+    package var isOpen: Bool { phase == .open }
 
     // MARK: - Receiving
 
-    enum Inbound: Equatable {
+    package enum Inbound: Equatable {
         /// More of the message is to come.
         case partial
         /// A whole message, its UTF-8 checked (text) or as it came (binary).
@@ -75,7 +85,7 @@ struct ConnectionState {
     }
 
     /// A piece of a message arrived (a fragment, or part of one).
-    mutating func received(_ bytes: some Collection<UInt8>, binary: Bool, final: Bool, now: MonotonicInstant) -> Inbound {
+    package mutating func received(_ bytes: some Collection<UInt8>, binary: Bool, final: Bool, now: MonotonicInstant) -> Inbound {
         lastHeard = now
         guard phase == .open else { return .discarded }
         if binary && !rules.acceptsBinary {
@@ -103,9 +113,9 @@ struct ConnectionState {
 
     /// Whether a message is half received (pings wait until it is whole, so that
     /// no control frame lands in the middle of a client's fragmented send).
-    var isReceivingMessage: Bool { !message.bytes.isEmpty }
+    package var isReceivingMessage: Bool { !message.bytes.isEmpty }
 
-    enum LineAdmission: Equatable {
+    package enum LineAdmission: Equatable {
         case execute
         /// Not executed; the actions say what the peer is told, if anything.
         case refused([ConnectionAction])
@@ -116,7 +126,7 @@ struct ConnectionState {
     /// the `rate-limited` error; more than the grace allows closes with 1008. The
     /// episode ends once the connection has kept to its rate long enough to earn a
     /// whole burst back, so a client that floods at twice the rate is still closed.
-    mutating func admitLine(now: MonotonicInstant) -> LineAdmission {
+    package mutating func admitLine(now: MonotonicInstant) -> LineAdmission {
         guard phase == .open else { return .refused([]) }
         if refusedLines > 0 && limiter.isFull(now: now) { refusedLines = 0 }
         if limiter.take(now: now) { return .execute }
@@ -133,7 +143,7 @@ struct ConnectionState {
     /// Queues a frame. A full outbox is not given a backlog: what it holds is
     /// dropped and the gateway queues the room's latest state instead
     /// (`.resynchronize`), which bypasses the limit.
-    mutating func enqueue(_ frame: OutboundFrame, now: MonotonicInstant) -> [ConnectionAction] {
+    package mutating func enqueue(_ frame: OutboundFrame, now: MonotonicInstant) -> [ConnectionAction] {
         guard phase == .open else { return [] }
         guard outbox.count < limits.outboxLimit else {
             let dropped = Array(outbox)
@@ -146,7 +156,7 @@ struct ConnectionState {
 
     /// The room's latest state after an overflow: queued past the limit, since it
     /// replaces everything that was dropped.
-    mutating func enqueueResynchronization(_ frames: [OutboundFrame]) -> [ConnectionAction] {
+    package mutating func enqueueResynchronization(_ frames: [OutboundFrame]) -> [ConnectionAction] {
         guard phase == .open else { return [] }
         var actions: [ConnectionAction] = []
         for frame in frames { actions += append(frame) }
@@ -165,14 +175,14 @@ struct ConnectionState {
         return [.pauseReading]
     }
 
-    enum Write: Equatable {
+    package enum Write: Equatable {
         case nothing
         /// These frames, in order, in one write.
         case frames([OutboundFrame])
         /// The close frame: everything queued has gone out.
         case close(CloseFrame)
 
-        static func == (lhs: Write, rhs: Write) -> Bool {
+        package static func == (lhs: Write, rhs: Write) -> Bool {
             switch (lhs, rhs) {
             case (.nothing, .nothing): true
             case (.frames(let a), .frames(let b)): a.count == b.count && zip(a, b).allSatisfy { $0 === $1 }
@@ -185,7 +195,7 @@ struct ConnectionState {
     /// The socket can take a write: what goes in it. As many queued frames as fit
     /// in `budget` bytes (always at least one), so that a `state` and its
     /// `notice` leave in one `send()`.
-    mutating func nextWrite(budget: Int, now: MonotonicInstant) -> Write {
+    package mutating func nextWrite(budget: Int, now: MonotonicInstant) -> Write {
         switch phase {
         case .closeSent, .closed:
             return .nothing
@@ -211,7 +221,7 @@ struct ConnectionState {
 
     /// A write went to the socket; `stillBuffered` when the library holds part of
     /// it for later (the socket took less).
-    mutating func wrote(stillBuffered: Bool, now: MonotonicInstant) -> [ConnectionAction] {
+    package mutating func wrote(stillBuffered: Bool, now: MonotonicInstant) -> [ConnectionAction] {
         var actions: [ConnectionAction] = []
         if case .flushing = phase {
             actions.append(.requestWrite)
@@ -234,7 +244,7 @@ struct ConnectionState {
     /// The server closes the connection: flush, then the close frame. Reading
     /// resumes so that the peer's last writes are taken (and thrown away) rather
     /// than answered with a reset.
-    mutating func close(_ frame: CloseFrame, now: MonotonicInstant) -> [ConnectionAction] {
+    package mutating func close(_ frame: CloseFrame, now: MonotonicInstant) -> [ConnectionAction] {
         guard phase == .open else { return [] }
         phase = .flushing(CloseFrame(code: frame.code, reason: WebSocketFraming.closeReason(frame.reason)),
                           deadline: now + limits.flushTimeout)
@@ -246,7 +256,7 @@ struct ConnectionState {
         return actions
     }
 
-    enum PeerClose: Equatable {
+    package enum PeerClose: Equatable {
         /// The peer began the close: the library answers it.
         case answer
         /// The peer answered ours: the connection is done.
@@ -254,7 +264,7 @@ struct ConnectionState {
     }
 
     /// The peer's close frame arrived.
-    mutating func peerClosed() -> PeerClose {
+    package mutating func peerClosed() -> PeerClose {
         switch phase {
         case .closeSent:
             phase = .closed
@@ -269,7 +279,7 @@ struct ConnectionState {
 
     /// Frames that never went out, for the gateway's accounting once the
     /// connection is gone.
-    mutating func takeUnsent() -> [OutboundFrame] {
+    package mutating func takeUnsent() -> [OutboundFrame] {
         let frames = Array(outbox)
         outbox.removeAll()
         phase = .closed
@@ -279,7 +289,7 @@ struct ConnectionState {
     // MARK: - Liveness
 
     /// A pong came back: it answers the one ping in flight, if any.
-    mutating func ponged(now: MonotonicInstant) -> [ConnectionAction] {
+    package mutating func ponged(now: MonotonicInstant) -> [ConnectionAction] {
         lastHeard = now
         guard let sentAt = pingSentAt else { return [] }
         pingSentAt = nil
@@ -287,7 +297,7 @@ struct ConnectionState {
     }
 
     /// Called periodically: deadlines, idleness, a connection stuck behind, pings.
-    mutating func tick(now: MonotonicInstant, ping: OutboundFrame) -> [ConnectionAction] {
+    package mutating func tick(now: MonotonicInstant, ping: OutboundFrame) -> [ConnectionAction] {
         switch phase {
         case .closed:
             return []
@@ -313,28 +323,43 @@ struct ConnectionState {
 }
 
 /// The timing and size limits of every connection, from `GatewayConfiguration`.
-struct ConnectionLimits: Equatable, Sendable {
-    var commandsPerSecond: Double
-    var commandBurst: Double
+package struct ConnectionLimits: Equatable, Sendable {
+    package var commandsPerSecond: Double
+    package var commandBurst: Double
     /// Lines refused for rate, after the `rate-limited` error, before close 1008.
-    var rateLimitGrace: Int
+    package var rateLimitGrace: Int
     /// Frames queued for one connection; past this it gets the latest state instead.
-    var outboxLimit: Int
+    package var outboxLimit: Int
     /// Frames queued at which reading from the connection pauses.
-    var readPauseBacklog: Int
+    package var readPauseBacklog: Int
     /// How long the outbox may stay overflowing before close 1008.
-    var stuckTimeout: MonotonicDuration
+    package var stuckTimeout: MonotonicDuration
     /// How long a closing connection may take to receive what was queued; past it
     /// the connection is dropped without a close frame.
-    var flushTimeout: MonotonicDuration
+    package var flushTimeout: MonotonicDuration
     /// How long to wait for the peer's close frame after ours.
-    var closeReplyTimeout: MonotonicDuration
-    var pingInterval: MonotonicDuration
-    var idleTimeout: MonotonicDuration
+    package var closeReplyTimeout: MonotonicDuration
+    package var pingInterval: MonotonicDuration
+    package var idleTimeout: MonotonicDuration
+
+    package init(commandsPerSecond: Double, commandBurst: Double, rateLimitGrace: Int, outboxLimit: Int,
+                 readPauseBacklog: Int, stuckTimeout: MonotonicDuration, flushTimeout: MonotonicDuration,
+                 closeReplyTimeout: MonotonicDuration, pingInterval: MonotonicDuration, idleTimeout: MonotonicDuration) {
+        self.commandsPerSecond = commandsPerSecond
+        self.commandBurst = commandBurst
+        self.rateLimitGrace = rateLimitGrace
+        self.outboxLimit = outboxLimit
+        self.readPauseBacklog = readPauseBacklog
+        self.stuckTimeout = stuckTimeout
+        self.flushTimeout = flushTimeout
+        self.closeReplyTimeout = closeReplyTimeout
+        self.pingInterval = pingInterval
+        self.idleTimeout = idleTimeout
+    }
 }
 
 /// What the gateway is asked to do for one connection.
-enum ConnectionAction: Equatable {
+package enum ConnectionAction: Equatable {
     /// Ask the library for a writeable callback.
     case requestWrite
     /// Stop and restart reading from the socket (rx flow control).
@@ -353,12 +378,12 @@ enum ConnectionAction: Equatable {
     /// Our close frame went out and no answer came: close the socket.
     case hangUp
 
-    enum DropCause: String, Equatable, Sendable {
+    package enum DropCause: String, Equatable, Sendable {
         /// What was queued could not be sent before the flush deadline.
         case tookNothing = "took-nothing"
     }
 
-    static func == (lhs: ConnectionAction, rhs: ConnectionAction) -> Bool {
+    package static func == (lhs: ConnectionAction, rhs: ConnectionAction) -> Bool {
         switch (lhs, rhs) {
         case (.requestWrite, .requestWrite), (.pauseReading, .pauseReading), (.resumeReading, .resumeReading),
              (.warnRateLimited, .warnRateLimited), (.hangUp, .hangUp):
@@ -380,5 +405,12 @@ private struct MessageAssembly {
     mutating func reset() {
         bytes = []
         utf8.reset()
+    }
+}
+
+/// A text message's lines: split on `\n`, each handled in order.
+package enum InboundMessage {
+    package static func lines(_ message: [UInt8]) -> [Substring] {
+        String(decoding: message, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
     }
 }

@@ -1,12 +1,12 @@
 /// A token bucket per connection: `rate` commands per second on average, up to
 /// `burst` at once.
-struct RateLimiter {
-    let rate: Double
-    let burst: Double
+package struct RateLimiter {
+    package let rate: Double
+    package let burst: Double
     private var tokens: Double
     private var lastRefill: MonotonicInstant
 
-    init(rate: Double, burst: Double, now: MonotonicInstant) {
+    package init(rate: Double, burst: Double, now: MonotonicInstant) {
         self.rate = rate
         self.burst = Swift.max(1, burst)
         self.tokens = Swift.max(1, burst)
@@ -14,7 +14,7 @@ struct RateLimiter {
     }
 
     /// Takes one token; false when the connection is over its rate.
-    mutating func take(now: MonotonicInstant) -> Bool {
+    package mutating func take(now: MonotonicInstant) -> Bool {
         refill(now: now)
         guard tokens >= 1 else { return false }
         tokens -= 1
@@ -23,7 +23,7 @@ struct RateLimiter {
 
     /// Whether the bucket has filled up again: the connection has kept to its rate
     /// for as long as a whole burst takes to earn.
-    mutating func isFull(now: MonotonicInstant) -> Bool {
+    package mutating func isFull(now: MonotonicInstant) -> Bool {
         refill(now: now)
         return tokens >= burst
     }

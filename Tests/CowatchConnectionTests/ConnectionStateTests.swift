@@ -1,4 +1,4 @@
-@testable import CowatchGateway
+import CowatchConnection
 import Testing
 
 /// A connection's state on a manual clock: events in, actions out, no sockets.
