@@ -151,7 +151,11 @@ package struct ConnectionState {
             if overflowingSince == nil { overflowingSince = now }
             return [.resynchronize(dropped: dropped)] + pauseIfBackedUp()
         }
-        return append(frame) + pauseIfBackedUp()
+        let write = append(frame)
+        let pause = pauseIfBackedUp()
+        // The usual answers are shared arrays: queueing a broadcast for each member
+        // allocates nothing.
+        return pause.isEmpty ? write : write + pause
     }
 
     /// The room's latest state after an overflow: queued past the limit, since it
@@ -166,8 +170,12 @@ package struct ConnectionState {
     private mutating func append(_ frame: OutboundFrame) -> [ConnectionAction] {
         frame.pendingRecipients += 1
         outbox.append(frame)
-        return outbox.count == 1 ? [.requestWrite] : []
+        return outbox.count == 1 ? Self.requestWrite : []
     }
+
+    /// Immutable and holding no frame, so sharing it across threads is safe (the
+    /// action type is not Sendable only because other cases carry frames).
+    nonisolated(unsafe) private static let requestWrite: [ConnectionAction] = [.requestWrite]
 
     private mutating func pauseIfBackedUp() -> [ConnectionAction] {
         guard !readingPaused, outbox.count >= limits.readPauseBacklog else { return [] }

@@ -50,8 +50,8 @@ extension Gateway {
             ? TextEventEncoding.lines(event).map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
         for (member, connection) in entry.connections where member != except {
             switch connection.encoding {
-            case .json: if let json { enqueue(json, on: connection) }
-            case .text: for frame in text { enqueue(frame, on: connection) }
+            case .json: if let json { enqueue(json, on: connection, now: now) }
+            case .text: for frame in text { enqueue(frame, on: connection, now: now) }
             case .echo: break
             }
         }

@@ -53,8 +53,9 @@ extension Gateway {
     }
 
     /// Queues a frame for one connection.
-    func enqueue(_ frame: OutboundFrame, on connection: Connection) {
-        perform(connection.state.enqueue(frame, now: ServerClock.monotonic()), on: connection)
+    func enqueue(_ frame: OutboundFrame, on connection: Connection, now: MonotonicInstant = ServerClock.monotonic()) {
+        let actions = connection.state.enqueue(frame, now: now)
+        if !actions.isEmpty { perform(actions, on: connection) }
     }
 
     /// Frames went to the socket in one write.

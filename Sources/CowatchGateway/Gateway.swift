@@ -54,7 +54,6 @@ public final class Gateway: @unchecked Sendable {
     private var stopRequested = false
     private var boundPort = 0
     private let stopped = DispatchSemaphore(value: 0)
-    private var thread: Thread?
 
     public init(configuration: GatewayConfiguration = GatewayConfiguration(), store: (any RoomStore)? = nil,
                 logger: Logger = Logger(label: "cowatch.gateway")) {
@@ -95,7 +94,7 @@ public final class Gateway: @unchecked Sendable {
         }
         thread.name = "cowatch-service"
         thread.stackSize = 8 << 20
-        self.thread = thread
+        // Not kept: a running thread keeps itself, and its closure keeps the gateway.
         thread.start()
         started.wait()
         if let failure { throw failure }

@@ -32,7 +32,6 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
     private var applying = false
     private var closing = false
     private var failures = 0
-    private var writer: Thread?
 
     /// Opens (creating when missing) `directory/cowatch.sqlite` and brings its
     /// schema up to date. Throws a `StoreError` a person can act on.
@@ -54,7 +53,8 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
         try migrate()
         let thread = Thread { [self] in writeLoop() }
         thread.name = "cowatch-store"
-        writer = thread
+        // Not kept: a running thread keeps itself, and its closure keeps the store
+        // until `close()` ends the loop.
         thread.start()
     }
 

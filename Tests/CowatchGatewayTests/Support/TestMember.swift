@@ -20,13 +20,16 @@ final class TestMember: @unchecked Sendable {
 
     var handlers: ClientHandlers {
         ClientHandlers(
-            received: { [self] text in
+            // Weak: the connection keeps its handlers, and the member its connection.
+            received: { [weak self] text in
+                guard let self else { return }
                 condition.lock()
                 frames.append(text)
                 condition.broadcast()
                 condition.unlock()
             },
-            closed: { [self] info in
+            closed: { [weak self] info in
+                guard let self else { return }
                 condition.lock()
                 closed = info
                 condition.broadcast()
