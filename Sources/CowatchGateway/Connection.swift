@@ -10,9 +10,9 @@ final class Connection {
         case echo
     }
 
+    /// Also the key under which the libwebsockets layer keeps its socket
+    /// (`LWSServer.sockets`): nothing outside the LWS* files holds a C pointer.
     let id: UInt64
-    /// The libwebsockets connection; used only by files named LWS*.
-    let wsi: OpaquePointer
     let address: String
     let encoding: Encoding
     var room: RoomName?
@@ -21,9 +21,8 @@ final class Connection {
     /// A direct write is already asked for in this turn of the loop (LWSServer).
     var writeRequested = false
 
-    init(id: UInt64, wsi: OpaquePointer, address: String, encoding: Encoding, state: ConnectionState) {
+    init(id: UInt64, address: String, encoding: Encoding, state: ConnectionState) {
         self.id = id
-        self.wsi = wsi
         self.address = address
         self.encoding = encoding
         self.state = state

@@ -25,14 +25,14 @@ extension Gateway {
     static let echoMessageLimit = 32 << 20
 
     /// A WebSocket connection is open: bind it to its room as a member.
-    func established(_ wsi: OpaquePointer, id: UInt64, encoding: Connection.Encoding) {
+    func established(id: UInt64, encoding: Connection.Encoding) {
         let request = upgrades.removeValue(forKey: id)
             ?? UpgradeRequest(room: nil, echo: false, name: nil, resume: nil, player: false, join: true, address: "unknown")
         let rules = request.echo
             ? ConnectionState.MessageRules(maximumBytes: Self.echoMessageLimit, acceptsBinary: true)
             : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false)
         let connection = Connection(
-            id: id, wsi: wsi, address: request.address, encoding: request.echo ? .echo : encoding,
+            id: id, address: request.address, encoding: request.echo ? .echo : encoding,
             state: ConnectionState(limits: connectionLimits, rules: rules, now: ServerClock.monotonic()))
         connections[id] = connection
         connectionsPerAddress[request.address, default: 0] += 1

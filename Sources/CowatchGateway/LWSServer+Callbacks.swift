@@ -34,7 +34,8 @@ extension LWSServer {
         case LWS_CALLBACK_ESTABLISHED:
             guard let id = connectionID(user) else { return -1 }
             let protocolID = lws_get_protocol(wsi).map { $0.pointee.id } ?? ProtocolID.text.rawValue
-            gateway.established(wsi, id: id, encoding: protocolID == ProtocolID.json.rawValue ? .json : .text)
+            sockets[id] = wsi
+            gateway.established(id: id, encoding: protocolID == ProtocolID.json.rawValue ? .json : .text)
             return 0
 
         case LWS_CALLBACK_RECEIVE:
@@ -72,6 +73,7 @@ extension LWSServer {
             if let connection = gateway.connections[id], connection.state.phase == .open {
                 gateway.metrics.closes[GatewayMetrics.CloseKey(code: "unattributed", initiator: "unknown"), default: 0] += 1
             }
+            sockets[id] = nil
             gateway.closed(id: id)
             return 0
 

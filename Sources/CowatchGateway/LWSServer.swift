@@ -42,6 +42,8 @@ final class LWSServer {
     /// Where several queued frames are put together for one write.
     let writeBuffer: UnsafeMutableRawPointer
     static let writeBudget = 64 * 1024
+    /// Each open connection's libwebsockets socket, by connection id.
+    var sockets: [UInt64: OpaquePointer] = [:]
     /// Writes asked for outside a writeable callback, made by `flushWrites`.
     private var requestedWrites: [Connection] = []
     private var flushing: [Connection] = []
@@ -179,7 +181,7 @@ final class LWSServer {
             connection.writeRequested = true
             requestedWrites.append(connection)
         } else {
-            lws_callback_on_writable(connection.wsi)
+            if let wsi = sockets[connection.id] { lws_callback_on_writable(wsi) }
         }
     }
 
@@ -191,10 +193,10 @@ final class LWSServer {
         swap(&requestedWrites, &flushing)
         for connection in flushing {
             connection.writeRequested = false
-            guard gateway.connections[connection.id] === connection else { continue }
-            if lws_partial_buffered(connection.wsi) != 0 {
-                lws_callback_on_writable(connection.wsi)
-            } else if writeNext(connection.wsi, connection) < 0 {
+            guard gateway.connections[connection.id] === connection, let wsi = sockets[connection.id] else { continue }
+            if lws_partial_buffered(wsi) != 0 {
+                lws_callback_on_writable(wsi)
+            } else if writeNext(wsi, connection) < 0 {
                 drop(connection)
             }
         }
@@ -205,14 +207,14 @@ final class LWSServer {
     /// while paused, what the peer sends waits in the kernel's buffers and then
     /// in the peer's.
     func setReading(_ connection: Connection, paused: Bool) {
-        guard !destroying else { return }
-        lws_rx_flow_control(connection.wsi, paused ? 0 : 1)
+        guard !destroying, let wsi = sockets[connection.id] else { return }
+        lws_rx_flow_control(wsi, paused ? 0 : 1)
     }
 
     /// Closes the socket at the next turn of the loop, without a close frame.
     func drop(_ connection: Connection) {
-        guard !destroying else { return }
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+        guard !destroying, let wsi = sockets[connection.id] else { return }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
     }
 
     /// Arms the room-timer wake-up for the earliest due timer (server time, ms).
