@@ -139,17 +139,20 @@ struct LimitsAndBadInputTests {
         try Self.othersCarryOn(server, dave)
     }
 
-    @Test("a connection that answers no pings is dropped as idle")
+    @Test("a connection that answers no pings is closed as idle with 1001, after its pings")
     func idle() throws {
         let server = try TestServer {
             $0.pingIntervalSeconds = 0.2
             $0.idleTimeoutSeconds = 2.5
+            $0.closeReplyTimeoutSeconds = 1
         }
         defer { server.stop() }
         let alice = try server.join(name: "alice")
         let silent = try RawSocket(port: server.port)
         #expect(try silent.upgrade(path: "/rooms/lobby?name=silent").hasPrefix("HTTP/1.1 101"))
-        #expect(silent.isClosedByPeer(within: 8))
+        let frames = RawFrames.parse(silent.readAll(timeout: 8))
+        #expect(frames.contains { $0.opcode == 9 })
+        #expect(frames.last?.closeCode == 1001, "\(frames.map(\.opcode))")
         alice.send("/who")
         #expect(alice.event("reply") != nil)
     }
