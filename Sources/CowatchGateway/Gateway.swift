@@ -106,11 +106,12 @@ public final class Gateway: @unchecked Sendable {
     /// Graceful shutdown, from any thread: stop accepting, close every member with
     /// 1001, and finish within the configured grace.
     public func stop() {
-        let server = lock.withLock { () -> LWSServer? in
+        // Woken under the lock: the service thread forgets the server under the
+        // same lock before destroying it, so a stop never wakes a destroyed context.
+        lock.withLock {
             stopRequested = true
-            return self.server
+            self.server?.wake()
         }
-        server?.wake()
     }
 
     public func waitUntilStopped() {
@@ -131,8 +132,8 @@ public final class Gateway: @unchecked Sendable {
         let remaining = connections.count
         store?.write([.alive(ServerClock.now())])
         store?.flush()
-        server.destroy()
         lock.withLock { self.server = nil }
+        server.destroy()
         logger.info("stopped", metadata: ["unclosed": "\(remaining)"])
         stopped.signal()
     }
