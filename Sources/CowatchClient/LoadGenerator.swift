@@ -130,15 +130,23 @@ public final class LoadGenerator: @unchecked Sendable {
         commandsIssued += rounds
         let active = rooms.prefix(plan.rooms)
         var lag: UInt64 = 0
+        // A fixed schedule's phase lasts its rounds' intervals, the last one included.
+        var scheduleEnd: UInt64?
         switch plan.schedule {
         case .closed:
             for room in active { room.begin(commands: commands, closedLoop: true, participants: plan.members) }
         case let .fixed(interval, staggered):
             for room in active { room.begin(commands: commands, closedLoop: false, participants: plan.members) }
-            lag = sendOnSchedule(rounds: rounds, interval: interval, staggered: staggered, deadline: deadline)
+            let sent = sendOnSchedule(rounds: rounds, interval: interval, staggered: staggered, deadline: deadline)
+            lag = sent.lag
+            scheduleEnd = sent.start + UInt64(Double(rounds) * interval * 1_000_000_000)
         }
         let remaining = Double(deadline &- min(deadline, MonotonicClock.nanoseconds())) / 1_000_000_000
         let finished = waitFor(timeout: remaining) { $0.roomsFinished >= self.plan.rooms || $0.failed > 0 }
+        // The rest of the last interval, so that what the caller measures around
+        // the phase (CPU) covers whole intervals: the server's idle time between
+        // commands belongs to the workload.
+        if finished, let scheduleEnd { MonotonicClock.sleep(until: min(scheduleEnd, deadline)) }
 
         var members: [UInt64] = [], last: [UInt64] = []
         members.reserveCapacity(plan.rooms * rounds * plan.members)
@@ -156,7 +164,8 @@ public final class LoadGenerator: @unchecked Sendable {
         }
         members.sort()
         last.sort()
-        let seconds = lastCompletion > firstSend ? Double(lastCompletion - firstSend) / 1_000_000_000 : 0
+        var seconds = lastCompletion > firstSend ? Double(lastCompletion - firstSend) / 1_000_000_000 : 0
+        if case let .fixed(interval, _) = plan.schedule { seconds = max(seconds, Double(rounds) * interval) }
         return PhaseResults(memberLatencies: members, lastMemberLatencies: last, commandsSent: sent,
                             commandsPlanned: plan.rooms * rounds, frames: frames, seconds: seconds,
                             scheduleLag: Double(lag) / 1_000_000_000, refusals: refusals,
@@ -166,8 +175,9 @@ public final class LoadGenerator: @unchecked Sendable {
 
     /// The open loop: command k of room i goes at `start + k * interval`, plus
     /// `i / rooms * interval` when staggered, whether or not earlier ones have
-    /// arrived. Returns how late the latest send was, in nanoseconds.
-    private func sendOnSchedule(rounds: Int, interval: Double, staggered: Bool, deadline: UInt64) -> UInt64 {
+    /// arrived. Returns when the schedule started and how late the latest send
+    /// was, in nanoseconds.
+    private func sendOnSchedule(rounds: Int, interval: Double, staggered: Bool, deadline: UInt64) -> (start: UInt64, lag: UInt64) {
         let step = UInt64(interval * 1_000_000_000)
         // A short lead, so that the first sends are not already late.
         let start = MonotonicClock.nanoseconds() + 5_000_000
@@ -179,12 +189,12 @@ public final class LoadGenerator: @unchecked Sendable {
                 let due = start + UInt64(round) * step + offset
                 MonotonicClock.sleep(until: due)
                 let now = MonotonicClock.nanoseconds()
-                if now > deadline || counters.failed > 0 { return lag }
+                if now > deadline || counters.failed > 0 { return (start, lag) }
                 lag = max(lag, max(now, due) - due)
                 room.sendNext()
             }
         }
-        return lag
+        return (start, lag)
     }
 
     /// Closes every connection and stops the service threads, waiting at most

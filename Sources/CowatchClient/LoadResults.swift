@@ -25,7 +25,8 @@ public struct PhaseResults: Sendable {
     /// Frames of any type received from the first command's sending to the last
     /// command's completion (each command also brings every member a `notice`).
     public var frames: Int
-    /// From the first command's sending to the last command's completion.
+    /// From the first command's sending to the last command's completion; with
+    /// a fixed schedule at least its rounds times its interval.
     public var seconds: Double
     /// With a fixed schedule, how late the latest send went, in seconds.
     public var scheduleLag: Double
