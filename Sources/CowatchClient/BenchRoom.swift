@@ -129,6 +129,7 @@ final class BenchRoom: @unchecked Sendable {
         let seq = StateFrameScanner.stateSeq(text, encoding: encoding)
         if seq == nil && member == 0 && StateFrameScanner.isError(text, encoding: encoding) {
             lock.withLock { refusals += 1 }
+            generator?.commandRefused()
         }
         var welcomed = false, finished = false
         let next = lock.withLock { () -> (ClientConnection, String)? in

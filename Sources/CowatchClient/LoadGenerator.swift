@@ -125,7 +125,13 @@ public final class LoadGenerator: @unchecked Sendable {
     /// `timeout` passes. The warm-up is one phase, the measurement the next.
     public func runPhase(rounds: Int, timeout: Double) -> PhaseResults {
         let deadline = MonotonicClock.nanoseconds() + UInt64(timeout * 1_000_000_000)
-        lock.withLock { progress.roomsFinished = 0 }
+        let refusedBefore = lock.withLock { () -> Int in
+            progress.roomsFinished = 0
+            return progress.refusals
+        }
+        // A refused command brings no state, after which states would be paired
+        // with the wrong commands: the phase stops there.
+        let stop = { (progress: LoadProgress) in progress.failed > 0 || progress.refusals > refusedBefore }
         let commands = plan.commands(commandsIssued..<(commandsIssued + rounds))
         commandsIssued += rounds
         let active = rooms.prefix(plan.rooms)
@@ -137,16 +143,16 @@ public final class LoadGenerator: @unchecked Sendable {
             for room in active { room.begin(commands: commands, closedLoop: true, participants: plan.members) }
         case let .fixed(interval, staggered):
             for room in active { room.begin(commands: commands, closedLoop: false, participants: plan.members) }
-            let sent = sendOnSchedule(rounds: rounds, interval: interval, staggered: staggered, deadline: deadline)
+            let sent = sendOnSchedule(rounds: rounds, interval: interval, staggered: staggered, deadline: deadline, stop: stop)
             lag = sent.lag
             scheduleEnd = sent.start + UInt64(Double(rounds) * interval * 1_000_000_000)
         }
         let remaining = Double(deadline &- min(deadline, MonotonicClock.nanoseconds())) / 1_000_000_000
-        let finished = waitFor(timeout: remaining) { $0.roomsFinished >= self.plan.rooms || $0.failed > 0 }
+        let finished = waitFor(timeout: remaining) { $0.roomsFinished >= self.plan.rooms || stop($0) }
         // The rest of the last interval, so that what the caller measures around
         // the phase (CPU) covers whole intervals: the server's idle time between
         // commands belongs to the workload.
-        if finished, let scheduleEnd { MonotonicClock.sleep(until: min(scheduleEnd, deadline)) }
+        if finished, !stop(counters), let scheduleEnd { MonotonicClock.sleep(until: min(scheduleEnd, deadline)) }
 
         var members: [UInt64] = [], last: [UInt64] = []
         members.reserveCapacity(plan.rooms * rounds * plan.members)
@@ -177,7 +183,8 @@ public final class LoadGenerator: @unchecked Sendable {
     /// `i / rooms * interval` when staggered, whether or not earlier ones have
     /// arrived. Returns when the schedule started and how late the latest send
     /// was, in nanoseconds.
-    private func sendOnSchedule(rounds: Int, interval: Double, staggered: Bool, deadline: UInt64) -> (start: UInt64, lag: UInt64) {
+    private func sendOnSchedule(rounds: Int, interval: Double, staggered: Bool, deadline: UInt64,
+                                stop: (LoadProgress) -> Bool) -> (start: UInt64, lag: UInt64) {
         let step = UInt64(interval * 1_000_000_000)
         // A short lead, so that the first sends are not already late.
         let start = MonotonicClock.nanoseconds() + 5_000_000
@@ -189,7 +196,7 @@ public final class LoadGenerator: @unchecked Sendable {
                 let due = start + UInt64(round) * step + offset
                 MonotonicClock.sleep(until: due)
                 let now = MonotonicClock.nanoseconds()
-                if now > deadline || counters.failed > 0 { return (start, lag) }
+                if now > deadline || stop(counters) { return (start, lag) }
                 lag = max(lag, max(now, due) - due)
                 room.sendNext()
             }
@@ -257,5 +264,9 @@ public final class LoadGenerator: @unchecked Sendable {
 
     func roomFinished() {
         lock.withLock { progress.roomsFinished += 1 }
+    }
+
+    func commandRefused() {
+        lock.withLock { progress.refusals += 1 }
     }
 }

@@ -6,6 +6,8 @@ public struct LoadProgress: Sendable {
     /// Connections that ended without being asked to.
     public var failed = 0
     public var firstFailure: String?
+    /// `error` frames the controllers received (commands the server refused).
+    public var refusals = 0
     /// Every frame received.
     public var frames = 0
     public var roomsFinished = 0

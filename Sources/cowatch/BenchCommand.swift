@@ -16,29 +16,43 @@ struct BenchCommand: ParsableCommand {
         abstract: "Load-test a running server: rooms of members, controllers issuing commands, latency to every member.",
         discussion: """
         Run the server with limits that let the load in, for example:
-          cowatch serve --port 7480 --max-connections-per-address 100000 --max-members 2000 \\
-            --max-rooms 100000 --commands-per-second 1000 --command-burst 1000
-          cowatch bench --url ws://127.0.0.1:7480 --rooms 1 --members 1000 --rounds 300 --server-pid <pid>
-        commands/bench gateway [options] does both; commands/bench fanout runs the set below.
+          cowatch serve --port 7480 --max-connections-per-address 100000 \\
+            --max-members 2000 --max-rooms 100000 --commands-per-second 1000 \\
+            --command-burst 1000
+          cowatch bench --url ws://127.0.0.1:7480 --rooms 1 --members 1000 \\
+            --rounds 300 --server-pid <pid>
+        commands/bench gateway [options] does both; commands/bench fanout runs
+        the workloads below one after another.
 
         Schedules (--schedule):
-          closed    each room's controller sends /play, /pause, /seek +5 in turn, the next one
-                    when every member has the previous state (rooms run concurrently)
-          together  every room's controller sends /play and /pause alternately every --interval
-                    seconds (default 0.5), all at the same instant, whether or not the previous
-                    state has arrived
-          spread    the same at each room's own instant: room i sends i/rooms of an interval after
-                    room 0 (default interval 1 s)
+          closed    each controller sends /play, /pause, /seek +5 in turn, the
+                    next when every member of its room has the previous state
+          together  every controller sends /play and /pause alternately every
+                    --interval seconds (default 0.5), all at the same instant,
+                    whether or not the previous state has arrived (open loop)
+          spread    the same, each room at its own instant: room i sends
+                    i/rooms of an interval after room 0 (default interval 1 s)
+
         Workloads:
-          --rooms 1 --members 500 --schedule together --rounds 40       one big synchronized room
-          --rooms 100 --members 10 --schedule together --rounds 40      many rooms at the same instant
-          --rooms 1 --members 1000 --rounds 500                          the closed loop
-          --rooms 400 --members 20 --schedule spread --duration 20      commands spread out in time
-          --rooms 10 --members 20 --schedule spread --duration 30 --idle-connections 7800
-                                                                         the same deliveries among more connections
-        Every `state` frame that results from a measured command is one delivery and one latency
-        sample. CPU figures cover the measured phase (after the warm-up): the server's utime+stime
-        from /proc/PID/stat, the bench's own from getrusage. The last line, `result: ...`, repeats
+          one big synchronized room
+            --rooms 1 --members 500 --schedule together --rounds 40
+          many rooms at the same instant
+            --rooms 100 --members 10 --schedule together --rounds 40
+          the closed loop
+            --rooms 1 --members 1000 --rounds 500
+          commands spread out in time (one client context per room)
+            --rooms 400 --members 20 --schedule spread --duration 20 \\
+              --connections-per-client-context 20
+          the same deliveries among 8,000 connections
+            --rooms 10 --members 20 --schedule spread --duration 20 \\
+              --connections-per-client-context 20 --idle-connections 7800 \\
+              --idle-connections-per-client-context 500
+
+        Each `state` that results from a measured command is one delivery and
+        one latency sample, from the command's sending to that member's
+        receipt. CPU covers the measured phase (after the warm-up): the
+        server's utime+stime from /proc/PID/stat (clock ticks, usually 10 ms),
+        the bench's own from getrusage. The last line, `result: ...`, repeats
         the figures as key=value pairs.
         """
     )
