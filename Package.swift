@@ -98,6 +98,8 @@ let package = Package(
         ),
         // `commands/bench`: commands per second through the core alone.
         .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"]),
+        // `commands/bench floor`: the cost of one send() of a small message over loopback TCP.
+        .executableTarget(name: "SendFloor"),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),

@@ -6,22 +6,60 @@ import CowatchClient
 import Foundation
 
 /// `cowatch bench`: a load generator against a running server. Each room gets
-/// members m0, m1, ...; m0 sends a command and, once every member of the room
-/// has the resulting `state`, the next one (a closed loop per room; rooms run
-/// concurrently). Reports latency percentiles, state deliveries per second and
-/// the server's memory per connection.
+/// members m0, m1, ...; m0, the controller, sends commands, and every member's
+/// receipt of each resulting `state` is timed. Reports latency percentiles (to
+/// each member and to the last member of the room), state deliveries per second,
+/// the CPU of the server and of the bench per delivery, and the server's memory.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Load-test a running server: rooms of members, a controller issuing commands, latency to the last member.",
+        abstract: "Load-test a running server: rooms of members, controllers issuing commands, latency to every member.",
         discussion: """
         Run the server with limits that let the load in, for example:
-          cowatch serve --port 7480 --max-connections-per-address 100000 --max-members 2000 \\
-            --max-rooms 100000 --commands-per-second 1000 --command-burst 1000
-          cowatch bench --url ws://127.0.0.1:7480 --rooms 1 --members 1000 --rounds 300 --server-pid <pid>
-        commands/bench gateway [options] does both.
+          cowatch serve --port 7480 --max-connections-per-address 100000 \\
+            --max-members 2000 --max-rooms 100000 --commands-per-second 1000 \\
+            --command-burst 1000
+          cowatch bench --url ws://127.0.0.1:7480 --rooms 1 --members 1000 \\
+            --rounds 300 --server-pid <pid>
+        commands/bench gateway [options] does both; commands/bench fanout runs
+        the workloads below one after another.
+
+        Schedules (--schedule):
+          closed    each controller sends /play, /pause, /seek +5 in turn, the
+                    next when every member of its room has the previous state
+          together  every controller sends /play and /pause alternately every
+                    --interval seconds (default 0.5), all at the same instant,
+                    whether or not the previous state has arrived (open loop)
+          spread    the same, each room at its own instant: room i sends
+                    i/rooms of an interval after room 0 (default interval 1 s)
+
+        Workloads:
+          one big synchronized room
+            --rooms 1 --members 500 --schedule together --rounds 40
+          many rooms at the same instant
+            --rooms 100 --members 10 --schedule together --rounds 40
+          the closed loop
+            --rooms 1 --members 1000 --rounds 500
+          commands spread out in time (one client context per room)
+            --rooms 400 --members 20 --schedule spread --duration 20 \\
+              --connections-per-client-context 20
+          the same deliveries among 8,000 connections
+            --rooms 10 --members 20 --schedule spread --duration 20 \\
+              --connections-per-client-context 20 --idle-connections 7800 \\
+              --idle-connections-per-client-context 500
+
+        Each `state` that results from a measured command is one delivery and
+        one latency sample, from the command's sending to that member's
+        receipt. CPU covers the measured phase (after the warm-up): the
+        server's utime+stime from /proc/PID/stat (clock ticks, usually 10 ms),
+        the bench's own from getrusage. The last line, `result: ...`, repeats
+        the figures as key=value pairs.
         """
     )
+
+    enum Schedule: String, ExpressibleByArgument, CaseIterable {
+        case closed, together, spread
+    }
 
     @Option(help: "The server, ws://HOST:PORT (rooms are /rooms/<prefix><n>).")
     var url: String
@@ -32,11 +70,26 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Members per room, named m0, m1, ...; m0 is the controller.")
     var members = 10
 
-    @Option(help: "Measured commands per room (/play, /pause, /seek +5 in turn, after one /watch).")
+    @Option(help: "When the controllers send: closed, together or spread (see below).")
+    var schedule: Schedule = .closed
+
+    @Option(help: "Seconds between a controller's commands with --schedule together (default 0.5) or spread (default 1).")
+    var interval: Double?
+
+    @Option(help: "Measured commands per room.")
     var rounds = 100
+
+    @Option(help: "With --schedule together or spread: measure for this many seconds (rounds = duration / interval) instead of --rounds.")
+    var duration: Double?
 
     @Option(help: "Commands per room before measuring.")
     var warmupRounds = 3
+
+    @Option(help: "Quiet connections held open as well, in rooms of their own (the server's cost of connections that take no part).")
+    var idleConnections = 0
+
+    @Option(help: "Members per room of the --idle-connections.")
+    var idleRoomSize = 10
 
     @Flag(help: "Only open the connections and hold them (memory per connection).")
     var idle = false
@@ -47,8 +100,11 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Subprotocol: json or text.")
     var encoding = "json"
 
-    @Option(help: "Connections per client context (each context has its own service thread); 0 puts all on one.")
+    @Option(help: "Connections per client context (each context has its own service thread and polls all its connections on every wake-up); 0 puts all on one.")
     var connectionsPerClientContext = 0
+
+    @Option(help: "The same for the --idle-connections, on contexts of their own; 0: as --connections-per-client-context, or all on one.")
+    var idleConnectionsPerClientContext = 0
 
     @Option(help: "Connections being opened at once.")
     var connectWindow = 64
@@ -56,7 +112,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "New connections per second at most (0: no limit). Each arrival is announced to its whole room.")
     var connectRate = 0.0
 
-    @Option(help: "The server's process id, to read its resident memory (VmRSS) from /proc.")
+    @Option(help: "The server's process id, to read its CPU time and resident memory (VmRSS) from /proc.")
     var serverPid: Int32?
 
     @Option(help: "Seconds of silence that count as settled after connecting and after /watch.")
@@ -68,6 +124,22 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Prefix of the room names (default: bench-<random>-).")
     var roomPrefix: String?
 
+    /// The interval of the fixed schedules.
+    private var scheduleInterval: Double { interval ?? (schedule == .spread ? 1 : 0.5) }
+
+    private var measuredRounds: Int {
+        guard schedule != .closed, let duration else { return rounds }
+        return max(1, Int((duration / scheduleInterval).rounded()))
+    }
+
+    private var planSchedule: LoadPlan.Schedule {
+        switch schedule {
+        case .closed: .closed
+        case .together: .fixed(interval: scheduleInterval, staggered: false)
+        case .spread: .fixed(interval: scheduleInterval, staggered: true)
+        }
+    }
+
     func validate() throws {
         guard let address = WebSocketAddress(url) else { throw ValidationError("expected ws://HOST:PORT, got \(url)") }
         guard address.path == "/" || address.path.isEmpty else {
@@ -75,13 +147,22 @@ struct BenchCommand: ParsableCommand {
         }
         guard rooms >= 1, members >= 1 else { throw ValidationError("--rooms and --members must be at least 1") }
         guard rounds >= 1, warmupRounds >= 0 else { throw ValidationError("--rounds must be at least 1, --warmup-rounds at least 0") }
+        guard idleConnections >= 0, idleRoomSize >= 1 else {
+            throw ValidationError("--idle-connections must be 0 or more, --idle-room-size at least 1")
+        }
+        if let interval, !(interval > 0 && interval <= 3600) { throw ValidationError("--interval: more than 0, at most 3600 seconds") }
+        if let duration, !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration: more than 0 seconds, at most a day") }
+        if schedule == .closed && (interval != nil || duration != nil) {
+            throw ValidationError("--interval and --duration go with --schedule together or spread")
+        }
         guard ClientEncoding.named(encoding) != nil else { throw ValidationError("--encoding is json or text") }
-        guard connectionsPerClientContext >= 0, connectWindow >= 1, connectRate >= 0 else {
+        guard connectionsPerClientContext >= 0, idleConnectionsPerClientContext >= 0, connectWindow >= 1, connectRate >= 0 else {
             throw ValidationError("--connections-per-client-context must be 0 or more, --connect-window at least 1")
         }
         guard timeout > 0, settle >= 0, hold >= 0 else { throw ValidationError("times must be positive") }
         if let roomPrefix {
-            guard roomPrefix.count + String(rooms).count <= 64,
+            // Idle rooms are <prefix>idle-<n>, the longest names.
+            guard roomPrefix.count + "idle-".count + String(max(rooms, idleConnections)).count <= 64,
                   roomPrefix.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "._-".unicodeScalars.contains($0)) })
             else { throw ValidationError("--room-prefix: A-Z a-z 0-9 . _ - only, room names at most 64 characters") }
         }
@@ -94,40 +175,50 @@ struct BenchCommand: ParsableCommand {
         let deadline = Date().addingTimeInterval(timeout)
         func remaining() -> Double { max(0.1, deadline.timeIntervalSinceNow) }
 
-        let connections = rooms * members
-        let perContext = connectionsPerClientContext == 0 ? connections : connectionsPerClientContext
+        let connections = rooms * members + idleConnections
+        let perContext = connectionsPerClientContext == 0 ? rooms * members : connectionsPerClientContext
+        let idlePerContext = idleConnectionsPerClientContext > 0 ? idleConnectionsPerClientContext
+            : connectionsPerClientContext > 0 ? connectionsPerClientContext : idleConnections
+        let prefix = roomPrefix ?? "bench-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))-"
+        let plan = LoadPlan(server: server, rooms: rooms, members: members, rounds: measuredRounds, warmupRounds: warmupRounds,
+                            schedule: planSchedule, idleConnections: idleConnections, idleRoomSize: idleRoomSize,
+                            encoding: encoding, connectionsPerContext: perContext, idleConnectionsPerContext: idlePerContext,
+                            connectWindow: connectWindow, connectRate: connectRate, roomPrefix: prefix)
         // One descriptor per connection, plus stdio and each context's wake-up pipe.
-        let contexts = (connections + perContext - 1) / perContext
-        let needed = rlim_t(connections + 16 + 4 * contexts)
+        let needed = rlim_t(connections + 16 + 4 * plan.contexts)
         let limit = FileLimit.raise(toAtLeast: needed)
         guard limit >= needed else {
             Output.error("bench: \(connections) connections need \(needed) file descriptors; the limit is \(limit) "
                 + "and this process may not raise it (the hard limit needs CAP_SYS_RESOURCE to raise)")
             throw ExitCode.failure
         }
-        let prefix = roomPrefix ?? "bench-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))-"
-        let plan = LoadPlan(server: server, rooms: rooms, members: members, rounds: rounds, warmupRounds: warmupRounds,
-                            encoding: encoding, connectionsPerContext: perContext, connectWindow: connectWindow, connectRate: connectRate,
-                            roomPrefix: prefix)
-        Output.line("bench: \(rooms) room(s) x \(members) member(s) = \(connections) connections, \(encoding.short), "
-            + "\(plan.contexts) client context(s), \(idle ? "idle" : "\(rounds) rounds per room (+\(warmupRounds) warm-up)")")
+        Output.line("bench: \(rooms) room(s) x \(members) member(s)"
+            + (idleConnections > 0 ? " + \(idleConnections) idle in \(plan.idleRooms) room(s)" : "")
+            + " = \(connections) connections, \(encoding.short), \(plan.contexts) client context(s), " + describe(plan))
 
         let rssBefore = serverPid.flatMap(ProcessStats.residentKiB)
         let generator = try LoadGenerator(plan: plan)
-        var failed = false
         defer {
             if !generator.closeAll(timeout: min(30, remaining())) {
                 Output.error("bench: connections did not all close in time")
             }
         }
 
+        var connectSeconds = 0.0
+        if idleConnections > 0 {
+            guard let seconds = generator.openIdle(timeout: remaining()) else {
+                throw connectFailure(generator, connections: idleConnections)
+            }
+            connectSeconds += seconds
+        }
         // Controllers first, and the session started before the other members
         // arrive: they join it on connect, one announcement each, where a /watch
         // after them would announce every member to every member once more.
         let first = idle ? 0..<members : 0..<1
-        guard var connectSeconds = generator.open(members: first, timeout: remaining()) else {
+        guard let seconds = generator.open(members: first, timeout: remaining()) else {
             throw connectFailure(generator, connections: connections)
         }
+        connectSeconds += seconds
         if !idle {
             guard generator.startSessions(timeout: remaining()) else {
                 Output.error("bench: /watch did not reach every controller in time")
@@ -140,6 +231,7 @@ struct BenchCommand: ParsableCommand {
         }
         Output.line(String(format: "connect: %d connections welcomed in %.2f s (%.0f per second)",
                            connections, connectSeconds, Double(connections) / max(connectSeconds, 1e-9)))
+        var failed = false
         if !generator.waitUntilQuiet(quiet: settle, timeout: remaining()) {
             Output.error("bench: the arrival announcements did not settle in time")
             failed = true
@@ -147,15 +239,28 @@ struct BenchCommand: ParsableCommand {
         reportMemory(before: rssBefore, connections: connections)
 
         let passed = idle
-            ? holdIdle(generator, connections: connections, seconds: min(hold, remaining()))
-            : measureRounds(generator, timeout: remaining())
+            ? holdIdle(generator, connections: connections, seconds: min(hold, remaining()), rssBefore: rssBefore)
+            : measure(generator, rounds: plan.rounds, rssBefore: rssBefore, deadline: deadline)
         if !passed { failed = true }
         if failed { throw ExitCode.failure }
     }
 
+    private func describe(_ plan: LoadPlan) -> String {
+        if idle { return "idle" }
+        let warmup = "(+\(warmupRounds) warm-up)"
+        switch schedule {
+        case .closed:
+            return "closed loop, \(plan.rounds) rounds per room \(warmup)"
+        case .together, .spread:
+            return String(format: "%@ every %g s, %d rounds per room %@ = %g s", schedule.rawValue, scheduleInterval,
+                          plan.rounds, warmup, Double(plan.rounds) * scheduleInterval)
+        }
+    }
+
     /// Holds the open connections and reports what the server spent meanwhile.
-    private func holdIdle(_ generator: LoadGenerator, connections: Int, seconds: Double) -> Bool {
-        let cpuBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
+    private func holdIdle(_ generator: LoadGenerator, connections: Int, seconds: Double, rssBefore: Int?) -> Bool {
+        let serverBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
+        let ownBefore = ProcessStats.ownCPUSeconds()
         let holdStart = Date()
         Thread.sleep(forTimeInterval: seconds)
         let held = Date().timeIntervalSince(holdStart)
@@ -164,46 +269,109 @@ struct BenchCommand: ParsableCommand {
             Output.error("bench: \(progress.failed) connection(s) dropped while idle: \(progress.firstFailure ?? "")")
             return false
         }
+        let ownCPU = ProcessStats.ownCPUSeconds() - ownBefore
+        let serverCPU = serverPid.flatMap(ProcessStats.cpuSeconds).flatMap { after in serverBefore.map { after - $0 } }
         var line = String(format: "idle: %d connections held for %.1f s", connections, held)
-        if let after = serverPid.flatMap(ProcessStats.cpuSeconds), let cpuBefore {
-            line += String(format: "; server cpu meanwhile %.2f s (%.0f%% of one core)", after - cpuBefore,
-                           100 * (after - cpuBefore) / max(held, 1e-9))
+        if let serverCPU {
+            line += String(format: "; server cpu meanwhile %.2f s (%.0f%% of one core)", serverCPU, 100 * serverCPU / max(held, 1e-9))
         }
-        if let rss = serverPid.flatMap(ProcessStats.residentKiB) { line += ", rss \(rss) KiB" }
+        let rss = serverPid.flatMap(ProcessStats.residentKiB)
+        if let rss { line += ", rss \(rss) KiB" }
         Output.line(line)
+        var result = BenchResult(workload: "idle")
+        result.add("connections", connections)
+        result.add("seconds", held, "%.1f")
+        if let serverCPU { result.add("server_cpu_pct", 100 * serverCPU / max(held, 1e-9), "%.1f") }
+        result.add("bench_cpu_pct", 100 * ownCPU / max(held, 1e-9), "%.1f")
+        addMemory(to: &result, rss: rss, before: rssBefore, connections: connections)
+        Output.line(result.line)
         return true
     }
 
-    /// Runs the rounds and prints latency, throughput and CPU figures.
-    private func measureRounds(_ generator: LoadGenerator, timeout: Double) -> Bool {
-        let serverCPUBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
-        let ownCPUBefore = ProcessStats.ownCPUSeconds()
-        let results = generator.runRounds(timeout: timeout)
-        let serverCPU = serverPid.flatMap(ProcessStats.cpuSeconds).flatMap { after in serverCPUBefore.map { after - $0 } }
-        let ownCPU = ProcessStats.ownCPUSeconds() - ownCPUBefore
+    /// Runs the warm-up phase, then the measured one, and prints latency,
+    /// throughput, CPU and memory figures.
+    private func measure(_ generator: LoadGenerator, rounds: Int, rssBefore: Int?, deadline: Date) -> Bool {
+        func remaining() -> Double { max(0.1, deadline.timeIntervalSinceNow) }
+        if warmupRounds > 0 {
+            let warmup = generator.runPhase(rounds: warmupRounds, timeout: remaining())
+            guard warmup.completed else {
+                report(incomplete: warmup, phase: "warm-up", generator)
+                return false
+            }
+        }
+        let serverBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
+        let ownBefore = ProcessStats.ownCPUSeconds()
+        let wallBefore = Date()
+        let results = generator.runPhase(rounds: rounds, timeout: remaining())
+        let wall = max(Date().timeIntervalSince(wallBefore), 1e-9)
+        let serverCPU = serverPid.flatMap(ProcessStats.cpuSeconds).flatMap { after in serverBefore.map { after - $0 } }
+        let ownCPU = ProcessStats.ownCPUSeconds() - ownBefore
+        let rss = serverPid.flatMap(ProcessStats.residentKiB)
 
-        let measured = results.latencies.count
-        Output.line(String(format: "latency ms (command to the last member's state, %d commands): p50 %.3f  p90 %.3f  p99 %.3f  max %.3f",
-                           measured, results.percentile(0.5), results.percentile(0.9), results.percentile(0.99),
-                           results.percentile(1)))
+        func figures(_ sorted: [UInt64]) -> String {
+            String(format: "p50 %.3f  p90 %.3f  p99 %.3f  max %.3f", Percentile.milliseconds(sorted, 0.5),
+                   Percentile.milliseconds(sorted, 0.9), Percentile.milliseconds(sorted, 0.99), Percentile.milliseconds(sorted, 1))
+        }
+        let deliveries = results.stateDeliveries
+        Output.line("latency ms, command to each member's state (\(deliveries) deliveries): " + figures(results.memberLatencies))
+        Output.line("latency ms, command to the last member's state (\(results.lastMemberLatencies.count) commands): "
+            + figures(results.lastMemberLatencies))
         let seconds = max(results.seconds, 1e-9)
         Output.line(String(format: "throughput: %d state deliveries in %.3f s = %.0f per second (all frames: %.0f per second); %.0f commands per second",
-                           results.stateDeliveries, results.seconds, Double(results.stateDeliveries) / seconds,
-                           Double(results.frames) / seconds, Double(measured) / seconds))
-        let deliveries = Double(max(1, results.stateDeliveries))
-        var cpu = String(format: "cpu during rounds: bench %.2f s (%.1f us per state delivery)", ownCPU, ownCPU / deliveries * 1e6)
+                           deliveries, results.seconds, Double(deliveries) / seconds, Double(results.frames) / seconds,
+                           Double(results.commandsSent) / seconds))
+        if schedule != .closed {
+            Output.line(String(format: "schedule: %d of %d commands sent, the latest %.2f ms after its time",
+                               results.commandsSent, results.commandsPlanned, results.scheduleLag * 1000))
+        }
+        let perDelivery = Double(max(1, deliveries))
+        var cpu = String(format: "cpu over the measured %.2f s: bench %.2f s (%.0f%% of one core, %.1f us per state delivery)",
+                         wall, ownCPU, 100 * ownCPU / wall, ownCPU / perDelivery * 1e6)
         if let serverCPU {
             cpu += String(format: ", server %.2f s (%.0f%% of one core, %.1f us per state delivery)",
-                          serverCPU, 100 * serverCPU / seconds, serverCPU / deliveries * 1e6)
+                          serverCPU, 100 * serverCPU / wall, serverCPU / perDelivery * 1e6)
         }
         Output.line(cpu)
+        if let rss { Output.line("server rss at the end: \(rss) KiB") }
+
+        var result = BenchResult(workload: schedule.rawValue)
+        result.add("rooms", rooms)
+        result.add("members", members)
+        result.add("idle", idleConnections)
+        result.add("connections", rooms * members + idleConnections)
+        result.add("commands", results.commandsSent)
+        result.add("deliveries", deliveries)
+        for (name, fraction) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0)] {
+            result.add(name + "_ms", Percentile.milliseconds(results.memberLatencies, fraction), "%.3f")
+        }
+        result.add("last_p50_ms", Percentile.milliseconds(results.lastMemberLatencies, 0.5), "%.3f")
+        result.add("last_p99_ms", Percentile.milliseconds(results.lastMemberLatencies, 0.99), "%.3f")
+        result.add("deliveries_per_s", Double(deliveries) / seconds, "%.0f")
+        if let serverCPU {
+            result.add("server_us_per_delivery", serverCPU / perDelivery * 1e6, "%.2f")
+            result.add("server_cpu_pct", 100 * serverCPU / wall, "%.1f")
+        }
+        result.add("bench_us_per_delivery", ownCPU / perDelivery * 1e6, "%.2f")
+        result.add("bench_cpu_pct", 100 * ownCPU / wall, "%.1f")
+        addMemory(to: &result, rss: rss, before: rssBefore, connections: rooms * members + idleConnections)
+        if schedule != .closed { result.add("lag_ms", results.scheduleLag * 1000, "%.2f") }
+        result.add("complete", results.completed ? "yes" : "no")
+        Output.line(result.line)
+
         guard results.completed else {
-            let progress = generator.snapshot
-            Output.error("bench: incomplete: \(measured) of \(rooms * rounds) commands measured, \(progress.roomsFinished) of \(rooms) rooms finished"
-                + (progress.failed > 0 ? ", \(progress.failed) connection(s) failed: \(progress.firstFailure ?? "")" : ""))
+            report(incomplete: results, phase: "measured phase", generator)
             return false
         }
         return true
+    }
+
+    private func report(incomplete results: PhaseResults, phase: String, _ generator: LoadGenerator) {
+        let progress = generator.snapshot
+        var text = "bench: \(phase) incomplete: \(results.lastMemberLatencies.count) of \(results.commandsPlanned) commands reached every member, "
+            + "\(results.commandsSent) sent, \(progress.roomsFinished) of \(rooms) rooms finished"
+        if results.refusals > 0 { text += ", \(results.refusals) command(s) refused by the server" }
+        if progress.failed > 0 { text += ", \(progress.failed) connection(s) failed: \(progress.firstFailure ?? "")" }
+        Output.error(text)
     }
 
     private func connectFailure(_ generator: LoadGenerator, connections: Int) -> ExitCode {
@@ -222,6 +390,12 @@ struct BenchCommand: ParsableCommand {
         Output.line(String(format: "server rss: %d KiB before, %d KiB with %d connections: %.2f KiB per connection",
                            before, after, connections, Double(after - before) / Double(connections)))
     }
+
+    private func addMemory(to result: inout BenchResult, rss: Int?, before: Int?, connections: Int) {
+        guard let rss else { return }
+        result.add("server_rss_kib", rss)
+        if let before { result.add("rss_per_connection_kib", Double(rss - before) / Double(max(1, connections)), "%.2f") }
+    }
 }
 
 extension ClientEncoding {
@@ -234,53 +408,4 @@ extension ClientEncoding {
     }
 
     var short: String { self == .json ? "json" : "text" }
-}
-
-/// The bench holds one descriptor per connection; the default soft limit of
-/// 1,024 is far too low. Raised before any client context exists, since
-/// libwebsockets sizes its tables from the limit when a context is created.
-enum FileLimit {
-    /// Raises the soft limit to the hard limit, and past it when allowed (root);
-    /// returns the soft limit in force afterwards.
-    static func raise(toAtLeast wanted: rlim_t) -> rlim_t {
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return 0 }
-        if limit.rlim_max < wanted {
-            var raised = rlimit(rlim_cur: wanted, rlim_max: wanted)
-            if setrlimit(resource, &raised) == 0 { return wanted }
-        }
-        var raised = rlimit(rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max)
-        if setrlimit(resource, &raised) == 0 { return limit.rlim_max }
-        return limit.rlim_cur
-    }
-}
-
-/// What /proc tells about a process.
-enum ProcessStats {
-    /// VmRSS of the process, in KiB.
-    static func residentKiB(_ pid: Int32) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
-        }
-        return nil
-    }
-
-    /// User plus system CPU time of the process, in seconds.
-    static func cpuSeconds(_ pid: Int32) -> Double? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")") else { return nil }
-        // After the command name: state is field 3; utime and stime are 14 and 15.
-        let fields = stat[stat.index(after: end)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    static func ownCPUSeconds() -> Double {
-        var usage = rusage()
-        guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-    }
 }

@@ -1,0 +1,99 @@
+/// What `cowatch bench` asks of the load generator.
+public struct LoadPlan: Sendable {
+    /// When a room's controller sends its next command.
+    public enum Schedule: Sendable, Equatable {
+        /// When every member has the state of the previous command (a closed loop
+        /// per room; rooms run concurrently).
+        case closed
+        /// Every `interval` seconds whatever happened meanwhile (an open loop). With
+        /// `staggered`, room i sends at its own instant, i / rooms of an interval
+        /// after room 0; otherwise every room sends at the same instant.
+        case fixed(interval: Double, staggered: Bool)
+    }
+
+    /// The server; its host and port are used, the path is replaced per room.
+    public var server: WebSocketAddress
+    public var rooms: Int
+    /// Members per room, named m0, m1, ...; m0 is the room's controller.
+    public var members: Int
+    /// Measured commands per room, after the warm-up.
+    public var rounds: Int
+    /// Commands per room sent and waited for before measuring.
+    public var warmupRounds: Int
+    public var schedule: Schedule
+    /// Connections that only connect and stay quiet, in rooms of their own of
+    /// `idleRoomSize` members: the server's cost of connections that are there
+    /// but take no part.
+    public var idleConnections: Int
+    public var idleRoomSize: Int
+    public var encoding: ClientEncoding
+    /// Connections per libwebsockets client context (one service thread each).
+    /// Each wake-up of a context polls all its connections, so a context per
+    /// room or a few rooms keeps the generator's own cost low.
+    public var connectionsPerContext: Int
+    /// The same for the idle connections, which only wake for pings.
+    public var idleConnectionsPerContext: Int
+    /// Connections being opened at once, all contexts together.
+    public var connectWindow: Int
+    /// New connections per second at most; 0 for no limit. Every arrival is
+    /// announced to the whole room, so a big room filled too fast overflows the
+    /// server's outboxes.
+    public var connectRate: Double
+    /// Prefix of the room names, unique per run so that rooms of an earlier run
+    /// (kept for their resume grace) are not reused.
+    public var roomPrefix: String
+
+    public init(server: WebSocketAddress, rooms: Int, members: Int, rounds: Int, warmupRounds: Int,
+                schedule: Schedule = .closed, idleConnections: Int = 0, idleRoomSize: Int = 10,
+                encoding: ClientEncoding, connectionsPerContext: Int, idleConnectionsPerContext: Int? = nil,
+                connectWindow: Int, connectRate: Double, roomPrefix: String) {
+        self.server = server
+        self.rooms = rooms
+        self.members = members
+        self.rounds = rounds
+        self.warmupRounds = warmupRounds
+        self.schedule = schedule
+        self.idleConnections = idleConnections
+        self.idleRoomSize = max(1, idleRoomSize)
+        self.encoding = encoding
+        self.connectionsPerContext = max(1, connectionsPerContext)
+        self.idleConnectionsPerContext = max(1, idleConnectionsPerContext ?? connectionsPerContext)
+        self.connectWindow = connectWindow
+        self.connectRate = connectRate
+        self.roomPrefix = roomPrefix
+    }
+
+    /// Connections of the rooms that take part, without the idle ones.
+    public var activeConnections: Int { rooms * members }
+    public var connections: Int { activeConnections + idleConnections }
+    public var idleRooms: Int { (idleConnections + idleRoomSize - 1) / idleRoomSize }
+    public var activeContexts: Int { (activeConnections + connectionsPerContext - 1) / connectionsPerContext }
+    public var contexts: Int {
+        activeContexts + (idleConnections + idleConnectionsPerContext - 1) / idleConnectionsPerContext
+    }
+
+    /// Which context holds member `member` of room `room` (the idle rooms
+    /// numbered after the active ones). Room-major, so that a room's members
+    /// share a context: a command then wakes the few contexts that hold its room.
+    func context(room: Int, member: Int) -> Int {
+        guard room >= rooms else { return (room * members + member) / connectionsPerContext }
+        return activeContexts + ((room - rooms) * idleRoomSize + member) / idleConnectionsPerContext
+    }
+
+    /// What the controller sends: one `/watch` to start the session (paused at 0),
+    /// then commands that each change the state, so that each brings exactly one
+    /// `state`: with no player in the room `/play` starts at once, and `/pause`
+    /// follows a `/play`.
+    public static let opening = "/watch https://example.org/bench.mp4 Bench"
+
+    /// The closed loop's commands, in turn.
+    public static let cycle = ["/play", "/pause", "/seek +5"]
+    /// The fixed schedules' commands, in turn.
+    public static let alternation = ["/play", "/pause"]
+
+    /// Commands `range` of the run (warm-up first), in the schedule's order.
+    func commands(_ range: Range<Int>) -> [String] {
+        let turns = schedule == .closed ? Self.cycle : Self.alternation
+        return range.map { turns[$0 % turns.count] }
+    }
+}
