@@ -30,6 +30,11 @@ public final class WebSocketClients: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>?
     private let done = DispatchSemaphore(value: 0)
+    /// libev on epoll, as the server uses: libwebsockets' own loop polls every
+    /// descriptor on each wake-up, which would make a load generator holding
+    /// thousands of connections measure itself.
+    private let loop: OpaquePointer
+    private let foreignLoops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
 
     public init() throws {
         protocolName = strdup("cowatch-client")
@@ -39,7 +44,18 @@ public final class WebSocketClients: @unchecked Sendable {
         protocols[0].callback = lwsClientCallback
         lws_set_log_level(LLL_ERR, nil)
 
+        guard let loop = ev_loop_new(UInt32(EVFLAG_AUTO) | UInt32(EVFLAG_NOSIGMASK)) else {
+            protocols.deallocate()
+            free(protocolName)
+            throw StartError.contextFailed
+        }
+        self.loop = loop
+        foreignLoops = .allocate(capacity: 1)
+        foreignLoops.initialize(to: UnsafeMutableRawPointer(loop))
+
         var info = lws_context_creation_info()
+        info.options = UInt64(LWS_SERVER_OPTION_LIBEV)
+        info.foreign_loops = foreignLoops
         info.port = CONTEXT_PORT_NO_LISTEN
         info.protocols = UnsafePointer(protocols)
         info.user = Unmanaged.passUnretained(self).toOpaque()
@@ -48,6 +64,8 @@ public final class WebSocketClients: @unchecked Sendable {
         guard let context = lws_create_context(&info) else {
             protocols.deallocate()
             free(protocolName)
+            foreignLoops.deallocate()
+            ev_loop_destroy(loop)
             throw StartError.contextFailed
         }
         self.context = context
@@ -80,16 +98,25 @@ public final class WebSocketClients: @unchecked Sendable {
         wake()
     }
 
+    /// Under the lock that `run` takes to forget the context before destroying it,
+    /// so that no other thread wakes a destroyed context.
     private func wake() {
-        if let context { lws_cancel_service(context) }
+        lock.withLock {
+            if let context { lws_cancel_service(context) }
+        }
     }
 
     private func run() {
-        while !finished {
-            guard let context, lws_service(context, 0) >= 0 else { break }
+        while !finished && context != nil {
+            ev_run(loop, Int32(EVRUN_ONCE))
         }
-        if let context { lws_context_destroy(context) }
-        context = nil
+        let ending = lock.withLock { () -> OpaquePointer? in
+            defer { context = nil }
+            return context
+        }
+        if let ending { lws_context_destroy(ending) }
+        ev_loop_destroy(loop)
+        foreignLoops.deallocate()
         protocols.deallocate()
         free(protocolName)
         done.signal()
