@@ -25,6 +25,9 @@ let package = Package(
         // Rooms, group sessions and the playback coordinator: pure state machines
         // that take `now` and inputs and return actions. No I/O, no clock.
         .target(name: "CowatchCore", dependencies: ["SlashCommands"], linkerSettings: libm),
+        // The gateway simulation and the invariants every room keeps, checked after
+        // every input: shared by the randomized tests and the room fuzzer.
+        .target(name: "CowatchCoreChecks", dependencies: ["CowatchCore", "SlashCommands"]),
         // libwebsockets (Debian libwebsockets-dev), with a small shim for what
         // does not import. Only files named LWS* in the modules below touch it.
         .systemLibrary(
@@ -92,7 +95,7 @@ let package = Package(
         // `commands/bench`: commands per second through the core alone.
         .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"]),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
-        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(

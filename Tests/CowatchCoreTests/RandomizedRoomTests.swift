@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchCoreChecks
 import Foundation
 import SlashCommands
 import Testing
