@@ -94,6 +94,16 @@ let package = Package(
         ),
         // `commands/bench`: commands per second through the core alone.
         .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"]),
+        // Fuzz targets, one folder each. `commands/fuzz` builds them with libFuzzer and
+        // the address sanitizer (-sanitize=fuzzer,address -DCOWATCH_FUZZING); an
+        // ordinary build makes replay tools that run saved inputs through the same checks.
+        .systemLibrary(name: "CFuzzerDriver"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
+        .executableTarget(name: "FuzzParser", dependencies: ["FuzzSupport", "SlashCommands"]),
+        .executableTarget(
+            name: "FuzzRoom",
+            dependencies: ["FuzzSupport", "CowatchCoreChecks", "CowatchCore", "SlashCommands"]
+        ),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
