@@ -7,6 +7,8 @@ enum ParserProperties {
     /// A tight limit, so that the `too-long` path is reached by short inputs.
     static let smallLimit = 24
     static let smallParser = LineParser(maximumLineBytes: smallLimit)
+    /// The longest refusal message: a usage, a sentence and quoted excerpts.
+    static let maximumMessageBytes = 400
 
     static func check(_ bytes: UnsafeRawBufferPointer) {
         // As the gateway: invalid UTF-8 becomes U+FFFD, then the message is split
@@ -91,6 +93,11 @@ enum ParserProperties {
     static func checkRefusal(_ error: CommandError, line: Substring) {
         if hasForbiddenScalar(error.message[...]) || error.message.contains("\n") {
             fail(line, "the refusal's message holds control characters: \(error.message.debugDescription)")
+        }
+        // A refusal quotes at most a short excerpt of the line: the message goes back
+        // over the wire and into logs, and must not grow with the line.
+        if error.message.utf8.count > maximumMessageBytes {
+            fail(line, "a refusal of \(error.message.utf8.count) bytes: \(error.message.prefix(80).debugDescription)...")
         }
         let named = line.first == "/" && !line.hasPrefix("//")
         if !named, error.command != nil {
