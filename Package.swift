@@ -25,6 +25,9 @@ let package = Package(
         // Rooms, group sessions and the playback coordinator: pure state machines
         // that take `now` and inputs and return actions. No I/O, no clock.
         .target(name: "CowatchCore", dependencies: ["SlashCommands"], linkerSettings: libm),
+        // The gateway simulation and the invariants every room keeps, checked after
+        // every input: shared by the randomized tests and the room fuzzer.
+        .target(name: "CowatchCoreChecks", dependencies: ["CowatchCore", "SlashCommands"]),
         // libwebsockets (Debian libwebsockets-dev), with a small shim for what
         // does not import. Only files named LWS* in the modules below touch it.
         .systemLibrary(
@@ -100,8 +103,19 @@ let package = Package(
         .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"]),
         // `commands/bench floor`: the cost of one send() of a small message over loopback TCP.
         .executableTarget(name: "SendFloor"),
+        // Fuzz targets, one folder each. `commands/fuzz` builds them with libFuzzer and
+        // the address sanitizer (-sanitize=fuzzer,address -DCOWATCH_FUZZING); an
+        // ordinary build makes replay tools that run saved inputs through the same checks.
+        .systemLibrary(name: "CFuzzerDriver"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
+        .executableTarget(name: "FuzzParser", dependencies: ["FuzzSupport", "SlashCommands"]),
+        .executableTarget(
+            name: "FuzzRoom",
+            dependencies: ["FuzzSupport", "CowatchCoreChecks", "CowatchCore", "SlashCommands"]
+        ),
+        .executableTarget(name: "FuzzConnection", dependencies: ["FuzzSupport", "CowatchConnection"]),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
-        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),

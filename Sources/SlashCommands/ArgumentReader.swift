@@ -41,7 +41,7 @@ public struct ArgumentReader: Sendable {
     }
 
     public func requireEnd() throws(ArgumentProblem) {
-        if let extra = peek() { throw ArgumentProblem("unexpected \"\(extra.prefix(40))\"") }
+        if let extra = peek() { throw ArgumentProblem("unexpected \"\(excerpt(extra))\"") }
     }
 
     private mutating func skipSpaces() {

@@ -32,3 +32,10 @@ public struct CommandError: Error, Hashable, Sendable {
         self.message = message
     }
 }
+
+/// The start of `text` to quote back in a refusal: at most `limit` Unicode
+/// scalars. A count of characters would not bound it, since one character can
+/// carry thousands of combining marks and the message would echo the whole line.
+func excerpt(_ text: Substring, _ limit: Int = 40) -> Substring {
+    Substring(text.unicodeScalars.prefix(limit))
+}

@@ -24,7 +24,7 @@ public enum CommandTable {
                 try args.requireEnd()
                 let bare = word.hasPrefix("/") ? word.dropFirst() : word
                 guard let topic = CommandName(rawValue: bare.lowercased()) else {
-                    throw ArgumentProblem("there is no command /\(bare.prefix(40))")
+                    throw ArgumentProblem("there is no command /\(excerpt(bare))")
                 }
                 return .help(topic: topic)
             }
@@ -86,7 +86,7 @@ public enum CommandTable {
                 }
                 var time: TimeArgument? = nil
                 if let word = args.word() {
-                    guard word.lowercased() == "at" else { throw ArgumentProblem("expected \"at <time>\", got \"\(word.prefix(40))\"") }
+                    guard word.lowercased() == "at" else { throw ArgumentProblem("expected \"at <time>\", got \"\(excerpt(word))\"") }
                     time = try timeArgument(try args.requireWord("time after \"at\""))
                 }
                 try args.requireEnd()
@@ -191,7 +191,7 @@ public enum CommandTable {
 
     private static func timeArgument(_ word: Substring) throws(ArgumentProblem) -> TimeArgument {
         guard let time = ArgumentValues.time(word) else {
-            throw ArgumentProblem("\"\(word.prefix(40))\" is not a time (95, 95.5, 1:35, 1:01:35, +10, -10)")
+            throw ArgumentProblem("\"\(excerpt(word))\" is not a time (95, 95.5, 1:35, 1:01:35, +10, -10)")
         }
         return time
     }
@@ -229,7 +229,7 @@ public enum CommandTable {
     private static func policy(_ args: inout ArgumentReader) throws(ArgumentProblem) -> SlashCommand {
         var change = PolicyChange()
         while let key = args.word() {
-            let value = try args.requireWord("a value after \"\(key.prefix(20))\"")
+            let value = try args.requireWord("a value after \"\(excerpt(key, 20))\"")
             switch key.lowercased() {
             case "control":
                 guard let control = ControlPolicy(rawValue: value.lowercased()) else {
@@ -247,7 +247,7 @@ public enum CommandTable {
                 }
                 change.waitSeconds = seconds
             default:
-                throw ArgumentProblem("unknown policy \"\(key.prefix(20))\" (control, stall or wait)")
+                throw ArgumentProblem("unknown policy \"\(excerpt(key, 20))\" (control, stall or wait)")
             }
         }
         return .policy(change)

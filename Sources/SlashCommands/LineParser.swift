@@ -29,7 +29,7 @@ public struct LineParser: Sendable {
         let word = body[body.startIndex..<nameEnd]
         guard let name = CommandName(rawValue: word.lowercased()) else {
             return .failure(CommandError(.unknownCommand, command: nil,
-                                         message: "unknown command /\(word.prefix(40)) (try /help)"))
+                                         message: "unknown command /\(excerpt(word)) (try /help)"))
         }
         let spec = CommandTable.spec(name)
         var reader = ArgumentReader(body[nameEnd...])

@@ -1,12 +1,14 @@
 import CowatchCore
+import CowatchCoreChecks
 import Foundation
 import SlashCommands
 import Testing
 
 /// Property tests: thousands of random sessions (3 to 8 members, players and not,
 /// hosts, `join=0`, reconnects, measured round trips, timers) with every rule of
-/// the coordinator checked after every step. See `Support/RandomRoomDriver.swift`
-/// for the generator, the gateway simulation and the invariants.
+/// the coordinator checked after every step. The generator is in
+/// `Support/RandomSessions.swift`; the gateway simulation and the invariants are in
+/// the CowatchCoreChecks module, which the room fuzzer shares.
 ///
 /// Deterministic: each case runs sequences derived from a fixed base seed. A
 /// broken invariant reports the sequence seed, the input being handled, and a

@@ -85,6 +85,26 @@ struct ParserFuzzTests {
         }
     }
 
+    /// Refusals quoted 40 characters of the offending word, and a character can
+    /// carry any number of combining marks, so the message echoed nearly the whole
+    /// 4 KiB line (found while adding the fuzz target's message-length property).
+    /// They now quote at most 40 Unicode scalars.
+    @Test("a refusal quotes a short excerpt of a word made of heavy characters")
+    func refusalsQuoteBoundedExcerpts() {
+        let parser = LineParser()
+        let heavy = repeated("a" + repeated("\u{0301}", 50), 40)
+        for line in [
+            "/" + heavy, "/seek " + heavy, "/policy " + heavy + " x", "/policy " + heavy, "/help " + heavy,
+            "/resume at 1 " + heavy, "/resume userActionRequired " + heavy, "/play " + heavy,
+        ] {
+            guard case .failure(let error) = parser.parse(line) else {
+                Issue.record("accepted \(ParserCase.printable(line))")
+                continue
+            }
+            #expect(error.message.utf8.count <= 400, "\(error.code.rawValue): \(error.message.utf8.count) bytes")
+        }
+    }
+
     @Test("a line of many thousand combining marks or digits is refused, not parsed slowly or trapped")
     func hugeLines() {
         let parser = LineParser()

@@ -1,0 +1,402 @@
+import CowatchCore
+import SlashCommands
+
+// A gateway simulation for `Room`: it delivers the room's actions to member slots,
+// keeps the timers the room arms and fires them as the clock moves, and checks the
+// room's invariants (`RoomDriver+Invariants.swift`) after every input.
+//
+// Deterministic: nothing here iterates a dictionary where the order could change a
+// decision, so a sequence of steps always runs the same way.
+
+
+/// A room driven as the gateway drives it, checking invariants after every input.
+public struct RoomDriver {
+    public struct Slot {
+        public var id: MemberID?
+        public var token: String?
+        public var connected = false
+        /// Highest state seq received since the connection opened.
+        public var lastSeq: Int64?
+        /// A welcome was delivered and its state has not followed yet.
+        public var awaitingState = false
+    }
+
+    let parser = LineParser()
+    public private(set) var room: Room
+    public private(set) var now: ServerInstant
+    public private(set) var slots: [Slot]
+    /// Armed timers in the order they were scheduled (ties fire in that order).
+    private(set) var timers: [(timer: RoomTimer, due: ServerInstant)] = []
+    /// Every timer cancelled or fired so far.
+    private(set) var retired: Set<RoomTimer> = []
+    public internal(set) var violation: InvariantViolation?
+    /// Invariants already reported by this run: still checked, but breaking them
+    /// again does not stop the sequence, so the rest of the rules keep being exercised.
+    public var tolerated: Set<String> = []
+    /// When set, only this invariant stops the run (used while minimising).
+    public var focus: String?
+    /// When set, a line per input and per published state, for reports.
+    public var trace: [String]?
+
+    var lastPublished: RoomState
+    var statesBySeq: [Int64: RoomState] = [:]
+    var publishedAt: [Int64: ServerInstant] = [:]
+    var tokenNumber = 0
+    var input = CurrentInput.start
+    /// The current input published a start (a playing state with a new `at`).
+    var startedDuringInput = false
+    /// A member arrived or was renamed since names were last checked.
+    var namesMayHaveChanged = false
+    var eventNumber = 0
+    /// Every `jsonEvery`-th frequent event (state, participant, notice, chat) is parsed
+    /// back with JSONSerialization; every rarer event always is.
+    let jsonEvery: Int
+
+    static let roomName = RoomName("random-room")!
+
+    public init(_ setup: RoomSetup, jsonEvery: Int = 1, startingAt milliseconds: Int64 = 1_700_000_000_000) {
+        now = ServerInstant(milliseconds: milliseconds)
+        room = Room(name: Self.roomName, configuration: setup.configuration, now: now)
+        self.slots = Array(repeating: Slot(), count: setup.slots)
+        lastPublished = room.state
+        statesBySeq[room.state.seq] = room.state
+        publishedAt[room.state.seq] = now
+        self.jsonEvery = max(1, jsonEvery)
+    }
+
+    public var connectedSlots: [Int] { slots.indices.filter { slots[$0].connected } }
+    public var offlineSlots: [Int] { slots.indices.filter { !slots[$0].connected } }
+
+    // MARK: Inputs
+
+    public mutating func perform(_ step: RoomStep) {
+        guard violation == nil else { return }
+        switch step {
+        case .connect(let slot, let name, let player, let join, let resume):
+            guard slots.indices.contains(slot) else { return }
+            connect(slot, name: name, player: player, join: join, resume: resume)
+        case .message(let slot, let text):
+            guard slots.indices.contains(slot) else { return }
+            for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                guard violation == nil, slots[slot].connected, let id = slots[slot].id else { return }
+                say(resolve(raw), from: id, slot: slot)
+            }
+        case .disconnect(let slot):
+            guard slots.indices.contains(slot), slots[slot].connected, let id = slots[slot].id else { return }
+            input = .disconnect(slot: slot, id: id)
+            noteInput()
+            slots[slot].connected = false
+            slots[slot].lastSeq = nil
+            slots[slot].awaitingState = false
+            deliver(room.disconnect(id, now: now))
+            checkAfterInput()
+        case .measure(let slot, let milliseconds):
+            guard slots.indices.contains(slot), let id = slots[slot].id else { return }
+            input = .measure(slot: slot, id: id, milliseconds: milliseconds)
+            room.measured(roundTrip: ServerInterval(milliseconds: milliseconds), for: id)
+            checkAfterInput()
+        case .advance(let milliseconds, let lateness):
+            advance(by: milliseconds, lateness: lateness)
+        case .refireRetiredTimer(let pick):
+            guard !retired.isEmpty else { return }
+            // Sorted, so the pick does not depend on the order the room cancelled them in.
+            let candidates = retired.map { ($0, "\($0)") }.sorted { $0.1 < $1.1 }
+            let timer = candidates[pick % candidates.count].0
+            // Firing an armed timer early would be a gateway bug, not a race.
+            guard !timers.contains(where: { $0.timer == timer }) else { return }
+            input = .staleTimer(timer, at: now.milliseconds)
+            noteInput()
+            deliver(room.timerFired(timer, now: now))
+            checkAfterInput()
+        case .ghostLine(let text):
+            let ghost = slots.compactMap(\.id).first { room.member($0) == nil } ?? MemberID("m0")
+            let line = resolve(text[...])
+            input = .ghost(ghost, line)
+            noteInput()
+            let before = room.state
+            if case .success(let parsed) = parser.parse(line) {
+                let actions = room.receive(parsed, from: ghost, now: now)
+                if !actions.isEmpty || room.state != before {
+                    fail("a line from a forgotten member is ignored", "got \(actions.count) actions")
+                }
+            }
+            checkAfterInput()
+        }
+    }
+
+    private mutating func connect(_ slot: Int, name: String?, player: Bool, join: Bool, resume: RoomStep.Resume) {
+        if slots[slot].connected && resume != .own { return }
+        tokenNumber += 1
+        let token: String?
+        switch resume {
+        case .none: token = nil
+        case .own: token = slots[slot].token
+        case .garbage: token = "garbage-\(tokenNumber)"
+        case .slot(let other): token = slots.indices.contains(other) ? slots[other].token : nil
+        }
+        if slots[slot].connected && token == nil { return }
+        let request = ConnectRequest(name: name, player: player, join: join, resume: token,
+                                     newToken: "token-\(tokenNumber)")
+        input = .connect(slot: slot, name: name, player: player, join: join, resume: token, id: nil)
+        noteInput()
+        switch room.connect(request, now: now) {
+        case .accepted(let id, let actions):
+            // The gateway closes an older connection of the same member without
+            // telling the room (it is replaced, not gone).
+            for other in slots.indices where other != slot && slots[other].connected && slots[other].id == id {
+                slots[other].connected = false
+                slots[other].lastSeq = nil
+                slots[other].awaitingState = false
+            }
+            slots[slot].id = id
+            slots[slot].connected = true
+            slots[slot].lastSeq = nil
+            slots[slot].awaitingState = false
+            input = .connect(slot: slot, name: name, player: player, join: join, resume: token, id: id)
+            for action in actions {
+                if case .send(.welcome(let welcome), let to) = action, to == id { slots[slot].token = welcome.resume }
+                if case .broadcast(.state(let state), _) = action {
+                    fail("a late joiner's arrival never moves the group", "connecting published \(Self.summary(state))")
+                }
+            }
+            deliver(actions)
+        case .refused(let error):
+            if error.code != .roomFull || room.members.count < room.configuration.maximumMembers {
+                fail("only a full room refuses a connection",
+                     "refused (\(error.code.rawValue)) with \(room.members.count) of \(room.configuration.maximumMembers) members: \(error.message)")
+            }
+        }
+        checkAfterInput()
+    }
+
+    private mutating func say(_ line: String, from id: MemberID, slot: Int) {
+        input = .line(slot: slot, id: id, text: line)
+        noteInput()
+        let before = room.state
+        let wasSuspended = room.member(id)?.isSuspended ?? false
+        switch parser.parse(line) {
+        case .success(let parsed):
+            let actions = room.receive(parsed, from: id, now: now)
+            deliver(actions)
+            guard case .command(let command) = parsed else { break }
+            let published = actions.compactMap { action -> RoomState? in
+                if case .broadcast(.state(let state), _) = action { state } else { nil }
+            }
+            if wasSuspended, [.play, .pause, .seek, .rate].contains(command.name),
+               !published.isEmpty || room.state != before {
+                fail("a suspended member's transport command changes nothing for the group",
+                     "seq \(before.seq) -> \(room.state.seq), \(Self.summary(before.playback)) -> \(Self.summary(room.state.playback))")
+            }
+            if command == .join, !published.isEmpty {
+                fail("a late joiner's arrival never moves the group", "/join published \(Self.summary(published[0]))")
+            }
+            checkLanding(command, by: id, before: before, published: published)
+        case .failure(let error):
+            deliver([.send(.error(error), to: id)])
+        }
+        checkAfterInput()
+    }
+
+    private mutating func advance(by milliseconds: Int64, lateness: Int64) {
+        let target = now.advanced(by: ServerInterval(milliseconds: milliseconds))
+        var fired = 0
+        while violation == nil, let index = earliestTimer(dueBy: target) {
+            let (timer, due) = timers.remove(at: index)
+            retire(timer)
+            now = Swift.min(target, Swift.max(now, due.advanced(by: ServerInterval(milliseconds: lateness))))
+            input = .timer(timer, due: due.milliseconds, at: now.milliseconds)
+            noteInput()
+            deliver(room.timerFired(timer, now: now))
+            checkAfterInput()
+            fired += 1
+            if fired > 10_000 {
+                fail("timers do not re-arm themselves endlessly", "more than 10,000 timers fired in one clock advance")
+            }
+        }
+        guard violation == nil else { return }
+        now = target
+        input = .clock(now.milliseconds)
+        checkAfterInput()
+    }
+
+    private func earliestTimer(dueBy target: ServerInstant) -> Int? {
+        var best: Int?
+        for index in timers.indices where timers[index].due <= target {
+            if let current = best, timers[current].due <= timers[index].due { continue }
+            best = index
+        }
+        return best
+    }
+
+    private mutating func retire(_ timer: RoomTimer) {
+        retired.insert(timer)
+    }
+
+    /// `{seq}`, `{seq-N}`, `{seq+N}`, `{name:K}`, `{NAME:K}`.
+    func resolve(_ raw: Substring) -> String {
+        guard raw.contains("{") else { return String(raw) }
+        var out = ""
+        var rest = raw
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            out += rest[rest.startIndex..<open]
+            let token = rest[rest.index(after: open)..<close]
+            out += placeholder(token) ?? String(rest[open...close])
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
+    }
+
+    private func placeholder(_ token: Substring) -> String? {
+        if token == "seq" { return String(room.state.seq) }
+        if token.hasPrefix("seq+"), let delta = Int64(token.dropFirst(4)) { return String(room.state.seq + delta) }
+        if token.hasPrefix("seq-"), let delta = Int64(token.dropFirst(4)) { return String(room.state.seq - delta) }
+        if token.lowercased().hasPrefix("name:"), let slot = Int(token.dropFirst(5)), slots.indices.contains(slot) {
+            let name = slots[slot].id.flatMap { room.member($0)?.name.text } ?? "nobody"
+            return token.hasPrefix("NAME") ? name.uppercased() : name
+        }
+        return nil
+    }
+
+    // MARK: Delivery (the gateway)
+
+    private mutating func deliver(_ actions: [RoomAction]) {
+        // Matched case by case rather than with an exhaustive switch: persistence
+        // actions are the store's business, and new ones must not break this test.
+        for action in actions {
+            guard violation == nil else { return }
+            if case .broadcast(let event, let except) = action {
+                if case .state(let state) = event { published(state, except: except) }
+                checkEncodings(event)
+                for index in slots.indices where slots[index].connected && slots[index].id != except {
+                    receive(event, slot: index)
+                }
+            } else if case .send(let event, let id) = action {
+                guard let index = slots.firstIndex(where: { $0.connected && $0.id == id }) else { continue }
+                checkEncodings(event)
+                receive(event, slot: index)
+            } else if case .schedule(let timer, let due) = action {
+                timers.removeAll { $0.timer == timer }
+                timers.append((timer, due))
+            } else if case .cancel(let timer) = action {
+                if let index = timers.firstIndex(where: { $0.timer == timer }) {
+                    timers.remove(at: index)
+                    retire(timer)
+                }
+            } else if case .disconnect(let id, _) = action {
+                if let index = slots.firstIndex(where: { $0.connected && $0.id == id }) {
+                    slots[index].connected = false
+                    slots[index].lastSeq = nil
+                    slots[index].awaitingState = false
+                }
+                // The closed socket reports back, as it would in the gateway; the
+                // room has already forgotten the member.
+                deliver(room.disconnect(id, now: now))
+            }
+        }
+    }
+
+    private mutating func published(_ state: RoomState, except: MemberID?) {
+        if trace != nil { note("  state \(Self.summary(state))") }
+        if state.seq <= lastPublished.seq {
+            fail("state seq strictly increasing room-wide", "broadcast seq \(state.seq) after \(lastPublished.seq)")
+        }
+        if let except, slots.contains(where: { $0.connected && $0.id == except }) {
+            fail("no member misses a broadcast state while connected", "state \(state.seq) broadcast except connected \(except)")
+        }
+        if state.playback.status == .playing, state.playback.cause != .rate,
+           lastPublished.playback.status != .playing || lastPublished.playback.at != state.playback.at {
+            checkLead(state)
+            startedDuringInput = true
+        }
+        lastPublished = state
+        if let known = statesBySeq[state.seq] {
+            if known != state {
+                fail("a state with a given seq is identical for everyone",
+                     "seq \(state.seq) broadcast as \(Self.summary(state)) but seen before as \(Self.summary(known))")
+            }
+        } else {
+            statesBySeq[state.seq] = state
+            publishedAt[state.seq] = now
+        }
+        check(state, publishedAt: publishedAt[state.seq] ?? now, context: "broadcast state")
+    }
+
+    private mutating func receive(_ event: RoomEvent, slot index: Int) {
+        switch event {
+        case .state(let state):
+            let who = slots[index].id.map(\.rawValue) ?? "?"
+            if let last = slots[index].lastSeq, state.seq < last {
+                fail("each member receives states in non-decreasing seq order",
+                     "\(who) received seq \(state.seq) after seq \(last)")
+            }
+            slots[index].lastSeq = state.seq
+            slots[index].awaitingState = false
+            if let known = statesBySeq[state.seq] {
+                if known != state {
+                    fail("a state with a given seq is identical for everyone",
+                         "\(who) was sent seq \(state.seq) as \(Self.summary(state)) but it was published as \(Self.summary(known))")
+                }
+            } else {
+                statesBySeq[state.seq] = state
+                publishedAt[state.seq] = now
+                check(state, publishedAt: now, context: "state sent to \(who)")
+            }
+        case .participant(_, .renamed), .participant(_, .arrived):
+            namesMayHaveChanged = true
+        case .welcome(let welcome):
+            namesMayHaveChanged = true
+            slots[index].lastSeq = nil
+            slots[index].awaitingState = true
+            checkUnique(welcome.participants, context: "welcome to \(welcome.you.id)")
+            if !welcome.participants.contains(where: { $0.id == welcome.you.id }) {
+                fail("the welcome lists every member", "\(welcome.you.id) is not in its own welcome's participants")
+            }
+        default:
+            break
+        }
+    }
+
+}
+
+
+/// What the driver is handling, described only when a report needs it.
+enum CurrentInput: CustomStringConvertible {
+    case start
+    case line(slot: Int, id: MemberID, text: String)
+    case connect(slot: Int, name: String?, player: Bool, join: Bool, resume: String?, id: MemberID?)
+    case disconnect(slot: Int, id: MemberID)
+    case measure(slot: Int, id: MemberID, milliseconds: Int64)
+    case staleTimer(RoomTimer, at: Int64)
+    case ghost(MemberID, String)
+    case timer(RoomTimer, due: Int64, at: Int64)
+    case clock(Int64)
+
+    var isPlayNow: Bool {
+        guard case .line(_, _, let text) = self else { return false }
+        return text.split(separator: " ").map { $0.lowercased() } == ["/play", "now"]
+    }
+
+    var description: String {
+        switch self {
+        case .start:
+            return "(start)"
+        case .line(let slot, let id, let text):
+            return "s\(slot) (\(id)): \(RoomStep.quoted(text))"
+        case .connect(let slot, let name, let player, let join, let resume, let id):
+            let outcome = id.map { " -> \($0)" } ?? ""
+            return "s\(slot) connects name=\(name.map(RoomStep.quoted) ?? "nil") player=\(player) join=\(join) resume=\(resume ?? "nil")\(outcome)"
+        case .disconnect(let slot, let id):
+            return "s\(slot) (\(id)) disconnects"
+        case .measure(let slot, let id, let milliseconds):
+            return "s\(slot) (\(id)) round trip \(milliseconds) ms"
+        case .staleTimer(let timer, let at):
+            return "stale timer \(timer) fires again at \(at)"
+        case .ghost(let id, let line):
+            return "forgotten \(id): \(RoomStep.quoted(line))"
+        case .timer(let timer, let due, let at):
+            return "timer \(timer) due \(due) fires at \(at)"
+        case .clock(let now):
+            return "clock now \(now)"
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import SlashCommands
+
+/// The promise the parser makes to the core: every value in an accepted command
+/// is finite, within its bounds and valid by its own type's rules.
+enum ValueBounds {
+    /// Nil when every value is within bounds; otherwise what is not.
+    static func problem(_ command: SlashCommand) -> String? {
+        switch command {
+        case .seek(let time), .resume(_, at: let time?):
+            return problem(time)
+        case .rate(let rate):
+            return PlaybackRate(rate.value) == rate ? nil : "rate \(rate.value) out of bounds"
+        case .catchup(let seconds):
+            return seconds.isFinite && seconds > 0 && seconds <= CommandTable.maximumCatchupSeconds
+                ? nil : "catch-up of \(seconds) s"
+        case .time(let client):
+            return client.isFinite ? nil : "client time \(client)"
+        case .policy(let change):
+            guard let wait = change.waitSeconds else { return nil }
+            return wait.isFinite && wait >= 0 && wait <= CommandTable.maximumWaitSeconds ? nil : "wait of \(wait) s"
+        case .nick(let name):
+            return DisplayName(name.text) == name ? nil : "name \(name.text.debugDescription) does not validate"
+        case .watch(let url, let title), .queue(let url?, let title):
+            if MediaURL(url.text) != url { return "URL \(url.text.debugDescription) does not validate" }
+            if let title, title.isEmpty || title.count > CommandTable.maximumTitleCharacters {
+                return "title of \(title.count) characters"
+            }
+            return nil
+        case .suspend(let reason), .resume(let reason?, at: nil):
+            return SuspensionReason(rawValue: reason.rawValue) == reason ? nil : "reason \(reason.rawValue) does not validate"
+        case .ready(let seq), .ended(let seq):
+            return seq >= 0 ? nil : "seq \(seq)"
+        case .op(let name), .deop(let name), .kick(let name):
+            return !name.isEmpty && name.utf8.count <= DisplayName.maximumBytes ? nil : "member name of \(name.utf8.count) bytes"
+        case .me(let text):
+            return !text.isEmpty && text.count <= CommandTable.maximumTitleCharacters ? nil : "action of \(text.count) characters"
+        default:
+            return nil
+        }
+    }
+
+    static func problem(_ time: TimeArgument) -> String? {
+        switch time {
+        case .absolute(let media):
+            let seconds = media.seconds
+            return seconds.isFinite && seconds >= 0 && seconds <= ArgumentValues.maximumTimeSeconds ? nil : "time \(seconds)"
+        case .relative(let delta):
+            return delta.isFinite && delta.magnitude <= ArgumentValues.maximumTimeSeconds ? nil : "offset \(delta)"
+        }
+    }
+}
