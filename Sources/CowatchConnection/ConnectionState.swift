@@ -322,7 +322,11 @@ package struct ConnectionState {
         if let since = overflowingSince, now - since > limits.stuckTimeout {
             return [.close(CloseFrame(code: 1008, reason: "too slow to keep up"))]
         }
-        guard now >= nextPingAt, !isReceivingMessage else { return [] }
+        // One ping in flight at a time, and none while one still waits in the
+        // outbox (a peer may send pongs unasked): a peer that does not answer is
+        // left to the idle timeout, and its outbox does not fill with pings.
+        guard now >= nextPingAt, pingSentAt == nil, !isReceivingMessage,
+              !outbox.contains(where: { $0.kind == .ping }) else { return [] }
         nextPingAt = now + limits.pingInterval
         pingSentAt = now
         // A ping jumps the outbox's limit: it is tiny and measures liveness.

@@ -307,6 +307,28 @@ struct ConnectionLivenessTests {
         #expect(wire.state.ponged(now: wire.now) == [.measured(roundTrip: .milliseconds(25))])
     }
 
+    @Test("one ping in flight at a time: an unanswered ping is not followed by another")
+    func onePingInFlight() {
+        var wire = Wire()
+        wire.advance(seconds: 10)
+        _ = wire.tick()
+        wire.advance(seconds: 10)
+        _ = wire.receive("still here")
+        #expect(wire.tick() == [])
+        #expect(wire.state.outbox.count == 1)
+    }
+
+    @Test("pongs sent unasked do not let pings pile up in the outbox of a peer that reads nothing")
+    func unaskedPongs() {
+        var wire = Wire()
+        for _ in 0..<5 {
+            wire.advance(seconds: 10)
+            _ = wire.tick()
+            _ = wire.state.ponged(now: wire.now)
+        }
+        #expect(wire.state.outbox.count == 1)
+    }
+
     @Test("no ping while a message is half received")
     func noPingMidMessage() { var wire = Wire(); _ = wire.receive("/se", final: false); wire.advance(seconds: 10); #expect(wire.tick() == []) }
 
