@@ -24,10 +24,16 @@ package struct ConnectionState {
     package struct CloseFrame: Equatable, Sendable {
         package var code: UInt16
         package var reason: String
+        /// Whether the peer's close frame is waited for after ours. Not when the
+        /// close interrupts a frame the peer is still sending: the rest of that
+        /// frame would be read as frames of their own, so the connection is failed
+        /// (RFC 6455 §7.1.7) once the close frame is out.
+        package var awaitsReply: Bool
 
-        package init(code: UInt16, reason: String) {
+        package init(code: UInt16, reason: String, awaitsReply: Bool = true) {
             self.code = code
             self.reason = reason
+            self.awaitsReply = awaitsReply
         }
     }
 
@@ -84,28 +90,24 @@ package struct ConnectionState {
         case refused([ConnectionAction])
     }
 
-    /// A piece of a message arrived (a fragment, or part of one).
-    package mutating func received(_ bytes: some Collection<UInt8>, binary: Bool, final: Bool, now: MonotonicInstant) -> Inbound {
+    /// A piece of a message arrived (a fragment, or part of one); `midFrame` when
+    /// the rest of its frame is still to come.
+    package mutating func received(_ bytes: some Collection<UInt8>, binary: Bool, final: Bool, midFrame: Bool = false,
+                                   now: MonotonicInstant) -> Inbound {
         lastHeard = now
         guard phase == .open else { return .discarded }
-        if binary && !rules.acceptsBinary {
+        func refuse(_ code: UInt16, _ reason: String) -> Inbound {
             message.reset()
-            return .refused([.close(CloseFrame(code: 1003, reason: "binary messages are not accepted; send text"))])
+            return .refused([.close(CloseFrame(code: code, reason: reason, awaitsReply: !midFrame))])
         }
+        if binary && !rules.acceptsBinary { return refuse(1003, "binary messages are not accepted; send text") }
         guard message.bytes.count + bytes.count <= rules.maximumBytes else {
-            message.reset()
-            return .refused([.close(CloseFrame(code: 1009, reason: "message over \(rules.maximumBytes) bytes"))])
+            return refuse(1009, "message over \(rules.maximumBytes) bytes")
         }
-        if !binary && !message.utf8.feed(bytes) {
-            message.reset()
-            return .refused([.close(CloseFrame(code: 1007, reason: "invalid UTF-8"))])
-        }
+        if !binary && !message.utf8.feed(bytes) { return refuse(1007, "invalid UTF-8") }
         message.bytes.append(contentsOf: bytes)
         guard final else { return .partial }
-        if !binary && !message.utf8.isComplete {
-            message.reset()
-            return .refused([.close(CloseFrame(code: 1007, reason: "invalid UTF-8: the message ends inside a character"))])
-        }
+        if !binary && !message.utf8.isComplete { return refuse(1007, "invalid UTF-8: the message ends inside a character") }
         let whole = message.bytes
         message.reset()
         return .message(whole, binary: binary)
@@ -254,7 +256,8 @@ package struct ConnectionState {
     /// than answered with a reset.
     package mutating func close(_ frame: CloseFrame, now: MonotonicInstant) -> [ConnectionAction] {
         guard phase == .open else { return [] }
-        phase = .flushing(CloseFrame(code: frame.code, reason: WebSocketFraming.closeReason(frame.reason)),
+        phase = .flushing(CloseFrame(code: frame.code, reason: WebSocketFraming.closeReason(frame.reason),
+                                     awaitsReply: frame.awaitsReply),
                           deadline: now + limits.flushTimeout)
         var actions: [ConnectionAction] = [.requestWrite]
         if readingPaused {

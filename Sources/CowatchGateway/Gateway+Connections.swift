@@ -102,8 +102,8 @@ extension Gateway {
     }
 
     /// A piece of a message arrived; a whole one is handled.
-    func received(_ bytes: UnsafeRawBufferPointer, binary: Bool, final: Bool, on connection: Connection) {
-        switch connection.state.received(bytes, binary: binary, final: final, now: ServerClock.monotonic()) {
+    func received(_ bytes: UnsafeRawBufferPointer, binary: Bool, final: Bool, midFrame: Bool, on connection: Connection) {
+        switch connection.state.received(bytes, binary: binary, final: final, midFrame: midFrame, now: ServerClock.monotonic()) {
         case .partial, .discarded:
             return
         case .refused(let actions):

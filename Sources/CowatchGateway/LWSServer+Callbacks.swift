@@ -41,8 +41,14 @@ extension LWSServer {
         case LWS_CALLBACK_RECEIVE:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return -1 }
             let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
-            let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
-            gateway.received(bytes, binary: lws_frame_is_binary(wsi) != 0, final: final, on: connection)
+            let midFrame = lws_remaining_packet_payload(wsi) != 0
+            let final = lws_is_final_fragment(wsi) != 0 && !midFrame
+            // The library may hold a pong to a ping that came in this same read; it
+            // goes out on the library's writeable pass, so this connection's own
+            // replies take that pass too, after it, rather than a direct write.
+            receiving = connection.id
+            defer { receiving = nil }
+            gateway.received(bytes, binary: lws_frame_is_binary(wsi) != 0, final: final, midFrame: midFrame, on: connection)
             return 0
 
         case LWS_CALLBACK_RECEIVE_PONG:
@@ -59,14 +65,18 @@ extension LWSServer {
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return 0 }
             var code = "1005"
+            var malformed = length == 1
             if let input, length >= 2 {
                 let bytes = UnsafeRawBufferPointer(start: input, count: length)
                 code = String(UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
                 // The server checks UTF-8 itself (see `ConnectionState`), close reasons included.
-                if !UTF8Validator.isValid(bytes.dropFirst(2)) { code = "1007" }
+                malformed = !UTF8Validator.isValid(bytes.dropFirst(2))
             }
-            // Finished: the peer answered our close, so it is not answered again.
-            return gateway.peerClosed(connection, code: code) ? -1 : 0
+            let finished = gateway.peerClosed(connection, code: malformed ? "malformed" : code)
+            // A malformed close (a one-byte payload, a reason that is not UTF-8) fails
+            // the connection rather than being echoed; a close that answers ours
+            // finishes it without a second close frame.
+            return finished || malformed ? -1 : 0
 
         case LWS_CALLBACK_CLOSED:
             guard let id = connectionID(user) else { return 0 }
@@ -136,7 +146,8 @@ extension LWSServer {
         case .close(let close):
             let payload = WebSocketFraming.closePayload(code: close.code, reason: close.reason)
             let frame = WebSocketFraming.header(.close, length: payload.count) + payload
-            return frame.withUnsafeBytes { writeRaw(wsi, $0) } ? 0 : -1
+            let written = frame.withUnsafeBytes { writeRaw(wsi, $0) }
+            return written && close.awaitsReply ? 0 : -1
         }
     }
 

@@ -50,6 +50,8 @@ final class LWSServer {
     /// False inside a writeable callback and while flushing: requests then go to
     /// the library, which calls back once the socket can take more.
     var writingDirectly = true
+    /// The connection whose received data is being handled, if any.
+    var receiving: UInt64?
 
     init(gateway: Gateway) throws {
         self.gateway = gateway
@@ -176,7 +178,7 @@ final class LWSServer {
     /// for writability). A socket with bytes still buffered waits for the library.
     func requestWrite(_ connection: Connection) {
         guard !destroying else { return }
-        if writingDirectly {
+        if writingDirectly && receiving != connection.id {
             guard !connection.writeRequested else { return }
             connection.writeRequested = true
             requestedWrites.append(connection)

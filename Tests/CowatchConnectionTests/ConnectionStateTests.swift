@@ -109,6 +109,25 @@ struct ConnectionReceivingTests {
         #expect(UTF8Validator.isValid(Array("κόσμε 🎬".utf8)))
     }
 
+    @Test("a refusal in the middle of a frame fails the connection once its close frame is out, without awaiting a reply")
+    func midFrameRefusal() {
+        var wire = Wire()
+        let inbound = wire.state.received([0xED, 0xA0], binary: false, final: false, midFrame: true, now: wire.now)
+        guard case .refused(let actions) = inbound, case .close(let frame)? = actions.first else {
+            Issue.record("expected a close, got \(inbound)")
+            return
+        }
+        #expect(frame.code == 1007 && !frame.awaitsReply)
+        _ = wire.state.close(frame, now: wire.now)
+        #expect(wire.write() == .close(frame))
+    }
+
+    @Test("a refusal between frames awaits the peer's close as usual")
+    func betweenFramesRefusal() {
+        var wire = Wire()
+        #expect(wire.receive(bytes: [0xC0]) == .refused([.close(.init(code: 1007, reason: "invalid UTF-8", awaitsReply: true))]))
+    }
+
     @Test("a binary message closes with 1003 on a member connection")
     func binary() { var wire = Wire(); #expect(wire.receive(bytes: [1, 2, 3], binary: true).closeCode == 1003) }
 
