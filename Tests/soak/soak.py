@@ -272,30 +272,42 @@ class Soak:
     async def flooder(self, number):
         """Hundreds of lines without reading: the server should say `rate-limited`,
         then close with 1008, and the close frame should reach us once we read again
-        (we do, well within the server's shutdown grace)."""
-        member = Member(self, "flooder", random.choice(self.rooms))
-        small = number % 2 == 0
+        (we do, within the server's shutdown grace). One kind sends its lines in one
+        burst, the other keeps sending through the pause, as a runaway script would."""
+        steady = number % 2 == 1
+        member = Member(self, "flooder (steady)" if steady else "flooder (one burst)", random.choice(self.rooms))
+        small = number % 4 >= 2
         if not await self.open(member, receive_buffer=4096 if small else None):
             return
         await asyncio.sleep(0.5)
-        member.conn.pause_reading()
+        conn = member.conn
+        conn.pause_reading()
         member.reading_paused = True
         count = random.randint(200, 600)
         kind = random.choice(["chat", "/time", "/help"])
         lines = [f"flood {n}" if kind == "chat" else f"/time {n}" if kind == "/time" else "/help" for n in range(count)]
-        member.conn.transport.write(b"".join(wire.frame(wire.TEXT, line.encode()) for line in lines))
-        self.commands["flood"] += count
-        hold = random.uniform(0.3, SHUTDOWN_GRACE - 1.0)
-        await asyncio.sleep(hold)
-        member.conn.resume_reading()
+        hold = random.uniform(0.5, SHUTDOWN_GRACE - 1.0)
+        # Steady: 50 lines every 50 ms (1,000 a second) until all are out.
+        per_burst = 50 if steady else count
+        sent = 0
+        began = time.monotonic()
+        while sent < count and not conn.transport.is_closing() and not conn.ended.is_set():
+            chunk = lines[sent:sent + per_burst]
+            conn.transport.write(b"".join(wire.frame(wire.TEXT, line.encode()) for line in chunk))
+            sent += len(chunk)
+            if steady:
+                await asyncio.sleep(0.05)
+        self.commands["flood"] += sent
+        await asyncio.sleep(max(0.0, hold - (time.monotonic() - began)))
+        conn.resume_reading()
         member.reading_paused = False
         closed = await self.wait_ended(member, 10)
         if not closed:
-            member.conn.close(1000)
+            conn.close(1000)
             await self.wait_ended(member, 5)
-        self.floods.append({"lines": count, "kind": kind, "small buffer": small, "held": round(hold, 2),
-                            "rate-limited": member.rate_limited, "close": member.conn.close_code,
-                            "end": member.conn.end if closed else "still open; we closed"})
+        self.floods.append({"lines": sent, "kind": kind, "steady": steady, "small buffer": small,
+                            "held": round(hold, 2), "rate-limited": member.rate_limited, "close": conn.close_code,
+                            "end": conn.end if closed else "still open; we closed"})
 
     async def slow_reader(self, number):
         """Stops reading while its replies pile up. Short pauses should end in a resync
@@ -310,9 +322,13 @@ class Soak:
         member.conn.pause_reading()
         member.reading_paused = True
         ends = time.monotonic() + pause
+        # The rate limit's whole burst at once, then just under its rate: big replies
+        # the reader does not take, so its outbox overflows early in the pause.
+        member.send("\n".join(["/help"] * 38), "help (slow reader)")
+        await asyncio.sleep(0.5)
         while time.monotonic() < ends and not member.conn.ended.is_set():
             member.send("/help", "help (slow reader)")
-            await asyncio.sleep(0.08)
+            await asyncio.sleep(0.06)
         member.conn.resume_reading()
         member.reading_paused = False
         member.states_after_resume = 0
@@ -365,6 +381,10 @@ class Soak:
             if await self.open(member, join=False, name="observer"):
                 observers[room] = member
         await asyncio.gather(*(observe(room) for room in self.rooms))
+        # Each observer's own state comes after its welcome: wait for all of them.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(o.last_state is None for o in observers.values()):
+            await asyncio.sleep(0.1)
         mismatches, compared = [], 0
         for attempt in range(4):
             await self.quiet(1.0, 8)
@@ -551,7 +571,9 @@ def summarize(soak, result, exit_code, stop_seconds, log_path):
         for code, roles in sorted(closes.items())) or "none"))
     for (code, reason), n in sorted(soak.close_reasons.items()):
         print(f"      {code} \"{reason}\" x{n}")
-    flood_closes = collections.Counter(str(f["close"]) if f["close"] is not None else f["end"] for f in soak.floods)
+    flood_closes = collections.Counter(("steady: " if f["steady"] else "one burst: ")
+                                       + (f"closed {f['close']}" if f["close"] is not None else f"no close frame ({f['end']})")
+                                       for f in soak.floods)
     limited = sum(1 for f in soak.floods if f["rate-limited"])
     print(f"  floods               {len(soak.floods)}, {sum(f['lines'] for f in soak.floods)} lines; "
           f"rate-limited {limited}; ended by " + ", ".join(f"{k} {v}" for k, v in flood_closes.items()))
@@ -567,7 +589,7 @@ def summarize(soak, result, exit_code, stop_seconds, log_path):
     alive = soak.server_died_at is None
     checks.append(("no crash: alive through the run, exit 0 on SIGTERM",
                    alive and exit_code == 0,
-                   f"exit code {exit_code} {stop_seconds:.1f} s after SIGTERM" if alive
+                   f"exit code {exit_code} {stop_seconds:.2f} s after SIGTERM" if alive
                    else f"died {soak.server_died_at:.0f} s into the run (exit {exit_code}); log {log_path}"))
 
     # RSS
