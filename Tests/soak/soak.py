@@ -102,6 +102,7 @@ class Soak:
         self.cuts = collections.Counter()
         self.resumes = collections.Counter()
         self.floods = []
+        self.flood_starts = []
         self.slow = []
         self.samples = []  # (seconds since load start, rss kB, fds, live connections)
         self.last_state_at = time.monotonic()
@@ -281,6 +282,7 @@ class Soak:
             return
         await asyncio.sleep(0.5)
         conn = member.conn
+        self.flood_starts.append(time.monotonic())
         conn.pause_reading()
         member.reading_paused = True
         count = random.randint(200, 600)
@@ -318,17 +320,31 @@ class Soak:
             return
         await asyncio.sleep(0.5)
         stalled = number % 2 == 1
-        pause = STUCK_TIMEOUT + 2 if stalled else random.uniform(1.0, 2.0)
+        # A short pause ends in a resync at most. A stall goes on until the server
+        # decides to close somebody with 1008 (seen in /metrics, polled from here), then
+        # reads again well within the shutdown grace, so a close frame can reach it; on
+        # loopback the kernel takes megabytes before the outbox overflows, so a short
+        # run may end the stall at its cap first.
+        pause = min(25.0, max(STUCK_TIMEOUT + 2, 0.2 * self.duration)) if stalled else random.uniform(1.0, 2.0)
         member.conn.pause_reading()
         member.reading_paused = True
         ends = time.monotonic() + pause
         # The rate limit's whole burst at once, then just under its rate: big replies
-        # the reader does not take, so its outbox overflows early in the pause.
+        # the reader does not take.
         member.send("\n".join(["/help"] * 38), "help (slow reader)")
         await asyncio.sleep(0.5)
+        # Flooders are closed with 1008 too: the ones started since shortly before the
+        # first reading are not taken for ours.
+        closes_before = await self.server_closes_1008() if stalled else None
+        polled = since = time.monotonic()
         while time.monotonic() < ends and not member.conn.ended.is_set():
             member.send("/help", "help (slow reader)")
             await asyncio.sleep(0.06)
+            if stalled and time.monotonic() - polled >= 0.25:
+                polled = time.monotonic()
+                floods = sum(1 for started in self.flood_starts if started >= since - 2.0)
+                if await self.server_closes_1008() > closes_before + floods:
+                    break
         member.conn.resume_reading()
         member.reading_paused = False
         member.states_after_resume = 0
@@ -341,16 +357,26 @@ class Soak:
         self.slow.append({"kind": "stalled" if stalled else "short", "pause": round(pause, 1), "outcome": outcome})
         # A survivor stays as an ordinary member, so the final check covers it.
 
+    async def server_closes_1008(self):
+        lines = await asyncio.get_running_loop().run_in_executor(None, fetch_metrics, self.port)
+        return sum(float(line.rsplit(" ", 1)[1]) for line in lines
+                   if line.startswith("cowatch_closes_total{") and 'code="1008"' in line and 'initiator="server"' in line)
+
     async def specials(self, until):
         """Flooders and slow readers, spread over the middle of the run."""
         start, stop = 0.1 * self.duration, 0.8 * self.duration
         count = max(4, int(self.duration / 5))
+        step = (stop - start) / count
+        await asyncio.sleep(start)
         for n in range(count):
-            await asyncio.sleep((stop - start) / count if n else start)
             if self.stopping or time.monotonic() >= until:
                 return
             self.spawn(self.flooder(n))
+            await asyncio.sleep(step / 2)
+            if self.stopping or time.monotonic() >= until:
+                return
             self.spawn(self.slow_reader(n))
+            await asyncio.sleep(step / 2)
 
     async def sample(self, started, until, interval):
         while time.monotonic() < until and not self.stopping:
