@@ -101,6 +101,7 @@ class Soak:
         self.client_closes = collections.Counter()   # answered / unanswered
         self.cuts = collections.Counter()
         self.resumes = collections.Counter()
+        self.lost_resumes = []  # seconds from our drop to the welcome that came back as somebody new
         self.floods = []
         self.flood_starts = []
         self.slow = []
@@ -189,7 +190,10 @@ class Soak:
                 continue
             if resume is not None:
                 await asyncio.sleep(0.3)
-                self.resumes["kept identity" if member.id == previous_id else "new identity"] += 1
+                kept = member.id == previous_id
+                self.resumes["kept identity" if kept else "new identity"] += 1
+                if not kept:
+                    self.lost_resumes.append(round(time.monotonic() - dropped_at, 1))
             resume = None
             if prefill:
                 prefill = False
@@ -209,7 +213,7 @@ class Soak:
                 reset = random.random() < 0.5
                 member.conn.cut_off(reset)
                 self.cuts["drop then resume (RST)" if reset else "drop then resume (FIN)"] += 1
-                resume, previous_id = member.resume, member.id
+                resume, previous_id, dropped_at = member.resume, member.id, time.monotonic()
                 await asyncio.sleep(random.uniform(0.3, 2.0))
             else:
                 reset = random.random() < 0.5
@@ -586,7 +590,9 @@ def summarize(soak, result, exit_code, stop_seconds, log_path):
     print(f"  commands sent        {sum(soak.commands.values())}: "
           + ", ".join(f"{k} {v}" for k, v in soak.commands.most_common()))
     print(f"  frames received      {soak.frames}")
-    print(f"  resumes              " + (", ".join(f"{k} {v}" for k, v in sorted(soak.resumes.items())) or "none"))
+    print(f"  resumes              " + (", ".join(f"{k} {v}" for k, v in sorted(soak.resumes.items())) or "none")
+          + (f" (came back as somebody new {soak.lost_resumes[:5]} s after the drop; grace {RESUME_GRACE} s)"
+             if soak.lost_resumes else ""))
     print(f"  our cuts (no frame)  " + (", ".join(f"{k} {v}" for k, v in sorted(soak.cuts.items())) or "none"))
     print(f"  our closes           " + (", ".join(f"{k} {v}" for k, v in sorted(soak.client_closes.items())) or "none"))
     closes = collections.defaultdict(collections.Counter)
@@ -600,9 +606,10 @@ def summarize(soak, result, exit_code, stop_seconds, log_path):
     flood_closes = collections.Counter(("steady: " if f["steady"] else "one burst: ")
                                        + (f"closed {f['close']}" if f["close"] is not None else f"no close frame ({f['end']})")
                                        for f in soak.floods)
-    limited = sum(1 for f in soak.floods if f["rate-limited"])
+    limited = collections.Counter("steady" if f["steady"] else "one burst" for f in soak.floods if f["rate-limited"])
     print(f"  floods               {len(soak.floods)}, {sum(f['lines'] for f in soak.floods)} lines; "
-          f"rate-limited {limited}; ended by " + ", ".join(f"{k} {v}" for k, v in flood_closes.items()))
+          f"saw rate-limited: " + (", ".join(f"{k} {v}" for k, v in sorted(limited.items())) or "none")
+          + "; ended by " + ", ".join(f"{k} {v}" for k, v in sorted(flood_closes.items())))
     slow = collections.Counter(f"{s['kind']}: {s['outcome']}" for s in soak.slow)
     print(f"  slow readers         {len(soak.slow)}: " + ", ".join(f"{k} {v}" for k, v in sorted(slow.items())))
     print(f"  client CPU           {result['client_cpu']:.1f} s over {result['load_seconds']:.0f} s of load "
@@ -664,6 +671,16 @@ def summarize(soak, result, exit_code, stop_seconds, log_path):
     detail = f"{sum(soak.server_closes.values())} server closes with a code, {missing_frames} without a close frame"
     for (role, how), n in sorted(soak.no_close_frame.items()):
         detail += f"\n      {role}: {n} ended by {how} without a close frame"
+    decided = collections.Counter()
+    for line in result.get("metrics", []):
+        if line.startswith("cowatch_closes_total{") and 'initiator="server"' in line:
+            decided[line.split('code="')[1].split('"')[0]] += int(float(line.rsplit(" ", 1)[1]))
+    if decided:
+        seen = collections.Counter()
+        for (code, _), n in soak.server_closes.items():
+            seen[str(code)] += n
+        detail += "\n      server-side closes (its /metrics, before the final leave): " + ", ".join(
+            f"{code}: {n} decided, {seen[code]} close frames received" for code, n in sorted(decided.items()))
     no_code = sum(n for (code, _), n in soak.server_closes.items() if code == 1005)
     if no_code:
         detail += f"; {no_code} close frames without a code"
