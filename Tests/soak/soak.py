@@ -189,7 +189,8 @@ class Soak:
                 kept = member.id == previous_id
                 self.resumes["kept identity" if kept else "new identity"] += 1
                 if not kept:
-                    self.lost_resumes.append(round(time.monotonic() - dropped_at, 1))
+                    self.lost_resumes.append(f"{room} {previous_id}->{member.id} "
+                                             f"{time.monotonic() - dropped_at:.1f} s")
             resume = None
             if prefill:
                 prefill = False
@@ -582,8 +583,8 @@ def summarize(soak, result, exit_code, stop_seconds, log_path):
           + ", ".join(f"{k} {v}" for k, v in soak.commands.most_common()))
     print(f"  frames received      {soak.frames}")
     print(f"  resumes              " + (", ".join(f"{k} {v}" for k, v in sorted(soak.resumes.items())) or "none")
-          + (f" (came back as somebody new {soak.lost_resumes[:5]} s after the drop; grace {RESUME_GRACE} s)"
-             if soak.lost_resumes else ""))
+          + (f" (came back as somebody new, grace {RESUME_GRACE} s: room, ids, time from our drop to the "
+             f"welcome: {'; '.join(soak.lost_resumes[:5])})" if soak.lost_resumes else ""))
     print(f"  our cuts (no frame)  " + (", ".join(f"{k} {v}" for k, v in sorted(soak.cuts.items())) or "none"))
     print(f"  our closes           " + (", ".join(f"{k} {v}" for k, v in sorted(soak.client_closes.items())) or "none"))
     closes = collections.defaultdict(collections.Counter)
@@ -616,8 +617,9 @@ def summarize(soak, result, exit_code, stop_seconds, log_path):
                    f"exit code {exit_code} {stop_seconds:.2f} s after SIGTERM" if alive
                    else f"died {soak.server_died_at:.0f} s into the run (exit {exit_code}); log {log_path}"))
 
-    # RSS
-    warmup = 0.25 * duration
+    # RSS. Warm-up: the first quarter, and at least 15 s, since the churn reaches its
+    # steady mix only once the first lifetimes and the resume grace have run out.
+    warmup = max(0.25 * duration, min(15.0, 0.5 * duration))
     series = [(t, rss) for t, rss, _, _ in soak.samples if rss]
     after = [rss for t, rss in series if t >= warmup]
     if len(after) >= 4:
@@ -626,7 +628,7 @@ def summarize(soak, result, exit_code, stop_seconds, log_path):
         top, low, last = max(after), min(after), after[-1]
         growth = (top - reference) / reference
         print(f"  RSS                  baseline {result['baseline_rss'] / 1024:.1f} MiB; {len(series)} samples; "
-              f"warm-up first {warmup:.0f} s (25%); after it: reference {reference / 1024:.1f} MiB, "
+              f"warm-up first {warmup:.0f} s; after it: reference {reference / 1024:.1f} MiB, "
               f"min {low / 1024:.1f}, max {top / 1024:.1f}, last {last / 1024:.1f} ({100 * growth:+.1f}% at most)")
         print("  RSS series (MiB)     " + " ".join(f"{rss / 1024:.0f}" for _, rss in series[:: max(1, len(series) // 24)]))
         live = [n for t, _, _, n in soak.samples if t >= warmup]
