@@ -56,6 +56,12 @@ final class LWSServer {
     init(gateway: Gateway) throws {
         self.gateway = gateway
         let configuration = gateway.configuration
+        // A loop of our own (a "foreign" one to libwebsockets), so that it installs
+        // no signal handler and the service thread decides when to stop. Made
+        // first: failing here leaves nothing to free.
+        guard let loop = ev_loop_new(UInt32(EVFLAG_AUTO) | UInt32(EVFLAG_NOSIGMASK)) else {
+            throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
+        }
         Self.raiseFileLimit()
         lws_set_log_level(LLL_ERR | LLL_WARN) { level, line in
             guard let line else { return }
@@ -103,21 +109,7 @@ final class LWSServer {
         housekeepingTimer.initialize(to: cw_timer())
 
         foreignLoops = .allocate(capacity: 1)
-        foreignLoops.initialize(to: nil)
-        // A loop of our own (a "foreign" one to libwebsockets), so that it installs
-        // no signal handler and the service thread decides when to stop.
-        guard let loop = ev_loop_new(UInt32(EVFLAG_AUTO) | UInt32(EVFLAG_NOSIGMASK)) else {
-            for string in strings { free(string) }
-            protocols.deallocate()
-            extensions.deallocate()
-            roomTimer.deallocate()
-            housekeepingTimer.deallocate()
-            noKeepalive.deallocate()
-            writeBuffer.deallocate()
-            foreignLoops.deallocate()
-            throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
-        }
-        foreignLoops.pointee = UnsafeMutableRawPointer(loop)
+        foreignLoops.initialize(to: UnsafeMutableRawPointer(loop))
 
         var info = lws_context_creation_info()
         info.port = Int32(configuration.port)
