@@ -20,6 +20,9 @@ final class Connection {
     var state: ConnectionState
     /// A direct write is already asked for in this turn of the loop (LWSServer).
     var writeRequested = false
+    /// The socket is gone (`Gateway.closed`); a write asked for earlier in the
+    /// same turn of the loop is then skipped.
+    var isGone = false
 
     init(id: UInt64, address: String, encoding: Encoding, state: ConnectionState) {
         self.id = id

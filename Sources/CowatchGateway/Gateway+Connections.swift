@@ -83,6 +83,7 @@ extension Gateway {
     func closed(id: UInt64) {
         upgrades[id] = nil
         guard let connection = connections.removeValue(forKey: id) else { return }
+        connection.isGone = true
         let open = connectionsPerAddress[connection.address, default: 1] - 1
         connectionsPerAddress[connection.address] = open > 0 ? open : nil
         let now = ServerClock.monotonic()

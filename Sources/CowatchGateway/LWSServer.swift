@@ -187,7 +187,7 @@ final class LWSServer {
         swap(&requestedWrites, &flushing)
         for connection in flushing {
             connection.writeRequested = false
-            guard gateway.connections[connection.id] === connection, let wsi = sockets[connection.id] else { continue }
+            guard !connection.isGone, let wsi = sockets[connection.id] else { continue }
             if lws_partial_buffered(wsi) != 0 {
                 lws_callback_on_writable(wsi)
             } else if writeNext(wsi, connection) < 0 {
