@@ -67,12 +67,16 @@ package struct ConnectionState {
     private var limiter: RateLimiter
     private var message = MessageAssembly()
 
-    package init(limits: ConnectionLimits, rules: MessageRules, now: MonotonicInstant) {
+    /// `firstPingAfter` staggers the first ping: connections opened together (a
+    /// room filling, clients coming back after a restart) would otherwise be
+    /// pinged together, every interval, and their pongs all answered at once.
+    package init(limits: ConnectionLimits, rules: MessageRules, now: MonotonicInstant,
+                 firstPingAfter: MonotonicDuration? = nil) {
         self.limits = limits
         self.rules = rules
         limiter = RateLimiter(rate: limits.commandsPerSecond, burst: limits.commandBurst, now: now)
         lastHeard = now
-        nextPingAt = now + limits.pingInterval
+        nextPingAt = now + (firstPingAfter ?? limits.pingInterval)
     }
 
     package var isOpen: Bool { phase == .open }

@@ -33,7 +33,8 @@ extension Gateway {
             : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false)
         let connection = Connection(
             id: id, address: request.address, encoding: request.echo ? .echo : encoding,
-            state: ConnectionState(limits: connectionLimits, rules: rules, now: ServerClock.monotonic()))
+            state: ConnectionState(limits: connectionLimits, rules: rules, now: ServerClock.monotonic(),
+                                   firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)))
         connections[id] = connection
         connectionsPerAddress[request.address, default: 0] += 1
         metrics.connectionsOpened += 1
@@ -178,7 +179,7 @@ extension Gateway {
         perform(connection.state.ponged(now: ServerClock.monotonic()), on: connection)
     }
 
-    /// Once a second: each connection's deadlines and pings, the store's sign of
+    /// Every `housekeepingInterval`: each connection's deadlines and pings, the store's sign of
     /// life, shutdown progress.
     func housekeeping() {
         let now = ServerClock.monotonic()
@@ -190,6 +191,12 @@ extension Gateway {
             perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
         }
         finishShutdownIfDone()
+    }
+
+    /// Between half an interval and one and a half, spread by connection id, so
+    /// that each housekeeping pass pings a slice of the connections, not all.
+    static func firstPing(id: UInt64, interval: Double) -> MonotonicDuration {
+        .seconds(interval * (0.5 + Double(id % 1024) / 1024))
     }
 
     /// An unguessable resume token: 128 random bits, hex.

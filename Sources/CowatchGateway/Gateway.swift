@@ -123,7 +123,7 @@ public final class Gateway: @unchecked Sendable {
 
     private func serve(_ server: LWSServer) {
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(server.port)"])
-        server.armHousekeeping(afterMicroseconds: 1_000_000)
+        server.armHousekeeping(afterMicroseconds: Self.housekeepingInterval)
         // A stop asked for while starting found no loop to wake.
         if isStopRequested { beginShutdown() }
         while !finished {
@@ -137,6 +137,10 @@ public final class Gateway: @unchecked Sendable {
         logger.info("stopped", metadata: ["unclosed": "\(remaining)"])
         stopped.signal()
     }
+
+    /// How often connections' deadlines and pings are looked at: often enough that
+    /// the pings due (staggered over the ping interval) go out a few at a time.
+    static let housekeepingInterval: Int64 = 250_000
 
     /// Called on the service thread whenever it is woken from another thread.
     func serviceWoken() {

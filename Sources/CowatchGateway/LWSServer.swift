@@ -290,7 +290,7 @@ private func lwsHousekeepingFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_li
     guard let server = gateway.server, !server.isDestroying else { return }
     gateway.housekeeping()
     server.flushWrites()
-    server.armHousekeeping(afterMicroseconds: gateway.stopping ? 50_000 : 1_000_000)
+    server.armHousekeeping(afterMicroseconds: gateway.stopping ? 50_000 : Gateway.housekeepingInterval)
 }
 
 /// Every libwebsockets event of the server arrives here.

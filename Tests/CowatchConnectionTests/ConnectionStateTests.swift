@@ -348,6 +348,17 @@ struct ConnectionLivenessTests {
         #expect(wire.state.outbox.count == 1)
     }
 
+    @Test("the first ping can be staggered, so that connections opened together are not pinged together")
+    func staggeredFirstPing() {
+        var wire = Wire()
+        wire.state = ConnectionState(limits: Wire.limits, rules: .init(maximumBytes: 64, acceptsBinary: false),
+                                     now: wire.now, firstPingAfter: .seconds(7))
+        wire.advance(seconds: 6.9)
+        #expect(wire.tick() == [])
+        wire.advance(seconds: 0.1)
+        #expect(wire.tick() == [.requestWrite])
+    }
+
     @Test("no ping while a message is half received")
     func noPingMidMessage() { var wire = Wire(); _ = wire.receive("/se", final: false); wire.advance(seconds: 10); #expect(wire.tick() == []) }
 
