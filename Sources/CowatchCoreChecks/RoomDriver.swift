@@ -371,9 +371,11 @@ enum CurrentInput: CustomStringConvertible {
     case timer(RoomTimer, due: Int64, at: Int64)
     case clock(Int64)
 
+    /// Whether the line is `/play now` as the parser reads it (any case, spaces or
+    /// tabs), not as a text pattern that would miss `/play \t now`.
     var isPlayNow: Bool {
         guard case .line(_, _, let text) = self else { return false }
-        return text.split(separator: " ").map { $0.lowercased() } == ["/play", "now"]
+        return LineParser().parse(text) == .success(.command(.play(now: true)))
     }
 
     var description: String {
