@@ -427,9 +427,13 @@ private struct MessageAssembly {
     }
 }
 
-/// A text message's lines: split on `\n`, each handled in order.
+/// A text message's lines: split on the byte `\n`, each handled in order. On
+/// bytes, not characters: in a Swift string `\r\n` is one character, so a CRLF
+/// line ending would not split there (the parser drops a line's trailing `\r`).
 package enum InboundMessage {
     package static func lines(_ message: [UInt8]) -> [Substring] {
-        String(decoding: message, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        message.split(separator: 0x0A, omittingEmptySubsequences: false).map {
+            Substring(String(decoding: $0, as: UTF8.self))
+        }
     }
 }

@@ -149,6 +149,9 @@ struct ConnectionReceivingTests {
 
     @Test("a message split on line feeds gives its lines in order, blank ones included")
     func lines() { #expect(InboundMessage.lines(Array("/play\n\nhi".utf8)) == ["/play", "", "hi"]) }
+
+    @Test("CRLF line endings split too, each line keeping its \\r for the parser to drop")
+    func crlf() { #expect(InboundMessage.lines(Array("/play\r\n/pause\r\n".utf8)) == ["/play\r", "/pause\r", ""]) }
 }
 
 @Suite("Connection state: command rate")

@@ -65,6 +65,17 @@ struct LimitsAndBadInputTests {
         try Self.othersCarryOn(server, alice)
     }
 
+    @Test("lines ended by CRLF in one message are each handled, as with LF")
+    func crlfLines() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        alice.send("/who\r\nhello there\r\n")
+        #expect(alice.event("reply") != nil)
+        #expect(alice.event("chat") { $0.string("text") == "hello there" } != nil)
+        #expect(alice.error(timeout: 0.5) == nil)
+    }
+
     @Test("a full room refuses a newcomer with room-full and close 1008")
     func roomFull() throws {
         let server = try TestServer { $0.room.maximumMembers = 2 }
