@@ -61,6 +61,8 @@ package struct ConnectionState {
     package private(set) var overflowingSince: MonotonicInstant?
     /// Lines refused for rate since the connection last kept to its rate.
     package private(set) var refusedLines = 0
+    /// Bytes read and thrown away since the close decision.
+    package private(set) var discardedWhileClosing = 0
 
     private let limits: ConnectionLimits
     private let rules: MessageRules
@@ -99,7 +101,12 @@ package struct ConnectionState {
     package mutating func received(_ bytes: some Collection<UInt8>, binary: Bool, final: Bool, midFrame: Bool = false,
                                    now: MonotonicInstant) -> Inbound {
         lastHeard = now
-        guard phase == .open else { return .discarded }
+        guard phase == .open else {
+            // What a closing peer still sends is read and thrown away, so that its
+            // last writes meet no reset; but only so much of it.
+            discardedWhileClosing += bytes.count
+            return discardedWhileClosing > limits.closingReadLimit ? .refused([.hangUp]) : .discarded
+        }
         func refuse(_ code: UInt16, _ reason: String) -> Inbound {
             message.reset()
             return .refused([.close(CloseFrame(code: code, reason: reason, awaitsReply: !midFrame))])
@@ -358,12 +365,17 @@ package struct ConnectionLimits: Equatable, Sendable {
     package var flushTimeout: MonotonicDuration
     /// How long to wait for the peer's close frame after ours.
     package var closeReplyTimeout: MonotonicDuration
+    /// Bytes a closing peer may still send (read and thrown away) before the
+    /// socket is closed without waiting further: a peer that keeps flooding
+    /// after its close would otherwise cost a core until the close timeout.
+    package var closingReadLimit: Int
     package var pingInterval: MonotonicDuration
     package var idleTimeout: MonotonicDuration
 
     package init(commandsPerSecond: Double, commandBurst: Double, rateLimitGrace: Int, outboxLimit: Int,
                  readPauseBacklog: Int, stuckTimeout: MonotonicDuration, flushTimeout: MonotonicDuration,
-                 closeReplyTimeout: MonotonicDuration, pingInterval: MonotonicDuration, idleTimeout: MonotonicDuration) {
+                 closeReplyTimeout: MonotonicDuration, pingInterval: MonotonicDuration, idleTimeout: MonotonicDuration,
+                 closingReadLimit: Int = 1 << 20) {
         self.commandsPerSecond = commandsPerSecond
         self.commandBurst = commandBurst
         self.rateLimitGrace = rateLimitGrace
@@ -374,6 +386,7 @@ package struct ConnectionLimits: Equatable, Sendable {
         self.closeReplyTimeout = closeReplyTimeout
         self.pingInterval = pingInterval
         self.idleTimeout = idleTimeout
+        self.closingReadLimit = closingReadLimit
     }
 }
 

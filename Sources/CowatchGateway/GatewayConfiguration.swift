@@ -35,6 +35,9 @@ public struct GatewayConfiguration: Sendable {
     public var stuckTimeoutSeconds: Double
     /// How long the server waits for the peer's close frame after sending its own.
     public var closeReplyTimeoutSeconds: Double
+    /// Bytes a closing peer may still send (read and discarded) before its socket
+    /// is closed without waiting for its close frame.
+    public var closingReadLimitBytes: Int
     /// How often each connection is pinged; the round trips set the lead of starts.
     public var pingIntervalSeconds: Double
     /// A connection silent for this long (no pong, no message) is dropped.
@@ -66,6 +69,7 @@ public struct GatewayConfiguration: Sendable {
         readPauseBacklog: Int = 64,
         stuckTimeoutSeconds: Double = 10,
         closeReplyTimeoutSeconds: Double = 5,
+        closingReadLimitBytes: Int = 1 << 20,
         pingIntervalSeconds: Double = 10,
         idleTimeoutSeconds: Double = 35,
         shutdownGraceSeconds: Double = 3,
@@ -87,6 +91,7 @@ public struct GatewayConfiguration: Sendable {
         self.readPauseBacklog = readPauseBacklog
         self.stuckTimeoutSeconds = stuckTimeoutSeconds
         self.closeReplyTimeoutSeconds = closeReplyTimeoutSeconds
+        self.closingReadLimitBytes = closingReadLimitBytes
         self.pingIntervalSeconds = pingIntervalSeconds
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.shutdownGraceSeconds = shutdownGraceSeconds
@@ -103,6 +108,7 @@ public struct GatewayConfiguration: Sendable {
             outboxLimit: outboxLimit, readPauseBacklog: readPauseBacklog,
             stuckTimeout: .seconds(stuckTimeoutSeconds), flushTimeout: .seconds(stuckTimeoutSeconds),
             closeReplyTimeout: .seconds(closeReplyTimeoutSeconds),
-            pingInterval: .seconds(pingIntervalSeconds), idleTimeout: .seconds(idleTimeoutSeconds))
+            pingInterval: .seconds(pingIntervalSeconds), idleTimeout: .seconds(idleTimeoutSeconds),
+            closingReadLimit: closingReadLimitBytes)
     }
 }

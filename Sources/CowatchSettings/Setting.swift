@@ -65,6 +65,9 @@ struct Setting: Sendable {
         Setting(key: "close-timeout") { value, settings in
             settings.gateway.closeReplyTimeoutSeconds = try seconds(value, 0.1...600)
         },
+        Setting(key: "closing-read-limit") { value, settings in
+            settings.gateway.closingReadLimitBytes = try integer(value, 0...(1 << 30))
+        },
         Setting(key: "outbox-limit") { value, settings in
             settings.gateway.outboxLimit = try integer(value, 2...1_000_000)
         },

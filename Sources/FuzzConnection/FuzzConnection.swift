@@ -23,7 +23,7 @@ struct ConnectionRun {
     static let limits = ConnectionLimits(
         commandsPerSecond: 5, commandBurst: 8, rateLimitGrace: 3, outboxLimit: 6, readPauseBacklog: 4,
         stuckTimeout: .seconds(10), flushTimeout: .seconds(10), closeReplyTimeout: .seconds(5),
-        pingInterval: .seconds(10), idleTimeout: .seconds(35))
+        pingInterval: .seconds(10), idleTimeout: .seconds(35), closingReadLimit: 64)
     static let maximumBytes = 48
 
     var now = MonotonicInstant(microseconds: 1_000_000)
@@ -87,8 +87,12 @@ struct ConnectionRun {
             // The differential check: the standard library must agree it is valid.
             expect(String(validating: message, as: UTF8.self) != nil, "invalid UTF-8 came through: \(message)")
             pending = []
+        case .refused(let actions) where !wasOpen:
+            // A closing peer that sent more than the closing read limit.
+            expect(actions == [.hangUp], "refused while closing with \(actions)")
+            expect(state.discardedWhileClosing > Self.limits.closingReadLimit, "hung up within the closing read limit")
+            gone = true
         case .refused(let actions):
-            expect(wasOpen, "refused while closing")
             guard case .close(let frame)? = actions.first, actions.count == 1 else {
                 fail("a refusal is one close, not \(actions)")
             }

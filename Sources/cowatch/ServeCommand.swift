@@ -78,6 +78,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Seconds the server waits for a peer to answer its close frame (default 5).")
     var closeTimeout: String?
 
+    @Option(help: "Bytes a closing peer may still send, read and discarded, before its socket is closed (default 1048576).")
+    var closingReadLimit: String?
+
     @Option(help: "Seconds a connection may stay too slow before it is closed with 1008, and a closing one has to take what was queued (default 10).")
     var stuckTimeout: String?
 
@@ -110,7 +113,7 @@ struct ServeCommand: ParsableCommand {
             ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue),
             ("max-connections-per-address", maxConnectionsPerAddress), ("commands-per-second", commandsPerSecond),
             ("command-burst", commandBurst), ("rate-limit-grace", rateLimitGrace), ("outbox-limit", outboxLimit),
-            ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("stuck-timeout", stuckTimeout),
+            ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("closing-read-limit", closingReadLimit), ("stuck-timeout", stuckTimeout),
             ("ping-interval", pingInterval), ("idle-timeout", idleTimeout), ("resume-grace", resumeGrace),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]

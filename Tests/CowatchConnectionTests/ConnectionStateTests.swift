@@ -147,6 +147,15 @@ struct ConnectionReceivingTests {
     @Test("once closing, what arrives is read and thrown away")
     func discardedWhileClosing() { var wire = Wire(); wire.close(1008); #expect(wire.receive("/who") == .discarded) }
 
+    @Test("a closing peer that keeps sending past the closing read limit is hung up on")
+    func closingReadLimit() {
+        var limits = Wire.limits
+        limits.closingReadLimit = 8
+        var wire = Wire(limits: limits)
+        wire.close(1008)
+        #expect(wire.receive("/who /who") == .refused([.hangUp]))
+    }
+
     @Test("a message split on line feeds gives its lines in order, blank ones included")
     func lines() { #expect(InboundMessage.lines(Array("/play\n\nhi".utf8)) == ["/play", "", "hi"]) }
 
