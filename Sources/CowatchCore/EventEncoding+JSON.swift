@@ -1,6 +1,6 @@
 import SlashCommands
 
-/// The `cowatch.v1.json` encoding: one JSON object per event, as `PROTOCOL.md` says.
+/// The `cowatch.v1.json` encoding: one JSON object per event, as `docs/protocol.md` says.
 public enum JSONEventEncoding {
     public static func encode(_ event: RoomEvent) -> [UInt8] {
         var json = JSONWriter()

@@ -26,7 +26,7 @@ public struct Member: Hashable, Sendable {
     let resumeToken: String
     /// The room's seq when this member last joined the session: a player that
     /// joined after the current anchor and has not been ready since is still
-    /// catching up, and its stalls never make the group wait (CONCEPTS rule 7).
+    /// catching up, and its stalls never make the group wait (docs/concepts.md, rule 7).
     var joinedSeq: Int64
     /// Latest measured round trip, used to choose the lead of a coordinated start.
     public internal(set) var roundTrip: ServerInterval

@@ -94,7 +94,7 @@ extension Room {
     }
 
     /// A suspended member's transport commands change nothing for the group
-    /// (CONCEPTS rule 4); it is told how to rejoin instead.
+    /// (docs/concepts.md, rule 4); it is told how to rejoin instead.
     mutating func requireUnsuspended(_ id: MemberID, _ command: CommandName) -> Bool {
         guard let member = members[id], member.isSuspended else { return true }
         let reasons = member.suspensions.map(\.rawValue).joined(separator: ", ")

@@ -16,7 +16,7 @@ extension Room {
         notify("\(displayName(id)) shared \"\(state.session?.activity.title ?? url.text)\"", cause: .watch, by: id)
     }
 
-    /// Makes `url` the current activity, paused at 0 (CONCEPTS rule 9). Starts a new
+    /// Makes `url` the current activity, paused at 0 (docs/concepts.md, rule 9). Starts a new
     /// session when none is active, joining every member who joins sessions.
     mutating func share(url: MediaURL, title: String?, cause: Cause, by id: MemberID?, now: ServerInstant,
                         startPlaying: Bool = false) {

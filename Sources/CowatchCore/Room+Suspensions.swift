@@ -87,7 +87,7 @@ extension Room {
 
     /// `/ready <seq>`: the player is loaded and at the position of state `seq`.
     /// Reports older than the readiness anchor, or newer than anything sent, are
-    /// ignored (CONCEPTS rule 8). Ends a stall-recovery suspension.
+    /// ignored (docs/concepts.md, rule 8). Ends a stall-recovery suspension.
     mutating func ready(_ id: MemberID, seq: Int64, now: ServerInstant) {
         guard requirePlayer(id, .ready), let member = members[id], member.joined,
               seq >= readinessAnchor, seq <= state.seq, state.playback.status != .idle

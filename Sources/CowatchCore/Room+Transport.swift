@@ -130,7 +130,7 @@ extension Room {
 
     /// Someone stopped counting for coordination (left, disconnected, kicked, no
     /// longer a player). A waiting group with no player left pauses where it was
-    /// (CONCEPTS rule 10); otherwise it may now have everyone it waits for.
+    /// (docs/concepts.md, rule 10); otherwise it may now have everyone it waits for.
     mutating func coordinationLost(now: ServerInstant) {
         guard state.playback.status == .waiting else { return }
         if playerCount == 0 {
@@ -141,7 +141,7 @@ extension Room {
     }
 
     /// The wait limit passed: players still not ready are suspended for stall
-    /// recovery and the group starts without them (CONCEPTS rule 3).
+    /// recovery and the group starts without them (docs/concepts.md, rule 3).
     mutating func waitLimitReached(anchor: Int64, now: ServerInstant) {
         guard state.playback.status == .waiting, anchor == readinessAnchor else { return }
         armedWaitLimit = nil

@@ -25,7 +25,7 @@ public struct Room: Sendable {
     /// Eligible members whose readiness answers the current anchor.
     var readyCount = 0
     /// Connected, joined players, suspended or not: when none remain, a waiting
-    /// room pauses instead of starting (CONCEPTS rule 10).
+    /// room pauses instead of starting (docs/concepts.md, rule 10).
     var playerCount = 0
     var hostCount = 0
     /// Connected, joined members with autoplay on.

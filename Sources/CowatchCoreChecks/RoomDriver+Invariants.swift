@@ -29,7 +29,7 @@ extension RoomDriver {
         if trace != nil { note(input.description) }
     }
 
-    /// CONCEPTS rule 12 and the transport commands' meaning: the first state a
+    /// Rule 12 of docs/concepts.md and the transport commands' meaning: the first state a
     /// command publishes lands where the command says, computed from the group's
     /// position when the command is handled.
     mutating func checkLanding(_ command: SlashCommand, by id: MemberID, before: RoomState, published: [RoomState]) {
@@ -193,7 +193,7 @@ extension RoomDriver {
         }
         if startedDuringInput {
             startedDuringInput = false
-            // CONCEPTS rules 2 and 3: a start leaves no counted player unready (the
+            // docs/concepts.md, rules 2 and 3: a start leaves no counted player unready (the
             // wait limit suspends stragglers first), except `/play now`.
             if !input.isPlayNow, let straggler = firstUnreadyCountedPlayer() {
                 fail("a coordinated start waits for every counted player",
@@ -201,7 +201,7 @@ extension RoomDriver {
             }
         }
         if state.playback.status == .waiting {
-            // CONCEPTS rule 2: once every counted player is ready, the group starts.
+            // docs/concepts.md, rule 2: once every counted player is ready, the group starts.
             if firstUnreadyCountedPlayer() == nil {
                 fail("a waiting room waits for someone", "waiting at seq \(state.seq) though every counted player is ready")
             }

@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Coordinated start (CONCEPTS rule 2)")
+@Suite("Coordinated start from end to end (docs/concepts.md, rule 2)")
 struct CoordinatedStartTests {
     static func roomWithTwoPlayers() -> Scenario {
         var room = Scenario()
@@ -29,7 +29,7 @@ struct CoordinatedStartTests {
     }
 }
 
-@Suite("Rule 2: coordinated start")
+@Suite("Rule 2 (docs/concepts.md): coordinated start")
 struct RuleCoordinatedStartTests {
     @Test("/play from paused moves to waiting with a new seq and arms the wait limit")
     func playWaits() {

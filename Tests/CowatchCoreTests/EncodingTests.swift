@@ -3,7 +3,7 @@ import SlashCommands
 import Testing
 @testable import CowatchCore
 
-/// The `cowatch.v1.json` encoding against PROTOCOL.md: field names and JSON types.
+/// The `cowatch.v1.json` encoding against docs/protocol.md: field names and JSON types.
 @Suite("JSON event encoding")
 struct EncodingTests {
     typealias F = EncodingFixture

@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Rule 1: one authority, one sequence of states")
+@Suite("Rule 1 (docs/concepts.md): one authority, one sequence of states")
 struct RuleAuthorityTests {
     @Test("every member sees the same sequence of states with seq strictly increasing")
     func everyoneSeesTheSameSequence() {

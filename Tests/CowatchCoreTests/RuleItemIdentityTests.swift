@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Rule 8: reports name the seq they answer")
+@Suite("Rule 8 (docs/concepts.md): reports name the seq they answer")
 struct RuleItemIdentityTests {
     @Test("a ready report for a state before the last seek does not count")
     func readyBeforeSeekIsIgnored() {
@@ -74,7 +74,7 @@ struct RuleItemIdentityTests {
     }
 }
 
-@Suite("Rule 9: replacing the activity resets playback")
+@Suite("Rule 9 (docs/concepts.md): replacing the activity resets playback")
 struct RuleReplaceActivityTests {
     @Test("replacing the activity pauses everyone at 0 on the new item, keeping the rate")
     func replacingPausesAtZero() {

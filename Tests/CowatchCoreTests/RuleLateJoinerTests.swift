@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Rule 7: late joiners adopt the group state")
+@Suite("Rule 7 (docs/concepts.md): late joiners adopt the group state")
 struct RuleLateJoinerTests {
     static func playingTwentySeconds() -> Scenario {
         var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])

@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Rule 10: leaving and ending")
+@Suite("Rule 10 (docs/concepts.md): leaving and ending")
 struct RuleLeavingTests {
     @Test("a member who leaves stops counting for coordination and the group state does not change")
     func leavingChangesNoState() {

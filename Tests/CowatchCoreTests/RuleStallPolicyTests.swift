@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Rule 6: stall policy")
+@Suite("Rule 6 (docs/concepts.md): stall policy")
 struct RuleStallPolicyTests {
     static func playingTenSeconds(stall: String) -> Scenario {
         var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])

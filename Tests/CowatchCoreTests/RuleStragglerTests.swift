@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Rule 3: stragglers are left behind at the wait limit")
+@Suite("Rule 3 (docs/concepts.md): stragglers are left behind at the wait limit")
 struct RuleStragglerTests {
     @Test("when the wait limit passes, players not ready get a stall recovery suspension and the group starts without them")
     func stragglersAreSuspended() {

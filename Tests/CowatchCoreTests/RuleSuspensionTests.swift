@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Rule 4: a suspension separates a member from the group")
+@Suite("Rule 4 (docs/concepts.md): a suspension separates a member from the group")
 struct RuleSuspensionSeparatesTests {
     @Test("a suspended member's transport commands change nothing for the group")
     func suspendedTransportChangesNothing() {
@@ -72,7 +72,7 @@ struct RuleSuspensionSeparatesTests {
     }
 }
 
-@Suite("Rule 5: suspensions stack")
+@Suite("Rule 5 (docs/concepts.md): suspensions stack")
 struct RuleSuspensionsStackTests {
     @Test("a member stays suspended while any reason remains")
     func suspendedWhileAnyReasonRemains() {

@@ -2,7 +2,7 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("Rule 11: time is explicit")
+@Suite("Rule 11 (docs/concepts.md): time is explicit")
 struct RuleTimeTests {
     static func script() -> Scenario {
         var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
@@ -91,7 +91,7 @@ struct RuleTimeTests {
     }
 }
 
-@Suite("Rule 12: positions never below 0, rates within 0.25 to 4, relative seeks from the group position")
+@Suite("Rule 12 (docs/concepts.md): positions never below 0, rates within 0.25 to 4, relative seeks from the group position")
 struct RuleBoundsTests {
     @Test("a relative seek before the start lands at 0")
     func relativeSeekClampsAtZero() {

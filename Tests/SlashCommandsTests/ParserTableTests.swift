@@ -161,7 +161,7 @@ struct ParserMessageTests {
         #expect(refusal.message.contains("control characters"))
     }
 
-    /// PROTOCOL.md: "an unknown command or bad arguments [...] the sender alone gets an
+    /// docs/protocol.md: "an unknown command or bad arguments [...] the sender alone gets an
     /// `error` naming the command and its usage". A control character in a known
     /// command's line is such a refusal.
     @Test("control characters in a known command are refused with its usage", arguments: [
