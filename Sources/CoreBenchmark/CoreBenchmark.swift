@@ -49,7 +49,7 @@ struct CoreBenchmark {
         var ids: [MemberID] = []
         for index in 0..<members {
             let request = ConnectRequest(name: "member\(index)", player: index < players, newToken: "t\(index)")
-            if case .accepted(let id, _) = room.connect(request, now: now) { ids.append(id) }
+            if case .accepted(let id, _) = room.connectionOpened(request, now: now) { ids.append(id) }
         }
         let controller = ids[0]
         let playerIDs = Array(ids.prefix(players))

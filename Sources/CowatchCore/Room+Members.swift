@@ -29,7 +29,7 @@ public enum ConnectOutcome: Hashable, Sendable {
 extension Room {
     /// A connection opened. A valid `resume` token restores that member (the room
     /// sees a participant change, not a new member); otherwise a member arrives.
-    public mutating func connect(_ request: ConnectRequest, now: ServerInstant) -> ConnectOutcome {
+    public mutating func connectionOpened(_ request: ConnectRequest, now: ServerInstant) -> ConnectOutcome {
         if let token = request.resume, let id = tokenIndex[token], members[id] != nil {
             return .accepted(id, collect(now: now) { $0.reconnect(id, request: request, now: now) })
         }
@@ -44,7 +44,7 @@ extension Room {
 
     /// The member's connection closed. Its identity is kept for the resume grace
     /// period; meanwhile it counts for nothing in coordination.
-    public mutating func disconnect(_ id: MemberID, now: ServerInstant) -> [RoomAction] {
+    public mutating func connectionClosed(_ id: MemberID, now: ServerInstant) -> [RoomAction] {
         collect(now: now) { room in
             guard let member = room.members[id], member.connected else { return }
             let serial = member.disconnectSerial + 1
@@ -59,10 +59,12 @@ extension Room {
         }
     }
 
-    /// Stores the latest round trip the gateway measured for this member; the lead
-    /// of the next coordinated start covers the slowest of them.
-    public mutating func measured(roundTrip: ServerInterval, for id: MemberID) {
-        modify(id) { $0.roundTrip = roundTrip }
+    /// The gateway measured this member's round trip; the lead of the next
+    /// coordinated start covers the slowest of them. Returns actions like every
+    /// entry point, for the gateway to run (none today: a round trip is not stored).
+    public mutating func roundTripMeasured(_ roundTrip: ServerInterval, for id: MemberID,
+                                           now: ServerInstant) -> [RoomAction] {
+        collect(now: now) { $0.modify(id) { $0.roundTrip = roundTrip } }
     }
 
     mutating func arrive(_ id: MemberID, request: ConnectRequest, now: ServerInstant) {
@@ -73,11 +75,7 @@ extension Room {
             player: request.player, autoplay: false, suspensions: [], readySeq: -1, connected: true,
             arrival: nextMemberNumber, resumeToken: request.newToken, joinedSeq: state.seq, roundTrip: .zero,
             disconnectSerial: 0, catchupSerial: 0)
-        members[id] = member
-        count(member, sign: 1)
-        nameIndex[name.text.lowercased()] = id
-        tokenIndex[request.newToken] = id
-        actions.append(.persistMember(member.record))
+        insertMember(member)
         welcome(id, now: now)
         actions.append(.broadcast(.participant(participant(member), change: .arrived), except: id))
     }
@@ -111,21 +109,10 @@ extension Room {
         remove(id, reason: .left, now: now)
     }
 
-    /// Forgets a member for good: after the grace period, or on `/kick`.
+    /// A member leaves the room for good: after the grace period, or on `/kick`.
     mutating func remove(_ id: MemberID, reason: DepartureReason, now: ServerInstant) {
-        guard let member = members[id] else { return }
-        count(member, sign: -1)
-        members[id] = nil
-        nameIndex[member.name.text.lowercased()] = nil
-        tokenIndex[member.resumeToken] = nil
-        if !member.connected {
-            actions.append(.cancel(.resumeExpires(id, serial: member.disconnectSerial)))
-        }
-        if member.suspensions.contains(.catchup) {
-            actions.append(.cancel(.catchupEnds(id, serial: member.catchupSerial)))
-        }
+        guard let member = deleteMember(id) else { return }
         actions.append(.broadcast(.participantLeft(id, name: member.name, reason: reason)))
-        actions.append(.forgetMember(id))
         if member.role == .host && hostCount == 0 { promoteLongestPresent() }
         coordinationLost(now: now)
     }
@@ -173,8 +160,6 @@ extension Room {
             tell(id, "you are already called \(name)")
             return
         }
-        nameIndex[member.name.text.lowercased()] = nil
-        nameIndex[name.text.lowercased()] = id
         modify(id) { $0.name = name }
         announce(id, .renamed(from: member.name))
     }
@@ -213,7 +198,7 @@ extension Room {
         }
         let kicker = displayName(id)
         remove(other.id, reason: .kicked, now: now)
-        actions.append(.disconnect(other.id, reason: "kicked by \(kicker)"))
+        actions.append(.closeConnection(other.id, reason: "kicked by \(kicker)"))
         notify("\(other.name) was kicked by \(kicker)", cause: .kick, by: id)
     }
 

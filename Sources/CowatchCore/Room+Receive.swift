@@ -14,7 +14,8 @@ extension Room {
         }
     }
 
-    /// The convenience the gateway uses for a typed command.
+    /// A typed command, for callers that build commands rather than parse lines
+    /// (the core benchmark); the gateway passes the parsed `InputLine` above.
     public mutating func receive(_ command: SlashCommand, from id: MemberID, now: ServerInstant) -> [RoomAction] {
         receive(.command(command), from: id, now: now)
     }

@@ -49,10 +49,7 @@ extension Room {
             player: record.player, autoplay: record.autoplay, suspensions: record.suspensions, readySeq: -1,
             connected: false, arrival: record.arrival, resumeToken: record.resumeToken, joinedSeq: state.seq,
             roundTrip: .zero, disconnectSerial: 1, catchupSerial: 0)
-        members[record.id] = member
-        count(member, sign: 1)
-        nameIndex[member.name.text.lowercased()] = record.id
-        tokenIndex[record.resumeToken] = record.id
+        insertMember(member, stored: record)
         actions.append(.schedule(.resumeExpires(record.id, serial: 1), at: now.advanced(by: configuration.resumeGrace)))
     }
 }

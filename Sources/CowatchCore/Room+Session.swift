@@ -30,12 +30,7 @@ extension Room {
             state.session = GroupSession(state: .joined, reason: nil, activity: activity)
             for member in members.values.sorted(by: { $0.arrival < $1.arrival })
             where member.joinsNewSessions || member.id == id {
-                let seq = state.seq
-                modify(member.id) {
-                    $0.joined = true
-                    $0.joinedSeq = seq
-                }
-                announce(member.id, .joinedSession)
+                putInSession(member.id)
             }
         }
         disarmWaitLimit()
@@ -79,20 +74,23 @@ extension Room {
             return
         }
         // A late joiner adopts the group state; its arrival never moves the group.
+        putInSession(id)
+        handState(to: id)
+    }
+
+    /// Joins a member to the session as of the current seq (docs/concepts.md, rule 7).
+    mutating func putInSession(_ id: MemberID) {
         let seq = state.seq
         modify(id) {
             $0.joined = true
             $0.joinedSeq = seq
         }
         announce(id, .joinedSession)
-        handState(to: id)
     }
 
-    mutating func leave(_ id: MemberID, now: ServerInstant) {
-        guard state.session?.isActive == true, members[id]?.joined == true else {
-            refuse(id, .noSession, .leave, "/leave: you are not in a group session")
-            return
-        }
+    /// Takes a member out of the session: its catch-up is disarmed, its
+    /// suspensions and readiness are dropped.
+    mutating func takeOutOfSession(_ id: MemberID) {
         cancelCatchup(id)
         modify(id) {
             $0.joined = false
@@ -100,6 +98,14 @@ extension Room {
             $0.readySeq = -1
         }
         announce(id, .leftSession)
+    }
+
+    mutating func leave(_ id: MemberID, now: ServerInstant) {
+        guard state.session?.isActive == true, members[id]?.joined == true else {
+            refuse(id, .noSession, .leave, "/leave: you are not in a group session")
+            return
+        }
+        takeOutOfSession(id)
         coordinationLost(now: now)
     }
 
@@ -109,13 +115,7 @@ extension Room {
         state.session?.state = .invalidated
         state.session?.reason = "ended"
         for member in members.values.sorted(by: { $0.arrival < $1.arrival }) where member.joined {
-            cancelCatchup(member.id)
-            modify(member.id) {
-                $0.joined = false
-                $0.suspensions.removeAll()
-                $0.readySeq = -1
-            }
-            announce(member.id, .leftSession)
+            takeOutOfSession(member.id)
         }
         state.playback = .idle(at: now, cause: .end, by: id)
         renewReadinessAnchor()

@@ -86,8 +86,6 @@ extension Room {
         disarmWaitLimit()
         state.playback.position = position
         state.playback.at = now
-        episodeCause = cause
-        episodeBy = id
         renewReadinessAnchor()
         guard eligibleCount > 0 else {
             startPlaying(cause: cause, by: id, now: now)
@@ -96,7 +94,7 @@ extension Room {
         state.playback.status = .waiting
         publish(cause, by: id)
         let timer = RoomTimer.waitLimit(anchor: readinessAnchor)
-        armedWaitLimit = timer
+        waiting = WaitingEpisode(cause: cause, by: id, waitLimit: timer)
         actions.append(.schedule(timer, at: now.advanced(by: state.policy.wait)))
     }
 
@@ -123,8 +121,8 @@ extension Room {
 
     /// Starts the group if it is waiting and every eligible player is ready.
     mutating func startIfEveryoneReady(now: ServerInstant) {
-        guard state.playback.status == .waiting, readyCount >= eligibleCount else { return }
-        startPlaying(cause: episodeCause, by: episodeBy, now: now)
+        guard state.playback.status == .waiting, let episode = waiting, readyCount >= eligibleCount else { return }
+        startPlaying(cause: episode.cause, by: episode.by, now: now)
         notify("everyone is ready: playing from \(state.playback.position)", cause: .ready, by: nil)
     }
 
@@ -143,8 +141,9 @@ extension Room {
     /// The wait limit passed: players still not ready are suspended for stall
     /// recovery and the group starts without them (docs/concepts.md, rule 3).
     mutating func waitLimitReached(anchor: Int64, now: ServerInstant) {
-        guard state.playback.status == .waiting, anchor == readinessAnchor else { return }
-        armedWaitLimit = nil
+        guard state.playback.status == .waiting, anchor == readinessAnchor, let episode = waiting else { return }
+        // The timer has fired: nothing to cancel.
+        waiting = nil
         let stragglers = members.values
             .filter { isEligible($0) && !isReady($0) }
             .sorted { $0.arrival < $1.arrival }
@@ -152,7 +151,7 @@ extension Room {
             modify(straggler.id) { $0.suspensions.append(.stallRecovery) }
             announce(straggler.id, .suspended(.stallRecovery))
         }
-        startPlaying(cause: episodeCause, by: episodeBy, now: now)
+        startPlaying(cause: episode.cause, by: episode.by, now: now)
         let waited = NumberText.decimal(state.policy.wait.seconds, places: 1)
         let names = stragglers.map(\.name.text).joined(separator: ", ")
         notify(names.isEmpty ? "started after waiting \(waited) s" : "started without \(names) after waiting \(waited) s",
@@ -160,7 +159,7 @@ extension Room {
     }
 
     mutating func disarmWaitLimit() {
-        if let timer = armedWaitLimit { actions.append(.cancel(timer)) }
-        armedWaitLimit = nil
+        if let episode = waiting { actions.append(.cancel(episode.waitLimit)) }
+        waiting = nil
     }
 }

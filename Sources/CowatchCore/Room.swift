@@ -40,10 +40,8 @@ public struct Room: Sendable {
     var readinessAnchor: Int64 = 0
     /// The seq of the state that made the current item current (for `/ended`).
     var itemSeq: Int64 = 0
-    /// What started the current wait, reused when the group starts playing.
-    var episodeCause: Cause = .play
-    var episodeBy: MemberID?
-    var armedWaitLimit: RoomTimer?
+    /// The coordinated start in progress: set exactly while the group is `waiting`.
+    var waiting: WaitingEpisode?
 
     var nextMemberNumber: Int64 = 1
     var nextActivityNumber: Int64 = 1
@@ -118,17 +116,56 @@ public struct Room: Sendable {
                     suspensions: member.suspensions, autoplay: member.autoplay, connected: member.connected)
     }
 
-    /// Changes one member and keeps every counter in step. All member changes go
-    /// through here.
+    // MARK: - Member bookkeeping
+    //
+    // Three paths, and no other code touches `members`, the indexes or the
+    // counters: `insertMember` when a member arrives or is restored, `modify` for
+    // every change of a member present, `deleteMember` when it is forgotten. Each
+    // keeps the counters, the name and token indexes and the store in step.
+
+    /// Adds a member. `stored` is what the store already holds of it (a restored
+    /// member), so that a record the store has is not written again.
+    mutating func insertMember(_ member: Member, stored: MemberRecord? = nil) {
+        members[member.id] = member
+        count(member, sign: 1)
+        nameIndex[Self.nameKey(member.name)] = member.id
+        tokenIndex[member.resumeToken] = member.id
+        if member.record != stored { actions.append(.persistMember(member.record)) }
+    }
+
+    /// Changes one member present.
     mutating func modify(_ id: MemberID, _ change: (inout Member) -> Void) {
         guard var member = members[id] else { return }
-        let before = member.record
+        let before = member
         count(member, sign: -1)
         change(&member)
         count(member, sign: 1)
         members[id] = member
-        if member.record != before { actions.append(.persistMember(member.record)) }
+        if member.name != before.name {
+            nameIndex[Self.nameKey(before.name)] = nil
+            nameIndex[Self.nameKey(member.name)] = id
+        }
+        if member.record != before.record { actions.append(.persistMember(member.record)) }
     }
+
+    /// Forgets a member for good, with the timers armed for it. Returns what it was.
+    mutating func deleteMember(_ id: MemberID) -> Member? {
+        guard let member = members.removeValue(forKey: id) else { return nil }
+        count(member, sign: -1)
+        nameIndex[Self.nameKey(member.name)] = nil
+        tokenIndex[member.resumeToken] = nil
+        if !member.connected {
+            actions.append(.cancel(.resumeExpires(id, serial: member.disconnectSerial)))
+        }
+        if member.suspensions.contains(.catchup) {
+            actions.append(.cancel(.catchupEnds(id, serial: member.catchupSerial)))
+        }
+        actions.append(.forgetMember(id))
+        return member
+    }
+
+    /// Names are unique ignoring case.
+    static func nameKey(_ name: DisplayName) -> String { name.text.lowercased() }
 
     mutating func count(_ member: Member, sign: Int) {
         let eligible = isEligible(member)
@@ -174,4 +211,12 @@ public struct Room: Sendable {
         guard let id, let member = members[id] else { return "someone" }
         return member.name.text
     }
+}
+
+/// A coordinated start in progress (docs/concepts.md, rule 2): what began it,
+/// reused when the group starts playing, and the wait limit armed for it.
+struct WaitingEpisode: Hashable, Sendable {
+    var cause: Cause
+    var by: MemberID?
+    var waitLimit: RoomTimer
 }

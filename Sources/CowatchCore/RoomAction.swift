@@ -10,7 +10,7 @@ public enum RoomAction: Hashable, Sendable {
     case schedule(RoomTimer, at: ServerInstant)
     case cancel(RoomTimer)
     /// Close this member's connection (it was kicked); the room has already forgotten it.
-    case disconnect(MemberID, reason: String)
+    case closeConnection(MemberID, reason: String)
     /// Keep this snapshot so the room survives a restart.
     case persist(RoomSnapshot)
     /// Keep (or replace) what a restart needs of this member.

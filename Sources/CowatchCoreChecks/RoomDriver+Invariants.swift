@@ -205,7 +205,7 @@ extension RoomDriver {
             if firstUnreadyCountedPlayer() == nil {
                 fail("a waiting room waits for someone", "waiting at seq \(state.seq) though every counted player is ready")
             }
-            if !timers.contains(where: { if case .waitLimit = $0.timer { true } else { false } }) {
+            if !host.timers.contains(where: { if case .waitLimit = $0.timer { true } else { false } }) {
                 fail("a waiting room has its wait limit armed", "waiting at seq \(state.seq) with no wait-limit timer")
             }
         }

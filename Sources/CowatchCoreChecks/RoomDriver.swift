@@ -1,15 +1,16 @@
 import CowatchCore
 import SlashCommands
 
-// A gateway simulation for `Room`: it delivers the room's actions to member slots,
-// keeps the timers the room arms and fires them as the clock moves, and checks the
-// room's invariants (`RoomDriver+Invariants.swift`) after every input.
+// The randomized test's and the room fuzzer's driver: it feeds a room steps
+// (`RoomStep.swift`) through `RoomHost`, which carries out the room's actions as
+// the gateway does, and checks the room's invariants (`RoomDriver+Invariants.swift`)
+// after every input and on every event delivered.
 //
 // Deterministic: nothing here iterates a dictionary where the order could change a
 // decision, so a sequence of steps always runs the same way.
 
-
 /// A room driven as the gateway drives it, checking invariants after every input.
+/// Slot i is the host's connection i.
 public struct RoomDriver {
     public struct Slot {
         public var id: MemberID?
@@ -21,14 +22,8 @@ public struct RoomDriver {
         public var awaitingState = false
     }
 
-    let parser = LineParser()
-    public private(set) var room: Room
-    public private(set) var now: ServerInstant
+    public private(set) var host: RoomHost
     public private(set) var slots: [Slot]
-    /// Armed timers in the order they were scheduled (ties fire in that order).
-    private(set) var timers: [(timer: RoomTimer, due: ServerInstant)] = []
-    /// Every timer cancelled or fired so far.
-    private(set) var retired: Set<RoomTimer> = []
     public internal(set) var violation: InvariantViolation?
     /// Invariants already reported by this run: still checked, but breaking them
     /// again does not stop the sequence, so the rest of the rules keep being exercised.
@@ -55,15 +50,17 @@ public struct RoomDriver {
     static let roomName = RoomName("random-room")!
 
     public init(_ setup: RoomSetup, jsonEvery: Int = 1, startingAt milliseconds: Int64 = 1_700_000_000_000) {
-        now = ServerInstant(milliseconds: milliseconds)
-        room = Room(name: Self.roomName, configuration: setup.configuration, now: now)
+        let now = ServerInstant(milliseconds: milliseconds)
+        host = RoomHost(Room(name: Self.roomName, configuration: setup.configuration, now: now), now: now)
         self.slots = Array(repeating: Slot(), count: setup.slots)
-        lastPublished = room.state
-        statesBySeq[room.state.seq] = room.state
-        publishedAt[room.state.seq] = now
+        lastPublished = host.room.state
+        statesBySeq[host.room.state.seq] = host.room.state
+        publishedAt[host.room.state.seq] = now
         self.jsonEvery = max(1, jsonEvery)
     }
 
+    public var room: Room { host.room }
+    public var now: ServerInstant { host.now }
     public var connectedSlots: [Int] { slots.indices.filter { slots[$0].connected } }
     public var offlineSlots: [Int] { slots.indices.filter { !slots[$0].connected } }
 
@@ -85,28 +82,25 @@ public struct RoomDriver {
             guard slots.indices.contains(slot), slots[slot].connected, let id = slots[slot].id else { return }
             input = .disconnect(slot: slot, id: id)
             noteInput()
-            slots[slot].connected = false
-            slots[slot].lastSeq = nil
-            slots[slot].awaitingState = false
-            deliver(room.disconnect(id, now: now))
+            observe(host.close(slot))
             checkAfterInput()
         case .measure(let slot, let milliseconds):
             guard slots.indices.contains(slot), let id = slots[slot].id else { return }
             input = .measure(slot: slot, id: id, milliseconds: milliseconds)
-            room.measured(roundTrip: ServerInterval(milliseconds: milliseconds), for: id)
+            observe(host.measured(roundTrip: ServerInterval(milliseconds: milliseconds), for: id))
             checkAfterInput()
         case .advance(let milliseconds, let lateness):
             advance(by: milliseconds, lateness: lateness)
         case .refireRetiredTimer(let pick):
-            guard !retired.isEmpty else { return }
+            guard !host.retired.isEmpty else { return }
             // Sorted, so the pick does not depend on the order the room cancelled them in.
-            let candidates = retired.map { ($0, "\($0)") }.sorted { $0.1 < $1.1 }
+            let candidates = host.retired.map { ($0, "\($0)") }.sorted { $0.1 < $1.1 }
             let timer = candidates[pick % candidates.count].0
             // Firing an armed timer early would be a gateway bug, not a race.
-            guard !timers.contains(where: { $0.timer == timer }) else { return }
+            guard !host.isArmed(timer) else { return }
             input = .staleTimer(timer, at: now.milliseconds)
             noteInput()
-            deliver(room.timerFired(timer, now: now))
+            observe(host.fireAgain(timer))
             checkAfterInput()
         case .ghostLine(let text):
             let ghost = slots.compactMap(\.id).first { room.member($0) == nil } ?? MemberID("m0")
@@ -114,11 +108,9 @@ public struct RoomDriver {
             input = .ghost(ghost, line)
             noteInput()
             let before = room.state
-            if case .success(let parsed) = parser.parse(line) {
-                let actions = room.receive(parsed, from: ghost, now: now)
-                if !actions.isEmpty || room.state != before {
-                    fail("a line from a forgotten member is ignored", "got \(actions.count) actions")
-                }
+            let (parsed, outcome) = host.say(line, from: ghost)
+            if parsed != nil, !outcome.actions.isEmpty || room.state != before {
+                fail("a line from a forgotten member is ignored", "got \(outcome.actions.count) actions")
             }
             checkAfterInput()
         }
@@ -139,19 +131,14 @@ public struct RoomDriver {
                                      newToken: "token-\(tokenNumber)")
         input = .connect(slot: slot, name: name, player: player, join: join, resume: token, id: nil)
         noteInput()
-        switch room.connect(request, now: now) {
+        let (result, outcome) = host.open(slot, request)
+        switch result {
         case .accepted(let id, let actions):
-            // The gateway closes an older connection of the same member without
-            // telling the room (it is replaced, not gone).
-            for other in slots.indices where other != slot && slots[other].connected && slots[other].id == id {
-                slots[other].connected = false
-                slots[other].lastSeq = nil
-                slots[other].awaitingState = false
+            // The host closed any other connection of this member (replaced).
+            for other in slots.indices where other != slot && slots[other].connected && !host.isOpen(other) {
+                goOffline(other)
             }
-            slots[slot].id = id
-            slots[slot].connected = true
-            slots[slot].lastSeq = nil
-            slots[slot].awaitingState = false
+            slots[slot] = Slot(id: id, token: slots[slot].token, connected: true)
             input = .connect(slot: slot, name: name, player: player, join: join, resume: token, id: id)
             for action in actions {
                 if case .send(.welcome(let welcome), let to) = action, to == id { slots[slot].token = welcome.resume }
@@ -159,7 +146,7 @@ public struct RoomDriver {
                     fail("a late joiner's arrival never moves the group", "connecting published \(Self.summary(state))")
                 }
             }
-            deliver(actions)
+            observe(outcome)
         case .refused(let error):
             if error.code != .roomFull || room.members.count < room.configuration.maximumMembers {
                 fail("only a full room refuses a connection",
@@ -174,12 +161,10 @@ public struct RoomDriver {
         noteInput()
         let before = room.state
         let wasSuspended = room.member(id)?.isSuspended ?? false
-        switch parser.parse(line) {
-        case .success(let parsed):
-            let actions = room.receive(parsed, from: id, now: now)
-            deliver(actions)
-            guard case .command(let command) = parsed else { break }
-            let published = actions.compactMap { action -> RoomState? in
+        let (parsed, outcome) = host.say(line, from: id)
+        observe(outcome)
+        if case .command(let command)? = parsed {
+            let published = outcome.actions.compactMap { action -> RoomState? in
                 if case .broadcast(.state(let state), _) = action { state } else { nil }
             }
             if wasSuspended, [.play, .pause, .seek, .rate].contains(command.name),
@@ -191,8 +176,6 @@ public struct RoomDriver {
                 fail("a late joiner's arrival never moves the group", "/join published \(Self.summary(published[0]))")
             }
             checkLanding(command, by: id, before: before, published: published)
-        case .failure(let error):
-            deliver([.send(.error(error), to: id)])
         }
         checkAfterInput()
     }
@@ -200,13 +183,11 @@ public struct RoomDriver {
     private mutating func advance(by milliseconds: Int64, lateness: Int64) {
         let target = now.advanced(by: ServerInterval(milliseconds: milliseconds))
         var fired = 0
-        while violation == nil, let index = earliestTimer(dueBy: target) {
-            let (timer, due) = timers.remove(at: index)
-            retire(timer)
-            now = Swift.min(target, Swift.max(now, due.advanced(by: ServerInterval(milliseconds: lateness))))
+        while violation == nil,
+              let (timer, due, outcome) = host.fireNextTimer(dueBy: target, lateness: ServerInterval(milliseconds: lateness)) {
             input = .timer(timer, due: due.milliseconds, at: now.milliseconds)
             noteInput()
-            deliver(room.timerFired(timer, now: now))
+            observe(outcome)
             checkAfterInput()
             fired += 1
             if fired > 10_000 {
@@ -214,22 +195,9 @@ public struct RoomDriver {
             }
         }
         guard violation == nil else { return }
-        now = target
+        host.setClock(target)
         input = .clock(now.milliseconds)
         checkAfterInput()
-    }
-
-    private func earliestTimer(dueBy target: ServerInstant) -> Int? {
-        var best: Int?
-        for index in timers.indices where timers[index].due <= target {
-            if let current = best, timers[current].due <= timers[index].due { continue }
-            best = index
-        }
-        return best
-    }
-
-    private mutating func retire(_ timer: RoomTimer) {
-        retired.insert(timer)
     }
 
     /// `{seq}`, `{seq-N}`, `{seq+N}`, `{name:K}`, `{NAME:K}`.
@@ -257,42 +225,38 @@ public struct RoomDriver {
         return nil
     }
 
-    // MARK: Delivery (the gateway)
+    // MARK: What the host delivered
 
-    private mutating func deliver(_ actions: [RoomAction]) {
-        // Matched case by case rather than with an exhaustive switch: persistence
-        // actions are the store's business, and new ones must not break this test.
-        for action in actions {
+    /// Checks what one input did, action by action with the events each one
+    /// delivered, then follows the host's connections: a slot whose connection
+    /// the host closed (kicked, replaced) is offline.
+    private mutating func observe(_ outcome: RoomHost.Outcome) {
+        var deliveries = outcome.deliveries[...]
+        for (index, action) in outcome.actions.enumerated() {
             guard violation == nil else { return }
-            if case .broadcast(let event, let except) = action {
+            switch action {
+            case .broadcast(let event, let except):
                 if case .state(let state) = event { published(state, except: except) }
                 checkEncodings(event)
-                for index in slots.indices where slots[index].connected && slots[index].id != except {
-                    receive(event, slot: index)
-                }
-            } else if case .send(let event, let id) = action {
-                guard let index = slots.firstIndex(where: { $0.connected && $0.id == id }) else { continue }
+            case .send(let event, _):
                 checkEncodings(event)
-                receive(event, slot: index)
-            } else if case .schedule(let timer, let due) = action {
-                timers.removeAll { $0.timer == timer }
-                timers.append((timer, due))
-            } else if case .cancel(let timer) = action {
-                if let index = timers.firstIndex(where: { $0.timer == timer }) {
-                    timers.remove(at: index)
-                    retire(timer)
-                }
-            } else if case .disconnect(let id, _) = action {
-                if let index = slots.firstIndex(where: { $0.connected && $0.id == id }) {
-                    slots[index].connected = false
-                    slots[index].lastSeq = nil
-                    slots[index].awaitingState = false
-                }
-                // The closed socket reports back, as it would in the gateway; the
-                // room has already forgotten the member.
-                deliver(room.disconnect(id, now: now))
+            default:
+                break
+            }
+            while let delivery = deliveries.first, delivery.action == index {
+                deliveries.removeFirst()
+                receive(delivery.event, slot: delivery.connection)
             }
         }
+        for index in slots.indices where slots[index].connected && !host.isOpen(index) {
+            goOffline(index)
+        }
+    }
+
+    private mutating func goOffline(_ slot: Int) {
+        slots[slot].connected = false
+        slots[slot].lastSeq = nil
+        slots[slot].awaitingState = false
     }
 
     private mutating func published(_ state: RoomState, except: MemberID?) {

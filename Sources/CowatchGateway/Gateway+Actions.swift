@@ -20,7 +20,7 @@ extension Gateway {
                 server?.armTimers(nextDue: timers.nextDue())
             case .cancel(let timer):
                 timers.cancel(timer, in: entry.room.name)
-            case .disconnect(let member, let reason):
+            case .closeConnection(let member, let reason):
                 guard let connection = entry.connections[member] else { continue }
                 entry.unbind(member)
                 connection.member = nil

@@ -41,7 +41,8 @@ extension Gateway {
             case .measured(let roundTrip):
                 metrics.roundTrip.observe(seconds: roundTrip.seconds)
                 guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { continue }
-                entry.room.measured(roundTrip: ServerInterval(milliseconds: roundTrip.roundedUpMilliseconds), for: member)
+                let measured = ServerInterval(milliseconds: roundTrip.roundedUpMilliseconds)
+                run(entry.room.roundTripMeasured(measured, for: member, now: ServerClock.now()), in: entry)
             case .drop(let cause):
                 metrics.dropped[cause.rawValue, default: 0] += 1
                 server?.drop(connection)

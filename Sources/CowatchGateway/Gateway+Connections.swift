@@ -57,7 +57,7 @@ extension Gateway {
         }
         let connect = ConnectRequest(name: request.name, player: request.player, join: request.join,
                                      resume: request.resume, newToken: Self.newToken())
-        switch entry.room.connect(connect, now: now) {
+        switch entry.room.connectionOpened(connect, now: now) {
         case .accepted(let member, let actions):
             if let previous = entry.connections[member], previous !== connection {
                 // The same member reconnected before its old connection was noticed gone.
@@ -100,7 +100,7 @@ extension Gateway {
               entry.connections[member] === connection else { return }
         entry.unbind(member)
         connection.member = nil
-        run(entry.room.disconnect(member, now: ServerClock.now()), in: entry)
+        run(entry.room.connectionClosed(member, now: ServerClock.now()), in: entry)
     }
 
     /// A piece of a message arrived; a whole one is handled.

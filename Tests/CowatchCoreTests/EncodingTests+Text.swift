@@ -145,7 +145,7 @@ struct RoomEncodingTests {
     @Test("connecting sends welcome then the state: no session, item null")
     func connect() throws {
         var room = Room(name: RoomName("lobby")!, now: Self.t0)
-        guard case .accepted(let id, let actions) = room.connect(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
+        guard case .accepted(let id, let actions) = room.connectionOpened(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
         else {
             Issue.record("alice was refused")
             return
@@ -167,7 +167,7 @@ struct RoomEncodingTests {
     @Test("/watch, /play now, /pause: JSON state and the notice * alice paused at 0:12:03")
     func watchPlayPause() throws {
         var room = Room(name: RoomName("lobby")!, now: Self.t0)
-        guard case .accepted(let alice, _) = room.connect(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
+        guard case .accepted(let alice, _) = room.connectionOpened(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
         else {
             Issue.record("alice was refused")
             return
@@ -201,7 +201,7 @@ struct RoomEncodingTests {
     @Test("/time answers the sender with its value and the server's time")
     func time() throws {
         var room = Room(name: RoomName("lobby")!, now: Self.t0)
-        guard case .accepted(let alice, _) = room.connect(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
+        guard case .accepted(let alice, _) = room.connectionOpened(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
         else {
             Issue.record("alice was refused")
             return

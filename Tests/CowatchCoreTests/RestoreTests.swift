@@ -72,7 +72,7 @@ struct RestoreTests {
         let (before, snapshot, members, chat) = Self.playingRoom()
         var (room, _, now) = Self.restore(snapshot, members, chat, downFor: 1_000)
         let token = members.first { $0.name.text == "alice" }?.resumeToken
-        let outcome = room.connect(ConnectRequest(name: "someone", resume: token, newToken: "fresh"), now: now)
+        let outcome = room.connectionOpened(ConnectRequest(name: "someone", resume: token, newToken: "fresh"), now: now)
         guard case .accepted(let id, let actions) = outcome else {
             Issue.record("refused")
             return
@@ -93,7 +93,7 @@ struct RestoreTests {
     func idsStayUnique() {
         let (_, snapshot, members, chat) = Self.playingRoom()
         var (room, _, now) = Self.restore(snapshot, members, chat, downFor: 1_000)
-        guard case .accepted(let id, _) = room.connect(ConnectRequest(name: "carol", newToken: "t"), now: now) else {
+        guard case .accepted(let id, _) = room.connectionOpened(ConnectRequest(name: "carol", newToken: "t"), now: now) else {
             Issue.record("refused")
             return
         }

@@ -71,7 +71,7 @@ struct RuleTimeTests {
         room.say("alice", "/seek 20")
         #expect(!room.isArmed(first))
         let before = room.state
-        let actions = room.room.timerFired(first, now: room.now.advanced(by: ServerInterval(milliseconds: 5000)))
+        let actions = room.fireStale(first, inMilliseconds: 5000)
         #expect(actions.isEmpty)
         #expect(room.room.state == before)
     }

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchCoreChecks
 import SlashCommands
 
 /// A room driven like the gateway drives it, with a manual clock and named
@@ -10,28 +11,29 @@ import SlashCommands
 ///     room.say("alice", "/play")
 ///     #expect(room.playback.status == .waiting)
 ///
-/// Lines are parsed with the real `LineParser`; a parse error is delivered to the
-/// sender as the gateway would. Broadcasts are delivered to every connected
-/// member's inbox, timers fire when `advance` passes them.
+/// The room's actions are carried out by `RoomHost` (Sources/CowatchCoreChecks),
+/// as for the randomized test: lines are parsed with the real `LineParser` and a
+/// parse error goes to the sender; broadcasts reach every connected member's inbox;
+/// timers fire when `advance` passes them.
 struct Scenario {
-    var room: Room
-    private(set) var now: ServerInstant
+    private(set) var host: RoomHost
     private(set) var ids: [String: MemberID] = [:]
     /// The actions of the last input.
     private(set) var last: [RoomAction] = []
     /// Every event each member received, in order.
     private(set) var inbox: [MemberID: [RoomEvent]] = [:]
-    /// Armed timers and when they are due.
-    private(set) var timers: [RoomTimer: ServerInstant] = [:]
-    private(set) var connected: Set<MemberID> = []
     private(set) var tokens: [String: String] = [:]
-    private var tokenNumber = 0
-    let parser = LineParser()
+    /// Each name's latest connection, as the host knows it.
+    private var connectionOf: [String: Int] = [:]
+    private var connectionNumber = 0
 
     init(configuration: RoomConfiguration = RoomConfiguration(), startingAt milliseconds: Int64 = 1_700_000_000_000) {
-        now = ServerInstant(milliseconds: milliseconds)
-        room = Room(name: RoomName("lobby")!, configuration: configuration, now: now)
+        let now = ServerInstant(milliseconds: milliseconds)
+        host = RoomHost(Room(name: RoomName("lobby")!, configuration: configuration, now: now), now: now)
     }
+
+    var room: Room { host.room }
+    var now: ServerInstant { host.now }
 
     // MARK: - Inputs
 
@@ -40,16 +42,16 @@ struct Scenario {
     @discardableResult
     mutating func connect(_ name: String, player: Bool = false, join: Bool = true,
                           resume: String? = nil, displayName: String? = nil) -> MemberID? {
-        tokenNumber += 1
-        let token = "token-\(tokenNumber)"
+        connectionNumber += 1
         let request = ConnectRequest(name: displayName ?? name, player: player, join: join,
-                                     resume: resume, newToken: token)
-        switch room.connect(request, now: now) {
+                                     resume: resume, newToken: "token-\(connectionNumber)")
+        let (result, outcome) = host.open(connectionNumber, request)
+        switch result {
         case .accepted(let id, let actions):
             ids[name] = id
-            connected.insert(id)
+            connectionOf[name] = connectionNumber
             if case .welcome(let welcome)? = actions.firstEvent(to: id) { tokens[name] = welcome.resume }
-            apply(actions)
+            record(outcome)
             return id
         case .refused(let error):
             last = [.send(.error(error), to: MemberID("refused"))]
@@ -59,19 +61,13 @@ struct Scenario {
 
     /// Sends one line of text from a member, as typed.
     mutating func say(_ name: String, _ text: String) {
-        let id = self.id(name)
-        switch parser.parse(text) {
-        case .success(let line):
-            apply(room.receive(line, from: id, now: now))
-        case .failure(let error):
-            apply([.send(.error(error), to: id)])
-        }
+        record(host.say(text, from: id(name)).outcome)
     }
 
     mutating func disconnect(_ name: String) {
-        let id = self.id(name)
-        connected.remove(id)
-        apply(room.disconnect(id, now: now))
+        _ = id(name)
+        guard let connection = connectionOf[name] else { return }
+        record(host.close(connection))
     }
 
     /// Reconnects a member with the resume token it was welcomed with.
@@ -81,7 +77,7 @@ struct Scenario {
     }
 
     mutating func measure(_ name: String, roundTrip milliseconds: Int64) {
-        room.measured(roundTrip: ServerInterval(milliseconds: milliseconds), for: id(name))
+        record(host.measured(roundTrip: ServerInterval(milliseconds: milliseconds), for: id(name)))
     }
 
     /// Moves the clock forward, firing every timer that comes due on the way, in
@@ -89,14 +85,11 @@ struct Scenario {
     mutating func advance(milliseconds: Int64) {
         let target = now.advanced(by: ServerInterval(milliseconds: milliseconds))
         var collected: [RoomAction] = []
-        while let (timer, due) = timers.filter({ $0.value <= target }).min(by: { $0.value < $1.value }) {
-            timers[timer] = nil
-            now = Swift.max(now, due)
-            let actions = room.timerFired(timer, now: now)
-            deliver(actions)
-            collected += actions
+        while let (_, _, outcome) = host.fireNextTimer(dueBy: target) {
+            deliver(outcome)
+            collected += outcome.actions
         }
-        now = target
+        host.setClock(target)
         last = collected
     }
 
@@ -104,33 +97,26 @@ struct Scenario {
         advance(milliseconds: Int64((seconds * 1000).rounded()))
     }
 
+    /// A timer that was cancelled or has fired fires (again) `milliseconds` from
+    /// now, without moving the clock: the actions it gave.
+    mutating func fireStale(_ timer: RoomTimer, inMilliseconds milliseconds: Int64) -> [RoomAction] {
+        let outcome = host.fireAgain(timer, at: now.advanced(by: ServerInterval(milliseconds: milliseconds)))
+        record(outcome)
+        return outcome.actions
+    }
+
     /// Every member says `/ready` for the current seq.
     mutating func allReady(_ names: String...) {
         for name in names { say(name, "/ready \(room.state.seq)") }
     }
 
-    private mutating func apply(_ actions: [RoomAction]) {
-        last = actions
-        deliver(actions)
+    private mutating func record(_ outcome: RoomHost.Outcome) {
+        last = outcome.actions
+        deliver(outcome)
     }
 
-    private mutating func deliver(_ actions: [RoomAction]) {
-        for action in actions {
-            switch action {
-            case .broadcast(let event, let except):
-                for id in connected where id != except { inbox[id, default: []].append(event) }
-            case .send(let event, let id):
-                if connected.contains(id) { inbox[id, default: []].append(event) }
-            case .schedule(let timer, let due):
-                timers[timer] = due
-            case .cancel(let timer):
-                timers[timer] = nil
-            case .disconnect(let id, _):
-                connected.remove(id)
-            case .persist, .persistMember, .forgetMember, .persistChat:
-                break
-            }
-        }
+    private mutating func deliver(_ outcome: RoomHost.Outcome) {
+        for delivery in outcome.deliveries { inbox[delivery.member, default: []].append(delivery.event) }
     }
 
     // MARK: - What happened
@@ -166,7 +152,7 @@ struct Scenario {
         return last.compactMap { action in
             switch action {
             case .send(let event, let to) where to == id: event
-            case .broadcast(let event, let except) where except != id && connected.contains(id): event
+            case .broadcast(let event, let except) where except != id && host.isConnected(id): event
             default: nil
             }
         }
@@ -182,9 +168,9 @@ struct Scenario {
         last.compactMap { if case .broadcast(.participant(let p, let change), _) = $0 { (p, change) } else { nil } }
     }
 
-    func isArmed(_ timer: RoomTimer) -> Bool { timers[timer] != nil }
+    func isArmed(_ timer: RoomTimer) -> Bool { host.isArmed(timer) }
     var armedWaitLimits: [RoomTimer] {
-        timers.keys.filter { if case .waitLimit = $0 { true } else { false } }
+        host.timers.map(\.timer).filter { if case .waitLimit = $0 { true } else { false } }
     }
 }
 
@@ -293,7 +279,7 @@ extension Scenario {
 
     /// Connections the last input asked the gateway to close.
     var disconnections: [MemberID] {
-        last.compactMap { if case .disconnect(let id, _) = $0 { id } else { nil } }
+        last.compactMap { if case .closeConnection(let id, _) = $0 { id } else { nil } }
     }
 
     /// Timers the last input scheduled, with their instants.
@@ -316,6 +302,6 @@ extension Scenario {
     }
 
     var armedCatchupEnds: [RoomTimer] {
-        timers.keys.filter { if case .catchupEnds = $0 { true } else { false } }
+        host.timers.map(\.timer).filter { if case .catchupEnds = $0 { true } else { false } }
     }
 }
