@@ -6,9 +6,11 @@ import Testing
 
 /// Property tests: thousands of random sessions (3 to 8 members, players and not,
 /// hosts, `join=0`, reconnects, measured round trips, timers) with every rule of
-/// the coordinator checked after every step. The generator is in
-/// `Support/RandomSessions.swift`; the gateway simulation and the invariants are in
-/// the CowatchCoreChecks module, which the room fuzzer shares.
+/// the coordinator checked after every step. The generator, the runs and the hang
+/// and trap reports are in `Support/` (`RandomSessionGenerator.swift`,
+/// `RandomRoomRun.swift`, `RandomRunMonitor.swift`, `CrashBreadcrumbs.swift`); the
+/// host that carries out the room's actions, the driver and the invariants are in
+/// the CowatchCoreChecks module, which the scenario tests and the room fuzzer share.
 ///
 /// Deterministic: each case runs sequences derived from a fixed base seed. A
 /// broken invariant reports the sequence seed, the input being handled, and a
