@@ -23,6 +23,7 @@ final class BenchRoom: @unchecked Sendable {
 
     let memberCount: Int
     let encoding: ClientEncoding
+    let reading: FrameReading
     weak var generator: LoadGenerator?
 
     private let lock = NSLock()
@@ -55,9 +56,10 @@ final class BenchRoom: @unchecked Sendable {
     private var framesAtCompletion = 0
     private var refusalsAtStart = 0
 
-    init(members: Int, encoding: ClientEncoding) {
+    init(members: Int, encoding: ClientEncoding, reading: FrameReading) {
         self.memberCount = members
         self.encoding = encoding
+        self.reading = reading
         connections = Array(repeating: nil, count: members)
         stateCount = Array(repeating: 0, count: members)
         memberCommand = Array(repeating: -1, count: members)
@@ -126,8 +128,8 @@ final class BenchRoom: @unchecked Sendable {
     }
 
     func received(_ text: String, from member: Int) {
-        let seq = StateFrameScanner.stateSeq(text, encoding: encoding)
-        if seq == nil && member == 0 && StateFrameScanner.isError(text, encoding: encoding) {
+        let (seq, isError) = reading.read(text, encoding: encoding, needError: member == 0)
+        if isError {
             lock.withLock { refusals += 1 }
             generator?.commandRefused()
         }

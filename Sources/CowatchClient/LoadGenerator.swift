@@ -23,10 +23,10 @@ public final class LoadGenerator: @unchecked Sendable {
         for _ in 0..<plan.contexts { contexts.append(try WebSocketClients()) }
         self.contexts = contexts
         var rooms: [BenchRoom] = []
-        for _ in 0..<plan.rooms { rooms.append(BenchRoom(members: plan.members, encoding: plan.encoding)) }
+        for _ in 0..<plan.rooms { rooms.append(BenchRoom(members: plan.members, encoding: plan.encoding, reading: plan.frameReading)) }
         for index in 0..<plan.idleRooms {
             let size = min(plan.idleRoomSize, plan.idleConnections - index * plan.idleRoomSize)
-            rooms.append(BenchRoom(members: size, encoding: plan.encoding))
+            rooms.append(BenchRoom(members: size, encoding: plan.encoding, reading: plan.frameReading))
         }
         self.rooms = rooms
         for room in rooms { room.generator = self }

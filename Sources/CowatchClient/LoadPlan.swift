@@ -27,6 +27,8 @@ public struct LoadPlan: Sendable {
     public var idleConnections: Int
     public var idleRoomSize: Int
     public var encoding: ClientEncoding
+    /// How frames are read (a byte scan unless measuring the decoder).
+    public var frameReading: FrameReading = .scan
     /// Connections per libwebsockets client context (one service thread each).
     /// Each wake-up of a context polls all its connections, so a context per
     /// room or a few rooms keeps the generator's own cost low.

@@ -1,7 +1,10 @@
 /// Reads just enough of a server frame for the load generator: whether it is a
 /// `state` and its `seq`, or an `error`. A byte scan rather than a JSON decode,
 /// because the generator shares the machine with the server it measures and
-/// sees every frame of every member.
+/// sees every frame of every member: measured with `--frame-reading decode`, a
+/// `JSONDecoder` doubles the generator's cost per delivery (12 to 23 µs) and
+/// halves the throughput it can measure (docs/benchmarks.md, "Reading frames in
+/// the load generator").
 enum StateFrameScanner {
     /// The `seq` of a `state` event, or nil for any other frame. In the text
     /// encoding, where states carry no number, every state line counts as 0.

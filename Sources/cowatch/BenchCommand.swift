@@ -100,6 +100,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Subprotocol: json or text.")
     var encoding = "json"
 
+    @Option(help: "How the generator reads each frame: scan (a byte scan for type and seq) or decode (JSONDecoder; json only). See docs/benchmarks.md.")
+    var frameReading = "scan"
+
     @Option(help: "Connections per client context (each context has its own service thread and polls all its connections on every wake-up); 0 puts all on one.")
     var connectionsPerClientContext = 0
 
@@ -156,6 +159,7 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("--interval and --duration go with --schedule together or spread")
         }
         guard ClientEncoding.named(encoding) != nil else { throw ValidationError("--encoding is json or text") }
+        guard FrameReading(rawValue: frameReading) != nil else { throw ValidationError("--frame-reading is scan or decode") }
         guard connectionsPerClientContext >= 0, idleConnectionsPerClientContext >= 0, connectWindow >= 1, connectRate >= 0 else {
             throw ValidationError("--connections-per-client-context must be 0 or more, --connect-window at least 1")
         }
@@ -180,10 +184,11 @@ struct BenchCommand: ParsableCommand {
         let idlePerContext = idleConnectionsPerClientContext > 0 ? idleConnectionsPerClientContext
             : connectionsPerClientContext > 0 ? connectionsPerClientContext : idleConnections
         let prefix = roomPrefix ?? "bench-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))-"
-        let plan = LoadPlan(server: server, rooms: rooms, members: members, rounds: measuredRounds, warmupRounds: warmupRounds,
+        var plan = LoadPlan(server: server, rooms: rooms, members: members, rounds: measuredRounds, warmupRounds: warmupRounds,
                             schedule: planSchedule, idleConnections: idleConnections, idleRoomSize: idleRoomSize,
                             encoding: encoding, connectionsPerContext: perContext, idleConnectionsPerContext: idlePerContext,
                             connectWindow: connectWindow, connectRate: connectRate, roomPrefix: prefix)
+        plan.frameReading = FrameReading(rawValue: frameReading) ?? .scan
         // One descriptor per connection, plus stdio and each context's wake-up pipe.
         let needed = rlim_t(connections + 16 + 4 * plan.contexts)
         let limit = FileLimit.raise(toAtLeast: needed)
@@ -194,7 +199,8 @@ struct BenchCommand: ParsableCommand {
         }
         Output.line("bench: \(rooms) room(s) x \(members) member(s)"
             + (idleConnections > 0 ? " + \(idleConnections) idle in \(plan.idleRooms) room(s)" : "")
-            + " = \(connections) connections, \(encoding.short), \(plan.contexts) client context(s), " + describe(plan))
+            + " = \(connections) connections, \(encoding.short), \(plan.contexts) client context(s), "
+            + "frames read by \(plan.frameReading.rawValue), " + describe(plan))
 
         let rssBefore = serverPid.flatMap(ProcessStats.residentKiB)
         let generator = try LoadGenerator(plan: plan)
