@@ -315,7 +315,7 @@ package struct ConnectionState {
         lastHeard = now
         guard let sentAt = pingSentAt else { return [] }
         pingSentAt = nil
-        return [.measured(roundTrip: now - sentAt)]
+        return [.reportRoundTrip(now - sentAt)]
     }
 
     /// Called periodically: deadlines, idleness, a connection stuck behind, pings.
@@ -403,8 +403,8 @@ package enum ConnectionAction: Equatable {
     case close(ConnectionState.CloseFrame)
     /// The outbox overflowed: these frames were dropped; queue the latest state.
     case resynchronize(dropped: [OutboundFrame])
-    /// A ping's round trip, for the start lead of the member's room.
-    case measured(roundTrip: MonotonicDuration)
+    /// Tell the member's room this ping's round trip (for the lead of its starts).
+    case reportRoundTrip(MonotonicDuration)
     /// Close the socket now, without a close frame.
     case drop(DropCause)
     /// Our close frame went out and no answer came: close the socket.
@@ -422,7 +422,7 @@ package enum ConnectionAction: Equatable {
             true
         case (.close(let a), .close(let b)): a == b
         case (.resynchronize(let a), .resynchronize(let b)): a.count == b.count && zip(a, b).allSatisfy { $0 === $1 }
-        case (.measured(let a), .measured(let b)): a == b
+        case (.reportRoundTrip(let a), .reportRoundTrip(let b)): a == b
         case (.drop(let a), .drop(let b)): a == b
         default: false
         }

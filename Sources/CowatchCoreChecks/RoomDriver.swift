@@ -87,7 +87,7 @@ public struct RoomDriver {
         case .measure(let slot, let milliseconds):
             guard slots.indices.contains(slot), let id = slots[slot].id else { return }
             input = .measure(slot: slot, id: id, milliseconds: milliseconds)
-            observe(host.measured(roundTrip: ServerInterval(milliseconds: milliseconds), for: id))
+            observe(host.roundTripMeasured(ServerInterval(milliseconds: milliseconds), for: id))
             checkAfterInput()
         case .advance(let milliseconds, let lateness):
             advance(by: milliseconds, lateness: lateness)

@@ -101,7 +101,7 @@ public struct RoomHost {
         }
     }
 
-    public mutating func measured(roundTrip: ServerInterval, for member: MemberID) -> Outcome {
+    public mutating func roundTripMeasured(_ roundTrip: ServerInterval, for member: MemberID) -> Outcome {
         carryOut(room.roundTripMeasured(roundTrip, for: member, now: now))
     }
 

@@ -38,7 +38,7 @@ extension Gateway {
                 guard let name = connection.room, let entry = rooms[name] else { continue }
                 let frames = frames(for: .state(entry.room.state), encoding: connection.encoding, now: now)
                 perform(connection.state.enqueueResynchronization(frames), on: connection)
-            case .measured(let roundTrip):
+            case .reportRoundTrip(let roundTrip):
                 metrics.roundTrip.observe(seconds: roundTrip.seconds)
                 guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { continue }
                 let measured = ServerInterval(milliseconds: roundTrip.roundedUpMilliseconds)

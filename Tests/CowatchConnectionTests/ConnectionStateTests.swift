@@ -335,7 +335,7 @@ struct ConnectionLivenessTests {
         wire.advance(seconds: 10)
         #expect(wire.tick() == [.requestWrite])
         wire.advance(seconds: 0.025)
-        #expect(wire.state.ponged(now: wire.now) == [.measured(roundTrip: .milliseconds(25))])
+        #expect(wire.state.ponged(now: wire.now) == [.reportRoundTrip(.milliseconds(25))])
     }
 
     @Test("one ping in flight at a time: an unanswered ping is not followed by another")

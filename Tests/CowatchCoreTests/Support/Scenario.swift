@@ -77,7 +77,7 @@ struct Scenario {
     }
 
     mutating func measure(_ name: String, roundTrip milliseconds: Int64) {
-        record(host.measured(roundTrip: ServerInterval(milliseconds: milliseconds), for: id(name)))
+        record(host.roundTripMeasured(ServerInterval(milliseconds: milliseconds), for: id(name)))
     }
 
     /// Moves the clock forward, firing every timer that comes due on the way, in
