@@ -184,6 +184,15 @@ if timed_out:
 if not server_alive:
     w("**The server died during the run.**")
     w("")
+def case_table(shown, rows, unexplained_text):
+    """A table of cases: id, the `shown` column, what the case does, what Autobahn
+    saw, whose behaviour it is and the explanation."""
+    w("| case | %s | what the case does | Autobahn saw | whose | explanation |" % shown)
+    w("|---|---|---|---|---|---|")
+    for case_id, value, d, whose, text in rows:
+        w("| %s | %s | %s | %s | %s | %s |" % (case_id, value, cell(d.get("description")), saw(d, True),
+                                              WHOSE.get(whose, "?"), once(case_id, text) or unexplained_text))
+
 w("## Cases that did not pass")
 w("")
 if not problems:
@@ -191,12 +200,7 @@ if not problems:
 else:
     w("\"Autobahn saw\" is the case report's own text.")
     w("")
-    w("| case | behaviour | what the case does | Autobahn saw | whose | explanation |")
-    w("|---|---|---|---|---|---|")
-    for case_id, behaviour, close, d, whose, text in problems:
-        w("| %s | %s | %s | %s | %s | %s |" % (case_id, behaviour, cell(d.get("description")),
-                                              saw(d, True), WHOSE.get(whose, "?"),
-                                              once(case_id, text) or "**not explained**"))
+    case_table("behaviour", [(row[0], row[1]) + row[3:] for row in problems], "**not explained**")
 w("")
 w("## Closing behaviour")
 w("")
@@ -206,11 +210,7 @@ else:
     w("Cases that passed but whose closing handshake was not the one Autobahn")
     w("prefers (Autobahn reports this apart and still counts the case as passed).")
     w("")
-    w("| case | close | what the case does | Autobahn saw | whose | explanation |")
-    w("|---|---|---|---|---|---|")
-    for case_id, behaviour, close, d, whose, text in close_notes:
-        w("| %s | %s | %s | %s | %s | %s |" % (case_id, close, cell(d.get("description")),
-                                              saw(d, True), WHOSE.get(whose, "?"), once(case_id, text) or "not explained"))
+    case_table("close", [(row[0], row[2]) + row[3:] for row in close_notes], "not explained")
 w("")
 w("## Why one client per server")
 w("")
