@@ -76,7 +76,7 @@ let package = Package(
             ]
         ),
         // `cowatch serve`'s settings: flags, COWATCH_* environment and config file.
-        .target(name: "CowatchSettings", dependencies: ["CowatchGateway", "CowatchCore"]),
+        .target(name: "CowatchSettings", dependencies: ["CowatchGateway", "CowatchCore", "SlashCommands"]),
         // WebSocket clients on the libwebsockets client role: `cowatch connect`,
         // `cowatch bench` and the integration tests.
         .target(

@@ -12,6 +12,7 @@ public enum JSONEventEncoding {
                 json.key("room"); json.string(welcome.room.rawValue)
                 json.key("serverTime"); json.integer(welcome.serverTime.milliseconds)
                 json.key("resume"); json.string(welcome.resume)
+                if let key = welcome.ownerKey { json.key("ownerKey"); json.string(key) }
                 json.key("participants"); json.array(welcome.participants) { participant($1, into: &$0) }
                 json.key("chat"); json.array(welcome.chat) { json, line in json.object { chatMembers(line, into: &$0) } }
             case .state(let state):
@@ -99,6 +100,8 @@ public enum JSONEventEncoding {
             json.key("suspensions"); json.array(member.suspensions) { $0.string($1.rawValue) }
             json.key("autoplay"); json.bool(member.autoplay)
             json.key("connected"); json.bool(member.connected)
+            json.key("owner"); json.bool(member.owner)
+            json.key("muted"); json.bool(member.muted)
         }
     }
 
@@ -133,6 +136,19 @@ public enum JSONEventEncoding {
             json.key("queue"); json.array(items) { queueItem($1, into: &$0) }
         case .policy(let value):
             json.key("policy"); policy(value, into: &json)
+        case .bans(let bans, _):
+            json.key("bans")
+            json.array(bans) { json, ban in
+                json.object { json in
+                    json.key("number"); json.integer(ban.number)
+                    json.key("kind"); json.string(ban.kind.rawValue)
+                    json.key("name"); json.string(ban.name.text)
+                    json.key("until"); if let until = ban.until { json.integer(until.milliseconds) } else { json.null() }
+                    json.key("reason"); json.string(ban.reason)
+                    json.key("by"); json.string(ban.by.text)
+                    json.key("address"); json.bool(ban.address != nil)
+                }
+            }
         }
         // The same words a text client sees, for clients that just print replies.
         json.key("text"); json.string(TextEventEncoding.lines(.reply(reply)).joined(separator: "\n"))
@@ -156,6 +172,8 @@ extension ParticipantChange {
         case .suspended: "suspended"
         case .resumed: "resumed"
         case .stalled: "buffering"
+        case .muted: "muted"
+        case .unmuted: "unmuted"
         }
     }
 }

@@ -10,13 +10,19 @@ public enum TextEventEncoding {
             return [
                 "* welcome to \(welcome.room), \(welcome.you.name) (\(welcome.you.role.rawValue)); \(welcome.participants.count) here: \(names)",
                 "* to come back as yourself, reconnect with ?resume=\(welcome.resume)",
-            ] + welcome.chat.suffix(recentChatLines).flatMap { lines(.chat($0)) }
+            ] + (welcome.ownerKey.map { key in
+                ["* you created this room: your owner key is \(key) (shown once; ?owner=\(key) makes you its owner again from any device)"]
+            } ?? []) + welcome.chat.suffix(recentChatLines).flatMap { lines(.chat($0)) }
         case .state(let state):
             return [stateLine(state)]
         case .participant(let member, let change):
             return [participantLine(member, change)]
         case .participantLeft(_, let name, let reason):
-            return [reason == .kicked ? "- \(name) was kicked" : "- \(name) left"]
+            switch reason {
+            case .left: return ["- \(name) left"]
+            case .kicked: return ["- \(name) was kicked"]
+            case .banned: return ["- \(name) was banned"]
+            }
         case .chat(let line):
             return [line.me ? "* \(line.name) \(line.text)" : "<\(line.name)> \(line.text)"]
         case .notice(let notice):
@@ -68,6 +74,8 @@ public enum TextEventEncoding {
             if member.suspensions.isEmpty { return "* \(name) rejoined the group" }
             return "* \(name) is still suspended (\(member.suspensions.map(\.rawValue).joined(separator: ", ")))"
         case .stalled: return "* \(name) is buffering"
+        case .muted: return "* \(name) is muted"
+        case .unmuted: return "* \(name) may talk again"
         }
     }
 
@@ -86,13 +94,22 @@ public enum TextEventEncoding {
         case .queue(let items):
             guard !items.isEmpty else { return ["= the queue is empty"] }
             return ["= queue:"] + items.enumerated().map { "=   \($0 + 1). \"\($1.title)\" \($1.url)" }
+        case .bans(let bans, let now):
+            guard !bans.isEmpty else { return ["= nobody is banned or kept out"] }
+            return ["= kept out:"] + bans.map { ban in
+                let kind = ban.kind == .kick ? "kicked" : "banned"
+                let until = ban.until.map { "for " + Room.duration($0.interval(since: now)) } ?? "until /unban"
+                let reason = ban.reason.map { " (\($0))" } ?? ""
+                return "=   #\(ban.number) \(ban.name): \(kind) by \(ban.by) \(until)\(reason)"
+            }
         case .policy(let policy):
             return ["= policy: control \(policy.control.rawValue), stall \(policy.stall.rawValue), wait \(NumberText.decimal(policy.wait.seconds, places: 1)) s"]
         }
     }
 
     static func describe(_ member: Participant) -> String {
-        var parts = [member.role.rawValue]
+        var parts = [member.owner ? "owner, host" : member.role.rawValue]
+        if member.muted { parts.append("muted") }
         parts.append(member.joined ? "in session" : "not in session")
         if member.player { parts.append(member.ready ? "player, ready" : "player") }
         if !member.suspensions.isEmpty {

@@ -60,6 +60,9 @@ public struct Cause: Hashable, Sendable, RawRepresentable, CustomStringConvertib
     public static let op = Cause(rawValue: "op")
     public static let deop = Cause(rawValue: "deop")
     public static let kick = Cause(rawValue: "kick")
+    public static let ban = Cause(rawValue: "ban")
+    public static let mute = Cause(rawValue: "mute")
+    public static let slow = Cause(rawValue: "slow")
     public static let host = Cause(rawValue: "host")
     public static let restore = Cause(rawValue: "restore")
 }

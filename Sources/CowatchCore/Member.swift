@@ -16,6 +16,16 @@ public struct Member: Hashable, Sendable {
     public internal(set) var joinsNewSessions: Bool
     public internal(set) var player: Bool
     public internal(set) var autoplay: Bool
+    /// Holds the room's owner key: a host no other host can deop, kick, ban or mute.
+    public internal(set) var owner: Bool = false
+    /// Muted by a host: its chat and commands are refused, its player reports still count.
+    public internal(set) var muted: Bool = false
+    /// SHA-256 (hex) of the device identity the client presented (`device=`), for bans.
+    var deviceDigest: String?
+    /// When its last chat line was accepted, for slow mode.
+    var lastChat: ServerInstant?
+    /// The address of its latest connection (not kept across restarts), for bans.
+    var address: String?
     /// Active suspension reasons, oldest first; suspended while any remain.
     public internal(set) var suspensions: [SuspensionReason]
     /// The highest state seq this player reported ready for, or -1.
@@ -41,7 +51,7 @@ public struct Member: Hashable, Sendable {
     public var record: MemberRecord {
         MemberRecord(id: id, name: name, role: role, joined: joined, joinsNewSessions: joinsNewSessions,
                      player: player, autoplay: autoplay, suspensions: suspensions, arrival: arrival,
-                     resumeToken: resumeToken)
+                     resumeToken: resumeToken, owner: owner, muted: muted, deviceDigest: deviceDigest)
     }
 }
 
@@ -57,6 +67,9 @@ public struct Participant: Hashable, Sendable {
     public var suspensions: [SuspensionReason]
     public var autoplay: Bool
     public var connected: Bool
+    /// Holds the owner key (a host above the other hosts).
+    public var owner: Bool
+    public var muted: Bool
 }
 
 /// What changed about a participant, so the text encoding can say it in words.
@@ -74,4 +87,6 @@ public enum ParticipantChange: Hashable, Sendable {
     case suspended(SuspensionReason)
     case resumed(SuspensionReason?)
     case stalled
+    case muted
+    case unmuted
 }

@@ -2,7 +2,7 @@ import SlashCommands
 
 extension Room {
     mutating func chat(_ text: String, me: Bool, from id: MemberID, now: ServerInstant) {
-        guard let member = members[id] else { return }
+        guard allowedBySlowMode(id, now: now), let member = members[id] else { return }
         let line = ChatLine(from: id, name: member.name, text: text, at: now, me: me)
         actions.append(.broadcast(.chat(line)))
         actions.append(.persistChat(line))

@@ -11,13 +11,27 @@ public struct ConnectRequest: Hashable, Sendable {
     public var resume: String?
     /// A fresh unguessable token the gateway made, used when this is a new member.
     public var newToken: String
+    /// The room's owner key, presented (`owner=`).
+    public var ownerKey: String?
+    /// A fresh unguessable key the gateway made, that becomes the room's owner key
+    /// when this connection creates the room; nil: the room gets no owner.
+    public var newOwnerKey: String?
+    /// An identity the client keeps across names and sessions (`device=`), for bans.
+    public var device: String?
+    /// The client's address, for bans.
+    public var address: String?
 
-    public init(name: String? = nil, player: Bool = false, join: Bool = true, resume: String? = nil, newToken: String) {
+    public init(name: String? = nil, player: Bool = false, join: Bool = true, resume: String? = nil, newToken: String,
+                ownerKey: String? = nil, newOwnerKey: String? = nil, device: String? = nil, address: String? = nil) {
         self.name = name
         self.player = player
         self.join = join
         self.resume = resume
         self.newToken = newToken
+        self.ownerKey = ownerKey
+        self.newOwnerKey = newOwnerKey
+        self.device = device
+        self.address = address
     }
 }
 
@@ -28,18 +42,22 @@ public enum ConnectOutcome: Hashable, Sendable {
 
 extension Room {
     /// A connection opened. A valid `resume` token restores that member (the room
-    /// sees a participant change, not a new member); otherwise a member arrives.
+    /// sees a participant change, not a new member); otherwise a member arrives,
+    /// unless a ban or a kick's cooldown keeps it out. The owner key makes its
+    /// holder the owner and lets it past bans.
     public mutating func connectionOpened(_ request: ConnectRequest, now: ServerInstant) -> ConnectOutcome {
+        let owner = presentsOwnerKey(request)
         if let token = request.resume, let id = tokenIndex[token], members[id] != nil {
-            return .accepted(id, collect(now: now) { $0.reconnect(id, request: request, now: now) })
+            return .accepted(id, collect(now: now) { $0.reconnect(id, request: request, owner: owner, now: now) })
         }
+        if !owner, let refusal = banRefusal(request, now: now) { return .refused(refusal) }
         guard members.count < configuration.maximumMembers else {
             return .refused(CommandError(.roomFull, command: nil,
                                          message: "room \(name) is full (\(configuration.maximumMembers) members)"))
         }
         let id = MemberID("m\(nextMemberNumber)")
         nextMemberNumber += 1
-        return .accepted(id, collect(now: now) { $0.arrive(id, request: request, now: now) })
+        return .accepted(id, collect(now: now) { $0.arrive(id, request: request, owner: owner, now: now) })
     }
 
     /// The member's connection closed. Its identity is kept for the resume grace
@@ -67,20 +85,34 @@ extension Room {
         collect(now: now) { $0.modify(id) { $0.roundTrip = roundTrip } }
     }
 
-    mutating func arrive(_ id: MemberID, request: ConnectRequest, now: ServerInstant) {
+    mutating func arrive(_ id: MemberID, request: ConnectRequest, owner presentsKey: Bool, now: ServerInstant) {
         let name = uniqueName(request.name.flatMap { DisplayName($0) } ?? .guest, for: id)
-        let member = Member(
-            id: id, name: name, role: hostCount == 0 ? .host : .member,
+        // The first member of a room without an owner founds it and gets the key.
+        var ownerKey: String?
+        if members.isEmpty, protection.ownerKeyDigest == nil, let key = request.newOwnerKey {
+            protection.ownerKeyDigest = SHA256.hex(key)
+            ownerKey = key
+        }
+        let owner = presentsKey || ownerKey != nil
+        // A room with an owner waits for it (or its hosts) rather than handing host
+        // rights to whoever comes into it.
+        let host = owner || (hostCount == 0 && protection.ownerKeyDigest == nil)
+        visited()
+        var member = Member(
+            id: id, name: name, role: host ? .host : .member,
             joined: request.join && (state.session?.isActive ?? false), joinsNewSessions: request.join,
             player: request.player, autoplay: false, suspensions: [], readySeq: -1, connected: true,
             arrival: nextMemberNumber, resumeToken: request.newToken, joinedSeq: state.seq, roundTrip: .zero,
             disconnectSerial: 0, catchupSerial: 0)
+        member.owner = owner
+        member.deviceDigest = request.device.map(SHA256.hex)
+        member.address = request.address
         insertMember(member)
-        welcome(id, now: now)
+        welcome(id, ownerKey: ownerKey, now: now)
         actions.append(.broadcast(.participant(participant(member), change: .arrived), except: id))
     }
 
-    mutating func reconnect(_ id: MemberID, request: ConnectRequest, now: ServerInstant) {
+    mutating func reconnect(_ id: MemberID, request: ConnectRequest, owner: Bool, now: ServerInstant) {
         guard let member = members[id] else { return }
         if !member.connected {
             actions.append(.cancel(.resumeExpires(id, serial: member.disconnectSerial)))
@@ -90,15 +122,21 @@ extension Room {
             // `player=1` on the new URL turns the flag on; without it the member
             // keeps the flag it had, as resuming restores it.
             $0.player = request.player || $0.player
+            if let device = request.device { $0.deviceDigest = SHA256.hex(device) }
+            if let address = request.address { $0.address = address }
+            if owner {
+                $0.owner = true
+                $0.role = .host
+            }
         }
         welcome(id, now: now)
         actions.append(.broadcast(.participant(participant(members[id] ?? member), change: .reconnected), except: id))
     }
 
-    mutating func welcome(_ id: MemberID, now: ServerInstant) {
+    mutating func welcome(_ id: MemberID, ownerKey: String? = nil, now: ServerInstant) {
         guard let member = members[id] else { return }
         let welcome = Welcome(you: participant(member), room: name, serverTime: now,
-                              resume: member.resumeToken, participants: participants, chat: recentChat)
+                              resume: member.resumeToken, ownerKey: ownerKey, participants: participants, chat: recentChat)
         actions.append(.send(.welcome(welcome), to: id))
         handState(to: id)
     }
@@ -115,11 +153,14 @@ extension Room {
         actions.append(.broadcast(.participantLeft(id, name: member.name, reason: reason)))
         if member.role == .host && hostCount == 0 { promoteLongestPresent() }
         coordinationLost(now: now)
+        becameEmpty(now: now)
     }
 
     /// When the last host is gone, the longest-present member (connected ones
-    /// first) becomes host, so a room is never left without moderation.
+    /// first) becomes host, so a room is never left without moderation; unless
+    /// the room has an owner, whose key brings host rights back.
     mutating func promoteLongestPresent() {
+        guard protection.ownerKeyDigest == nil else { return }
         let candidates = members.values
         let successor = candidates.filter(\.connected).min { $0.arrival < $1.arrival }
             ?? candidates.min { $0.arrival < $1.arrival }
@@ -181,6 +222,10 @@ extension Room {
             tell(id, "\(other.name) is not a host")
             return
         }
+        guard !other.owner else {
+            refuse(id, .forbidden, .deop, "/deop: \(other.name) holds the room's owner key and stays a host")
+            return
+        }
         guard hostCount > 1 else {
             refuse(id, .lastHost, .deop, "\(other.name) is the last host; /op someone else first")
             return
@@ -188,18 +233,6 @@ extension Room {
         modify(other.id) { $0.role = .member }
         announce(other.id, .role)
         notify("\(displayName(id)) took host rights from \(other.name)", cause: .deop, by: id)
-    }
-
-    mutating func kick(_ target: String, from id: MemberID, now: ServerInstant) {
-        guard requireHost(id, .kick), let other = requireMember(named: target, from: id, .kick) else { return }
-        guard other.id != id else {
-            refuse(id, .badArguments, .kick, "/kick: you cannot kick yourself; close the connection to leave")
-            return
-        }
-        let kicker = displayName(id)
-        remove(other.id, reason: .kicked, now: now)
-        actions.append(.closeConnection(other.id, reason: "kicked by \(kicker)"))
-        notify("\(other.name) was kicked by \(kicker)", cause: .kick, by: id)
     }
 
     mutating func requireMember(named target: String, from id: MemberID, _ command: CommandName) -> Member? {

@@ -5,7 +5,7 @@ extension Room {
     /// gateway may deliver a line that raced with a kick.
     public mutating func receive(_ line: InputLine, from id: MemberID, now: ServerInstant) -> [RoomAction] {
         collect(now: now) { room in
-            guard room.members[id] != nil else { return }
+            guard room.members[id] != nil, room.allowedWhileMuted(line, from: id) else { return }
             switch line {
             case .empty: return
             case .chat(let text): room.chat(text, me: false, from: id, now: now)
@@ -27,6 +27,7 @@ extension Room {
             case .waitLimit(let anchor): room.waitLimitReached(anchor: anchor, now: now)
             case .catchupEnds(let id, let serial): room.catchupEnded(id, serial: serial, now: now)
             case .resumeExpires(let id, let serial): room.resumeExpired(id, serial: serial, now: now)
+            case .roomExpires(let since): room.expiryReached(emptySince: since)
             }
         }
     }
@@ -61,7 +62,13 @@ extension Room {
         case .policy(let change): policy(change, from: id)
         case .op(let target): op(target, from: id)
         case .deop(let target): deop(target, from: id)
-        case .kick(let target): kick(target, from: id, now: now)
+        case .kick(let target, let reason): kick(target, reason: reason, from: id, now: now)
+        case .ban(let target, let minutes, let reason): ban(target, minutes: minutes, reason: reason, from: id, now: now)
+        case .unban(let target): unban(target, from: id, now: now)
+        case .bans: listBans(for: id, now: now)
+        case .mute(let target): mute(target, on: true, from: id)
+        case .unmute(let target): mute(target, on: false, from: id)
+        case .slow(let seconds): slow(seconds, from: id)
         case .me(let text): chat(text, me: true, from: id, now: now)
         }
     }

@@ -21,6 +21,7 @@ extension Room {
         room.nextActivityNumber = snapshot.nextActivityNumber
         room.nextQueueNumber = snapshot.nextQueueNumber
         room.itemSeq = snapshot.itemSeq
+        room.protection = snapshot.protection ?? RoomProtection()
         room.readinessAnchor = snapshot.state.seq + 1
         room.recentChat = Array(chat.suffix(configuration.chatHistory))
         let actions = room.collect(now: now) { room in
@@ -37,18 +38,27 @@ extension Room {
                 break
             }
             if room.hostCount == 0 && !room.members.isEmpty { room.promoteLongestPresent() }
+            if room.members.isEmpty {
+                // Kept since it emptied (or from now, for a room saved before rooms outlived that).
+                let since = room.protection.emptySince ?? now
+                room.protection.emptySince = since
+                room.actions.append(.schedule(.roomExpires(emptySince: since), at: since.advanced(by: configuration.roomExpiry)))
+            }
         }
         return (room, actions)
     }
 
     /// A persisted member, back as disconnected within a fresh grace period.
     mutating func readmit(_ record: MemberRecord, now: ServerInstant) {
-        let member = Member(
+        var member = Member(
             id: record.id, name: uniqueName(record.name, for: record.id), role: record.role,
             joined: record.joined && state.session?.isActive == true, joinsNewSessions: record.joinsNewSessions,
             player: record.player, autoplay: record.autoplay, suspensions: record.suspensions, readySeq: -1,
             connected: false, arrival: record.arrival, resumeToken: record.resumeToken, joinedSeq: state.seq,
             roundTrip: .zero, disconnectSerial: 1, catchupSerial: 0)
+        member.owner = record.owner
+        member.muted = record.muted
+        member.deviceDigest = record.deviceDigest
         insertMember(member, stored: record)
         actions.append(.schedule(.resumeExpires(record.id, serial: 1), at: now.advanced(by: configuration.resumeGrace)))
     }

@@ -47,6 +47,9 @@ public struct Room: Sendable {
     var nextActivityNumber: Int64 = 1
     var nextQueueNumber: Int64 = 1
 
+    /// Owner, bans and slow mode (`Room+Moderation.swift`).
+    public internal(set) var protection = RoomProtection()
+
     /// The latest chat lines, oldest first, for newcomers and for restarts.
     public internal(set) var recentChat: [ChatLine] = []
 
@@ -85,7 +88,8 @@ public struct Room: Sendable {
     /// The room-level state as a restart needs it.
     public func snapshot(at now: ServerInstant) -> RoomSnapshot {
         RoomSnapshot(room: name, state: state, savedAt: now, nextMemberNumber: nextMemberNumber,
-                     nextActivityNumber: nextActivityNumber, nextQueueNumber: nextQueueNumber, itemSeq: itemSeq)
+                     nextActivityNumber: nextActivityNumber, nextQueueNumber: nextQueueNumber, itemSeq: itemSeq,
+                     protection: protection)
     }
 
     /// Sends the current state to every member with the next seq.
@@ -113,7 +117,8 @@ public struct Room: Sendable {
     func participant(_ member: Member) -> Participant {
         Participant(id: member.id, name: member.name, role: member.role, joined: member.joined,
                     player: member.player, ready: member.player && isReady(member),
-                    suspensions: member.suspensions, autoplay: member.autoplay, connected: member.connected)
+                    suspensions: member.suspensions, autoplay: member.autoplay, connected: member.connected,
+                    owner: member.owner, muted: member.muted)
     }
 
     // MARK: - Member bookkeeping

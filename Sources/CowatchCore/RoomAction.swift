@@ -19,6 +19,8 @@ public enum RoomAction: Hashable, Sendable {
     case forgetMember(MemberID)
     /// Keep this chat line among the room's recent ones.
     case persistChat(ChatLine)
+    /// The room expired (empty for the configured time): forget it and all it kept.
+    case forgetRoom
 }
 
 /// The timers a room may arm. Each carries what it was armed for, so a timer that
@@ -30,6 +32,8 @@ public enum RoomTimer: Hashable, Sendable {
     case catchupEnds(MemberID, serial: Int64)
     /// The end of a disconnected member's resume grace period.
     case resumeExpires(MemberID, serial: Int64)
+    /// The end of the time an empty room is kept; `emptySince` tells a stale one.
+    case roomExpires(emptySince: ServerInstant)
 }
 
 /// The room-level state to persist: what a restart needs to bring the room back.
@@ -44,6 +48,8 @@ public struct RoomSnapshot: Hashable, Sendable, Codable {
     public var nextQueueNumber: Int64
     /// The seq at which the current item became current (for `/ended`).
     public var itemSeq: Int64
+    /// Owner, bans, slow mode; nil in snapshots saved before rooms had them.
+    public var protection: RoomProtection?
 }
 
 /// What a restart needs of one member: who it is and how it stood in the room.
@@ -60,4 +66,40 @@ public struct MemberRecord: Hashable, Sendable, Codable {
     public var suspensions: [SuspensionReason]
     public var arrival: Int64
     public var resumeToken: String
+    public var owner: Bool
+    public var muted: Bool
+    public var deviceDigest: String?
+
+    public init(id: MemberID, name: DisplayName, role: Role, joined: Bool, joinsNewSessions: Bool, player: Bool,
+                autoplay: Bool, suspensions: [SuspensionReason], arrival: Int64, resumeToken: String,
+                owner: Bool = false, muted: Bool = false, deviceDigest: String? = nil) {
+        self.id = id
+        self.name = name
+        self.role = role
+        self.joined = joined
+        self.joinsNewSessions = joinsNewSessions
+        self.player = player
+        self.autoplay = autoplay
+        self.suspensions = suspensions
+        self.arrival = arrival
+        self.resumeToken = resumeToken
+        self.owner = owner
+        self.muted = muted
+        self.deviceDigest = deviceDigest
+    }
+
+    /// Records saved before owners, mutes and devices existed read as none of them.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try values.decode(MemberID.self, forKey: .id), name: try values.decode(DisplayName.self, forKey: .name),
+                  role: try values.decode(Role.self, forKey: .role), joined: try values.decode(Bool.self, forKey: .joined),
+                  joinsNewSessions: try values.decode(Bool.self, forKey: .joinsNewSessions),
+                  player: try values.decode(Bool.self, forKey: .player), autoplay: try values.decode(Bool.self, forKey: .autoplay),
+                  suspensions: try values.decode([SuspensionReason].self, forKey: .suspensions),
+                  arrival: try values.decode(Int64.self, forKey: .arrival),
+                  resumeToken: try values.decode(String.self, forKey: .resumeToken),
+                  owner: try values.decodeIfPresent(Bool.self, forKey: .owner) ?? false,
+                  muted: try values.decodeIfPresent(Bool.self, forKey: .muted) ?? false,
+                  deviceDigest: try values.decodeIfPresent(String.self, forKey: .deviceDigest))
+    }
 }

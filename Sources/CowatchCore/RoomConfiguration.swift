@@ -17,6 +17,14 @@ public struct RoomConfiguration: Hashable, Sendable {
     public var defaultPolicy: RoomPolicy
     /// Chat lines a room keeps for newcomers and restarts.
     public var chatHistory: Int
+    /// How long `/kick` keeps the member out.
+    public var kickCooldown: ServerInterval
+    /// How long an empty room, with its owner, policy and bans, is kept.
+    public var roomExpiry: ServerInterval
+    /// Bans and kicks also keep out the member's address.
+    public var addressBans: Bool
+    /// Bans and kick cooldowns a room keeps; the oldest goes first.
+    public var maximumBans: Int
 
     public init(
         maximumMembers: Int = 1_000,
@@ -26,7 +34,11 @@ public struct RoomConfiguration: Hashable, Sendable {
         maximumLead: ServerInterval = ServerInterval(milliseconds: 1_000),
         leadMargin: ServerInterval = ServerInterval(milliseconds: 50),
         defaultPolicy: RoomPolicy = RoomPolicy(),
-        chatHistory: Int = 200
+        chatHistory: Int = 200,
+        kickCooldown: ServerInterval = ServerInterval(milliseconds: 600_000),
+        roomExpiry: ServerInterval = ServerInterval(milliseconds: 30 * 86_400_000),
+        addressBans: Bool = true,
+        maximumBans: Int = 1_000
     ) {
         self.maximumMembers = maximumMembers
         self.maximumQueueLength = maximumQueueLength
@@ -36,5 +48,9 @@ public struct RoomConfiguration: Hashable, Sendable {
         self.leadMargin = leadMargin
         self.defaultPolicy = defaultPolicy
         self.chatHistory = chatHistory
+        self.kickCooldown = kickCooldown
+        self.roomExpiry = roomExpiry
+        self.addressBans = addressBans
+        self.maximumBans = maximumBans
     }
 }

@@ -38,6 +38,9 @@ public struct Welcome: Hashable, Sendable {
     public var serverTime: ServerInstant
     /// The token that restores this identity on reconnect (`?resume=`).
     public var resume: String
+    /// The room's owner key, to its creator alone, once: `?owner=` makes its holder
+    /// the owner again from any device.
+    public var ownerKey: String?
     /// Every member, in order of arrival, `you` included.
     public var participants: [Participant]
     /// The room's recent chat, oldest first.
@@ -48,6 +51,7 @@ public enum DepartureReason: String, Hashable, Sendable {
     /// Disconnected and did not come back within the resume grace period.
     case left
     case kicked
+    case banned
 }
 
 public struct ChatLine: Hashable, Sendable, Codable {
@@ -74,6 +78,8 @@ public enum Reply: Hashable, Sendable {
     case status(RoomState, position: MediaTime, now: ServerInstant)
     case queue([QueueItem])
     case policy(RoomPolicy)
+    /// Bans and kick cooldowns in force, for hosts.
+    case bans([Ban], now: ServerInstant)
 
     public var command: CommandName {
         switch self {
@@ -82,6 +88,7 @@ public enum Reply: Hashable, Sendable {
         case .status: .status
         case .queue: .queue
         case .policy: .policy
+        case .bans: .bans
         }
     }
 }

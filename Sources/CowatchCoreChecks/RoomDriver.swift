@@ -148,9 +148,12 @@ public struct RoomDriver {
             }
             observe(outcome)
         case .refused(let error):
-            if error.code != .roomFull || room.members.count < room.configuration.maximumMembers {
-                fail("only a full room refuses a connection",
-                     "refused (\(error.code.rawValue)) with \(room.members.count) of \(room.configuration.maximumMembers) members: \(error.message)")
+            let full = error.code == .roomFull && room.members.count >= room.configuration.maximumMembers
+            let banned = error.code == .banned && room.protection.bans.contains { ban in ban.until.map { now < $0 } ?? true }
+            if !full && !banned {
+                fail("only a full room, or a ban or kick in force, refuses a connection",
+                     "refused (\(error.code.rawValue)) with \(room.members.count) of \(room.configuration.maximumMembers) members, "
+                        + "\(room.protection.bans.count) bans: \(error.message)")
             }
         }
         checkAfterInput()

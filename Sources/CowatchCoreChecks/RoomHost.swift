@@ -14,6 +14,7 @@ import SlashCommands
 ///   which has already forgotten the member;
 /// - a connection that resumes a member already connected elsewhere replaces
 ///   that other connection, silently for the room, as the gateway does;
+/// - `forgetRoom` sets `forgotten`;
 /// - persistence actions are the store's business and are only returned.
 ///
 /// Connections are keyed by numbers the caller chooses (a test's member names, the
@@ -46,6 +47,8 @@ public struct RoomHost {
     public private(set) var timers: [(timer: RoomTimer, due: ServerInstant)] = []
     /// Every timer cancelled or fired so far.
     public private(set) var retired: Set<RoomTimer> = []
+    /// The room expired and asked to be forgotten (the gateway drops it and its store).
+    public private(set) var forgotten = false
 
     let parser = LineParser()
 
@@ -163,6 +166,8 @@ public struct RoomHost {
                 }
             case .closeConnection(let member, _):
                 connections.removeAll { $0.member == member }
+            case .forgetRoom:
+                forgotten = true
             case .persist, .persistMember, .forgetMember, .persistChat:
                 break
             }

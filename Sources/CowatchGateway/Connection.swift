@@ -40,5 +40,9 @@ struct UpgradeRequest {
     var resume: String?
     var player: Bool
     var join: Bool
+    /// The room's owner key (`owner=`).
+    var owner: String?
+    /// The identity the page or client keeps (`device=`), for bans.
+    var device: String?
     var address: String
 }

@@ -29,12 +29,13 @@ extension Gateway {
             case .persistMember(let record): changes.append(.member(name, record))
             case .forgetMember(let id): changes.append(.forgetMember(name, id))
             case .persistChat(let line): changes.append(.chat(name, line))
+            case .forgetRoom:
+                // An empty room reached its expiry: it and all it kept go.
+                rooms[name] = nil
+                timers.cancelAll(in: name)
+                changes.append(.forgetRoom(name))
+                metrics.roomsExpired += 1
             }
-        }
-        if entry.room.isEmpty {
-            rooms[name] = nil
-            timers.cancelAll(in: name)
-            changes.append(.forgetRoom(name))
         }
         if let store, !changes.isEmpty { store.write(changes) }
     }

@@ -27,7 +27,8 @@ extension Gateway {
     /// A WebSocket connection is open: bind it to its room as a member.
     func established(id: UInt64, encoding: Connection.Encoding) {
         let request = upgrades.removeValue(forKey: id)
-            ?? UpgradeRequest(room: nil, echo: false, name: nil, resume: nil, player: false, join: true, address: "unknown")
+            ?? UpgradeRequest(room: nil, echo: false, name: nil, resume: nil, player: false, join: true, owner: nil,
+                              device: nil, address: "unknown")
         let rules = request.echo
             ? ConnectionState.MessageRules(maximumBytes: Self.echoMessageLimit, acceptsBinary: true)
             : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false)
@@ -42,9 +43,11 @@ extension Gateway {
 
         let now = ServerClock.now()
         let entry: RoomEntry
+        var created = false
         if let existing = rooms[name] {
             entry = existing
         } else {
+            created = true
             guard rooms.count < configuration.maximumRooms else {
                 metrics.refusedConnections["rooms", default: 0] += 1
                 refuse(connection, CommandError(.roomFull, command: nil,
@@ -56,7 +59,9 @@ extension Gateway {
             store?.write([.room(entry.room.snapshot(at: now))])
         }
         let connect = ConnectRequest(name: request.name, player: request.player, join: request.join,
-                                     resume: request.resume, newToken: Self.newToken())
+                                     resume: request.resume, newToken: Self.newToken(), ownerKey: request.owner,
+                                     newOwnerKey: Self.newToken() + Self.newToken(), device: request.device,
+                                     address: request.address)
         switch entry.room.connectionOpened(connect, now: now) {
         case .accepted(let member, let actions):
             if let previous = entry.connections[member], previous !== connection {
@@ -71,13 +76,18 @@ extension Gateway {
         case .refused(let error):
             metrics.refusedConnections[error.code.rawValue, default: 0] += 1
             refuse(connection, error)
-            if entry.room.isEmpty { rooms[name] = nil }
+            if created && entry.room.isEmpty { rooms[name] = nil }
         }
     }
 
+    /// An `error` that says why, then the close: 4003 for a ban or a kick's
+    /// cooldown (docs/protocol.md, "Close codes"), 1008 for a full room or server.
     private func refuse(_ connection: Connection, _ error: CommandError) {
         send(.error(error), to: connection)
-        close(connection, code: 1008, reason: error.message)
+        let code: UInt16 = error.code == .banned ? 4003 : 1008
+        var reason = error.message
+        while reason.utf8.count > 123 { reason.removeLast() }
+        close(connection, code: code, reason: reason)
     }
 
     /// The connection is gone (closed by either side, or dropped).

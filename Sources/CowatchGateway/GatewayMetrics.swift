@@ -19,6 +19,8 @@ struct GatewayMetrics {
     var dropped: [String: Int] = [:]
     /// Our close frame went out and the peer never answered it.
     var closeRepliesMissing = 0
+    /// Empty rooms forgotten at their expiry.
+    var roomsExpired = 0
     var fanOut = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var roundTrip = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1])
 
@@ -73,7 +75,8 @@ struct GatewayMetrics {
             out += "\(name) \(value)\n"
         }
         single("cowatch_connections", "gauge", "Open WebSocket connections.", gauges.connections)
-        single("cowatch_rooms", "gauge", "Rooms in memory.", gauges.rooms)
+        single("cowatch_rooms", "gauge", "Rooms in memory, empty ones kept until their expiry included.", gauges.rooms)
+        single("cowatch_rooms_expired_total", "counter", "Empty rooms forgotten at their expiry.", roomsExpired)
         single("cowatch_members", "gauge", "Connected room members.", gauges.members)
         single("cowatch_timers", "gauge", "Armed room timers.", gauges.timers)
         single("cowatch_store_failed_writes_total", "counter", "Store write batches that failed and were rolled back.", gauges.storeFailures)

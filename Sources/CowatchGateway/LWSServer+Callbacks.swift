@@ -174,6 +174,7 @@ extension LWSServer {
             name: argument(wsi, "name"), resume: argument(wsi, "resume"),
             player: Self.isOn(argument(wsi, "player")) ?? false,
             join: Self.isOn(argument(wsi, "join")) ?? true,
+            owner: argument(wsi, "owner"), device: argument(wsi, "device"),
             address: peer)
     }
 

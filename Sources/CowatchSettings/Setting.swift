@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchGateway
+import SlashCommands
 import Foundation
 
 /// One configurable value: its key and how a text value is checked and applied.
@@ -82,6 +83,24 @@ struct Setting: Sendable {
         },
         Setting(key: "resume-grace") { value, settings in
             settings.gateway.room.resumeGrace = ServerInterval(seconds: try seconds(value, 0...86_400))
+        },
+        Setting(key: "kick-cooldown") { value, settings in
+            settings.gateway.room.kickCooldown = ServerInterval(seconds: try seconds(value, 0...31_536_000))
+        },
+        Setting(key: "room-expiry") { value, settings in
+            settings.gateway.room.roomExpiry = ServerInterval(seconds: try seconds(value, 1...31_536_000))
+        },
+        Setting(key: "address-bans") { value, settings in
+            settings.gateway.room.addressBans = try boolean(value)
+        },
+        Setting(key: "max-bans") { value, settings in
+            settings.gateway.room.maximumBans = try integer(value, 1...100_000)
+        },
+        Setting(key: "default-control") { value, settings in
+            guard let control = ControlPolicy(rawValue: value.lowercased()) else {
+                throw SettingsError("expected everyone or hosts")
+            }
+            settings.gateway.room.defaultPolicy.control = control
         },
         Setting(key: "shutdown-grace") { value, settings in
             settings.gateway.shutdownGraceSeconds = try seconds(value, 0...600)

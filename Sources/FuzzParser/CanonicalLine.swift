@@ -42,8 +42,13 @@ enum CanonicalLine {
             return name + argument(change.control.map { "control " + $0.rawValue })
                 + argument(change.stall.map { "stall " + $0.rawValue })
                 + argument(change.waitSeconds.map { "wait " + decimal($0) })
-        case .op(let text), .deop(let text), .kick(let text), .me(let text): return name + argument(text)
-        case .join, .leave, .end, .pause, .next, .buffering, .who, .status: return name
+        case .op(let text), .deop(let text), .unban(let text), .mute(let text), .unmute(let text), .me(let text):
+            return name + argument(text)
+        case .kick(let target, let reason): return name + argument(target) + argument(reason)
+        case .ban(let target, let minutes, let reason):
+            return name + argument(target) + argument(minutes.map(decimal)) + argument(reason)
+        case .slow(let seconds): return name + argument(seconds.map(decimal) ?? "off")
+        case .join, .leave, .end, .pause, .next, .buffering, .who, .status, .bans: return name
         }
     }
 

@@ -30,8 +30,19 @@ enum ValueBounds {
             return SuspensionReason(rawValue: reason.rawValue) == reason ? nil : "reason \(reason.rawValue) does not validate"
         case .ready(let seq), .ended(let seq):
             return seq >= 0 ? nil : "seq \(seq)"
-        case .op(let name), .deop(let name), .kick(let name):
+        case .op(let name), .deop(let name), .unban(let name), .mute(let name), .unmute(let name):
             return !name.isEmpty && name.utf8.count <= DisplayName.maximumBytes ? nil : "member name of \(name.utf8.count) bytes"
+        case .kick(let name, let reason), .ban(let name, _, let reason):
+            if name.isEmpty || name.utf8.count > DisplayName.maximumBytes { return "member name of \(name.utf8.count) bytes" }
+            if case .ban(_, let minutes?, _) = command, !(minutes > 0 && minutes <= CommandTable.maximumBanMinutes) {
+                return "ban of \(minutes) minutes"
+            }
+            if let reason, reason.isEmpty || reason.count > CommandTable.maximumReasonCharacters {
+                return "reason of \(reason.count) characters"
+            }
+            return nil
+        case .slow(let seconds?):
+            return seconds > 0 && seconds <= 3600 ? nil : "slow mode of \(seconds) s"
         case .me(let text):
             return !text.isEmpty && text.count <= CommandTable.maximumTitleCharacters ? nil : "action of \(text.count) characters"
         default:

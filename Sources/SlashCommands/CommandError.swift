@@ -16,6 +16,12 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case lastHost = "last-host"
     case notPossible = "not-possible"
     case roomFull = "room-full"
+    /// A connection refused because a ban or a kick's cooldown keeps it out.
+    case banned
+    /// A line from a member a host muted.
+    case muted
+    /// A chat line sooner than the room's slow mode allows.
+    case slowMode = "slow-mode"
 }
 
 /// A refusal: the line was not carried out, and the sender alone is told why.

@@ -14,6 +14,10 @@ public enum CommandTable {
     public static let maximumTitleCharacters = 200
     /// The longest `/policy wait`, in seconds.
     public static let maximumWaitSeconds = 300.0
+    /// The longest timed `/ban`, in minutes (a year).
+    public static let maximumBanMinutes = 525_600.0
+    /// The longest reason of a `/kick` or `/ban`, in characters.
+    public static let maximumReasonCharacters = 200
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
     private static func spec(for name: CommandName) -> CommandSpec {
@@ -157,8 +161,46 @@ public enum CommandTable {
                 .deop(try memberName(&args))
             }
         case .kick:
-            return CommandSpec(name: name, arguments: "<name>", summary: "Remove a member from the room.", audience: .hosts) { args throws(ArgumentProblem) in
-                .kick(try memberName(&args))
+            return CommandSpec(name: name, arguments: "<name> [reason...]", summary: "Remove a member from the room and keep them out for the kick cooldown (10 minutes by default); they are told who kicked them and why.", audience: .hosts) { args throws(ArgumentProblem) in
+                let target = try memberName(&args, more: true)
+                return .kick(target, reason: try reasonText(&args))
+            }
+        case .ban:
+            return CommandSpec(name: name, arguments: "<name> [minutes] [reason...]", summary: "Remove a member and keep them out by identity, name and address, for some minutes or until /unban.", audience: .hosts) { args throws(ArgumentProblem) in
+                let target = try memberName(&args, more: true)
+                var minutes: Double?
+                if let word = args.peek(), let value = ArgumentValues.decimal(word, maximumWholeDigits: 6) {
+                    _ = args.word()
+                    guard value > 0, value <= maximumBanMinutes else {
+                        throw ArgumentProblem("minutes must be more than 0 and at most \(Int(maximumBanMinutes)) (a year); leave them out to ban until /unban")
+                    }
+                    minutes = value
+                }
+                return .ban(target, minutes: minutes, reason: try reasonText(&args))
+            }
+        case .unban:
+            return CommandSpec(name: name, arguments: "<name>|<number>", summary: "Lift a ban or a kick's cooldown, by the name it keeps out or its number in /bans.", audience: .hosts) { args throws(ArgumentProblem) in
+                .unban(try memberName(&args))
+            }
+        case .bans:
+            return noArguments(name, .bans, "List the bans and kick cooldowns in force.", .hosts)
+        case .mute:
+            return CommandSpec(name: name, arguments: "<name>", summary: "Stop a member's chat and commands without removing them (their player still follows the group).", audience: .hosts) { args throws(ArgumentProblem) in
+                .mute(try memberName(&args))
+            }
+        case .unmute:
+            return CommandSpec(name: name, arguments: "<name>", summary: "Let a muted member talk and use commands again.", audience: .hosts) { args throws(ArgumentProblem) in
+                .unmute(try memberName(&args))
+            }
+        case .slow:
+            return CommandSpec(name: name, arguments: "<seconds>|off", summary: "Slow mode: each member who is not a host may chat once every so many seconds (at most 3600).", audience: .hosts) { args throws(ArgumentProblem) in
+                let word = try args.requireWord("seconds or off")
+                try args.requireEnd()
+                if word.lowercased() == "off" { return .slow(seconds: nil) }
+                guard let seconds = ArgumentValues.decimal(word, maximumWholeDigits: 4), seconds > 0, seconds <= 3600 else {
+                    throw ArgumentProblem("slow mode takes seconds from more than 0 to 3600, or off")
+                }
+                return .slow(seconds: seconds)
             }
         case .me:
             return CommandSpec(name: name, arguments: "<text>", summary: "Say an action line in the chat (* alice waves).", audience: .anyone) { args throws(ArgumentProblem) in
@@ -219,11 +261,20 @@ public enum CommandTable {
         return seq
     }
 
-    private static func memberName(_ args: inout ArgumentReader) throws(ArgumentProblem) -> String {
+    private static func memberName(_ args: inout ArgumentReader, more: Bool = false) throws(ArgumentProblem) -> String {
         let word = try args.requireWord("name")
-        try args.requireEnd()
+        if !more { try args.requireEnd() }
         guard word.utf8.count <= DisplayName.maximumBytes else { throw ArgumentProblem("no member has so long a name") }
         return String(word)
+    }
+
+    /// The free text after a moderation command's arguments, if any.
+    private static func reasonText(_ args: inout ArgumentReader) throws(ArgumentProblem) -> String? {
+        guard let text = args.remainder() else { return nil }
+        guard text.count <= maximumReasonCharacters else {
+            throw ArgumentProblem("a reason has at most \(maximumReasonCharacters) characters")
+        }
+        return String(text)
     }
 
     private static func policy(_ args: inout ArgumentReader) throws(ArgumentProblem) -> SlashCommand {

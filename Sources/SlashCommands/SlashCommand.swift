@@ -35,7 +35,16 @@ public enum SlashCommand: Hashable, Sendable {
     case policy(PolicyChange)
     case op(String)
     case deop(String)
-    case kick(String)
+    case kick(String, reason: String?)
+    /// `minutes` nil: until `/unban`.
+    case ban(String, minutes: Double?, reason: String?)
+    /// A banned name, or a ban's number as `/bans` lists it.
+    case unban(String)
+    case bans
+    case mute(String)
+    case unmute(String)
+    /// Nil turns slow mode off.
+    case slow(seconds: Double?)
     case me(String)
 
     public var name: CommandName {
@@ -67,6 +76,12 @@ public enum SlashCommand: Hashable, Sendable {
         case .op: .op
         case .deop: .deop
         case .kick: .kick
+        case .ban: .ban
+        case .unban: .unban
+        case .bans: .bans
+        case .mute: .mute
+        case .unmute: .unmute
+        case .slow: .slow
         case .me: .me
         }
     }
@@ -76,7 +91,7 @@ public enum SlashCommand: Hashable, Sendable {
 public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
     case catchup, queue, next, autoplay, player, ready, buffering, ended, time, who
-    case status, policy, op, deop, kick, me
+    case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow, me
 }
 
 /// Who may control playback in a room.

@@ -93,6 +93,21 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Seconds a disconnected member can come back with its resume token (default 60).")
     var resumeGrace: String?
 
+    @Option(help: "Seconds a /kick keeps the member out (default 600).")
+    var kickCooldown: String?
+
+    @Option(help: "Seconds an empty room, with its owner, policy and bans, is kept (default 2592000, 30 days).")
+    var roomExpiry: String?
+
+    @Option(help: "Whether bans and kicks also keep out the member's address: true or false (default true).")
+    var addressBans: String?
+
+    @Option(help: "Bans and kick cooldowns a room keeps, the oldest going first (default 1000).")
+    var maxBans: String?
+
+    @Option(help: "Who controls playback in a new room: everyone or hosts (default everyone).")
+    var defaultControl: String?
+
     @Option(help: "Seconds shutdown waits for members to take their close frames (default 3).")
     var shutdownGrace: String?
 
@@ -115,6 +130,8 @@ struct ServeCommand: ParsableCommand {
             ("command-burst", commandBurst), ("rate-limit-grace", rateLimitGrace), ("outbox-limit", outboxLimit),
             ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("closing-read-limit", closingReadLimit), ("stuck-timeout", stuckTimeout),
             ("ping-interval", pingInterval), ("idle-timeout", idleTimeout), ("resume-grace", resumeGrace),
+            ("kick-cooldown", kickCooldown), ("room-expiry", roomExpiry), ("address-bans", addressBans),
+            ("max-bans", maxBans), ("default-control", defaultControl),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]
         for (key, value) in options { if let value { flags[key] = value } }

@@ -159,10 +159,13 @@ struct CommandKickTests {
         #expect(room.playback.status == .playing)
     }
 
-    @Test("a kicked member's name is free again")
-    func kickFreesTheName() {
+    @Test("a kicked member's name is kept out for the kick cooldown, then free again")
+    func kickFreesTheNameAfterTheCooldown() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/kick bob")
+        #expect(room.connect("bob2", displayName: "bob") == nil)
+        #expect(room.connectRefusal?.code == .banned)
+        room.advance(milliseconds: RoomConfiguration().kickCooldown.milliseconds)
         room.connect("bob2", displayName: "bob")
         #expect(room.participant("bob2")?.name.text == "bob")
     }

@@ -12,11 +12,11 @@ enum EncodingFixture {
 
     static let alice = Participant(
         id: MemberID("m1"), name: DisplayName("alice")!, role: .host, joined: true, player: true,
-        ready: true, suspensions: [], autoplay: false, connected: true)
+        ready: true, suspensions: [], autoplay: false, connected: true, owner: true, muted: false)
     static let bob = Participant(
         id: MemberID("m2"), name: DisplayName("bob")!, role: .member, joined: false, player: false,
         ready: false, suspensions: [.stallRecovery, SuspensionReason(rawValue: "custom.reason")!],
-        autoplay: true, connected: false)
+        autoplay: true, connected: false, owner: false, muted: true)
 
     static let activity = Activity(id: "a1", url: url, title: "Episode 1", identifier: url.text)
     static let queue = [QueueItem(id: "q1", url: nextURL, title: "Episode 2")]
@@ -39,7 +39,15 @@ enum EncodingFixture {
         playback: .idle(at: now, cause: .end, by: alice.id), queue: [], policy: RoomPolicy())
 
     static let welcome = Welcome(you: alice, room: RoomName("lobby")!, serverTime: now, resume: "tok-123",
-                                 participants: [alice, bob], chat: [])
+                                 ownerKey: nil, participants: [alice, bob], chat: [])
+    static let founding = Welcome(you: alice, room: RoomName("lobby")!, serverTime: now, resume: "tok-123",
+                                  ownerKey: "key-456", participants: [alice], chat: [])
+    static let bans = [
+        Ban(number: 1, kind: .kick, name: bob.name, identities: ["d1"], address: "10.0.0.9",
+            until: ServerInstant(milliseconds: 1_700_000_600_000), reason: "spam", by: alice.name, at: now),
+        Ban(number: 2, kind: .ban, name: DisplayName("mallory")!, identities: [], address: nil, until: nil,
+            reason: nil, by: alice.name, at: now),
+    ]
     static let chat = ChatLine(from: alice.id, name: alice.name, text: "hello", at: now, me: false)
     static let me = ChatLine(from: alice.id, name: alice.name, text: "waves", at: now, me: true)
     static let notice = Notice(text: "alice paused at 0:12:03", cause: .pause, by: alice.id)
@@ -51,11 +59,13 @@ enum EncodingFixture {
                                  until: ServerInstant(milliseconds: 1_700_000_010_000))
 
     static let events: [RoomEvent] = [
-        .welcome(welcome),
+        .welcome(welcome), .welcome(founding),
         .state(playing), .state(idle), .state(ended),
         .participant(alice, change: .arrived), .participant(bob, change: .suspended(.stallRecovery)),
         .participantLeft(bob.id, name: bob.name, reason: .left),
         .participantLeft(bob.id, name: bob.name, reason: .kicked),
+        .participantLeft(bob.id, name: bob.name, reason: .banned),
+        .participant(bob, change: .muted),
         .chat(chat), .chat(me),
         .notice(notice), .notice(plainNotice),
         .reply(.help(lines: CommandReference.helpLines())),
@@ -63,6 +73,7 @@ enum EncodingFixture {
         .reply(.status(playing, position: MediaTime(seconds: 730), now: now)),
         .reply(.queue(queue)), .reply(.queue([])),
         .reply(.policy(RoomPolicy())),
+        .reply(.bans(bans, now: now)), .reply(.bans([], now: now)),
         .error(unknownCommand), .error(badSeek),
         .time(client: 1_700_000_000_000.5, server: now),
         .catchup(catchup),
@@ -85,6 +96,7 @@ enum EncodingFixture {
             case .status: "reply.status"
             case .queue: "reply.queue"
             case .policy: "reply.policy"
+            case .bans: "reply.bans"
             }
         case .error: "error"
         case .time: "time"
@@ -94,7 +106,7 @@ enum EncodingFixture {
 
     static let allCaseNames: Set<String> = [
         "welcome", "state", "participant", "participantLeft", "chat", "notice", "reply.help", "reply.who",
-        "reply.status", "reply.queue", "reply.policy", "error", "time", "catchup",
+        "reply.status", "reply.queue", "reply.policy", "reply.bans", "error", "time", "catchup",
     ]
 }
 

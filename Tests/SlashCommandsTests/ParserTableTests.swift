@@ -123,7 +123,8 @@ struct ParserMessageTests {
         .rate: "/rate 9", .suspend: "/suspend a/b", .resume: "/resume at", .catchup: "/catchup 0",
         .queue: "/queue ftp://x", .next: "/next x", .autoplay: "/autoplay maybe", .player: "/player maybe",
         .ready: "/ready x", .buffering: "/buffering x", .ended: "/ended x", .time: "/time x", .who: "/who x",
-        .status: "/status x", .policy: "/policy x y", .op: "/op", .deop: "/deop", .kick: "/kick", .me: "/me",
+        .status: "/status x", .policy: "/policy x y", .op: "/op", .deop: "/deop", .kick: "/kick", .ban: "/ban",
+        .unban: "/unban", .bans: "/bans x", .mute: "/mute", .unmute: "/unmute", .slow: "/slow x", .me: "/me",
     ]
 
     @Test("every command refuses bad arguments with its own usage", arguments: CommandName.allCases)

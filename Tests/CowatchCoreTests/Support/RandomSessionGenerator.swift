@@ -131,7 +131,7 @@ struct RandomSessionGenerator {
             2, // 16 autoplay
             2, // 17 player
             3, // 18 policy
-            3, // 19 op / deop / kick
+            3, // 19 op / deop / kick / ban / mute / slow
             1, // 20 nick
             3, // 21 chat and /me
             2, // 22 informational and malformed
@@ -190,10 +190,14 @@ struct RandomSessionGenerator {
                                          " wait -1", " control hosts stall wait wait 0", " stall wait wait 1",
                                          " wait 0 wait 3", " bogus x", " control", " CONTROL Hosts"])
         case 19:
-            let command = rng.pick(["/op", "/op", "/op", "/deop", "/deop", "/kick"])
+            let command = rng.pick(["/op", "/op", "/op", "/deop", "/deop", "/kick", "/mute", "/unmute", "/ban",
+                                    "/unban", "/bans", "/slow 1", "/slow off"])
+            if command == "/bans" || command.hasPrefix("/slow") { return command }
             let target = rng.pick(["{name:\(rng.below(slotCount))}", "{name:\(rng.below(slotCount))}",
                                    "{NAME:\(rng.below(slotCount))}", "{name:\(slot)}", "nobody", ""])
-            return target.isEmpty ? command : "\(command) \(target)"
+            // A short ban lifts itself within a session; a kick's cooldown is the room's.
+            let extra = command == "/ban" ? rng.pick(["", " 0.05 spam", " 0.01"]) : command == "/kick" ? rng.pick(["", " reason"]) : ""
+            return target.isEmpty ? command : "\(command) \(target)\(extra)"
         case 20:
             return "/nick " + (rng.chance(0.9) ? rng.pick(names) : rng.pick(["", "two words", String(repeating: "n", count: 33)]))
         case 21:
