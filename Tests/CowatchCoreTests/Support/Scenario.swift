@@ -41,10 +41,12 @@ struct Scenario {
     /// it a suffixed display name).
     @discardableResult
     mutating func connect(_ name: String, player: Bool = false, join: Bool = true,
-                          resume: String? = nil, displayName: String? = nil) -> MemberID? {
+                          resume: String? = nil, displayName: String? = nil, device: String? = nil,
+                          address: String? = nil, ownerKey: String? = nil, newOwnerKey: String? = nil) -> MemberID? {
         connectionNumber += 1
         let request = ConnectRequest(name: displayName ?? name, player: player, join: join,
-                                     resume: resume, newToken: "token-\(connectionNumber)")
+                                     resume: resume, newToken: "token-\(connectionNumber)", ownerKey: ownerKey,
+                                     newOwnerKey: newOwnerKey, device: device, address: address)
         let (result, outcome) = host.open(connectionNumber, request)
         switch result {
         case .accepted(let id, let actions):

@@ -1,0 +1,205 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+@Suite("SHA-256, for the digests a room keeps")
+struct SHA256Tests {
+    @Test("the FIPS 180-4 examples")
+    func knownDigests() {
+        #expect(SHA256.hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(SHA256.hex(String(repeating: "a", count: 1000)).hasPrefix("41edece42d63e8d9bf515a9ba6932e1c"))
+    }
+
+    @Test("digests compare equal only when every character is")
+    func constantTimeEquality() {
+        #expect(SHA256.equal(SHA256.hex("key"), SHA256.hex("key")))
+        #expect(!SHA256.equal(SHA256.hex("key"), SHA256.hex("kez")))
+        #expect(!SHA256.equal("abc", "abcd"))
+    }
+}
+
+@Suite("Room ownership (docs/security.md)")
+struct RoomOwnershipTests {
+    static func founded() -> Scenario {
+        var room = Scenario()
+        room.connect("alice", newOwnerKey: "alice-key")
+        room.connect("bob", newOwnerKey: "unused")
+        return room
+    }
+
+    @Test("the member who creates the room is its host and owner and alone is told the owner key")
+    func creatorGetsTheKey() {
+        var room = Scenario()
+        room.connect("alice", newOwnerKey: "alice-key")
+        guard case .welcome(let welcome)? = room.events(for: "alice").first else { Issue.record("no welcome"); return }
+        #expect(welcome.ownerKey == "alice-key")
+        #expect(welcome.you.role == .host && welcome.you.owner)
+        #expect(room.room.protection.ownerKeyDigest == SHA256.hex("alice-key"))
+        room.connect("bob", newOwnerKey: "bob-key")
+        guard case .welcome(let second)? = room.events(for: "bob").first else { Issue.record("no welcome"); return }
+        #expect(second.ownerKey == nil)
+        #expect(second.you.role == .member && !second.you.owner)
+    }
+
+    @Test("hosts cannot deop, kick, ban or mute the owner")
+    func ownerOutranksHosts() {
+        var room = Self.founded()
+        room.say("alice", "/op bob")
+        for line in ["/deop alice", "/kick alice", "/ban alice", "/mute alice"] {
+            room.say("bob", line)
+            #expect(room.error(for: "bob")?.code == .forbidden, "\(line)")
+        }
+        #expect(room.participant("alice")?.role == .host)
+        #expect(room.participant("alice")?.muted == false)
+    }
+
+    @Test("when every host has gone, nobody is promoted; the owner key makes its holder host again")
+    func ownerKeyBringsHostRightsBack() {
+        var room = Self.founded()
+        room.say("alice", "/policy control hosts")
+        room.disconnect("alice")
+        room.advance(milliseconds: RoomConfiguration().resumeGrace.milliseconds)
+        #expect(room.participant("bob")?.role == .member)
+        room.connect("carol")
+        #expect(room.participant("carol")?.role == .member)
+        room.connect("alice2", ownerKey: "alice-key")
+        #expect(room.participant("alice2")?.role == .host)
+        #expect(room.participant("alice2")?.owner == true)
+        room.connect("mallory", ownerKey: "guessed")
+        #expect(room.participant("mallory")?.role == .member)
+    }
+
+    @Test("a room without an owner still hands host rights to the longest present")
+    func roomsWithoutOwnersPromote() {
+        var room = Scenario()
+        room.connect("alice")
+        room.connect("bob")
+        room.disconnect("alice")
+        room.advance(milliseconds: RoomConfiguration().resumeGrace.milliseconds)
+        #expect(room.participant("bob")?.role == .host)
+    }
+
+    @Test("an emptied room is kept until the room expiry, and a visit keeps it longer")
+    func emptyRoomsExpire() {
+        let configuration = RoomConfiguration(roomExpiry: ServerInterval(milliseconds: 3_600_000))
+        var room = Scenario(configuration: configuration)
+        room.connect("alice", newOwnerKey: "key")
+        room.say("alice", "/policy control hosts")
+        room.disconnect("alice")
+        room.advance(milliseconds: configuration.resumeGrace.milliseconds)
+        #expect(room.room.isEmpty)
+        room.advance(milliseconds: 3_599_000)
+        #expect(!room.host.forgotten)
+        room.connect("bob")
+        #expect(room.participant("bob")?.role == .member)
+        #expect(room.state.policy.control == .hosts)
+        room.disconnect("bob")
+        room.advance(milliseconds: configuration.resumeGrace.milliseconds + 3_599_000)
+        #expect(!room.host.forgotten)
+        room.advance(milliseconds: 1_000)
+        #expect(room.host.forgotten)
+    }
+
+    @Test("owner, bans and slow mode are in the snapshot and come back with a restored room, which then expires")
+    func protectionIsRestored() {
+        var room = Self.founded()
+        room.say("alice", "/ban bob flooding")
+        room.say("alice", "/slow 5")
+        room.disconnect("alice")
+        room.advance(milliseconds: RoomConfiguration().resumeGrace.milliseconds)
+        let snapshot = room.room.snapshot(at: room.now)
+        let (restored, actions) = Room.restore(snapshot, members: [], chat: [], downSince: room.now,
+                                               maximumDowntime: ServerInterval(milliseconds: 60_000), now: room.now)
+        #expect(restored.protection.ownerKeyDigest == SHA256.hex("alice-key"))
+        #expect(restored.protection.bans.map(\.name.text) == ["bob"])
+        #expect(restored.protection.slowMode == ServerInterval(milliseconds: 5000))
+        #expect(actions.contains { if case .schedule(.roomExpires, _) = $0 { true } else { false } })
+    }
+}
+
+@Suite("Moderation that sticks (docs/security.md)")
+struct ModerationTests {
+    @Test("a kick keeps the member out by resume token, device, name and address, and says who, why and how long")
+    func kickKeepsOut() {
+        var room = Scenario()
+        room.connect("alice")
+        room.connect("mallory", device: "dev-1", address: "10.0.0.7")
+        let token = room.tokens["mallory"]
+        room.say("alice", "/kick mallory spam")
+        #expect(room.disconnections == [room.id("mallory")])
+        #expect(room.notices.map(\.text) == ["mallory was kicked by alice (spam)"])
+        let attempts: [(String, String?, String?, String?)] = [
+            ("mallory", nil, nil, nil), ("m2", token, nil, nil), ("m3", nil, "dev-1", nil), ("m4", nil, nil, "10.0.0.7"),
+        ]
+        for (name, resume, device, address) in attempts {
+            #expect(room.connect(name, resume: resume, device: device, address: address) == nil, "\(name)")
+            #expect(room.connectRefusal?.code == .banned)
+            #expect(room.connectRefusal?.message == "you were kicked from this room by alice (spam); you may come back in 10 min")
+        }
+        #expect(room.connect("carol", device: "dev-2", address: "10.0.0.8") != nil)
+    }
+
+    @Test("a timed ban lifts itself; /bans lists bans and cooldowns; /unban takes a number or a name")
+    func bansListAndLift() {
+        var room = Scenario()
+        room.connect("alice")
+        room.connect("bob")
+        room.connect("carol")
+        room.say("alice", "/ban bob 1 flooding")
+        room.say("alice", "/kick carol")
+        room.say("alice", "/ban mallory")
+        #expect(room.told("alice") == ["nobody here is called mallory; the name mallory is banned"])
+        room.say("alice", "/bans")
+        guard case .bans(let bans, _)? = room.reply(for: "alice") else { Issue.record("no /bans reply"); return }
+        #expect(bans.map(\.name.text) == ["bob", "carol", "mallory"])
+        #expect(bans.map(\.kind) == [.ban, .kick, .ban])
+        #expect(room.connect("mallory") == nil)
+        room.say("alice", "/unban #\(bans[2].number)")
+        #expect(room.connect("mallory") != nil)
+        #expect(room.connect("bob") == nil)
+        room.advance(seconds: 60)
+        #expect(room.connect("bob") != nil)
+        room.say("alice", "/unban nobody")
+        #expect(room.error(for: "alice")?.code == .notPossible)
+    }
+
+    @Test("a muted member's chat and commands are refused, its player reports still count; /unmute ends it")
+    func muteSilencesButKeepsThePlayer() {
+        var room = Scenario.sharing("alice", "bob", players: ["bob"])
+        room.say("alice", "/mute bob")
+        #expect(room.participant("bob")?.muted == true)
+        room.say("bob", "hello")
+        #expect(room.error(for: "bob")?.code == .muted)
+        room.say("bob", "/play")
+        #expect(room.error(for: "bob")?.code == .muted)
+        room.say("alice", "/play")
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+        room.say("alice", "/unmute bob")
+        room.say("bob", "hello")
+        #expect(room.chats(for: "alice").map(\.text) == ["hello"])
+    }
+
+    @Test("slow mode refuses a second chat line too soon, saying how long to wait; hosts are not slowed")
+    func slowMode() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/slow 10")
+        room.say("bob", "one")
+        room.advance(seconds: 4)
+        room.say("bob", "two")
+        #expect(room.error(for: "bob")?.code == .slowMode)
+        #expect(room.error(for: "bob")?.message == "slow mode: one chat line every 10 s; wait 6 s")
+        room.say("alice", "a")
+        room.say("alice", "b")
+        #expect(room.chats(for: "bob").map(\.text) == ["b"])
+        room.advance(seconds: 6)
+        room.say("bob", "three")
+        #expect(room.chats(for: "alice").map(\.text) == ["three"])
+        room.say("alice", "/slow off")
+        room.say("bob", "four")
+        #expect(room.chats(for: "alice").map(\.text) == ["four"])
+    }
+}
