@@ -6,11 +6,26 @@
 //             'connecting' | 'open' | 'reconnecting' | 'closed' (for good)
 //   'event'   detail: one server event object ({ type: 'state', ... })
 
-/** Close codes after which reconnecting would be wrong (docs/protocol.md). */
+/** Close codes after which reconnecting would be wrong (docs/protocol.md), with
+ *  what to tell the person; the server's reason, when it gives one, follows. */
 const FINAL_CLOSES = new Map([
   [4001, 'You were removed from the room by a host.'],
   [4002, 'This room was opened again in another window; this one is disconnected.'],
+  [4003, 'You cannot enter this room right now.'],
 ]);
+
+/** A random identity this browser keeps (`device=`), so that a ban holds when
+ *  someone comes back under another name (docs/security.md). */
+export function deviceIdentity(storage = globalThis.localStorage) {
+  let device = storage?.getItem('cowatch.device');
+  if (!device) {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    device = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+    storage?.setItem('cowatch.device', device);
+  }
+  return device;
+}
 
 /** Backoff between attempts: quick at first (a server restart or a Wi-Fi
  *  hiccup), then every 10 s at most, with jitter so a room full of browsers
@@ -24,11 +39,13 @@ export class Connection extends EventTarget {
    * @param {string} options.name   display name asked for
    * @param {boolean} options.player this page drives a media player (player=1)
    */
-  constructor({ room, name, player }) {
+  constructor({ room, name, player, device = null, ownerKey = null }) {
     super();
     this.room = room;
     this.name = name;
     this.player = player;
+    this.device = device;
+    this.ownerKey = ownerKey; // makes this page the room's owner (owner=)
     this.resumeToken = null; // from the last `welcome`: the same member on reconnect
     this.socket = null;
     this.attempt = 0;
@@ -43,6 +60,8 @@ export class Connection extends EventTarget {
     if (this.name) params.set('name', this.name);
     if (this.player) params.set('player', '1');
     if (this.resumeToken) params.set('resume', this.resumeToken);
+    if (this.device) params.set('device', this.device);
+    if (this.ownerKey) params.set('owner', this.ownerKey);
     return `${scheme}//${location.host}/rooms/${encodeURIComponent(this.room)}?${params}`;
   }
 
@@ -79,7 +98,8 @@ export class Connection extends EventTarget {
       this.socket = null;
       const final = FINAL_CLOSES.get(close.code);
       if (final || this.stopped) {
-        this.status('closed', { reason: final || close.reason || 'Disconnected.' });
+        const why = final && close.reason ? `${final} ${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.` : final;
+        this.status('closed', { reason: why || close.reason || 'Disconnected.', code: close.code });
         return;
       }
       this.scheduleReconnect(close);

@@ -3,7 +3,7 @@
 // the same slash commands a terminal user would type, and the video follows the
 // state the server sends back (sync.js).
 
-import { Connection } from './connection.js';
+import { Connection, deviceIdentity } from './connection.js';
 import { ServerClock } from './clock.js';
 import { PlayerSync, positionAt } from './sync.js';
 import {
@@ -61,7 +61,19 @@ async function main() {
   localStorage.setItem('cowatch.room', room);
   const name = await chooseName();
 
-  const connection = new Connection({ room, name, player: true });
+  // The owner key: from a link that carries it (then kept, and taken out of the
+  // address bar), or kept by this browser when it created the room.
+  const ownerStorage = `cowatch.owner.${room}`;
+  const linkKey = new URLSearchParams(location.search).get('owner');
+  if (linkKey) {
+    localStorage.setItem(ownerStorage, linkKey);
+    const clean = new URL(location.href);
+    clean.searchParams.delete('owner');
+    history.replaceState(null, '', clean);
+  }
+  const connection = new Connection({
+    room, name, player: true, device: deviceIdentity(), ownerKey: localStorage.getItem(ownerStorage),
+  });
   // Player reports and clock samples are not queued while disconnected: the
   // state that follows a reconnect asks for them again.
   const send = (line) => connection.send(line);
@@ -86,6 +98,12 @@ async function main() {
         model.state = null; // the state follows; a restarted server may count seq anew
         sync.reset();
         sync.setMe(me());
+        if (event.ownerKey) {
+          localStorage.setItem(ownerStorage, event.ownerKey);
+          connection.ownerKey = event.ownerKey;
+          const link = `${location.origin}/rooms/${encodeURIComponent(room)}?owner=${encodeURIComponent(event.ownerKey)}`;
+          log.add('notice', `You created this room and own it. Keep this link: it makes you the owner again from any device, even after everyone has left. It is shown once: ${link}`);
+        }
         log.add('system', returning
           ? 'Reconnected.'
           : `You are ${event.you.name} in room ${event.room}. Type /help for the commands.`);
@@ -114,7 +132,8 @@ async function main() {
         const gone = model.participants.get(event.id);
         model.participants.delete(event.id);
         const name = event.name || gone?.name || 'someone';
-        log.add('system', event.reason === 'kicked' ? `${name} was removed.` : `${name} left.`);
+        const how = { kicked: 'was removed by a host', banned: 'was banned by a host' }[event.reason] || 'left';
+        log.add('system', `${name} ${how}.`);
         renderAll();
         break;
       }
@@ -273,7 +292,7 @@ async function main() {
   // MARK: rendering
 
   function renderAll() {
-    renderMembers($('members'), model.participants, model.meId);
+    renderMembers($('members'), model.participants, model.meId, (line) => command(line));
     renderQueue($('queue'), $('queue-empty'), model.state?.queue || []);
     const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
     const title = activity ? (activity.title || activity.url) : 'Nothing playing';

@@ -90,10 +90,15 @@ function renderReply(text) {
 
 // MARK: members, queue, now playing
 
-export function renderMembers(list, participants, meId) {
+/** The member list. `onCommand(line)`, when given, sends a moderation command:
+ *  a host sees mute, kick and ban beside every other member but the owner. */
+export function renderMembers(list, participants, meId, onCommand = null) {
+  const me = participants.get(meId);
   const items = [...participants.values()].map((p) => {
     const tags = [];
-    if (p.role === 'host') tags.push(el('span', { class: 'badge host', title: 'Host: can change the room policy and moderate' }, 'host'));
+    if (p.owner) tags.push(el('span', { class: 'badge host', title: 'Owner: holds the room\'s owner key; no host can remove them' }, 'owner'));
+    else if (p.role === 'host') tags.push(el('span', { class: 'badge host', title: 'Host: can change the room policy and moderate' }, 'host'));
+    if (p.muted) tags.push(el('span', { class: 'tag warn', title: 'Muted by a host: cannot chat or use commands' }, 'muted'));
     if (p.id === meId) tags.push(el('span', { class: 'badge you' }, 'you'));
     if (!p.connected) tags.push(el('span', { class: 'tag warn' }, 'reconnecting…'));
     if (!p.joined) tags.push(el('span', { class: 'tag' }, 'not in the session'));
@@ -108,9 +113,32 @@ export function renderMembers(list, participants, meId) {
       tags.push(el('span', { class: 'tag suspended', title: `Suspended: ${reason}` }, describeReason(reason)));
     }
     if (p.autoplay) tags.push(el('span', { class: 'tag', title: 'Autoplay on' }, 'autoplay'));
-    return el('li', { class: p.id === meId ? 'me' : null }, el('span', { class: 'name' }, p.name), ' ', ...tags);
+    const controls = onCommand && me?.role === 'host' && p.id !== meId && (!p.owner || me.owner)
+      ? moderationControls(p, onCommand) : [];
+    return el('li', { class: p.id === meId ? 'me' : null }, el('span', { class: 'name' }, p.name), ' ', ...tags, ...controls);
   });
   list.replaceChildren(...items);
+}
+
+/** Mute or unmute, kick, ban: each asks first, and kick and ban take a reason
+ *  that the member is told. */
+function moderationControls(p, onCommand) {
+  const button = (label, title, action) => {
+    const b = el('button', { type: 'button', class: 'moderate', title }, label);
+    b.addEventListener('click', action);
+    return b;
+  };
+  const reasoned = (verb, line) => () => {
+    const reason = globalThis.prompt?.(`${verb} ${p.name}? A reason they will be told (optional):`, '');
+    if (reason === null || reason === undefined) return;
+    onCommand(reason.trim() ? `${line} ${reason.trim()}` : line);
+  };
+  return [
+    button(p.muted ? 'unmute' : 'mute', p.muted ? `Let ${p.name} chat again` : `Stop ${p.name}'s chat and commands`,
+      () => onCommand(`/${p.muted ? 'unmute' : 'mute'} ${p.name}`)),
+    button('kick', `Remove ${p.name}; they cannot come back for the kick cooldown`, reasoned('Kick', `/kick ${p.name}`)),
+    button('ban', `Keep ${p.name} out until a host lifts the ban`, reasoned('Ban', `/ban ${p.name}`)),
+  ];
 }
 
 export function renderQueue(list, empty, queue) {
