@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import traceback
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -149,6 +150,11 @@ class CowatchServer:
         help_text = subprocess.run([self.binary, "serve", "--help"], capture_output=True, text=True).stdout
         if "--store" in help_text:
             args += ["--store", "memory"]  # nothing written to disk by the test
+        if "--address-bans" in help_text:
+            # Every window comes from 127.0.0.1: with address bans, a kick would keep
+            # out any window, and the check that a kicked browser stays out under
+            # another name would not show that its device identity does it.
+            args += ["--address-bans", "false"]
         self.cwd = tempfile.mkdtemp(prefix="cowatch-e2e-cwd-")
         self.process = subprocess.Popen(args, stdout=self.log_file, stderr=subprocess.STDOUT, env=env, cwd=self.cwd)
         deadline = time.monotonic() + 15
@@ -316,6 +322,7 @@ class Run:
         self.checks = []
         self.deadline = time.monotonic() + args.time_limit
         self.screenshot_png = None
+        self.moderation_png = None
         self.offsets = ""
 
     # helpers
@@ -613,6 +620,134 @@ class Run:
             log(f"screenshot: {self.args.screenshot} (video area: luma variance {variance:.0f}, {colours} colours)")
 
 
+    # ownership and moderation, on a room of their own
+
+    def wait_js(self, window, script, timeout, what):
+        """Polls `script` in `window` until it returns something truthy."""
+        end = time.monotonic() + timeout
+        value = None
+        while time.monotonic() < end:
+            if time.monotonic() > self.deadline:
+                raise Failure("the run took longer than its time limit")
+            value = window.js(script)
+            if value:
+                return value
+            time.sleep(0.1)
+        raise Failure(f"timed out waiting for {what} (last seen: {value!r})")
+
+    def moderation(self):
+        """The owner link, the host's mute, kick and ban buttons, a mute, a kick
+        with a reason, and the kicked browser refused when it comes back under
+        another name: windows A (the creator) and B, moved to a room of their own
+        once the measurements are done."""
+        a, b = self.windows[:2]
+        room = "mod-e2e"
+        room_url = self.server.url(f"/rooms/{room}")
+        started = time.monotonic()
+        log(f"moderation (room {room}):")
+
+        a.open(f"{room_url}?name=alice")
+        notice = self.wait_js(a, """const line = [...document.querySelectorAll('#log .line.notice')]
+                                      .find((l) => l.textContent.includes('Keep this link'));
+                                    return line ? line.textContent : null;""",
+                              10, "the owner-link notice in the creator's log")
+        key = a.js(f"return localStorage.getItem('cowatch.owner.{room}')")
+        match = re.search(r"(\S+)/rooms/" + re.escape(room) + r"\?owner=(\S+)", notice)
+        self.check(key and match and match.group(1) == self.server.url("")
+                   and urllib.parse.unquote(match.group(2)) == key,
+                   f"the creator's log shows its owner link, with the key it keeps: {notice!r}")
+
+        b.open(f"{room_url}?name=bob")
+        host_view = self.wait_js(a, MEMBERS_JS + "return rows.length === 2 && rows;", 10,
+                                 "bob in alice's member list")
+        bob = next((row for row in host_view if row["name"] == "bob"), None)
+        self.check(bob and bob["buttons"] == ["mute", "kick", "ban"],
+                   f"the host sees mute, kick and ban beside the other member: {host_view}")
+        alice = next((row for row in host_view if row["name"] == "alice"), None)
+        self.check(alice and "owner" in alice["tags"] and not alice["buttons"],
+                   f"the host is marked owner, with no buttons beside itself: {alice}")
+        member_view = self.wait_js(b, MEMBERS_JS + "return rows.length === 2 && rows;", 10,
+                                   "both members in bob's member list")
+        self.check(not any(row["buttons"] for row in member_view),
+                   f"a member who is not a host sees no moderation buttons: {member_view}")
+
+        # Something on the screen for the screenshot.
+        a.type(f"/watch {self.media.url('timecode.mp4')} Test pattern, part 1")
+        b.type("hello from the second window")
+
+        moderate = "//ul[@id='members']/li[span[@class='name' and text()='bob']]//button[text()='{}']"
+        a.driver.find_element(By.XPATH, moderate.format("mute")).click()
+        host_view = self.wait_js(a, MEMBERS_JS + """const bob = rows.find((r) => r.name === 'bob');
+                                                    return bob && bob.tags.includes('muted') && rows;""",
+                                 5, "the muted tag beside bob in alice's list")
+        bob = next(row for row in host_view if row["name"] == "bob")
+        self.check(bob["buttons"] == ["unmute", "kick", "ban"],
+                   f"a click on mute marks the member muted in the host's list, and offers unmute: {bob}")
+        self.wait_js(b, MEMBERS_JS + "return rows.some((r) => r.name === 'bob' && r.tags.includes('muted'));",
+                     5, "the muted tag in bob's own list")
+        b.type("can anyone hear me")
+        refused = self.wait_js(b, """const line = [...document.querySelectorAll('#log .line.error')].pop();
+                                     return line && line.textContent.includes('muted') && line.textContent;""",
+                               5, "bob's chat refused while muted")
+        self.check("can anyone hear me" not in a.js("return document.getElementById('log').textContent"),
+                   f"a muted member's chat is refused and not shown to others ({refused!r})")
+
+        self.wait_js(a, "return document.getElementById('video').readyState >= 2", 10, "the video's first frame")
+        self.moderation_screenshot(a)
+
+        a.js("window.prompt = () => 'testing'")
+        a.driver.find_element(By.XPATH, moderate.format("kick")).click()
+        removed = self.wait_js(b, """const banner = document.getElementById('connection');
+                                     return window.cowatch.connection.phase === 'closed' && !banner.hidden
+                                       && document.getElementById('connection-text').textContent;""",
+                               5, "the kicked window to say it was removed")
+        self.check(removed.startswith("You were removed from the room by a host.") and "testing" in removed
+                   and "alice" in removed,
+                   f"the kicked window says who removed it and why: {removed!r}")
+        self.wait_js(a, MEMBERS_JS + "return rows.length === 1;", 5, "bob gone from alice's list")
+        self.check("bob was removed by a host." in a.js("return document.getElementById('log').textContent"),
+                   "the host's log says the member was removed")
+
+        b.open(f"{room_url}?name=bobby")
+        refusal = self.wait_js(b, """const banner = document.getElementById('connection');
+                                     return window.cowatch && window.cowatch.connection.phase === 'closed'
+                                       && !banner.hidden && document.getElementById('connection-text').textContent;""",
+                               5, "the kicked browser, back under another name, to be refused")
+        self.check(refusal.startswith("You cannot enter this room right now.") and "kicked" in refusal
+                   and "testing" in refusal,
+                   f"the kicked browser is refused under another name, and told of the kick: {refusal!r}")
+        self.check(a.js(MEMBERS_JS + "return rows.map((r) => r.name);") == ["alice"],
+                   "the refused browser never appeared in the room")
+        log(f"  removed: \"{removed}\"")
+        log(f"  refused: \"{refusal}\"")
+        log(f"  moderation checks took {time.monotonic() - started:.1f} s")
+
+    def moderation_screenshot(self, window):
+        """The host's window: the member list with mute (now unmute), kick and ban."""
+        window.js("document.getElementById('chat-input').blur()")
+        data = window.driver.get_screenshot_as_png()
+        rect = window.js("""const r = document.getElementById('members').getBoundingClientRect();
+                            return [r.left, r.top, r.width, r.height, window.devicePixelRatio];""")
+        left, top, width, height, ratio = rect
+        _, variance, colours = png.region_stats(data, left * ratio, top * ratio, width * ratio, height * ratio, step=1)
+        self.check(width > 0 and height > 0 and variance > 50 and colours > 4,
+                   f"the moderation screenshot's member list is not blank (luma variance {variance:.0f}, {colours} colours)")
+        self.moderation_png = data
+        if self.args.moderation_screenshot:
+            Path(self.args.moderation_screenshot).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.args.moderation_screenshot).write_bytes(data)
+            log(f"  screenshot: {self.args.moderation_screenshot}")
+
+
+MEMBERS_JS = """
+const rows = [...document.querySelectorAll('#members li')].map((li) => ({
+  name: li.querySelector('.name').textContent,
+  tags: [...li.querySelectorAll('.tag, .badge')].map((t) => t.textContent),
+  buttons: [...li.querySelectorAll('button.moderate')].map((b) => b.textContent),
+}));
+"""
+
+
 def machine_description(load_before):
     cpu = platform.processor() or platform.machine()
     try:
@@ -695,6 +830,9 @@ def main():
     parser.add_argument("--media-dir", default=str(REPO / ".build-e2e" / "e2e-media"))
     parser.add_argument("--screenshot", default=str(REPO / ".build-e2e" / "room-playing.png"),
                         help="where to save the screenshot of the room (--record also writes docs/room-playing.png)")
+    parser.add_argument("--moderation-screenshot", default=str(REPO / ".build-e2e" / "room-moderation.png"),
+                        help="where to save the screenshot of a host's member list with the moderation buttons "
+                             "(--record also writes docs/room-moderation.png)")
     parser.add_argument("--record", help="write the figures to this Markdown file (section '## Browser') "
                                          "and the screenshot to docs/room-playing.png")
     parser.add_argument("--results", help="write the figures as JSON here")
@@ -737,6 +875,7 @@ def main():
             run.offsets = ", ".join(f"{r['offset'] or 0:+.2f} ± {r['uncertainty'] or 0:.2f}"
                                     for r in read_all(run.windows))
             log(f"clock offsets the pages estimated (true offset: 0): {run.offsets} ms")
+            run.moderation()
         except Failure as error:
             failed = str(error)
         except Exception as error:  # noqa: BLE001 - report and fail, never hang
@@ -786,6 +925,8 @@ def main():
             record(args.record, summary)
             (REPO / "docs" / "room-playing.png").write_bytes(run.screenshot_png)
             log("recorded: docs/room-playing.png")
+            (REPO / "docs" / "room-moderation.png").write_bytes(run.moderation_png)
+            log("recorded: docs/room-moderation.png")
     ok = failed is None and summary is not None and all(verdicts)
     failed_checks = sum(1 for passed_, _ in run.checks if not passed_)
     # A failure outside a check (a timeout, a crash) counts once more.
