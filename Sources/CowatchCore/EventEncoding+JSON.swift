@@ -118,6 +118,17 @@ public enum JSONEventEncoding {
             json.key("control"); json.string(policy.control.rawValue)
             json.key("stall"); json.string(policy.stall.rawValue)
             json.key("wait"); json.number(policy.wait.seconds)
+            json.key("locked"); json.bool(policy.locked)
+            json.key("password"); json.bool(policy.password)
+        }
+    }
+
+    static func inviteObject(_ invite: Invite, into json: inout JSONWriter) {
+        json.object { json in
+            json.key("number"); json.integer(invite.number)
+            json.key("usesLeft"); json.integer(Int64(invite.usesLeft))
+            json.key("expires"); json.integer(invite.expires.milliseconds)
+            json.key("by"); json.string(invite.by.text)
         }
     }
 
@@ -149,6 +160,11 @@ public enum JSONEventEncoding {
                     json.key("address"); json.bool(ban.address != nil)
                 }
             }
+        case .invite(let invite, let token, _):
+            json.key("invite"); inviteObject(invite, into: &json)
+            json.key("token"); json.string(token)
+        case .invites(let invites, _):
+            json.key("invites"); json.array(invites) { inviteObject($1, into: &$0) }
         }
         // The same words a text client sees, for clients that just print replies.
         json.key("text"); json.string(TextEventEncoding.lines(.reply(reply)).joined(separator: "\n"))

@@ -102,10 +102,23 @@ public enum TextEventEncoding {
                 let reason = ban.reason.map { " (\($0))" } ?? ""
                 return "=   #\(ban.number) \(ban.name): \(kind) by \(ban.by) \(until)\(reason)"
             }
+        case .invite(let invite, let token, let now):
+            return ["= invite #\(invite.number): add ?invite=\(token) to the room's link; it lets in \(uses(invite.usesLeft)) for "
+                    + Room.duration(invite.expires.interval(since: now))]
+        case .invites(let invites, let now):
+            guard !invites.isEmpty else { return ["= no invite links are in force; /invite makes one"] }
+            return ["= invite links:"] + invites.map { invite in
+                "=   #\(invite.number) by \(invite.by): \(uses(invite.usesLeft)) left, for " + Room.duration(invite.expires.interval(since: now))
+            }
         case .policy(let policy):
-            return ["= policy: control \(policy.control.rawValue), stall \(policy.stall.rawValue), wait \(NumberText.decimal(policy.wait.seconds, places: 1)) s"]
+            var words = "= policy: control \(policy.control.rawValue), stall \(policy.stall.rawValue), wait \(NumberText.decimal(policy.wait.seconds, places: 1)) s"
+            if policy.locked { words += ", locked" }
+            if policy.password { words += ", password" }
+            return [words]
         }
     }
+
+    static func uses(_ count: Int) -> String { count == 1 ? "1 person" : "\(count) people" }
 
     static func describe(_ member: Participant) -> String {
         var parts = [member.owner ? "owner, host" : member.role.rawValue]

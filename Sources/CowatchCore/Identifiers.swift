@@ -63,6 +63,8 @@ public struct Cause: Hashable, Sendable, RawRepresentable, CustomStringConvertib
     public static let ban = Cause(rawValue: "ban")
     public static let mute = Cause(rawValue: "mute")
     public static let slow = Cause(rawValue: "slow")
+    public static let lock = Cause(rawValue: "lock")
+    public static let password = Cause(rawValue: "password")
     public static let host = Cause(rawValue: "host")
     public static let restore = Cause(rawValue: "restore")
 }

@@ -83,12 +83,28 @@ public struct RoomPolicy: Hashable, Sendable, Codable {
     public var stall: StallPolicy
     /// How long a coordinated start waits for stragglers.
     public var wait: ServerInterval
+    /// Locked: only invite links, the owner key and members present let anyone in.
+    public var locked: Bool
+    /// A password is asked of newcomers (the digest is in `RoomProtection`).
+    public var password: Bool
 
     public init(control: ControlPolicy = .everyone, stall: StallPolicy = .continue,
-                wait: ServerInterval = ServerInterval(milliseconds: 5000)) {
+                wait: ServerInterval = ServerInterval(milliseconds: 5000), locked: Bool = false, password: Bool = false) {
         self.control = control
         self.stall = stall
         self.wait = wait
+        self.locked = locked
+        self.password = password
+    }
+
+    /// Policies saved before locks and passwords existed read as open.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(control: try values.decode(ControlPolicy.self, forKey: .control),
+                  stall: try values.decode(StallPolicy.self, forKey: .stall),
+                  wait: try values.decode(ServerInterval.self, forKey: .wait),
+                  locked: try values.decodeIfPresent(Bool.self, forKey: .locked) ?? false,
+                  password: try values.decodeIfPresent(Bool.self, forKey: .password) ?? false)
     }
 }
 

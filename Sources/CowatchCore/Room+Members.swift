@@ -18,11 +18,17 @@ public struct ConnectRequest: Hashable, Sendable {
     public var newOwnerKey: String?
     /// An identity the client keeps across names and sessions (`device=`), for bans.
     public var device: String?
+    /// An invite link's token (`invite=`): lets a newcomer into a locked or
+    /// password-protected room.
+    public var invite: String?
+    /// The room password (`password=`).
+    public var password: String?
     /// The client's address, for bans.
     public var address: String?
 
     public init(name: String? = nil, player: Bool = false, join: Bool = true, resume: String? = nil, newToken: String,
-                ownerKey: String? = nil, newOwnerKey: String? = nil, device: String? = nil, address: String? = nil) {
+                ownerKey: String? = nil, newOwnerKey: String? = nil, device: String? = nil, address: String? = nil,
+                invite: String? = nil, password: String? = nil) {
         self.name = name
         self.player = player
         self.join = join
@@ -32,6 +38,8 @@ public struct ConnectRequest: Hashable, Sendable {
         self.newOwnerKey = newOwnerKey
         self.device = device
         self.address = address
+        self.invite = invite
+        self.password = password
     }
 }
 
@@ -51,13 +59,18 @@ extension Room {
             return .accepted(id, collect(now: now) { $0.reconnect(id, request: request, owner: owner, now: now) })
         }
         if !owner, let refusal = banRefusal(request, now: now) { return .refused(refusal) }
+        let invite = owner ? nil : validInvite(request.invite, now: now)
+        if !owner, invite == nil, let refusal = accessRefusal(request, now: now) { return .refused(refusal) }
         guard members.count < configuration.maximumMembers else {
             return .refused(CommandError(.roomFull, command: nil,
                                          message: "room \(name) is full (\(configuration.maximumMembers) members)"))
         }
         let id = MemberID("m\(nextMemberNumber)")
         nextMemberNumber += 1
-        return .accepted(id, collect(now: now) { $0.arrive(id, request: request, owner: owner, now: now) })
+        return .accepted(id, collect(now: now) { room in
+            if let invite { room.useInvite(invite) }
+            room.arrive(id, request: request, owner: owner, now: now)
+        })
     }
 
     /// The member's connection closed. Its identity is kept for the resume grace

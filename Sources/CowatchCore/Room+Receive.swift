@@ -69,6 +69,12 @@ extension Room {
         case .mute(let target): mute(target, on: true, from: id)
         case .unmute(let target): mute(target, on: false, from: id)
         case .slow(let seconds): slow(seconds, from: id)
+        case .lock: lock(true, from: id)
+        case .unlock: lock(false, from: id)
+        case .password(let password): setPassword(password, from: id, now: now)
+        case .invite(let uses, let minutes): invite(uses: uses, minutes: minutes, from: id, now: now)
+        case .invites: listInvites(for: id, now: now)
+        case .revoke(let number): revoke(number, from: id)
         case .me(let text): chat(text, me: true, from: id, now: now)
         }
     }

@@ -47,8 +47,10 @@ public struct Room: Sendable {
     var nextActivityNumber: Int64 = 1
     var nextQueueNumber: Int64 = 1
 
-    /// Owner, bans and slow mode (`Room+Moderation.swift`).
+    /// Owner, bans, slow mode, password and invites (`Room+Moderation.swift`, `Room+Access.swift`).
     public internal(set) var protection = RoomProtection()
+    /// Recent wrong passwords by address; not kept across restarts.
+    var passwordFailures: [String: [ServerInstant]] = [:]
 
     /// The latest chat lines, oldest first, for newcomers and for restarts.
     public internal(set) var recentChat: [ChatLine] = []

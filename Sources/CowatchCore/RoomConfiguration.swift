@@ -25,6 +25,14 @@ public struct RoomConfiguration: Hashable, Sendable {
     public var addressBans: Bool
     /// Bans and kick cooldowns a room keeps; the oldest goes first.
     public var maximumBans: Int
+    /// Wrong passwords one address may try in `passwordAttemptWindow` before it
+    /// is refused without checking.
+    public var passwordAttempts: Int
+    public var passwordAttemptWindow: ServerInterval
+    /// SHA-256 rounds of a room password's digest (each check costs this many).
+    public var passwordHashRounds: Int
+    /// Invite links a room keeps in force.
+    public var maximumInvites: Int
 
     public init(
         maximumMembers: Int = 1_000,
@@ -38,7 +46,11 @@ public struct RoomConfiguration: Hashable, Sendable {
         kickCooldown: ServerInterval = ServerInterval(milliseconds: 600_000),
         roomExpiry: ServerInterval = ServerInterval(milliseconds: 30 * 86_400_000),
         addressBans: Bool = true,
-        maximumBans: Int = 1_000
+        maximumBans: Int = 1_000,
+        passwordAttempts: Int = 5,
+        passwordAttemptWindow: ServerInterval = ServerInterval(milliseconds: 60_000),
+        passwordHashRounds: Int = 1_000,
+        maximumInvites: Int = 100
     ) {
         self.maximumMembers = maximumMembers
         self.maximumQueueLength = maximumQueueLength
@@ -52,5 +64,9 @@ public struct RoomConfiguration: Hashable, Sendable {
         self.roomExpiry = roomExpiry
         self.addressBans = addressBans
         self.maximumBans = maximumBans
+        self.passwordAttempts = passwordAttempts
+        self.passwordAttemptWindow = passwordAttemptWindow
+        self.passwordHashRounds = passwordHashRounds
+        self.maximumInvites = maximumInvites
     }
 }

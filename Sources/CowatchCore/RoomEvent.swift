@@ -80,6 +80,10 @@ public enum Reply: Hashable, Sendable {
     case policy(RoomPolicy)
     /// Bans and kick cooldowns in force, for hosts.
     case bans([Ban], now: ServerInstant)
+    /// A new invite link's token, to the host who made it alone (the room keeps
+    /// only its digest).
+    case invite(Invite, token: String, now: ServerInstant)
+    case invites([Invite], now: ServerInstant)
 
     public var command: CommandName {
         switch self {
@@ -89,6 +93,8 @@ public enum Reply: Hashable, Sendable {
         case .queue: .queue
         case .policy: .policy
         case .bans: .bans
+        case .invite: .invite
+        case .invites: .invites
         }
     }
 }

@@ -15,8 +15,62 @@ public struct RoomProtection: Hashable, Sendable, Codable {
     /// When the last member was forgotten; nil while anyone is in the room. The
     /// room expires a configured time after it.
     public var emptySince: ServerInstant?
+    /// The room password's salted digest; nil: no password.
+    public var password: PasswordDigest?
+    /// Invite links in force, oldest first.
+    public var invites: [Invite] = []
+    public var nextInviteNumber: Int64 = 1
 
     public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case ownerKeyDigest, bans, slowMode, nextBanNumber, emptySince, password, invites, nextInviteNumber
+    }
+
+    /// Protections saved before passwords and invites existed read as none.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        ownerKeyDigest = try values.decodeIfPresent(String.self, forKey: .ownerKeyDigest)
+        bans = try values.decodeIfPresent([Ban].self, forKey: .bans) ?? []
+        slowMode = try values.decodeIfPresent(ServerInterval.self, forKey: .slowMode)
+        nextBanNumber = try values.decodeIfPresent(Int64.self, forKey: .nextBanNumber) ?? 1
+        emptySince = try values.decodeIfPresent(ServerInstant.self, forKey: .emptySince)
+        password = try values.decodeIfPresent(PasswordDigest.self, forKey: .password)
+        invites = try values.decodeIfPresent([Invite].self, forKey: .invites) ?? []
+        nextInviteNumber = try values.decodeIfPresent(Int64.self, forKey: .nextInviteNumber) ?? 1
+    }
+}
+
+/// A room password as the room keeps it: SHA-256 iterated `rounds` times over
+/// the salt and the password, so the store holds nothing to read it back from.
+public struct PasswordDigest: Hashable, Sendable, Codable {
+    public var salt: String
+    public var rounds: Int
+    public var digest: String
+
+    static func make(_ password: String, salt: String, rounds: Int) -> PasswordDigest {
+        PasswordDigest(salt: salt, rounds: rounds, digest: hash(password, salt: salt, rounds: rounds))
+    }
+
+    func matches(_ password: String) -> Bool {
+        SHA256.equal(Self.hash(password, salt: salt, rounds: rounds), digest)
+    }
+
+    static func hash(_ password: String, salt: String, rounds: Int) -> String {
+        var value = SHA256.hex(salt + ":" + password)
+        for _ in 1..<Swift.max(1, rounds) { value = SHA256.hex(value + salt) }
+        return value
+    }
+}
+
+/// An invite link: its token's digest, how many more times it admits, until when.
+public struct Invite: Hashable, Sendable, Codable {
+    public var number: Int64
+    public var tokenDigest: String
+    public var usesLeft: Int
+    public var expires: ServerInstant
+    public var by: DisplayName
+    public var at: ServerInstant
 }
 
 /// A member kept out of a room: by `/ban` (until a time or until `/unban`) or by

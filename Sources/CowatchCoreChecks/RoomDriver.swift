@@ -150,8 +150,10 @@ public struct RoomDriver {
         case .refused(let error):
             let full = error.code == .roomFull && room.members.count >= room.configuration.maximumMembers
             let banned = error.code == .banned && room.protection.bans.contains { ban in ban.until.map { now < $0 } ?? true }
-            if !full && !banned {
-                fail("only a full room, or a ban or kick in force, refuses a connection",
+            let locked = error.code == .locked && room.state.policy.locked
+            let asked = [.passwordRequired, .wrongPassword, .tooManyAttempts].contains(error.code) && room.protection.password != nil
+            if !full && !banned && !locked && !asked {
+                fail("only a full room, a ban or kick in force, a lock or a password refuses a connection",
                      "refused (\(error.code.rawValue)) with \(room.members.count) of \(room.configuration.maximumMembers) members, "
                         + "\(room.protection.bans.count) bans: \(error.message)")
             }

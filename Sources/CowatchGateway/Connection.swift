@@ -44,5 +44,8 @@ struct UpgradeRequest {
     var owner: String?
     /// The identity the page or client keeps (`device=`), for bans.
     var device: String?
+    /// An invite link's token (`invite=`) and the room password (`password=`).
+    var invite: String?
+    var password: String?
     var address: String
 }

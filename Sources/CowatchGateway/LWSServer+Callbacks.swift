@@ -175,6 +175,7 @@ extension LWSServer {
             player: Self.isOn(argument(wsi, "player")) ?? false,
             join: Self.isOn(argument(wsi, "join")) ?? true,
             owner: argument(wsi, "owner"), device: argument(wsi, "device"),
+            invite: argument(wsi, "invite"), password: argument(wsi, "password"),
             address: peer)
     }
 

@@ -48,6 +48,10 @@ enum CanonicalLine {
         case .ban(let target, let minutes, let reason):
             return name + argument(target) + argument(minutes.map(decimal)) + argument(reason)
         case .slow(let seconds): return name + argument(seconds.map(decimal) ?? "off")
+        case .password(let password): return name + argument(password ?? "off")
+        case .invite(let uses, let minutes): return name + argument(String(uses)) + argument(decimal(minutes))
+        case .revoke(let number): return name + argument(String(number))
+        case .lock, .unlock, .invites: return name
         case .join, .leave, .end, .pause, .next, .buffering, .who, .status, .bans: return name
         }
     }

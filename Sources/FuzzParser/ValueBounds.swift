@@ -41,6 +41,13 @@ enum ValueBounds {
                 return "reason of \(reason.count) characters"
             }
             return nil
+        case .password(let password?):
+            return !password.isEmpty && password.count <= CommandTable.maximumPasswordCharacters
+                && !password.contains(" ") && password.lowercased() != "off" ? nil : "password \(password.debugDescription)"
+        case .invite(let uses, let minutes):
+            return (1...1000).contains(uses) && minutes > 0 && minutes <= 43_200 ? nil : "invite of \(uses) uses, \(minutes) min"
+        case .revoke(let number):
+            return number >= 0 ? nil : "invite number \(number)"
         case .slow(let seconds?):
             return seconds > 0 && seconds <= 3600 ? nil : "slow mode of \(seconds) s"
         case .me(let text):

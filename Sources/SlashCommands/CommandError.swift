@@ -22,6 +22,13 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case muted
     /// A chat line sooner than the room's slow mode allows.
     case slowMode = "slow-mode"
+    /// A connection refused: the room is locked and it brought no invite.
+    case locked
+    /// A connection refused: the room has a password and none was given.
+    case passwordRequired = "password-required"
+    case wrongPassword = "wrong-password"
+    /// A connection refused: too many wrong passwords from its address lately.
+    case tooManyAttempts = "too-many-attempts"
 }
 
 /// A refusal: the line was not carried out, and the sender alone is told why.

@@ -18,6 +18,8 @@ public enum CommandTable {
     public static let maximumBanMinutes = 525_600.0
     /// The longest reason of a `/kick` or `/ban`, in characters.
     public static let maximumReasonCharacters = 200
+    /// The longest room password, in characters.
+    public static let maximumPasswordCharacters = 64
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
     private static func spec(for name: CommandName) -> CommandSpec {
@@ -201,6 +203,48 @@ public enum CommandTable {
                     throw ArgumentProblem("slow mode takes seconds from more than 0 to 3600, or off")
                 }
                 return .slow(seconds: seconds)
+            }
+        case .lock:
+            return noArguments(name, .lock, "Lock the room: only invite links, the owner key and members already here let anyone in.", .hosts)
+        case .unlock:
+            return noArguments(name, .unlock, "Open a locked room to anyone again.", .hosts)
+        case .password:
+            return CommandSpec(name: name, arguments: "<password>|off", summary: "Ask newcomers for a password (1-64 characters, no spaces), or stop asking.", audience: .hosts) { args throws(ArgumentProblem) in
+                let word = try args.requireWord("password or off")
+                try args.requireEnd()
+                if word.lowercased() == "off" { return .password(nil) }
+                guard word.count <= maximumPasswordCharacters else {
+                    throw ArgumentProblem("a password has at most \(maximumPasswordCharacters) characters")
+                }
+                return .password(String(word))
+            }
+        case .invite:
+            return CommandSpec(name: name, arguments: "[uses] [minutes]", summary: "Make an invite link that lets people into a locked or password-protected room: for so many uses (default 1, at most 1000) and minutes (default 1440, a day).", audience: .hosts) { args throws(ArgumentProblem) in
+                var uses = 1, minutes = 1440.0
+                if let word = args.word() {
+                    guard let value = ArgumentValues.wholeNumber(word), value >= 1, value <= 1000 else {
+                        throw ArgumentProblem("uses is a whole number from 1 to 1000")
+                    }
+                    uses = Int(value)
+                }
+                if let word = args.word() {
+                    guard let value = ArgumentValues.decimal(word, maximumWholeDigits: 5), value > 0, value <= 43_200 else {
+                        throw ArgumentProblem("minutes: more than 0, at most 43200 (30 days)")
+                    }
+                    minutes = value
+                }
+                try args.requireEnd()
+                return .invite(uses: uses, minutes: minutes)
+            }
+        case .invites:
+            return noArguments(name, .invites, "List the invite links in force: number, uses left, until when, by whom.", .hosts)
+        case .revoke:
+            return CommandSpec(name: name, arguments: "<number>", summary: "End an invite link, by its number in /invites.", audience: .hosts) { args throws(ArgumentProblem) in
+                var word = try args.requireWord("number")
+                try args.requireEnd()
+                if word.first == "#" { word = word.dropFirst() }
+                guard let number = ArgumentValues.wholeNumber(word) else { throw ArgumentProblem("an invite's number, as /invites lists it") }
+                return .revoke(number)
             }
         case .me:
             return CommandSpec(name: name, arguments: "<text>", summary: "Say an action line in the chat (* alice waves).", audience: .anyone) { args throws(ArgumentProblem) in

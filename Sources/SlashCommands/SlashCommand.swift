@@ -45,6 +45,15 @@ public enum SlashCommand: Hashable, Sendable {
     case unmute(String)
     /// Nil turns slow mode off.
     case slow(seconds: Double?)
+    case lock
+    case unlock
+    /// Nil removes the password.
+    case password(String?)
+    /// Defaults: one use, a day.
+    case invite(uses: Int, minutes: Double)
+    case invites
+    /// An invite's number, as `/invites` lists it.
+    case revoke(Int64)
     case me(String)
 
     public var name: CommandName {
@@ -82,6 +91,12 @@ public enum SlashCommand: Hashable, Sendable {
         case .mute: .mute
         case .unmute: .unmute
         case .slow: .slow
+        case .lock: .lock
+        case .unlock: .unlock
+        case .password: .password
+        case .invite: .invite
+        case .invites: .invites
+        case .revoke: .revoke
         case .me: .me
         }
     }
@@ -91,7 +106,8 @@ public enum SlashCommand: Hashable, Sendable {
 public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
     case catchup, queue, next, autoplay, player, ready, buffering, ended, time, who
-    case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow, me
+    case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow
+    case lock, unlock, password, invite, invites, revoke, me
 }
 
 /// Who may control playback in a room.

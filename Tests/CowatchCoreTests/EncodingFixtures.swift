@@ -42,6 +42,8 @@ enum EncodingFixture {
                                  ownerKey: nil, participants: [alice, bob], chat: [])
     static let founding = Welcome(you: alice, room: RoomName("lobby")!, serverTime: now, resume: "tok-123",
                                   ownerKey: "key-456", participants: [alice], chat: [])
+    static let invite = Invite(number: 3, tokenDigest: "d", usesLeft: 2,
+                               expires: ServerInstant(milliseconds: 1_700_003_600_000), by: alice.name, at: now)
     static let bans = [
         Ban(number: 1, kind: .kick, name: bob.name, identities: ["d1"], address: "10.0.0.9",
             until: ServerInstant(milliseconds: 1_700_000_600_000), reason: "spam", by: alice.name, at: now),
@@ -74,6 +76,9 @@ enum EncodingFixture {
         .reply(.queue(queue)), .reply(.queue([])),
         .reply(.policy(RoomPolicy())),
         .reply(.bans(bans, now: now)), .reply(.bans([], now: now)),
+        .reply(.invite(invite, token: "0123456789abcdef0123456789abcdef", now: now)),
+        .reply(.invites([invite], now: now)), .reply(.invites([], now: now)),
+        .reply(.policy(RoomPolicy(control: .hosts, locked: true, password: true))),
         .error(unknownCommand), .error(badSeek),
         .time(client: 1_700_000_000_000.5, server: now),
         .catchup(catchup),
@@ -97,6 +102,8 @@ enum EncodingFixture {
             case .queue: "reply.queue"
             case .policy: "reply.policy"
             case .bans: "reply.bans"
+            case .invite: "reply.invite"
+            case .invites: "reply.invites"
             }
         case .error: "error"
         case .time: "time"
@@ -106,7 +113,8 @@ enum EncodingFixture {
 
     static let allCaseNames: Set<String> = [
         "welcome", "state", "participant", "participantLeft", "chat", "notice", "reply.help", "reply.who",
-        "reply.status", "reply.queue", "reply.policy", "reply.bans", "error", "time", "catchup",
+        "reply.status", "reply.queue", "reply.policy", "reply.bans", "reply.invite", "reply.invites", "error", "time",
+        "catchup",
     ]
 }
 

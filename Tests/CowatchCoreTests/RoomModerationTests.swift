@@ -203,3 +203,115 @@ struct ModerationTests {
         #expect(room.chats(for: "alice").map(\.text) == ["four"])
     }
 }
+
+@Suite("Locks, passwords and invite links (docs/security.md)")
+struct RoomAccessTests {
+    static func founded() -> Scenario {
+        var room = Scenario()
+        room.connect("alice", address: "10.0.0.1", newOwnerKey: "alice-key")
+        return room
+    }
+
+    /// The token of the invite the last input gave `name`.
+    static func inviteToken(_ room: Scenario, _ name: String) -> String? {
+        if case .invite(_, let token, _)? = room.reply(for: name) { return token }
+        return nil
+    }
+
+    @Test("a locked room refuses a stranger and admits an invite holder until the invite's uses run out")
+    func lockAndInvites() {
+        var room = Self.founded()
+        room.say("alice", "/lock")
+        #expect(room.state.policy.locked)
+        #expect(room.connect("eve") == nil)
+        #expect(room.connectRefusal?.code == .locked)
+        room.say("alice", "/invite 2 60")
+        let token = Self.inviteToken(room, "alice")
+        #expect(token != nil)
+        #expect(room.connect("bob", join: true, resume: nil) == nil)
+        room.say("alice", "/invites")
+        guard case .invites(let invites, _)? = room.reply(for: "alice") else { Issue.record("no /invites"); return }
+        #expect(invites.map(\.usesLeft) == [2])
+        #expect(connectWithInvite(&room, "bob", token) != nil)
+        #expect(connectWithInvite(&room, "carol", token) != nil)
+        #expect(connectWithInvite(&room, "dave", token) == nil)
+        #expect(room.connectRefusal?.code == .locked)
+        // Members already in come back with their resume token, lock or not.
+        room.disconnect("bob")
+        #expect(room.reconnect("bob") != nil)
+        // The owner key opens a locked room too.
+        #expect(room.connect("alice-phone", ownerKey: "alice-key") != nil)
+        room.say("alice", "/unlock")
+        #expect(room.connect("eve") != nil)
+    }
+
+    @Test("an invite ends at its time, or when revoked")
+    func invitesEnd() {
+        var room = Self.founded()
+        room.say("alice", "/lock")
+        room.say("alice", "/invite 5 1")
+        let first = Self.inviteToken(room, "alice")
+        room.say("alice", "/invite 5 60")
+        let second = Self.inviteToken(room, "alice")
+        room.advance(seconds: 61)
+        #expect(connectWithInvite(&room, "bob", first) == nil)
+        room.say("alice", "/revoke 2")
+        #expect(room.told("alice") == ["invite #2 no longer lets anyone in"])
+        #expect(connectWithInvite(&room, "carol", second) == nil)
+        room.say("alice", "/revoke 2")
+        #expect(room.error(for: "alice")?.code == .notPossible)
+    }
+
+    @Test("a password is asked of newcomers; wrong ones are refused, then the address is refused for a while")
+    func passwords() {
+        var room = Self.founded()
+        room.say("alice", "/password hunter2")
+        #expect(room.state.policy.password)
+        #expect(room.room.protection.password?.digest != nil)
+        #expect(room.room.protection.password?.digest.contains("hunter2") == false)
+        #expect(room.connect("bob", address: "10.0.0.2") == nil)
+        #expect(room.connectRefusal?.code == .passwordRequired)
+        #expect(connectWithPassword(&room, "bob", "hunter2", address: "10.0.0.2") != nil)
+        for _ in 0..<5 {
+            #expect(connectWithPassword(&room, "eve", "guess", address: "10.6.6.6") == nil)
+            #expect(room.connectRefusal?.code == .wrongPassword)
+        }
+        #expect(connectWithPassword(&room, "eve", "hunter2", address: "10.6.6.6") == nil)
+        #expect(room.connectRefusal?.code == .tooManyAttempts)
+        #expect(room.connectRefusal?.message == "too many wrong passwords from your address; try again in 1 min")
+        // Another address is not held up; after the window the first may try again.
+        #expect(connectWithPassword(&room, "carol", "hunter2", address: "10.0.0.3") != nil)
+        room.advance(seconds: 60)
+        #expect(connectWithPassword(&room, "eve", "hunter2", address: "10.6.6.6") != nil)
+        room.say("alice", "/password off")
+        #expect(!room.state.policy.password)
+        #expect(room.connect("frank") != nil)
+    }
+
+    @Test("lock, password and invites come back with a restored room")
+    func accessIsRestored() {
+        var room = Self.founded()
+        room.say("alice", "/lock")
+        room.say("alice", "/password hunter2")
+        room.say("alice", "/invite 3")
+        let token = Self.inviteToken(room, "alice")
+        let snapshot = room.room.snapshot(at: room.now)
+        var (restored, _) = Room.restore(snapshot, members: [], chat: [], downSince: room.now,
+                                         maximumDowntime: ServerInterval(milliseconds: 60_000), now: room.now)
+        #expect(restored.state.policy.locked)
+        guard case .refused(let error) = restored.connectionOpened(ConnectRequest(name: "x", newToken: "t"), now: room.now) else {
+            Issue.record("a stranger came into a restored locked room"); return
+        }
+        #expect(error.code == .locked)
+        let invited = restored.connectionOpened(ConnectRequest(name: "y", newToken: "t2", invite: token), now: room.now)
+        if case .refused(let error) = invited { Issue.record("the invite was refused: \(error.message)") }
+    }
+}
+
+private func connectWithInvite(_ room: inout Scenario, _ name: String, _ token: String?) -> MemberID? {
+    room.connect(name, invite: token)
+}
+
+private func connectWithPassword(_ room: inout Scenario, _ name: String, _ password: String, address: String) -> MemberID? {
+    room.connect(name, address: address, password: password)
+}

@@ -124,7 +124,9 @@ struct ParserMessageTests {
         .queue: "/queue ftp://x", .next: "/next x", .autoplay: "/autoplay maybe", .player: "/player maybe",
         .ready: "/ready x", .buffering: "/buffering x", .ended: "/ended x", .time: "/time x", .who: "/who x",
         .status: "/status x", .policy: "/policy x y", .op: "/op", .deop: "/deop", .kick: "/kick", .ban: "/ban",
-        .unban: "/unban", .bans: "/bans x", .mute: "/mute", .unmute: "/unmute", .slow: "/slow x", .me: "/me",
+        .unban: "/unban", .bans: "/bans x", .mute: "/mute", .unmute: "/unmute", .slow: "/slow x",
+        .lock: "/lock x", .unlock: "/unlock x", .password: "/password", .invite: "/invite x", .invites: "/invites x",
+        .revoke: "/revoke", .me: "/me",
     ]
 
     @Test("every command refuses bad arguments with its own usage", arguments: CommandName.allCases)

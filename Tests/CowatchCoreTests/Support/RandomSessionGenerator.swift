@@ -191,8 +191,9 @@ struct RandomSessionGenerator {
                                          " wait 0 wait 3", " bogus x", " control", " CONTROL Hosts"])
         case 19:
             let command = rng.pick(["/op", "/op", "/op", "/deop", "/deop", "/kick", "/mute", "/unmute", "/ban",
-                                    "/unban", "/bans", "/slow 1", "/slow off"])
-            if command == "/bans" || command.hasPrefix("/slow") { return command }
+                                    "/unban", "/bans", "/slow 1", "/slow off", "/lock", "/unlock", "/password pw", "/password off",
+                                    "/invite", "/invite 2 1", "/invites", "/revoke 1"])
+            if !["/op", "/deop", "/kick", "/mute", "/unmute", "/ban", "/unban"].contains(command) { return command }
             let target = rng.pick(["{name:\(rng.below(slotCount))}", "{name:\(rng.below(slotCount))}",
                                    "{NAME:\(rng.below(slotCount))}", "{name:\(slot)}", "nobody", ""])
             // A short ban lifts itself within a session; a kick's cooldown is the room's.

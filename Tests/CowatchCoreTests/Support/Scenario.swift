@@ -42,11 +42,13 @@ struct Scenario {
     @discardableResult
     mutating func connect(_ name: String, player: Bool = false, join: Bool = true,
                           resume: String? = nil, displayName: String? = nil, device: String? = nil,
-                          address: String? = nil, ownerKey: String? = nil, newOwnerKey: String? = nil) -> MemberID? {
+                          address: String? = nil, ownerKey: String? = nil, newOwnerKey: String? = nil,
+                          invite: String? = nil, password: String? = nil) -> MemberID? {
         connectionNumber += 1
         let request = ConnectRequest(name: displayName ?? name, player: player, join: join,
                                      resume: resume, newToken: "token-\(connectionNumber)", ownerKey: ownerKey,
-                                     newOwnerKey: newOwnerKey, device: device, address: address)
+                                     newOwnerKey: newOwnerKey, device: device, address: address, invite: invite,
+                                     password: password)
         let (result, outcome) = host.open(connectionNumber, request)
         switch result {
         case .accepted(let id, let actions):

@@ -1,0 +1,140 @@
+import SlashCommands
+
+/// Who may come into a room besides its members: `/lock`, `/password` and invite
+/// links (docs/security.md). Checked for a newcomer after bans; the owner key and
+/// a current member's resume token pass them all.
+extension Room {
+    // MARK: - At the door
+
+    /// The invite in force that this token opens, if any.
+    func validInvite(_ token: String?, now: ServerInstant) -> Int64? {
+        guard let token, !protection.invites.isEmpty else { return nil }
+        let digest = SHA256.hex(token)
+        return protection.invites.first { invite in
+            SHA256.equal(invite.tokenDigest, digest) && now < invite.expires && invite.usesLeft > 0
+        }?.number
+    }
+
+    /// Why a newcomer without an invite may not come in: the room is locked, or
+    /// asks a password it did not give (right). Wrong passwords are counted per
+    /// address; past the limit the address is refused without a check.
+    mutating func accessRefusal(_ request: ConnectRequest, now: ServerInstant) -> CommandError? {
+        if state.policy.locked {
+            return CommandError(.locked, command: nil, message: "this room is locked: only an invite link from a host lets you in")
+        }
+        guard let password = protection.password else { return nil }
+        let address = request.address ?? "unknown"
+        let window = configuration.passwordAttemptWindow
+        var failures = (passwordFailures[address] ?? []).filter { now < $0.advanced(by: window) }
+        if failures.count >= configuration.passwordAttempts, let first = failures.first {
+            return CommandError(.tooManyAttempts, command: nil,
+                                message: "too many wrong passwords from your address; try again in "
+                                    + Self.duration(first.advanced(by: window).interval(since: now)))
+        }
+        guard let given = request.password, !given.isEmpty else {
+            return CommandError(.passwordRequired, command: nil, message: "this room asks for a password")
+        }
+        if password.matches(given) {
+            passwordFailures[address] = nil
+            return nil
+        }
+        failures.append(now)
+        // Bounded: addresses whose failures are all old are forgotten first.
+        if passwordFailures.count >= Self.maximumFailingAddresses {
+            passwordFailures = passwordFailures.filter { $0.value.contains { now < $0.advanced(by: window) } }
+            if passwordFailures.count >= Self.maximumFailingAddresses { passwordFailures.removeAll() }
+        }
+        passwordFailures[address] = failures
+        return CommandError(.wrongPassword, command: nil, message: "wrong password")
+    }
+
+    /// Addresses whose wrong passwords a room remembers at once.
+    static let maximumFailingAddresses = 10_000
+
+    mutating func useInvite(_ number: Int64) {
+        guard let index = protection.invites.firstIndex(where: { $0.number == number }) else { return }
+        protection.invites[index].usesLeft -= 1
+        if protection.invites[index].usesLeft <= 0 { protection.invites.remove(at: index) }
+        needsPersisting = true
+    }
+
+    // MARK: - Commands
+
+    mutating func lock(_ on: Bool, from id: MemberID) {
+        guard requireHost(id, on ? .lock : .unlock) else { return }
+        guard state.policy.locked != on else {
+            tell(id, on ? "the room is already locked" : "the room is not locked")
+            return
+        }
+        state.policy.locked = on
+        publish(.lock, by: id)
+        notify(on ? "\(displayName(id)) locked the room: only invite links let anyone new in"
+                  : "\(displayName(id)) unlocked the room", cause: .lock, by: id)
+    }
+
+    mutating func setPassword(_ password: String?, from id: MemberID, now: ServerInstant) {
+        guard requireHost(id, .password), let member = members[id] else { return }
+        guard let password else {
+            guard protection.password != nil else {
+                tell(id, "the room has no password")
+                return
+            }
+            protection.password = nil
+            state.policy.password = false
+            publish(.password, by: id)
+            notify("\(displayName(id)) removed the room's password", cause: .password, by: id)
+            return
+        }
+        // Unique per room and change, and unguessable: drawn from the setter's
+        // secret resume token.
+        let salt = String(SHA256.hex("\(member.resumeToken)/salt/\(now.milliseconds)/\(state.seq)").prefix(32))
+        protection.password = PasswordDigest.make(password, salt: salt, rounds: configuration.passwordHashRounds)
+        needsPersisting = true
+        if !state.policy.password {
+            state.policy.password = true
+            publish(.password, by: id)
+        }
+        notify("\(displayName(id)) set a password for the room: newcomers are asked for it", cause: .password, by: id)
+    }
+
+    mutating func invite(uses: Int, minutes: Double, from id: MemberID, now: ServerInstant) {
+        guard requireHost(id, .invite), let member = members[id] else { return }
+        dropExpiredInvites(now: now)
+        guard protection.invites.count < configuration.maximumInvites else {
+            refuse(id, .notPossible, .invite,
+                   "/invite: this room has \(configuration.maximumInvites) invite links in force; /revoke one first")
+            return
+        }
+        let number = protection.nextInviteNumber
+        protection.nextInviteNumber += 1
+        let token = String(SHA256.hex("\(member.resumeToken)/invite/\(number)/\(now.milliseconds)").prefix(32))
+        let invite = Invite(number: number, tokenDigest: SHA256.hex(token), usesLeft: uses,
+                            expires: now.advanced(by: ServerInterval(seconds: minutes * 60)), by: member.name, at: now)
+        protection.invites.append(invite)
+        needsPersisting = true
+        actions.append(.send(.reply(.invite(invite, token: token, now: now)), to: id))
+    }
+
+    mutating func listInvites(for id: MemberID, now: ServerInstant) {
+        guard requireHost(id, .invites) else { return }
+        dropExpiredInvites(now: now)
+        actions.append(.send(.reply(.invites(protection.invites, now: now)), to: id))
+    }
+
+    mutating func revoke(_ number: Int64, from id: MemberID) {
+        guard requireHost(id, .revoke) else { return }
+        guard protection.invites.contains(where: { $0.number == number }) else {
+            refuse(id, .notPossible, .revoke, "/revoke: no invite #\(number) is in force; /invites lists them")
+            return
+        }
+        protection.invites.removeAll { $0.number == number }
+        needsPersisting = true
+        tell(id, "invite #\(number) no longer lets anyone in")
+    }
+
+    mutating func dropExpiredInvites(now: ServerInstant) {
+        let before = protection.invites.count
+        protection.invites.removeAll { now >= $0.expires }
+        if protection.invites.count != before { needsPersisting = true }
+    }
+}
