@@ -169,3 +169,47 @@ struct ModerationEndToEndTests {
         #expect(alice.allFrames.allSatisfy { !$0.contains("\"text\":\"second\"") })
     }
 }
+
+@Suite("Locks, passwords and invites end to end", .serialized)
+struct AccessEndToEndTests {
+    @Test("a locked room refuses a stranger with 4004 and admits an invite holder until the invite's uses run out")
+    func lockedRoomAndInvites() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.join("vault", name: "alice")
+        alice.send("/lock\n/invite 2 30")
+        let reply = try #require(alice.event("reply") { $0.string("command") == "invite" })
+        let token = try #require(reply.string("token"))
+        #expect(reply.object("invite")?.int("usesLeft") == 2)
+
+        let stranger = server.open("/rooms/vault?name=eve")
+        #expect(stranger.error()?.string("code") == "locked")
+        #expect(stranger.waitClosed()?.code == 4004)
+        _ = try server.join("vault", name: "bob", query: "invite=\(token)")
+        _ = try server.join("vault", name: "carol", query: "invite=\(token)")
+        let third = server.open("/rooms/vault?name=dave&invite=\(token)")
+        #expect(third.error()?.string("code") == "locked")
+        #expect(third.waitClosed()?.code == 4004)
+    }
+
+    @Test("wrong passwords are refused with 4005, then the address is refused without a check")
+    func passwordsAndTheirLimit() throws {
+        let server = try TestServer { $0.room.passwordAttempts = 3 }
+        defer { server.stop() }
+        let alice = try server.join("club", name: "alice")
+        alice.send("/password open-sesame")
+        _ = alice.event("state") { $0.object("policy")?.bool("password") == true }
+        let none = server.open("/rooms/club?name=bob")
+        #expect(none.error()?.string("code") == "password-required")
+        #expect(none.waitClosed()?.code == 4005)
+        _ = try server.join("club", name: "bob", query: "password=open-sesame")
+        for _ in 0..<3 {
+            let wrong = server.open("/rooms/club?name=eve&password=guess")
+            #expect(wrong.error()?.string("code") == "wrong-password")
+            #expect(wrong.waitClosed()?.code == 4005)
+        }
+        let limited = server.open("/rooms/club?name=eve&password=open-sesame")
+        #expect(limited.error()?.string("code") == "too-many-attempts")
+        #expect(limited.waitClosed()?.code == 4005)
+    }
+}

@@ -12,6 +12,8 @@ const FINAL_CLOSES = new Map([
   [4001, 'You were removed from the room by a host.'],
   [4002, 'This room was opened again in another window; this one is disconnected.'],
   [4003, 'You cannot enter this room right now.'],
+  [4004, 'This room is locked: only an invite link from a host lets you in.'],
+  [4005, 'This room asks for a password.'],
 ]);
 
 /** A random identity this browser keeps (`device=`), so that a ban holds when
@@ -39,13 +41,15 @@ export class Connection extends EventTarget {
    * @param {string} options.name   display name asked for
    * @param {boolean} options.player this page drives a media player (player=1)
    */
-  constructor({ room, name, player, device = null, ownerKey = null }) {
+  constructor({ room, name, player, device = null, ownerKey = null, invite = null }) {
     super();
     this.room = room;
     this.name = name;
     this.player = player;
     this.device = device;
     this.ownerKey = ownerKey; // makes this page the room's owner (owner=)
+    this.invite = invite; // an invite link's token (invite=), until the first welcome
+    this.password = null; // the room password (password=), until the first welcome
     this.resumeToken = null; // from the last `welcome`: the same member on reconnect
     this.socket = null;
     this.attempt = 0;
@@ -62,6 +66,8 @@ export class Connection extends EventTarget {
     if (this.resumeToken) params.set('resume', this.resumeToken);
     if (this.device) params.set('device', this.device);
     if (this.ownerKey) params.set('owner', this.ownerKey);
+    if (this.invite) params.set('invite', this.invite);
+    if (this.password) params.set('password', this.password);
     return `${scheme}//${location.host}/rooms/${encodeURIComponent(this.room)}?${params}`;
   }
 
@@ -90,7 +96,12 @@ export class Connection extends EventTarget {
       } catch {
         return; // not ours to interpret: the contract says one JSON object per frame
       }
-      if (event.type === 'welcome' && event.resume) this.resumeToken = event.resume;
+      if (event.type === 'welcome' && event.resume) {
+        // The resume token lets this member back in from now on.
+        this.resumeToken = event.resume;
+        this.invite = null;
+        this.password = null;
+      }
       this.dispatchEvent(new CustomEvent('event', { detail: event }));
     });
     socket.addEventListener('close', (close) => {
@@ -98,8 +109,9 @@ export class Connection extends EventTarget {
       this.socket = null;
       const final = FINAL_CLOSES.get(close.code);
       if (final || this.stopped) {
-        const why = final && close.reason ? `${final} ${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.` : final;
-        this.status('closed', { reason: why || close.reason || 'Disconnected.', code: close.code });
+        const why = final && close.reason && close.code !== 4004
+          ? `${final} ${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.` : final;
+        this.status('closed', { reason: why || close.reason || 'Disconnected.', code: close.code, serverReason: close.reason });
         return;
       }
       this.scheduleReconnect(close);

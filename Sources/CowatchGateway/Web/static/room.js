@@ -7,7 +7,7 @@ import { Connection, deviceIdentity } from './connection.js';
 import { ServerClock } from './clock.js';
 import { PlayerSync, positionAt } from './sync.js';
 import {
-  $, ChatLog, describeDrift, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue,
+  $, ChatLog, describeDrift, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
 } from './ui.js';
 
 const ROOM_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -65,14 +65,17 @@ async function main() {
   // address bar), or kept by this browser when it created the room.
   const ownerStorage = `cowatch.owner.${room}`;
   const linkKey = new URLSearchParams(location.search).get('owner');
-  if (linkKey) {
-    localStorage.setItem(ownerStorage, linkKey);
+  if (linkKey) localStorage.setItem(ownerStorage, linkKey);
+  // An invite link's token is used once, on the first connection.
+  const invite = new URLSearchParams(location.search).get('invite');
+  if (linkKey || invite) {
     const clean = new URL(location.href);
     clean.searchParams.delete('owner');
+    clean.searchParams.delete('invite');
     history.replaceState(null, '', clean);
   }
   const connection = new Connection({
-    room, name, player: true, device: deviceIdentity(), ownerKey: localStorage.getItem(ownerStorage),
+    room, name, player: true, device: deviceIdentity(), ownerKey: localStorage.getItem(ownerStorage), invite,
   });
   // Player reports and clock samples are not queued while disconnected: the
   // state that follows a reconnect asks for them again.
@@ -84,9 +87,23 @@ async function main() {
     renderConnection($('connection'), $('connection-text'), $('retry'), detail);
     if (detail.phase === 'open') clock.start();
     else clock.stop();
-    if (detail.phase === 'closed') log.add('error', detail.reason || 'Disconnected.');
+    if (detail.phase === 'closed') {
+      log.add('error', detail.reason || 'Disconnected.');
+      if (detail.code === 4005) askPassword(detail.serverReason);
+    }
   });
   connection.addEventListener('event', ({ detail }) => handle(detail));
+
+  /** A room with a password: ask for it and try again (the server says whether
+   *  none was given, it was wrong, or this address must wait). */
+  function askPassword(reason) {
+    if (/try again in/.test(reason || '')) return;
+    const wrong = /wrong/.test(reason || '');
+    const answer = globalThis.prompt?.(wrong ? 'Wrong password. Try again:' : 'This room asks for a password:', '');
+    if (!answer) return;
+    connection.password = answer;
+    connection.retryNow();
+  }
 
   function handle(event) {
     switch (event.type) {
@@ -144,6 +161,11 @@ async function main() {
         log.add('notice', event.text);
         break;
       case 'reply':
+        if (event.command === 'invite' && event.token) {
+          const link = `${location.origin}/rooms/${encodeURIComponent(room)}?invite=${encodeURIComponent(event.token)}`;
+          log.add('notice', `Invite link (${event.text.replace(/^= /, '').replace(/add \?invite=\S+ to the room's link; /, '')}): ${link}`);
+          break;
+        }
         log.add('reply', event.text ?? JSON.stringify(event, null, 2));
         break;
       case 'error':
@@ -293,6 +315,7 @@ async function main() {
 
   function renderAll() {
     renderMembers($('members'), model.participants, model.meId, (line) => command(line));
+    renderRoomControls($('room-controls'), me(), model.state?.policy, (line) => command(line));
     renderQueue($('queue'), $('queue-empty'), model.state?.queue || []);
     const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
     const title = activity ? (activity.title || activity.url) : 'Nothing playing';

@@ -120,6 +120,27 @@ export function renderMembers(list, participants, meId, onCommand = null) {
   list.replaceChildren(...items);
 }
 
+/** A host's controls for the door, above the member list: lock or unlock, and a
+ *  new invite link. Hidden for members who are not hosts. */
+export function renderRoomControls(container, me, policy, onCommand) {
+  container.hidden = me?.role !== 'host';
+  if (container.hidden) {
+    container.replaceChildren();
+    return;
+  }
+  const locked = Boolean(policy?.locked);
+  const lock = el('button', { type: 'button', class: 'moderate', title: locked
+    ? 'Let anyone with the room\'s link in again' : 'Only invite links, the owner key and members already here let anyone in' },
+  locked ? 'unlock room' : 'lock room');
+  lock.addEventListener('click', () => onCommand(locked ? '/unlock' : '/lock'));
+  const invite = el('button', { type: 'button', class: 'moderate', title: 'A link that lets one person in, for a day' }, 'invite link');
+  invite.addEventListener('click', () => onCommand('/invite'));
+  const tags = [];
+  if (locked) tags.push(el('span', { class: 'tag warn' }, 'locked'));
+  if (policy?.password) tags.push(el('span', { class: 'tag' }, 'password'));
+  container.replaceChildren(...tags, lock, invite);
+}
+
 /** Mute or unmute, kick, ban: each asks first, and kick and ban take a reason
  *  that the member is told. */
 function moderationControls(p, onCommand) {
