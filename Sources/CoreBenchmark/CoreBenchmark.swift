@@ -17,6 +17,31 @@ struct CoreBenchmark {
             let result = run(members: members, players: players, rounds: rounds)
             print(result.row)
         }
+        let hashRounds = RoomConfiguration().passwordHashRounds
+        let micros = passwordCheck(attempts: 2_000)
+        print("password check at the door (\(hashRounds) rounds of SHA-256): \(NumberText.decimal(micros, places: 1)) us per connection")
+    }
+
+    /// What a connection to a room with a password costs the service thread: each
+    /// attempt, from its own address, hashes the password it brings.
+    static func passwordCheck(attempts: Int) -> Double {
+        let now = ServerInstant(milliseconds: 1_700_000_000_000)
+        guard let name = RoomName("locked") else { return 0 }
+        var room = Room(name: name, now: now)
+        guard case .accepted(let host, _) = room.connectionOpened(ConnectRequest(name: "host", newToken: "h"), now: now) else {
+            return 0
+        }
+        _ = room.receive(.password("correct horse"), from: host, now: now)
+        let clock = ContinuousClock()
+        let start = clock.now
+        for attempt in 0..<attempts {
+            let request = ConnectRequest(name: "guest", newToken: "t\(attempt)", address: "10.0.\(attempt / 250).\(attempt % 250)",
+                                         password: "wrong \(attempt)")
+            _ = room.connectionOpened(request, now: now)
+        }
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return seconds * 1e6 / Double(attempts)
     }
 
     struct Result {

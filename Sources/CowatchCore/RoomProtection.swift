@@ -57,9 +57,10 @@ public struct PasswordDigest: Hashable, Sendable, Codable {
     }
 
     static func hash(_ password: String, salt: String, rounds: Int) -> String {
-        var value = SHA256.hex(salt + ":" + password)
-        for _ in 1..<Swift.max(1, rounds) { value = SHA256.hex(value + salt) }
-        return value
+        let saltBytes = Array(salt.utf8)
+        var value = SHA256.digest(saltBytes + Array(":\(password)".utf8))
+        for _ in 1..<Swift.max(1, rounds) { value = SHA256.digest(value + saltBytes) }
+        return SHA256.hexText(value)
     }
 }
 

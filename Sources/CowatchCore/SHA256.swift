@@ -4,10 +4,19 @@
 public enum SHA256 {
     /// The digest of `text`'s UTF-8 bytes, as 64 lowercase hex digits.
     public static func hex(_ text: String) -> String {
-        digest(Array(text.utf8)).map { byte in
-            let digits = String(byte, radix: 16)
-            return byte < 16 ? "0" + digits : digits
-        }.joined()
+        hexText(digest(Array(text.utf8)))
+    }
+
+    /// Bytes as lowercase hex digits.
+    public static func hexText(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     public static func digest(_ message: [UInt8]) -> [UInt8] {
