@@ -7,7 +7,7 @@ extension Room {
         if active {
             guard requireSessionMember(id, .watch) else { return }
         }
-        guard requireControl(id, .watch) else { return }
+        guard requireControl(id, .watch), requireMediaHost(url, from: id, .watch) else { return }
         if active, state.session?.activity.identifier == url.text {
             tell(id, "already watching \(url)")
             return
@@ -55,6 +55,16 @@ extension Room {
             modify(member.id) { $0.suspensions.removeAll { $0 == .stallRecovery || $0 == .catchup } }
             announce(member.id, .resumed(nil))
         }
+    }
+
+    /// The server shares media only from the hosts its operator allows, when it
+    /// names any (`media-hosts`).
+    mutating func requireMediaHost(_ url: MediaURL, from id: MemberID, _ command: CommandName) -> Bool {
+        let allowed = configuration.mediaHosts
+        guard !allowed.isEmpty, !allowed.contains(url.host) else { return true }
+        refuse(id, .mediaHost, command,
+               "/\(command.rawValue): this server plays media only from \(allowed.joined(separator: ", ")), not from \(url.host)")
+        return false
     }
 
     /// The last path segment of the URL, without query: a readable default title.
@@ -131,7 +141,7 @@ extension Room {
         if state.session?.isActive == true {
             guard requireSessionMember(id, .queue) else { return }
         }
-        guard requireControl(id, .queue) else { return }
+        guard requireControl(id, .queue), requireMediaHost(url, from: id, .queue) else { return }
         guard state.queue.count < configuration.maximumQueueLength else {
             refuse(id, .queueFull, .queue, "/queue: the queue is full (\(configuration.maximumQueueLength) items)")
             return

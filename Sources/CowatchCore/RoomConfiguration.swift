@@ -33,6 +33,8 @@ public struct RoomConfiguration: Hashable, Sendable {
     public var passwordHashRounds: Int
     /// Invite links a room keeps in force.
     public var maximumInvites: Int
+    /// Hosts `/watch` and `/queue` may share media from (lowercase, exact); empty: any.
+    public var mediaHosts: [String]
 
     public init(
         maximumMembers: Int = 1_000,
@@ -50,7 +52,8 @@ public struct RoomConfiguration: Hashable, Sendable {
         passwordAttempts: Int = 5,
         passwordAttemptWindow: ServerInterval = ServerInterval(milliseconds: 60_000),
         passwordHashRounds: Int = 1_000,
-        maximumInvites: Int = 100
+        maximumInvites: Int = 100,
+        mediaHosts: [String] = []
     ) {
         self.maximumMembers = maximumMembers
         self.maximumQueueLength = maximumQueueLength
@@ -68,5 +71,6 @@ public struct RoomConfiguration: Hashable, Sendable {
         self.passwordAttemptWindow = passwordAttemptWindow
         self.passwordHashRounds = passwordHashRounds
         self.maximumInvites = maximumInvites
+        self.mediaHosts = mediaHosts
     }
 }

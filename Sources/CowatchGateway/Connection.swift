@@ -47,5 +47,8 @@ struct UpgradeRequest {
     /// An invite link's token (`invite=`) and the room password (`password=`).
     var invite: String?
     var password: String?
+    /// The page's `Origin` and the `Host` it asked for, when a browser sent them.
+    var origin: String?
+    var hostHeader: String?
     var address: String
 }

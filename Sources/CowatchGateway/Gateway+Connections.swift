@@ -13,6 +13,10 @@ extension Gateway {
         if request.room == nil && !request.echo {
             return (400, "a room name is 1 to 64 characters of A-Z a-z 0-9 . _ -\n")
         }
+        if let origin = request.origin, !Self.originAllowed(origin, host: request.hostHeader, allowed: configuration.allowedOrigins) {
+            metrics.refusedConnections["origin", default: 0] += 1
+            return (403, "pages on \(origin.prefix(100)) may not open connections to this server\n")
+        }
         let open = connectionsPerAddress[request.address, default: 0]
         if open >= configuration.maximumConnectionsPerAddress {
             metrics.refusedConnections["per-address", default: 0] += 1
@@ -28,7 +32,7 @@ extension Gateway {
     func established(id: UInt64, encoding: Connection.Encoding) {
         let request = upgrades.removeValue(forKey: id)
             ?? UpgradeRequest(room: nil, echo: false, name: nil, resume: nil, player: false, join: true, owner: nil,
-                              device: nil, invite: nil, password: nil, address: "unknown")
+                              device: nil, invite: nil, password: nil, origin: nil, hostHeader: nil, address: "unknown")
         let rules = request.echo
             ? ConnectionState.MessageRules(maximumBytes: Self.echoMessageLimit, acceptsBinary: true)
             : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false)
@@ -216,6 +220,26 @@ extension Gateway {
     }
 
     /// An unguessable resume token: 128 random bits, hex.
+    /// A browser's upgrade is let in from a page of the server itself (the
+    /// origin's host and port are the `Host` the browser asked for) or of an
+    /// allowed origin, so that another site cannot open connections in its
+    /// visitors' names (docs/security.md).
+    static func originAllowed(_ origin: String, host: String?, allowed: [String]) -> Bool {
+        let lower = origin.lowercased()
+        if allowed.contains(where: { $0.lowercased() == lower }) { return true }
+        guard let host, let schemeEnd = lower.range(of: "://") else { return false }
+        return lower[schemeEnd.upperBound...] == host.lowercased()
+    }
+
+    /// The client's address: the peer's, or, when the peer is a trusted proxy, the
+    /// last address its `X-Forwarded-For` adds (the one that proxy saw).
+    static func clientAddress(peer: String, forwardedFor: String?, trusted: [String]) -> String {
+        guard trusted.contains(peer), let forwardedFor,
+              let last = forwardedFor.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty
+        else { return peer }
+        return String(last.prefix(64))
+    }
+
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let high = generator.next() as UInt64

@@ -54,6 +54,14 @@ public struct GatewayConfiguration: Sendable {
     public var maximumDowntimeSeconds: Double
     /// Limits and timings of each room.
     public var room: RoomConfiguration
+    /// Web origins (`https://watch.example.org`) whose pages may open connections,
+    /// besides the server's own host; a browser upgrade from any other is refused
+    /// with 403. Clients that send no `Origin` (terminals, bots) are not browsers
+    /// and are let through.
+    public var allowedOrigins: [String] = []
+    /// Addresses of proxies (nginx) whose `X-Forwarded-For` names the client: for
+    /// connections from them, the address limits and bans use the client's.
+    public var trustedProxies: [String] = []
 
     public init(
         host: String = "127.0.0.1",

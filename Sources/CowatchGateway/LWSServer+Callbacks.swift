@@ -176,7 +176,9 @@ extension LWSServer {
             join: Self.isOn(argument(wsi, "join")) ?? true,
             owner: argument(wsi, "owner"), device: argument(wsi, "device"),
             invite: argument(wsi, "invite"), password: argument(wsi, "password"),
-            address: peer)
+            origin: header(wsi, WSI_TOKEN_ORIGIN), hostHeader: header(wsi, WSI_TOKEN_HOST),
+            address: Gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
+                                           trusted: gateway.configuration.trustedProxies))
     }
 
     static func isOn(_ value: String?) -> Bool? {

@@ -102,6 +102,23 @@ struct Setting: Sendable {
             }
             settings.gateway.room.defaultPolicy.control = control
         },
+        Setting(key: "allowed-origins") { value, settings in
+            let origins = list(value)
+            for origin in origins where !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) || origin.hasSuffix("/") {
+                throw SettingsError("expected origins such as https://watch.example.org (scheme and host, no path), separated by commas")
+            }
+            settings.gateway.allowedOrigins = origins
+        },
+        Setting(key: "trusted-proxies") { value, settings in
+            settings.gateway.trustedProxies = list(value)
+        },
+        Setting(key: "media-hosts") { value, settings in
+            let hosts = list(value).map { $0.lowercased() }
+            for host in hosts where host.contains("/") || host.contains(":") {
+                throw SettingsError("expected host names such as media.example.org, separated by commas")
+            }
+            settings.gateway.room.mediaHosts = hosts
+        },
         Setting(key: "shutdown-grace") { value, settings in
             settings.gateway.shutdownGraceSeconds = try seconds(value, 0...600)
         },
@@ -130,6 +147,11 @@ struct Setting: Sendable {
             throw SettingsError("expected a number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
+    }
+
+    /// A comma-separated list; blanks around items and empty items are dropped.
+    static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     static func boolean(_ text: String) throws -> Bool {

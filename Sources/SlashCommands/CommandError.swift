@@ -29,6 +29,8 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case wrongPassword = "wrong-password"
     /// A connection refused: too many wrong passwords from its address lately.
     case tooManyAttempts = "too-many-attempts"
+    /// `/watch` or `/queue` of media from a host the server does not allow.
+    case mediaHost = "media-host"
 }
 
 /// A refusal: the line was not carried out, and the sender alone is told why.

@@ -15,6 +15,15 @@ public struct MediaURL: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { text }
 
+    /// The host, lowercased, without user, port or brackets' contents changed.
+    public var host: String {
+        let rest = text.drop { $0 != "/" }.drop { $0 == "/" }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
+        if hostAndPort.hasPrefix("[") { return String(hostAndPort.prefix { $0 != "]" }.dropFirst()).lowercased() }
+        return String(hostAndPort.prefix { $0 != ":" }).lowercased()
+    }
+
     public static func validationProblem(_ text: String) -> String? {
         if text.utf8.count > maximumBytes { return "a URL has at most \(maximumBytes) bytes" }
         let lower = text.lowercased()

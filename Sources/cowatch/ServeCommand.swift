@@ -108,6 +108,15 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Who controls playback in a new room: everyone or hosts (default everyone).")
     var defaultControl: String?
 
+    @Option(help: "Web origins whose pages may connect besides the server's own, comma-separated (https://watch.example.org).")
+    var allowedOrigins: String?
+
+    @Option(help: "Addresses of proxies whose X-Forwarded-For names the client, comma-separated (127.0.0.1 behind nginx).")
+    var trustedProxies: String?
+
+    @Option(help: "The only hosts /watch and /queue may share media from, comma-separated (default: any).")
+    var mediaHosts: String?
+
     @Option(help: "Seconds shutdown waits for members to take their close frames (default 3).")
     var shutdownGrace: String?
 
@@ -131,7 +140,8 @@ struct ServeCommand: ParsableCommand {
             ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("closing-read-limit", closingReadLimit), ("stuck-timeout", stuckTimeout),
             ("ping-interval", pingInterval), ("idle-timeout", idleTimeout), ("resume-grace", resumeGrace),
             ("kick-cooldown", kickCooldown), ("room-expiry", roomExpiry), ("address-bans", addressBans),
-            ("max-bans", maxBans), ("default-control", defaultControl),
+            ("max-bans", maxBans), ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
+            ("trusted-proxies", trustedProxies), ("media-hosts", mediaHosts),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]
         for (key, value) in options { if let value { flags[key] = value } }

@@ -81,8 +81,9 @@ final class RawSocket: @unchecked Sendable {
     deinit { close() }
 
     /// Performs a WebSocket upgrade by hand and returns the response head.
-    func upgrade(path: String, protocolName: String? = nil) throws -> String {
-        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    func upgrade(path: String, protocolName: String? = nil, host: String = "127.0.0.1", headers: [String] = []) throws -> String {
+        var request = "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        for header in headers { request += header + "\r\n" }
         request += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if let protocolName { request += "Sec-WebSocket-Protocol: \(protocolName)\r\n" }
         request += "\r\n"
