@@ -102,6 +102,7 @@ public enum JSONEventEncoding {
             json.key("connected"); json.bool(member.connected)
             json.key("owner"); json.bool(member.owner)
             json.key("muted"); json.bool(member.muted)
+            if let scope = member.scope { json.key("bot"); json.string(scope.rawValue) }
         }
     }
 
@@ -129,6 +130,15 @@ public enum JSONEventEncoding {
             json.key("usesLeft"); json.integer(Int64(invite.usesLeft))
             json.key("expires"); json.integer(invite.expires.milliseconds)
             json.key("by"); json.string(invite.by.text)
+        }
+    }
+
+    static func botObject(_ bot: BotToken, into json: inout JSONWriter) {
+        json.object { json in
+            json.key("number"); json.integer(bot.number)
+            json.key("name"); json.string(bot.name.text)
+            json.key("scope"); json.string(bot.scope.rawValue)
+            json.key("by"); json.string(bot.by.text)
         }
     }
 
@@ -165,6 +175,11 @@ public enum JSONEventEncoding {
             json.key("token"); json.string(token)
         case .invites(let invites, _):
             json.key("invites"); json.array(invites) { inviteObject($1, into: &$0) }
+        case .token(let bot, let token):
+            json.key("bot"); botObject(bot, into: &json)
+            json.key("token"); json.string(token)
+        case .tokens(let bots):
+            json.key("tokens"); json.array(bots) { botObject($1, into: &$0) }
         }
         // The same words a text client sees, for clients that just print replies.
         json.key("text"); json.string(TextEventEncoding.lines(.reply(reply)).joined(separator: "\n"))

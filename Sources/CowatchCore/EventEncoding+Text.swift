@@ -110,6 +110,11 @@ public enum TextEventEncoding {
             return ["= invite links:"] + invites.map { invite in
                 "=   #\(invite.number) by \(invite.by): \(uses(invite.usesLeft)) left, for " + Room.duration(invite.expires.interval(since: now))
             }
+        case .token(let bot, let token):
+            return ["= token #\(bot.number) for \(bot.name) (\(bot.scope.rawValue)): \(token) (shown once; a bot connects with ?token= or Authorization: Bearer)"]
+        case .tokens(let bots):
+            guard !bots.isEmpty else { return ["= no bot tokens; /token <name> makes one"] }
+            return ["= bot tokens:"] + bots.map { "=   #\($0.number) \($0.name) (\($0.scope.rawValue)) by \($0.by)" }
         case .policy(let policy):
             var words = "= policy: control \(policy.control.rawValue), stall \(policy.stall.rawValue), wait \(NumberText.decimal(policy.wait.seconds, places: 1)) s"
             if policy.locked { words += ", locked" }
@@ -122,6 +127,7 @@ public enum TextEventEncoding {
 
     static func describe(_ member: Participant) -> String {
         var parts = [member.owner ? "owner, host" : member.role.rawValue]
+        if let scope = member.scope { parts.append("bot: \(scope.rawValue)") }
         if member.muted { parts.append("muted") }
         parts.append(member.joined ? "in session" : "not in session")
         if member.player { parts.append(member.ready ? "player, ready" : "player") }

@@ -26,6 +26,9 @@ public struct Member: Hashable, Sendable {
     var lastChat: ServerInstant?
     /// The address of its latest connection (not kept across restarts), for bans.
     var address: String?
+    /// A bot that came in with a token: what it may do, and the token's number.
+    public internal(set) var scope: TokenScope?
+    var tokenNumber: Int64?
     /// Active suspension reasons, oldest first; suspended while any remain.
     public internal(set) var suspensions: [SuspensionReason]
     /// The highest state seq this player reported ready for, or -1.
@@ -51,7 +54,8 @@ public struct Member: Hashable, Sendable {
     public var record: MemberRecord {
         MemberRecord(id: id, name: name, role: role, joined: joined, joinsNewSessions: joinsNewSessions,
                      player: player, autoplay: autoplay, suspensions: suspensions, arrival: arrival,
-                     resumeToken: resumeToken, owner: owner, muted: muted, deviceDigest: deviceDigest)
+                     resumeToken: resumeToken, owner: owner, muted: muted, deviceDigest: deviceDigest,
+                     scope: scope, tokenNumber: tokenNumber)
     }
 }
 
@@ -70,6 +74,8 @@ public struct Participant: Hashable, Sendable {
     /// Holds the owner key (a host above the other hosts).
     public var owner: Bool
     public var muted: Bool
+    /// A bot that came in with a token, and what it may do; nil for a person.
+    public var scope: TokenScope?
 }
 
 /// What changed about a participant, so the text encoding can say it in words.

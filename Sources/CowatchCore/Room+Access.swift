@@ -138,3 +138,67 @@ extension Room {
         if protection.invites.count != before { needsPersisting = true }
     }
 }
+
+/// Bots' tokens: a host makes one (`/token`), its connections come in under its
+/// name, past the lock and the password but not past bans, and may do what its
+/// scope says.
+extension Room {
+    func validToken(_ token: String?) -> BotToken? {
+        guard let token, !protection.tokens.isEmpty else { return nil }
+        let digest = SHA256.hex(token)
+        return protection.tokens.first { SHA256.equal($0.digest, digest) }
+    }
+
+    /// A bot's line is refused when its scope does not cover it.
+    mutating func allowedByScope(_ line: InputLine, from id: MemberID) -> Bool {
+        guard let scope = members[id]?.scope, scope != .control else { return true }
+        switch line {
+        case .empty, .command(.help), .command(.who), .command(.status), .command(.time), .command(.queue(nil, _)):
+            return true
+        case .chat, .command(.me):
+            if scope == .chat { return true }
+        case .command:
+            break
+        }
+        let command: CommandName? = if case .command(let command) = line { command.name } else { nil }
+        refuse(id, .forbidden, command, "this bot's token (\(scope.rawValue)) does not let it do that")
+        return false
+    }
+
+    mutating func makeToken(_ name: DisplayName, scope: TokenScope, from id: MemberID, now: ServerInstant) {
+        guard requireHost(id, .token), let member = members[id] else { return }
+        guard protection.tokens.count < configuration.maximumInvites else {
+            refuse(id, .notPossible, .token, "/token: this room has \(configuration.maximumInvites) tokens; /untoken one first")
+            return
+        }
+        let number = protection.nextTokenNumber
+        protection.nextTokenNumber += 1
+        let token = SHA256.hex("\(member.resumeToken)/token/\(number)/\(now.milliseconds)")
+        let bot = BotToken(number: number, name: name, scope: scope, digest: SHA256.hex(token), by: member.name, at: now)
+        protection.tokens.append(bot)
+        needsPersisting = true
+        actions.append(.send(.reply(.token(bot, token: token)), to: id))
+    }
+
+    mutating func listTokens(for id: MemberID) {
+        guard requireHost(id, .tokens) else { return }
+        actions.append(.send(.reply(.tokens(protection.tokens)), to: id))
+    }
+
+    /// Revokes a token and closes the connections that came in with it.
+    mutating func revokeToken(_ number: Int64, from id: MemberID, now: ServerInstant) {
+        guard requireHost(id, .untoken) else { return }
+        guard protection.tokens.contains(where: { $0.number == number }) else {
+            refuse(id, .notPossible, .untoken, "/untoken: no token #\(number); /tokens lists them")
+            return
+        }
+        protection.tokens.removeAll { $0.number == number }
+        needsPersisting = true
+        let bots = members.values.filter { $0.tokenNumber == number }.sorted { $0.arrival < $1.arrival }
+        for bot in bots {
+            remove(bot.id, reason: .kicked, now: now)
+            actions.append(.closeConnection(bot.id, reason: "this bot's token was revoked by \(displayName(id))"))
+        }
+        tell(id, "token #\(number) no longer lets anyone in" + (bots.isEmpty ? "" : "; \(bots.count) connection(s) closed"))
+    }
+}

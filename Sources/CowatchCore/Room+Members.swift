@@ -23,12 +23,14 @@ public struct ConnectRequest: Hashable, Sendable {
     public var invite: String?
     /// The room password (`password=`).
     public var password: String?
+    /// A bot's token (`token=` or `Authorization: Bearer`).
+    public var token: String?
     /// The client's address, for bans.
     public var address: String?
 
     public init(name: String? = nil, player: Bool = false, join: Bool = true, resume: String? = nil, newToken: String,
                 ownerKey: String? = nil, newOwnerKey: String? = nil, device: String? = nil, address: String? = nil,
-                invite: String? = nil, password: String? = nil) {
+                invite: String? = nil, password: String? = nil, token: String? = nil) {
         self.name = name
         self.player = player
         self.join = join
@@ -40,6 +42,7 @@ public struct ConnectRequest: Hashable, Sendable {
         self.address = address
         self.invite = invite
         self.password = password
+        self.token = token
     }
 }
 
@@ -58,9 +61,15 @@ extension Room {
         if let token = request.resume, let id = tokenIndex[token], members[id] != nil {
             return .accepted(id, collect(now: now) { $0.reconnect(id, request: request, owner: owner, now: now) })
         }
+        let bot = owner ? nil : validToken(request.token)
+        if request.token != nil, bot == nil, !owner {
+            return .refused(CommandError(.badToken, command: nil, message: "this token is not (or no longer) valid for this room"))
+        }
+        var request = request
+        if let bot { request.name = bot.name.text }
         if !owner, let refusal = banRefusal(request, now: now) { return .refused(refusal) }
-        let invite = owner ? nil : validInvite(request.invite, now: now)
-        if !owner, invite == nil, let refusal = accessRefusal(request, now: now) { return .refused(refusal) }
+        let invite = owner || bot != nil ? nil : validInvite(request.invite, now: now)
+        if !owner, bot == nil, invite == nil, let refusal = accessRefusal(request, now: now) { return .refused(refusal) }
         guard members.count < configuration.maximumMembers else {
             return .refused(CommandError(.roomFull, command: nil,
                                          message: "room \(name) is full (\(configuration.maximumMembers) members)"))
@@ -69,7 +78,7 @@ extension Room {
         nextMemberNumber += 1
         return .accepted(id, collect(now: now) { room in
             if let invite { room.useInvite(invite) }
-            room.arrive(id, request: request, owner: owner, now: now)
+            room.arrive(id, request: request, owner: owner, bot: bot, now: now)
         })
     }
 
@@ -98,7 +107,8 @@ extension Room {
         collect(now: now) { $0.modify(id) { $0.roundTrip = roundTrip } }
     }
 
-    mutating func arrive(_ id: MemberID, request: ConnectRequest, owner presentsKey: Bool, now: ServerInstant) {
+    mutating func arrive(_ id: MemberID, request: ConnectRequest, owner presentsKey: Bool, bot: BotToken? = nil,
+                         now: ServerInstant) {
         let name = uniqueName(request.name.flatMap { DisplayName($0) } ?? .guest, for: id)
         // The first member of a room without an owner founds it and gets the key.
         var ownerKey: String?
@@ -118,6 +128,8 @@ extension Room {
             arrival: nextMemberNumber, resumeToken: request.newToken, joinedSeq: state.seq, roundTrip: .zero,
             disconnectSerial: 0, catchupSerial: 0)
         member.owner = owner
+        member.scope = bot?.scope
+        member.tokenNumber = bot?.number
         member.deviceDigest = request.device.map(SHA256.hex)
         member.address = request.address
         insertMember(member)

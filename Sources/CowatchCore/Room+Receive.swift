@@ -5,7 +5,8 @@ extension Room {
     /// gateway may deliver a line that raced with a kick.
     public mutating func receive(_ line: InputLine, from id: MemberID, now: ServerInstant) -> [RoomAction] {
         collect(now: now) { room in
-            guard room.members[id] != nil, room.allowedWhileMuted(line, from: id) else { return }
+            guard room.members[id] != nil, room.allowedWhileMuted(line, from: id), room.allowedByScope(line, from: id)
+            else { return }
             switch line {
             case .empty: return
             case .chat(let text): room.chat(text, me: false, from: id, now: now)
@@ -75,6 +76,9 @@ extension Room {
         case .invite(let uses, let minutes): invite(uses: uses, minutes: minutes, from: id, now: now)
         case .invites: listInvites(for: id, now: now)
         case .revoke(let number): revoke(number, from: id)
+        case .token(let name, let scope): makeToken(name, scope: scope, from: id, now: now)
+        case .tokens: listTokens(for: id)
+        case .untoken(let number): revokeToken(number, from: id, now: now)
         case .me(let text): chat(text, me: true, from: id, now: now)
         }
     }
@@ -83,7 +87,7 @@ extension Room {
 
     /// The member may use transport and queue commands under the room's policy.
     mutating func requireControl(_ id: MemberID, _ command: CommandName) -> Bool {
-        guard state.policy.control == .hosts, members[id]?.role != .host else { return true }
+        guard state.policy.control == .hosts, members[id]?.role != .host, members[id]?.scope != .control else { return true }
         refuse(id, .forbidden, command, "/\(command.rawValue): only hosts control playback in this room (/policy control hosts)")
         return false
     }

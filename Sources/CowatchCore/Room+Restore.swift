@@ -59,6 +59,8 @@ extension Room {
         member.owner = record.owner
         member.muted = record.muted
         member.deviceDigest = record.deviceDigest
+        member.scope = record.scope
+        member.tokenNumber = record.tokenNumber
         insertMember(member, stored: record)
         actions.append(.schedule(.resumeExpires(record.id, serial: 1), at: now.advanced(by: configuration.resumeGrace)))
     }

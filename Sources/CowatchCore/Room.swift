@@ -120,7 +120,7 @@ public struct Room: Sendable {
         Participant(id: member.id, name: member.name, role: member.role, joined: member.joined,
                     player: member.player, ready: member.player && isReady(member),
                     suspensions: member.suspensions, autoplay: member.autoplay, connected: member.connected,
-                    owner: member.owner, muted: member.muted)
+                    owner: member.owner, muted: member.muted, scope: member.scope)
     }
 
     // MARK: - Member bookkeeping

@@ -69,10 +69,13 @@ public struct MemberRecord: Hashable, Sendable, Codable {
     public var owner: Bool
     public var muted: Bool
     public var deviceDigest: String?
+    public var scope: TokenScope?
+    public var tokenNumber: Int64?
 
     public init(id: MemberID, name: DisplayName, role: Role, joined: Bool, joinsNewSessions: Bool, player: Bool,
                 autoplay: Bool, suspensions: [SuspensionReason], arrival: Int64, resumeToken: String,
-                owner: Bool = false, muted: Bool = false, deviceDigest: String? = nil) {
+                owner: Bool = false, muted: Bool = false, deviceDigest: String? = nil, scope: TokenScope? = nil,
+                tokenNumber: Int64? = nil) {
         self.id = id
         self.name = name
         self.role = role
@@ -86,6 +89,8 @@ public struct MemberRecord: Hashable, Sendable, Codable {
         self.owner = owner
         self.muted = muted
         self.deviceDigest = deviceDigest
+        self.scope = scope
+        self.tokenNumber = tokenNumber
     }
 
     /// Records saved before owners, mutes and devices existed read as none of them.
@@ -100,6 +105,8 @@ public struct MemberRecord: Hashable, Sendable, Codable {
                   resumeToken: try values.decode(String.self, forKey: .resumeToken),
                   owner: try values.decodeIfPresent(Bool.self, forKey: .owner) ?? false,
                   muted: try values.decodeIfPresent(Bool.self, forKey: .muted) ?? false,
-                  deviceDigest: try values.decodeIfPresent(String.self, forKey: .deviceDigest))
+                  deviceDigest: try values.decodeIfPresent(String.self, forKey: .deviceDigest),
+                  scope: try values.decodeIfPresent(TokenScope.self, forKey: .scope),
+                  tokenNumber: try values.decodeIfPresent(Int64.self, forKey: .tokenNumber))
     }
 }

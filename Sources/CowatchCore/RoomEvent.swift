@@ -84,6 +84,9 @@ public enum Reply: Hashable, Sendable {
     /// only its digest).
     case invite(Invite, token: String, now: ServerInstant)
     case invites([Invite], now: ServerInstant)
+    /// A new bot token, to the host who made it alone (the room keeps its digest).
+    case token(BotToken, token: String)
+    case tokens([BotToken])
 
     public var command: CommandName {
         switch self {
@@ -95,6 +98,8 @@ public enum Reply: Hashable, Sendable {
         case .bans: .bans
         case .invite: .invite
         case .invites: .invites
+        case .token: .token
+        case .tokens: .tokens
         }
     }
 }

@@ -20,11 +20,15 @@ public struct RoomProtection: Hashable, Sendable, Codable {
     /// Invite links in force, oldest first.
     public var invites: [Invite] = []
     public var nextInviteNumber: Int64 = 1
+    /// Bots' tokens, oldest first.
+    public var tokens: [BotToken] = []
+    public var nextTokenNumber: Int64 = 1
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case ownerKeyDigest, bans, slowMode, nextBanNumber, emptySince, password, invites, nextInviteNumber
+        case tokens, nextTokenNumber
     }
 
     /// Protections saved before passwords and invites existed read as none.
@@ -38,6 +42,8 @@ public struct RoomProtection: Hashable, Sendable, Codable {
         password = try values.decodeIfPresent(PasswordDigest.self, forKey: .password)
         invites = try values.decodeIfPresent([Invite].self, forKey: .invites) ?? []
         nextInviteNumber = try values.decodeIfPresent(Int64.self, forKey: .nextInviteNumber) ?? 1
+        tokens = try values.decodeIfPresent([BotToken].self, forKey: .tokens) ?? []
+        nextTokenNumber = try values.decodeIfPresent(Int64.self, forKey: .nextTokenNumber) ?? 1
     }
 }
 
@@ -105,4 +111,15 @@ public struct Ban: Hashable, Sendable, Codable {
         if let address, let banned = self.address, address == banned { return true }
         return false
     }
+}
+
+/// A bot's token: the name its connections take and what they may do. The room
+/// keeps its digest; the token itself was shown once, to the host who made it.
+public struct BotToken: Hashable, Sendable, Codable {
+    public var number: Int64
+    public var name: DisplayName
+    public var scope: TokenScope
+    public var digest: String
+    public var by: DisplayName
+    public var at: ServerInstant
 }

@@ -47,6 +47,8 @@ struct UpgradeRequest {
     /// An invite link's token (`invite=`) and the room password (`password=`).
     var invite: String?
     var password: String?
+    /// A bot's token (`token=`, or `Authorization: Bearer`).
+    var token: String?
     /// The page's `Origin` and the `Host` it asked for, when a browser sent them.
     var origin: String?
     var hostHeader: String?

@@ -32,7 +32,8 @@ extension Gateway {
     func established(id: UInt64, encoding: Connection.Encoding) {
         let request = upgrades.removeValue(forKey: id)
             ?? UpgradeRequest(room: nil, echo: false, name: nil, resume: nil, player: false, join: true, owner: nil,
-                              device: nil, invite: nil, password: nil, origin: nil, hostHeader: nil, address: "unknown")
+                              device: nil, invite: nil, password: nil, token: nil, origin: nil, hostHeader: nil,
+                              address: "unknown")
         let rules = request.echo
             ? ConnectionState.MessageRules(maximumBytes: Self.echoMessageLimit, acceptsBinary: true)
             : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false)
@@ -65,7 +66,8 @@ extension Gateway {
         let connect = ConnectRequest(name: request.name, player: request.player, join: request.join,
                                      resume: request.resume, newToken: Self.newToken(), ownerKey: request.owner,
                                      newOwnerKey: Self.newToken() + Self.newToken(), device: request.device,
-                                     address: request.address, invite: request.invite, password: request.password)
+                                     address: request.address, invite: request.invite, password: request.password,
+                                     token: request.token)
         switch entry.room.connectionOpened(connect, now: now) {
         case .accepted(let member, let actions):
             if let previous = entry.connections[member], previous !== connection {
@@ -86,13 +88,15 @@ extension Gateway {
 
     /// An `error` that says why, then the close (docs/protocol.md, "Close
     /// codes"): 4003 for a ban or a kick's cooldown, 4004 for a locked room, 4005
-    /// for a password asked, wrong, or tried too often, 1008 for a full room or server.
+    /// for a password asked, wrong, or tried too often, 4006 for a bot token that
+    /// is not valid, 1008 for a full room or server.
     private func refuse(_ connection: Connection, _ error: CommandError) {
         send(.error(error), to: connection)
         let code: UInt16 = switch error.code {
         case .banned: 4003
         case .locked: 4004
         case .passwordRequired, .wrongPassword, .tooManyAttempts: 4005
+        case .badToken: 4006
         default: 1008
         }
         var reason = error.message

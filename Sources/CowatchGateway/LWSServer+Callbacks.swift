@@ -176,9 +176,17 @@ extension LWSServer {
             join: Self.isOn(argument(wsi, "join")) ?? true,
             owner: argument(wsi, "owner"), device: argument(wsi, "device"),
             invite: argument(wsi, "invite"), password: argument(wsi, "password"),
+            token: argument(wsi, "token") ?? Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
             origin: header(wsi, WSI_TOKEN_ORIGIN), hostHeader: header(wsi, WSI_TOKEN_HOST),
             address: Gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
                                            trusted: gateway.configuration.trustedProxies))
+    }
+
+    /// The token of an `Authorization: Bearer <token>` header.
+    static func bearer(_ authorization: String?) -> String? {
+        guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { return nil }
+        let token = authorization.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
     }
 
     static func isOn(_ value: String?) -> Bool? {

@@ -50,8 +50,9 @@ enum CanonicalLine {
         case .slow(let seconds): return name + argument(seconds.map(decimal) ?? "off")
         case .password(let password): return name + argument(password ?? "off")
         case .invite(let uses, let minutes): return name + argument(String(uses)) + argument(decimal(minutes))
-        case .revoke(let number): return name + argument(String(number))
-        case .lock, .unlock, .invites: return name
+        case .revoke(let number), .untoken(let number): return name + argument(String(number))
+        case .token(let bot, let scope): return name + argument(bot.text) + argument(scope.rawValue)
+        case .lock, .unlock, .invites, .tokens: return name
         case .join, .leave, .end, .pause, .next, .buffering, .who, .status, .bans: return name
         }
     }

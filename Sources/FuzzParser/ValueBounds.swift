@@ -46,8 +46,10 @@ enum ValueBounds {
                 && !password.contains(" ") && password.lowercased() != "off" ? nil : "password \(password.debugDescription)"
         case .invite(let uses, let minutes):
             return (1...1000).contains(uses) && minutes > 0 && minutes <= 43_200 ? nil : "invite of \(uses) uses, \(minutes) min"
-        case .revoke(let number):
-            return number >= 0 ? nil : "invite number \(number)"
+        case .revoke(let number), .untoken(let number):
+            return number >= 0 ? nil : "number \(number)"
+        case .token(let bot, _):
+            return DisplayName(bot.text) == bot ? nil : "bot name \(bot.text.debugDescription) does not validate"
         case .slow(let seconds?):
             return seconds > 0 && seconds <= 3600 ? nil : "slow mode of \(seconds) s"
         case .me(let text):

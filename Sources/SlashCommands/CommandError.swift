@@ -31,6 +31,8 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case tooManyAttempts = "too-many-attempts"
     /// `/watch` or `/queue` of media from a host the server does not allow.
     case mediaHost = "media-host"
+    /// A connection refused: its bot token is unknown or revoked.
+    case badToken = "bad-token"
 }
 
 /// A refusal: the line was not carried out, and the sender alone is told why.

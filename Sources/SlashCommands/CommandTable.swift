@@ -246,6 +246,29 @@ public enum CommandTable {
                 guard let number = ArgumentValues.wholeNumber(word) else { throw ArgumentProblem("an invite's number, as /invites lists it") }
                 return .revoke(number)
             }
+        case .token:
+            return CommandSpec(name: name, arguments: "<name> [read|chat|control]", summary: "Make a token for a bot: its connections (token= or Authorization: Bearer) come in under that name and may read, chat (the default), or also control playback.", audience: .hosts) { args throws(ArgumentProblem) in
+                let word = try args.requireWord("the bot's name")
+                if let problem = DisplayName.validationProblem(String(word)) { throw ArgumentProblem(problem) }
+                guard let botName = DisplayName(String(word)) else { throw ArgumentProblem("not a valid name") }
+                var scope = TokenScope.chat
+                if let text = args.word() {
+                    guard let chosen = TokenScope(rawValue: text.lowercased()) else { throw ArgumentProblem("the scope is read, chat or control") }
+                    scope = chosen
+                }
+                try args.requireEnd()
+                return .token(botName, scope: scope)
+            }
+        case .tokens:
+            return noArguments(name, .tokens, "List the room's bot tokens: number, name, scope, by whom.", .hosts)
+        case .untoken:
+            return CommandSpec(name: name, arguments: "<number>", summary: "Revoke a bot token, by its number in /tokens: its connections are closed.", audience: .hosts) { args throws(ArgumentProblem) in
+                var word = try args.requireWord("number")
+                try args.requireEnd()
+                if word.first == "#" { word = word.dropFirst() }
+                guard let number = ArgumentValues.wholeNumber(word) else { throw ArgumentProblem("a token's number, as /tokens lists it") }
+                return .untoken(number)
+            }
         case .me:
             return CommandSpec(name: name, arguments: "<text>", summary: "Say an action line in the chat (* alice waves).", audience: .anyone) { args throws(ArgumentProblem) in
                 guard let text = args.remainder() else { throw ArgumentProblem("missing text") }

@@ -54,6 +54,11 @@ public enum SlashCommand: Hashable, Sendable {
     case invites
     /// An invite's number, as `/invites` lists it.
     case revoke(Int64)
+    /// A token for a bot or an integration, named, with what it may do.
+    case token(DisplayName, scope: TokenScope)
+    case tokens
+    /// A token's number, as `/tokens` lists it.
+    case untoken(Int64)
     case me(String)
 
     public var name: CommandName {
@@ -97,6 +102,9 @@ public enum SlashCommand: Hashable, Sendable {
         case .invite: .invite
         case .invites: .invites
         case .revoke: .revoke
+        case .token: .token
+        case .tokens: .tokens
+        case .untoken: .untoken
         case .me: .me
         }
     }
@@ -107,7 +115,14 @@ public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
     case catchup, queue, next, autoplay, player, ready, buffering, ended, time, who
     case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow
-    case lock, unlock, password, invite, invites, revoke, me
+    case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, me
+}
+
+/// What a bot's token lets its connections do: `read` only sees the room's events
+/// (and may ask /who, /status, /help, /time); `chat` also talks; `control` also
+/// drives playback and the queue, as a host would under `control hosts`.
+public enum TokenScope: String, Hashable, Sendable, CaseIterable, Codable {
+    case read, chat, control
 }
 
 /// Who may control playback in a room.

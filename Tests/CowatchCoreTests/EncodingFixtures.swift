@@ -12,11 +12,11 @@ enum EncodingFixture {
 
     static let alice = Participant(
         id: MemberID("m1"), name: DisplayName("alice")!, role: .host, joined: true, player: true,
-        ready: true, suspensions: [], autoplay: false, connected: true, owner: true, muted: false)
+        ready: true, suspensions: [], autoplay: false, connected: true, owner: true, muted: false, scope: nil)
     static let bob = Participant(
         id: MemberID("m2"), name: DisplayName("bob")!, role: .member, joined: false, player: false,
         ready: false, suspensions: [.stallRecovery, SuspensionReason(rawValue: "custom.reason")!],
-        autoplay: true, connected: false, owner: false, muted: true)
+        autoplay: true, connected: false, owner: false, muted: true, scope: .chat)
 
     static let activity = Activity(id: "a1", url: url, title: "Episode 1", identifier: url.text)
     static let queue = [QueueItem(id: "q1", url: nextURL, title: "Episode 2")]
@@ -44,6 +44,7 @@ enum EncodingFixture {
                                   ownerKey: "key-456", participants: [alice], chat: [])
     static let invite = Invite(number: 3, tokenDigest: "d", usesLeft: 2,
                                expires: ServerInstant(milliseconds: 1_700_003_600_000), by: alice.name, at: now)
+    static let bot = BotToken(number: 1, name: DisplayName("dj-bot")!, scope: .control, digest: "d", by: alice.name, at: now)
     static let bans = [
         Ban(number: 1, kind: .kick, name: bob.name, identities: ["d1"], address: "10.0.0.9",
             until: ServerInstant(milliseconds: 1_700_000_600_000), reason: "spam", by: alice.name, at: now),
@@ -78,6 +79,7 @@ enum EncodingFixture {
         .reply(.bans(bans, now: now)), .reply(.bans([], now: now)),
         .reply(.invite(invite, token: "0123456789abcdef0123456789abcdef", now: now)),
         .reply(.invites([invite], now: now)), .reply(.invites([], now: now)),
+        .reply(.token(bot, token: "feedbeef")), .reply(.tokens([bot])), .reply(.tokens([])),
         .reply(.policy(RoomPolicy(control: .hosts, locked: true, password: true))),
         .error(unknownCommand), .error(badSeek),
         .time(client: 1_700_000_000_000.5, server: now),
@@ -104,6 +106,8 @@ enum EncodingFixture {
             case .bans: "reply.bans"
             case .invite: "reply.invite"
             case .invites: "reply.invites"
+            case .token: "reply.token"
+            case .tokens: "reply.tokens"
             }
         case .error: "error"
         case .time: "time"
@@ -113,7 +117,8 @@ enum EncodingFixture {
 
     static let allCaseNames: Set<String> = [
         "welcome", "state", "participant", "participantLeft", "chat", "notice", "reply.help", "reply.who",
-        "reply.status", "reply.queue", "reply.policy", "reply.bans", "reply.invite", "reply.invites", "error", "time",
+        "reply.status", "reply.queue", "reply.policy", "reply.bans", "reply.invite", "reply.invites", "reply.token",
+        "reply.tokens", "error", "time",
         "catchup",
     ]
 }

@@ -315,3 +315,64 @@ private func connectWithInvite(_ room: inout Scenario, _ name: String, _ token: 
 private func connectWithPassword(_ room: inout Scenario, _ name: String, _ password: String, address: String) -> MemberID? {
     room.connect(name, address: address, password: password)
 }
+
+@Suite("Bot tokens and their scopes (docs/security.md)")
+struct BotTokenTests {
+    static func withToken(_ scope: String) -> (Scenario, String?) {
+        var room = Scenario()
+        room.connect("alice", newOwnerKey: "key")
+        room.say("alice", "/watch https://example.org/a.mp4 A")
+        room.say("alice", "/policy control hosts")
+        room.say("alice", "/token dj-bot \(scope)")
+        guard case .token(_, let token)? = room.reply(for: "alice") else { return (room, nil) }
+        return (room, token)
+    }
+
+    @Test("a bot comes in with its token under the token's name, past a lock, and is shown as a bot")
+    func botsComeInByToken() {
+        var (room, token) = Self.withToken("chat")
+        room.say("alice", "/lock")
+        #expect(room.connect("bot", displayName: "ignored", token: token) != nil)
+        #expect(room.participant("bot")?.name.text == "dj-bot")
+        #expect(room.participant("bot")?.scope == .chat)
+        #expect(room.connect("fake", token: "not-a-token") == nil)
+        #expect(room.connectRefusal?.code == .badToken)
+    }
+
+    @Test("read only reads, chat also talks, control also drives playback under control hosts")
+    func scopesAreEnforced() {
+        var (reader, readToken) = Self.withToken("read")
+        reader.connect("bot", token: readToken)
+        reader.say("bot", "hello")
+        #expect(reader.error(for: "bot")?.code == .forbidden)
+        reader.say("bot", "/who")
+        #expect(reader.reply(for: "bot") != nil)
+
+        var (talker, chatToken) = Self.withToken("chat")
+        talker.connect("bot", token: chatToken)
+        talker.say("bot", "hello")
+        #expect(talker.chats(for: "alice").map(\.text) == ["hello"])
+        talker.say("bot", "/play now")
+        #expect(talker.error(for: "bot")?.code == .forbidden)
+        #expect(talker.playback.status == .paused)
+
+        var (driver, controlToken) = Self.withToken("control")
+        driver.connect("bot", token: controlToken)
+        driver.say("bot", "/play now")
+        #expect(driver.playback.status == .playing)
+        driver.say("bot", "/kick alice")
+        #expect(driver.error(for: "bot")?.code == .forbidden)
+    }
+
+    @Test("/untoken revokes a token and closes its bots' connections")
+    func revokedTokens() {
+        var (room, token) = Self.withToken("chat")
+        room.connect("bot", token: token)
+        room.say("alice", "/tokens")
+        guard case .tokens(let bots)? = room.reply(for: "alice") else { Issue.record("no /tokens"); return }
+        room.say("alice", "/untoken \(bots[0].number)")
+        #expect(room.disconnections == [room.id("bot")])
+        #expect(room.connect("bot2", token: token) == nil)
+        #expect(room.connectRefusal?.code == .badToken)
+    }
+}

@@ -43,12 +43,12 @@ struct Scenario {
     mutating func connect(_ name: String, player: Bool = false, join: Bool = true,
                           resume: String? = nil, displayName: String? = nil, device: String? = nil,
                           address: String? = nil, ownerKey: String? = nil, newOwnerKey: String? = nil,
-                          invite: String? = nil, password: String? = nil) -> MemberID? {
+                          invite: String? = nil, password: String? = nil, token: String? = nil) -> MemberID? {
         connectionNumber += 1
         let request = ConnectRequest(name: displayName ?? name, player: player, join: join,
                                      resume: resume, newToken: "token-\(connectionNumber)", ownerKey: ownerKey,
                                      newOwnerKey: newOwnerKey, device: device, address: address, invite: invite,
-                                     password: password)
+                                     password: password, token: token)
         let (result, outcome) = host.open(connectionNumber, request)
         switch result {
         case .accepted(let id, let actions):
