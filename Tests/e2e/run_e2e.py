@@ -722,6 +722,92 @@ class Run:
         log(f"  refused: \"{refusal}\"")
         log(f"  moderation checks took {time.monotonic() - started:.1f} s")
 
+    def access(self):
+        """A host's door controls on the same room, after the moderation checks:
+        lock, a newcomer refused, an invite link that lets it in (once), unlock,
+        and a password the page asks for. Window A is the host; window C, free
+        since the measurements, is the newcomer (B's browser was kicked)."""
+        a, c = self.windows[0], self.windows[2]
+        room = "mod-e2e"
+        room_url = self.server.url(f"/rooms/{room}")
+        started = time.monotonic()
+        door = "//div[@id='room-controls']/button[text()='{}']"
+
+        controls = self.wait_js(a, CONTROLS_JS + "return !controls.hidden && controls.buttons.length && controls;",
+                                5, "the door controls above alice's member list")
+        self.check(controls["buttons"] == ["lock room", "invite link"] and not controls["tags"],
+                   f"the host sees lock room and invite link above the member list: {controls}")
+
+        # Locked: a newcomer without an invite is refused, and never appears.
+        a.driver.find_element(By.XPATH, door.format("lock room")).click()
+        controls = self.wait_js(a, CONTROLS_JS + "return controls.tags.includes('locked') && controls;",
+                                5, "the locked tag in alice's door controls")
+        self.check(controls["buttons"] == ["unlock room", "invite link"],
+                   f"a click on lock room tags the room locked and offers unlock room: {controls}")
+        c.open(f"{room_url}?name=carol")
+        refusal = self.wait_js(c, CLOSED_JS, 5, "the newcomer to be refused at the locked door")
+        self.check(refusal == "This room is locked: only an invite link from a host lets you in.",
+                   f"a newcomer without an invite is refused from a locked room: {refusal!r}")
+        self.check("carol" not in a.js(MEMBERS_JS + "return rows.map((r) => r.name);"),
+                   "the refused newcomer never appeared in the host's member list")
+
+        # An invite link, shown to the host alone, lets the newcomer in once.
+        a.driver.find_element(By.XPATH, door.format("invite link")).click()
+        notice = self.wait_js(a, """const line = [...document.querySelectorAll('#log .line.notice')]
+                                      .find((l) => l.textContent.includes('Invite link'));
+                                    return line ? line.textContent : null;""",
+                              5, "the invite link in the host's log")
+        match = re.search(r"(\S+)/rooms/" + re.escape(room) + r"\?invite=(\S+)", notice)
+        self.check(match and match.group(1) == self.server.url(""),
+                   f"the host's log shows an invite link to the room: {notice!r}")
+        link = match.group(0)
+        c.open(link)
+        self.wait_js(a, MEMBERS_JS + "return rows.some((r) => r.name === 'carol');", 5,
+                     "carol, with the invite link, in alice's member list")
+        member = self.wait_js(c, CONTROLS_JS + """const c = window.cowatch;
+                                  return c && c.connection.phase === 'open' && c.model.meId && c.model.state
+                                    && {controls, url: location.href};""",
+                              5, "carol's page in the room")
+        self.check("invite=" not in member["url"] and "invite=" not in c.driver.current_url,
+                   f"the invite token is taken out of the address bar: {member['url']!r}")
+        self.check(member["controls"]["hidden"] and not member["controls"]["buttons"],
+                   f"a member who is not a host has no door controls: {member['controls']}")
+        c.open(link)
+        reused = self.wait_js(c, CLOSED_JS, 5, "the used invite link to be refused")
+        self.check(reused.startswith("This room is locked"),
+                   f"an invite link lets one person in: used again, it is refused: {reused!r}")
+
+        # Unlocked, with a password: the page asks for it, and tries again.
+        a.driver.find_element(By.XPATH, door.format("unlock room")).click()
+        self.wait_js(a, CONTROLS_JS + "return !controls.tags.includes('locked') && controls.buttons[0] === 'lock room';",
+                     5, "the room unlocked in alice's door controls")
+        a.type("/password pw")
+        self.wait_js(a, CONTROLS_JS + "return controls.tags.includes('password');", 5,
+                     "the password tag in alice's door controls")
+        # A fresh page has its own window.prompt: answer it before the page runs,
+        # wrong first, then right.
+        script = c.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+            window.promptsAsked = [];
+            window.prompt = (question) => {
+              window.promptsAsked.push(question);
+              return window.promptsAsked.length === 1 ? 'not-it' : 'pw';
+            };"""})
+        try:
+            c.open(f"{room_url}?name=dora")
+            self.wait_js(a, MEMBERS_JS + "return rows.some((r) => r.name === 'dora');", 5,
+                         "dora, after the password, in alice's member list")
+            asked = c.js("return window.promptsAsked")
+            self.check(asked == ["This room asks for a password:", "Wrong password. Try again:"],
+                       f"the page asks for the password, and again after a wrong one: {asked}")
+            errors = c.js("return [...document.querySelectorAll('#log .line.error .text')].map((l) => l.textContent)")
+            said = [e for e in errors if e.startswith("This room")]
+            self.check(said == ["This room asks for a password.", "This room asks for a password. Wrong password."],
+                       f"the newcomer's log says why each attempt was refused: {errors}")
+        finally:
+            c.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+        log(f"  locked: \"{refusal}\"")
+        log(f"  access checks took {time.monotonic() - started:.1f} s")
+
     def moderation_screenshot(self, window):
         """The host's window: the member list with mute (now unmute), kick and ban."""
         window.js("document.getElementById('chat-input').blur()")
@@ -738,6 +824,19 @@ class Run:
             Path(self.args.moderation_screenshot).write_bytes(data)
             log(f"  screenshot: {self.args.moderation_screenshot}")
 
+
+CONTROLS_JS = """
+const box = document.getElementById('room-controls');
+const controls = {
+  hidden: box.hidden,
+  buttons: [...box.querySelectorAll('button.moderate')].map((b) => b.textContent),
+  tags: [...box.querySelectorAll('.tag')].map((t) => t.textContent),
+};
+"""
+
+CLOSED_JS = """const banner = document.getElementById('connection');
+return window.cowatch && window.cowatch.connection.phase === 'closed'
+  && !banner.hidden && document.getElementById('connection-text').textContent;"""
 
 MEMBERS_JS = """
 const rows = [...document.querySelectorAll('#members li')].map((li) => ({
@@ -876,6 +975,7 @@ def main():
                                     for r in read_all(run.windows))
             log(f"clock offsets the pages estimated (true offset: 0): {run.offsets} ms")
             run.moderation()
+            run.access()
         except Failure as error:
             failed = str(error)
         except Exception as error:  # noqa: BLE001 - report and fail, never hang

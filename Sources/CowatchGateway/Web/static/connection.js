@@ -109,7 +109,9 @@ export class Connection extends EventTarget {
       this.socket = null;
       const final = FINAL_CLOSES.get(close.code);
       if (final || this.stopped) {
-        const why = final && close.reason && close.code !== 4004
+        // The server's reason follows, unless it only says the same again.
+        const repeats = close.reason && final?.toLowerCase().startsWith(close.reason.toLowerCase());
+        const why = final && close.reason && !repeats && close.code !== 4004
           ? `${final} ${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.` : final;
         this.status('closed', { reason: why || close.reason || 'Disconnected.', code: close.code, serverReason: close.reason });
         return;

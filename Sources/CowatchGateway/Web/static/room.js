@@ -190,23 +190,23 @@ async function main() {
   // MARK: chat input (anything typed goes to the room as is)
 
   const input = $('chat-input');
-  const history = [];
+  const typed = []; // lines sent from the input (not `history`: main() uses window.history above)
   let historyIndex = 0;
   $('chat-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const line = input.value;
     if (!line.trim()) return;
     if (!connection.send(line, { queue: true })) log.add('system', 'Not connected: sent when the connection is back.');
-    history.push(line);
-    historyIndex = history.length;
+    typed.push(line);
+    historyIndex = typed.length;
     input.value = '';
   });
   input.addEventListener('keydown', (event) => {
     if (event.key === 'ArrowUp' && historyIndex > 0) {
-      input.value = history[--historyIndex];
+      input.value = typed[--historyIndex];
       event.preventDefault();
-    } else if (event.key === 'ArrowDown' && historyIndex < history.length) {
-      input.value = history[++historyIndex] ?? '';
+    } else if (event.key === 'ArrowDown' && historyIndex < typed.length) {
+      input.value = typed[++historyIndex] ?? '';
       event.preventDefault();
     }
   });
