@@ -87,6 +87,12 @@ public enum JSONEventEncoding {
         }
         json.key("queue"); json.array(state.queue) { queueItem($1, into: &$0) }
         json.key("policy"); policy(state.policy, into: &json)
+        // Kept apart from `policy`, whose three fields the contract lists.
+        json.key("access")
+        json.object { json in
+            json.key("locked"); json.bool(state.policy.locked)
+            json.key("password"); json.bool(state.policy.password)
+        }
     }
 
     static func participant(_ member: Participant, into json: inout JSONWriter) {
@@ -119,8 +125,6 @@ public enum JSONEventEncoding {
             json.key("control"); json.string(policy.control.rawValue)
             json.key("stall"); json.string(policy.stall.rawValue)
             json.key("wait"); json.number(policy.wait.seconds)
-            json.key("locked"); json.bool(policy.locked)
-            json.key("password"); json.bool(policy.password)
         }
     }
 

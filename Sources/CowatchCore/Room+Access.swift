@@ -202,3 +202,30 @@ extension Room {
         tell(id, "token #\(number) no longer lets anyone in" + (bots.isEmpty ? "" : "; \(bots.count) connection(s) closed"))
     }
 }
+
+extension Room {
+    /// A bot token the server's operator issues (the admin API), with a fresh
+    /// secret the gateway drew: the token's digest is kept, the token returned.
+    public mutating func issueToken(name: DisplayName, scope: TokenScope, secret: String,
+                                    now: ServerInstant) -> (token: String, actions: [RoomAction]) {
+        let token = SHA256.hex("\(secret)/operator-token/\(protection.nextTokenNumber)")
+        let actions = collect(now: now) { room in
+            let bot = BotToken(number: room.protection.nextTokenNumber, name: name, scope: scope,
+                               digest: SHA256.hex(token), by: DisplayName("operator") ?? .guest, at: now)
+            room.protection.nextTokenNumber += 1
+            room.protection.tokens.append(bot)
+            room.needsPersisting = true
+        }
+        return (token, actions)
+    }
+
+    /// The operator closed the room: every member is told and forgotten.
+    public mutating func closedByOperator(now: ServerInstant) -> [RoomAction] {
+        collect(now: now) { room in
+            for member in room.members.values.sorted(by: { $0.arrival < $1.arrival }) {
+                room.actions.append(.closeConnection(member.id, reason: "the server's operator closed this room"))
+            }
+            room.actions.append(.forgetRoom)
+        }
+    }
+}

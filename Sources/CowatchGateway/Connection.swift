@@ -49,6 +49,8 @@ struct UpgradeRequest {
     var password: String?
     /// A bot's token (`token=`, or `Authorization: Bearer`).
     var token: String?
+    /// An operator's room-creation token (`create=`), for `room-creation token`.
+    var create: String?
     /// The page's `Origin` and the `Host` it asked for, when a browser sent them.
     var origin: String?
     var hostHeader: String?

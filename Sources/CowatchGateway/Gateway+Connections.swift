@@ -17,6 +17,7 @@ extension Gateway {
             metrics.refusedConnections["origin", default: 0] += 1
             return (403, "pages on \(origin.prefix(100)) may not open connections to this server\n")
         }
+        if let refusal = operatorRefusal(request) { return refusal }
         let open = connectionsPerAddress[request.address, default: 0]
         if open >= configuration.maximumConnectionsPerAddress {
             metrics.refusedConnections["per-address", default: 0] += 1
@@ -32,7 +33,7 @@ extension Gateway {
     func established(id: UInt64, encoding: Connection.Encoding) {
         let request = upgrades.removeValue(forKey: id)
             ?? UpgradeRequest(room: nil, echo: false, name: nil, resume: nil, player: false, join: true, owner: nil,
-                              device: nil, invite: nil, password: nil, token: nil, origin: nil, hostHeader: nil,
+                              device: nil, invite: nil, password: nil, token: nil, create: nil, origin: nil, hostHeader: nil,
                               address: "unknown")
         let rules = request.echo
             ? ConnectionState.MessageRules(maximumBytes: Self.echoMessageLimit, acceptsBinary: true)
@@ -59,6 +60,7 @@ extension Gateway {
                                                 message: "this server has reached its limit of \(configuration.maximumRooms) rooms"))
                 return
             }
+            if configuration.roomCreation == .token { operatorState.useCreationToken(request.create) }
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
             rooms[name] = entry
             store?.write([.room(entry.room.snapshot(at: now))])

@@ -36,6 +36,8 @@ public final class Gateway: @unchecked Sendable {
     var upgrades: [UInt64: UpgradeRequest] = [:]
     var rooms: [RoomName: RoomEntry] = [:]
     var connectionsPerAddress: [String: Int] = [:]
+    /// The operator's controls (`Gateway+Admin.swift`), kept in memory.
+    var operatorState = OperatorState()
     var timers = TimerQueue()
     var metrics = GatewayMetrics()
     var nextConnectionID: UInt64 = 1

@@ -62,6 +62,15 @@ public struct GatewayConfiguration: Sendable {
     /// Addresses of proxies (nginx) whose `X-Forwarded-For` names the client: for
     /// connections from them, the address limits and bans use the client's.
     public var trustedProxies: [String] = []
+    /// The operator's token for the admin API (`/admin/...`); nil: the API is off.
+    public var adminToken: String?
+    /// Who may create a room: anyone, or holders of a creation token the operator
+    /// issued through the admin API (`create=`).
+    public var roomCreation: RoomCreation = .open
+
+    public enum RoomCreation: String, Sendable, CaseIterable {
+        case open, token
+    }
 
     public init(
         host: String = "127.0.0.1",

@@ -9,6 +9,17 @@ extension LWSServer {
         switch reason {
         case LWS_CALLBACK_HTTP:
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
+            if path == "/admin" || path.hasPrefix("/admin/") {
+                var address = [CChar](repeating: 0, count: 128)
+                let peer = lws_get_peer_simple(wsi, &address, address.count).map { String(cString: $0) } ?? "unknown"
+                let request = AdminRequest(
+                    post: lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0, path: path,
+                    token: Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
+                    address: Gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
+                                                   trusted: gateway.configuration.trustedProxies),
+                    arguments: { [self] name in argument(wsi, name) })
+                return respond(wsi, gateway.adminResponse(request))
+            }
             return respond(wsi, gateway.httpResponse(for: path))
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -177,6 +188,7 @@ extension LWSServer {
             owner: argument(wsi, "owner"), device: argument(wsi, "device"),
             invite: argument(wsi, "invite"), password: argument(wsi, "password"),
             token: argument(wsi, "token") ?? Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
+            create: argument(wsi, "create"),
             origin: header(wsi, WSI_TOKEN_ORIGIN), hostHeader: header(wsi, WSI_TOKEN_HOST),
             address: Gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
                                            trusted: gateway.configuration.trustedProxies))

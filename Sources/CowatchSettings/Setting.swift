@@ -119,6 +119,23 @@ struct Setting: Sendable {
             }
             settings.gateway.room.mediaHosts = hosts
         },
+        Setting(key: "admin-token-file") { value, settings in
+            // A file, so that the secret stays out of the command line and the environment.
+            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
+                throw SettingsError("cannot read the admin token file")
+            }
+            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
+                throw SettingsError("the admin token file must hold one token of at least 16 characters")
+            }
+            settings.gateway.adminToken = token
+        },
+        Setting(key: "room-creation") { value, settings in
+            guard let creation = GatewayConfiguration.RoomCreation(rawValue: value.lowercased()) else {
+                throw SettingsError("expected open or token")
+            }
+            settings.gateway.roomCreation = creation
+        },
         Setting(key: "shutdown-grace") { value, settings in
             settings.gateway.shutdownGraceSeconds = try seconds(value, 0...600)
         },

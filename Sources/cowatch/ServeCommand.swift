@@ -117,6 +117,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The only hosts /watch and /queue may share media from, comma-separated (default: any).")
     var mediaHosts: String?
 
+    @Option(help: "A file holding the operator's token for the admin API (/admin/...; off without it). See cowatch admin.")
+    var adminTokenFile: String?
+
+    @Option(help: "Who may create rooms: open (anyone, the default) or token (holders of a creation token from cowatch admin).")
+    var roomCreation: String?
+
     @Option(help: "Seconds shutdown waits for members to take their close frames (default 3).")
     var shutdownGrace: String?
 
@@ -141,7 +147,8 @@ struct ServeCommand: ParsableCommand {
             ("ping-interval", pingInterval), ("idle-timeout", idleTimeout), ("resume-grace", resumeGrace),
             ("kick-cooldown", kickCooldown), ("room-expiry", roomExpiry), ("address-bans", addressBans),
             ("max-bans", maxBans), ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
-            ("trusted-proxies", trustedProxies), ("media-hosts", mediaHosts),
+            ("trusted-proxies", trustedProxies), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
+            ("room-creation", roomCreation),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]
         for (key, value) in options { if let value { flags[key] = value } }

@@ -198,7 +198,7 @@ struct AccessEndToEndTests {
         defer { server.stop() }
         let alice = try server.join("club", name: "alice")
         alice.send("/password open-sesame")
-        _ = alice.event("state") { $0.object("policy")?.bool("password") == true }
+        _ = alice.event("state") { $0.object("access")?.bool("password") == true }
         let none = server.open("/rooms/club?name=bob")
         #expect(none.error()?.string("code") == "password-required")
         #expect(none.waitClosed()?.code == 4005)
@@ -304,5 +304,129 @@ struct BotTokenEndToEndTests {
         let fake = server.open("/rooms/studio?token=nope")
         #expect(fake.error()?.string("code") == "bad-token")
         #expect(fake.waitClosed()?.code == 4006)
+    }
+}
+
+@Suite("The operator's admin API", .serialized)
+struct AdminAPITests {
+    static let token = "operator-secret-0123456789"
+
+    static func call(_ server: TestServer, _ method: String, _ path: String, token: String? = AdminAPITests.token) throws
+        -> (status: Int, body: JSONObject?) {
+        let address = try #require(WebSocketAddress("http://127.0.0.1:\(server.port)\(path)"))
+        let (status, body) = try PlainHTTP.request(method, address, bearer: token)
+        return (status, JSONObject(body))
+    }
+
+    @Test("the admin API refuses requests without the operator's token (401), and is off without one (404)")
+    func refusesWithoutTheToken() throws {
+        let off = try TestServer()
+        defer { off.stop() }
+        #expect(try Self.call(off, "GET", "/admin/rooms").status == 404)
+
+        let server = try TestServer { $0.adminToken = Self.token }
+        defer { server.stop() }
+        #expect(try Self.call(server, "GET", "/admin/rooms", token: nil).status == 401)
+        #expect(try Self.call(server, "GET", "/admin/rooms", token: "wrong").status == 401)
+        #expect(try Self.call(server, "POST", "/admin/drain", token: "wrong").status == 401)
+        #expect(try Self.call(server, "GET", "/admin/rooms").status == 200)
+    }
+
+    @Test("the operator lists rooms, closes one, and its members are told")
+    func listsAndClosesRooms() throws {
+        let server = try TestServer { $0.adminToken = Self.token }
+        defer { server.stop() }
+        let alice = try server.join("noisy", name: "alice")
+        _ = try server.join("quiet", name: "bob")
+        let listed = try Self.call(server, "GET", "/admin/rooms")
+        #expect(listed.body?.array("rooms")?.map { $0.string("name") } == ["noisy", "quiet"])
+        #expect(listed.body?.array("rooms")?.first?.int("connected") == 1)
+        let closed = try Self.call(server, "POST", "/admin/rooms/noisy/close")
+        #expect(closed.status == 200)
+        let close = try #require(alice.waitClosed())
+        #expect(close.reason.contains("operator closed this room"))
+        #expect(try Self.call(server, "GET", "/admin/rooms").body?.array("rooms")?.map { $0.string("name") } == ["quiet"])
+        #expect(try Self.call(server, "POST", "/admin/rooms/noisy/close").status == 404)
+    }
+
+    @Test("a server-wide address ban closes that address's connections and refuses its upgrades with 403")
+    func serverWideBan() throws {
+        let server = try TestServer { $0.adminToken = Self.token }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        #expect(try Self.call(server, "POST", "/admin/bans?address=127.0.0.1").status == 200)
+        #expect(alice.waitClosed()?.code == 4003)
+        let socket = try RawSocket(port: server.port)
+        #expect(try socket.upgrade(path: "/rooms/lobby?name=x", protocolName: "cowatch.v1.json").hasPrefix("HTTP/1.1 403"))
+        #expect(try Self.call(server, "POST", "/admin/bans/lift?address=127.0.0.1").status == 200)
+        _ = try server.join(name: "back")
+    }
+
+    @Test("draining refuses new rooms with 503 and keeps existing ones; creation tokens gate new rooms")
+    func drainAndCreationTokens() throws {
+        let server = try TestServer {
+            $0.adminToken = Self.token
+            $0.roomCreation = .token
+        }
+        defer { server.stop() }
+        let refused = try RawSocket(port: server.port)
+        #expect(try refused.upgrade(path: "/rooms/new-room?name=x", protocolName: "cowatch.v1.json").hasPrefix("HTTP/1.1 403"))
+        let issued = try Self.call(server, "POST", "/admin/creation-tokens?uses=1")
+        let create = try #require(issued.body?.string("token"))
+        _ = try server.join("new-room", name: "alice", query: "create=\(create)")
+        let again = try RawSocket(port: server.port)
+        #expect(try again.upgrade(path: "/rooms/other-room?name=x&create=\(create)", protocolName: "cowatch.v1.json")
+            .hasPrefix("HTTP/1.1 403"))
+        _ = try server.join("new-room", name: "bob")
+
+        #expect(try Self.call(server, "POST", "/admin/drain?on=1").body?.bool("draining") == true)
+        let second = try #require(try Self.call(server, "POST", "/admin/creation-tokens").body?.string("token"))
+        let draining = try RawSocket(port: server.port)
+        #expect(try draining.upgrade(path: "/rooms/third?name=x&create=\(second)", protocolName: "cowatch.v1.json")
+            .hasPrefix("HTTP/1.1 503"))
+        _ = try server.join("new-room", name: "carol")
+    }
+
+    @Test("an operator-issued bot token lets a bot into its room with its scope")
+    func operatorTokens() throws {
+        let server = try TestServer { $0.adminToken = Self.token }
+        defer { server.stop() }
+        let alice = try server.join("studio", name: "alice")
+        alice.send("/lock")
+        _ = alice.event("state") { $0.object("access")?.bool("locked") == true }
+        let issued = try Self.call(server, "POST", "/admin/rooms/studio/tokens?name=announcer&scope=read")
+        let token = try #require(issued.body?.string("token"))
+        let bot = try server.join("studio", name: "x", query: "token=\(token)")
+        #expect(ModerationEndToEndTests.welcome(bot)?.object("you")?.string("bot") == "read")
+        bot.send("hello")
+        #expect(bot.error()?.string("code") == "forbidden")
+    }
+
+    @Test("cowatch admin drives the API from the command line")
+    func commandLine() throws {
+        let tokenFile = NSTemporaryDirectory() + "cowatch-admin-\(UUID().uuidString).token"
+        try Self.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let server = try ServerProcess(arguments: ["--store", "memory", "--admin-token-file", tokenFile])
+        defer { _ = server.terminate() }
+        let clients = try WebSocketClients()
+        defer { clients.shutdown() }
+        _ = try RestartTests.member(clients, server, "/rooms/movie?name=alice")
+        let serverURL = "http://127.0.0.1:\(server.port)"
+        func admin(_ arguments: [String]) throws -> (Int32, String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ServerProcess.binary)
+            process.arguments = ["admin", "--server", serverURL, "--token-file", tokenFile] + arguments
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+        let (status, listing) = try admin(["rooms"])
+        #expect(status == 0)
+        #expect(listing.contains("\"name\":\"movie\""))
+        #expect(try admin(["close", "nowhere"]).0 == 1)
+        #expect(try admin(["close", "movie"]).0 == 0)
     }
 }

@@ -315,7 +315,7 @@ async function main() {
 
   function renderAll() {
     renderMembers($('members'), model.participants, model.meId, (line) => command(line));
-    renderRoomControls($('room-controls'), me(), model.state?.policy, (line) => command(line));
+    renderRoomControls($('room-controls'), me(), model.state?.access, (line) => command(line));
     renderQueue($('queue'), $('queue-empty'), model.state?.queue || []);
     const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
     const title = activity ? (activity.title || activity.url) : 'Nothing playing';

@@ -122,13 +122,13 @@ export function renderMembers(list, participants, meId, onCommand = null) {
 
 /** A host's controls for the door, above the member list: lock or unlock, and a
  *  new invite link. Hidden for members who are not hosts. */
-export function renderRoomControls(container, me, policy, onCommand) {
+export function renderRoomControls(container, me, access, onCommand) {
   container.hidden = me?.role !== 'host';
   if (container.hidden) {
     container.replaceChildren();
     return;
   }
-  const locked = Boolean(policy?.locked);
+  const locked = Boolean(access?.locked);
   const lock = el('button', { type: 'button', class: 'moderate', title: locked
     ? 'Let anyone with the room\'s link in again' : 'Only invite links, the owner key and members already here let anyone in' },
   locked ? 'unlock room' : 'lock room');
@@ -137,7 +137,7 @@ export function renderRoomControls(container, me, policy, onCommand) {
   invite.addEventListener('click', () => onCommand('/invite'));
   const tags = [];
   if (locked) tags.push(el('span', { class: 'tag warn' }, 'locked'));
-  if (policy?.password) tags.push(el('span', { class: 'tag' }, 'password'));
+  if (access?.password) tags.push(el('span', { class: 'tag' }, 'password'));
   container.replaceChildren(...tags, lock, invite);
 }
 

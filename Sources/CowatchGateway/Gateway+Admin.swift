@@ -1,0 +1,163 @@
+import CowatchCore
+import Foundation
+import SlashCommands
+
+/// One request to the admin API, read off the HTTP request by the LWS layer.
+struct AdminRequest {
+    var post: Bool
+    var path: String
+    /// From `Authorization: Bearer`.
+    var token: String?
+    var address: String
+    /// The request's query parameters, by name.
+    var arguments: (String) -> String?
+}
+
+/// What the operator decided, held in memory (docs/security.md: these do not
+/// outlive a restart; room bans, owners and tokens do, in the store).
+struct OperatorState {
+    /// Addresses shut out of the whole server, and until when (nil: until lifted).
+    var bannedAddresses: [String: ServerInstant?] = [:]
+    /// No new rooms: the server is being emptied before a restart or a move.
+    var draining = false
+    /// Digests of room-creation tokens (`room-creation token`), with uses left.
+    var creationTokens: [String: Int] = [:]
+    /// Wrong admin tokens by address, and when the first of the current minute was.
+    var failures: [String: (count: Int, since: ServerInstant)] = [:]
+
+    func creationTokenValid(_ token: String?) -> Bool {
+        guard let token else { return false }
+        let digest = SHA256.hex(token)
+        return creationTokens.contains { SHA256.equal($0.key, digest) && $0.value > 0 }
+    }
+
+    mutating func useCreationToken(_ token: String?) {
+        guard let token else { return }
+        let digest = SHA256.hex(token)
+        guard let uses = creationTokens[digest] else { return }
+        creationTokens[digest] = uses > 1 ? uses - 1 : nil
+    }
+
+    /// Wrong tokens one address may send in a minute before it is refused unheard.
+    static let failuresPerMinute = 10
+}
+
+extension Gateway {
+    /// The operator's refusals of an upgrade: a banned address, a new room while
+    /// draining, a new room without a creation token under `room-creation token`.
+    func operatorRefusal(_ request: UpgradeRequest) -> (status: UInt32, body: String)? {
+        let now = ServerClock.now()
+        if let until = operatorState.bannedAddresses[request.address] {
+            if let until, now >= until {
+                operatorState.bannedAddresses[request.address] = nil
+            } else {
+                metrics.refusedConnections["operator-ban", default: 0] += 1
+                return (403, "your address may not connect to this server\n")
+            }
+        }
+        guard let room = request.room, rooms[room] == nil else { return nil }
+        if operatorState.draining {
+            metrics.refusedConnections["draining", default: 0] += 1
+            return (503, "this server is not taking new rooms right now; existing rooms are open\n")
+        }
+        if configuration.roomCreation == .token && !operatorState.creationTokenValid(request.create) {
+            metrics.refusedConnections["creation-token", default: 0] += 1
+            return (403, "creating a room on this server needs a creation token from its operator (create=)\n")
+        }
+        return nil
+    }
+
+    /// The admin API (docs/security.md, "The operator's controls"): off without
+    /// an admin token; every request carries it as `Authorization: Bearer`.
+    func adminResponse(_ request: AdminRequest) -> HTTPResponse {
+        metrics.httpRequests["admin", default: 0] += 1
+        guard let expected = configuration.adminToken else { return Self.json(404, ["error": "the admin API is off"]) }
+        let now = ServerClock.now()
+        if let failure = operatorState.failures[request.address], failure.count >= OperatorState.failuresPerMinute,
+           now < failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) {
+            return Self.json(429, ["error": "too many wrong admin tokens from your address; wait a minute"])
+        }
+        guard let token = request.token, SHA256.equal(SHA256.hex(token), SHA256.hex(expected)) else {
+            var failure = operatorState.failures[request.address] ?? (0, now)
+            if now >= failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) { failure = (0, now) }
+            failure.count += 1
+            operatorState.failures[request.address] = failure
+            metrics.refusedConnections["admin-token", default: 0] += 1
+            return Self.json(401, ["error": "the admin API needs the operator's token: Authorization: Bearer <token>"])
+        }
+        operatorState.failures[request.address] = nil
+        let rest = Array(request.path.split(separator: "/").map(String.init).dropFirst())  // after "admin"
+        let roomAction = rest.count == 3 && rest[0] == "rooms" ? (name: rest[1], action: rest[2]) : nil
+        switch (request.post, rest.joined(separator: "/")) {
+        case (false, "rooms"):
+            return Self.json(200, ["rooms": rooms.values.sorted { $0.room.name.rawValue < $1.room.name.rawValue }.map(describe)])
+        case (true, _) where roomAction?.action == "close":
+            let name = roomAction?.name ?? ""
+            guard let room = RoomName(name), let entry = rooms[room] else { return Self.json(404, ["error": "no room \(name)"]) }
+            let members = entry.connections.count
+            run(entry.room.closedByOperator(now: now), in: entry)
+            logger.notice("room closed by the operator", metadata: ["room": "\(room)", "members": "\(members)"])
+            return Self.json(200, ["closed": name, "members": members])
+        case (true, _) where roomAction?.action == "tokens":
+            let name = roomAction?.name ?? ""
+            guard let room = RoomName(name), let entry = rooms[room] else { return Self.json(404, ["error": "no room \(name)"]) }
+            guard let botName = request.arguments("name").flatMap({ DisplayName($0) }),
+                  let scope = TokenScope(rawValue: request.arguments("scope") ?? "chat") else {
+                return Self.json(400, ["error": "name=<bot name> and scope=read|chat|control"])
+            }
+            let (token, actions) = entry.room.issueToken(name: botName, scope: scope, secret: Self.newToken() + Self.newToken(), now: now)
+            run(actions, in: entry)
+            return Self.json(200, ["room": name, "name": botName.text, "scope": scope.rawValue, "token": token])
+        case (true, "bans"):
+            guard let address = request.arguments("address"), !address.isEmpty else {
+                return Self.json(400, ["error": "address=<client address> [minutes=<n>]"])
+            }
+            let minutes = request.arguments("minutes").flatMap(Double.init)
+            // updateValue: a subscript assignment of nil (no end) would remove the key.
+            operatorState.bannedAddresses.updateValue(minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) },
+                                                      forKey: address)
+            var closed = 0
+            for connection in connections.values where connection.address == address && !connection.isGone {
+                close(connection, code: 4003, reason: "this address may not connect to this server")
+                closed += 1
+            }
+            return Self.json(200, ["banned": address, "closed": closed])
+        case (true, "bans/lift"):
+            guard let address = request.arguments("address") else { return Self.json(400, ["error": "address=<client address>"]) }
+            let lifted = operatorState.bannedAddresses.removeValue(forKey: address) != nil
+            return Self.json(lifted ? 200 : 404, lifted ? ["lifted": address] : ["error": "\(address) is not banned"])
+        case (false, "bans"):
+            let bans = operatorState.bannedAddresses.sorted { $0.key < $1.key }.map { address, until -> [String: Any] in
+                ["address": address, "until": until.map { $0.milliseconds } as Any]
+            }
+            return Self.json(200, ["bans": bans])
+        case (true, "drain"):
+            operatorState.draining = request.arguments("on").map { $0 != "0" && $0.lowercased() != "off" } ?? true
+            return Self.json(200, ["draining": operatorState.draining])
+        case (true, "creation-tokens"):
+            let uses = request.arguments("uses").flatMap(Int.init) ?? 1
+            guard (1...100_000).contains(uses) else { return Self.json(400, ["error": "uses=1..100000"]) }
+            let token = Self.newToken() + Self.newToken()
+            operatorState.creationTokens[SHA256.hex(token)] = uses
+            return Self.json(200, ["token": token, "uses": uses])
+        default:
+            return Self.json(404, ["error": "no such admin request: \(request.post ? "POST" : "GET") \(request.path)"])
+        }
+    }
+
+    private func describe(_ entry: RoomEntry) -> [String: Any] {
+        let room = entry.room
+        let playback = room.state.playback
+        return [
+            "name": room.name.rawValue, "members": room.members.count, "connected": entry.connections.count,
+            "status": playback.status.rawValue, "title": room.state.session?.activity.title as Any,
+            "owned": room.protection.ownerKeyDigest != nil, "locked": room.state.policy.locked,
+            "emptySince": room.protection.emptySince.map { $0.milliseconds } as Any, "bans": room.protection.bans.count,
+        ]
+    }
+
+    static func json(_ status: UInt32, _ object: [String: Any]) -> HTTPResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return HTTPResponse(status: status, contentType: "application/json", bytes: Array(data) + [10])
+    }
+}
