@@ -92,6 +92,7 @@ public enum JSONEventEncoding {
         json.object { json in
             json.key("locked"); json.bool(state.policy.locked)
             json.key("password"); json.bool(state.policy.password)
+            json.key("public"); json.bool(state.policy.listed)
         }
     }
 

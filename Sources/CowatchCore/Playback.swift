@@ -87,24 +87,29 @@ public struct RoomPolicy: Hashable, Sendable, Codable {
     public var locked: Bool
     /// A password is asked of newcomers (the digest is in `RoomProtection`).
     public var password: Bool
+    /// Listed on the server's landing page (`/public on`).
+    public var listed: Bool
 
     public init(control: ControlPolicy = .everyone, stall: StallPolicy = .continue,
-                wait: ServerInterval = ServerInterval(milliseconds: 5000), locked: Bool = false, password: Bool = false) {
+                wait: ServerInterval = ServerInterval(milliseconds: 5000), locked: Bool = false, password: Bool = false,
+                listed: Bool = false) {
         self.control = control
         self.stall = stall
         self.wait = wait
         self.locked = locked
         self.password = password
+        self.listed = listed
     }
 
-    /// Policies saved before locks and passwords existed read as open.
+    /// Policies saved before locks, passwords and listings existed read as open and unlisted.
     public init(from decoder: any Decoder) throws {
         let values = try decoder.container(keyedBy: CodingKeys.self)
         self.init(control: try values.decode(ControlPolicy.self, forKey: .control),
                   stall: try values.decode(StallPolicy.self, forKey: .stall),
                   wait: try values.decode(ServerInterval.self, forKey: .wait),
                   locked: try values.decodeIfPresent(Bool.self, forKey: .locked) ?? false,
-                  password: try values.decodeIfPresent(Bool.self, forKey: .password) ?? false)
+                  password: try values.decodeIfPresent(Bool.self, forKey: .password) ?? false,
+                  listed: try values.decodeIfPresent(Bool.self, forKey: .listed) ?? false)
     }
 }
 

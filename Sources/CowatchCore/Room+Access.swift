@@ -72,6 +72,18 @@ extension Room {
                   : "\(displayName(id)) unlocked the room", cause: .lock, by: id)
     }
 
+    mutating func list(_ on: Bool, from id: MemberID) {
+        guard requireHost(id, .public) else { return }
+        guard state.policy.listed != on else {
+            tell(id, on ? "the room is already listed" : "the room is not listed")
+            return
+        }
+        state.policy.listed = on
+        publish(.policy, by: id)
+        notify(on ? "\(displayName(id)) listed the room on the server's front page"
+                  : "\(displayName(id)) took the room off the server's front page", cause: .policy, by: id)
+    }
+
     mutating func setPassword(_ password: String?, from id: MemberID, now: ServerInstant) {
         guard requireHost(id, .password), let member = members[id] else { return }
         guard let password else {

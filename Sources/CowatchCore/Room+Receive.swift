@@ -79,6 +79,7 @@ extension Room {
         case .token(let name, let scope): makeToken(name, scope: scope, from: id, now: now)
         case .tokens: listTokens(for: id)
         case .untoken(let number): revokeToken(number, from: id, now: now)
+        case .listed(let on): list(on, from: id)
         case .me(let text): chat(text, me: true, from: id, now: now)
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import CowatchCore
 import SlashCommands
 
@@ -36,6 +37,9 @@ extension Gateway {
                 storeFailures: store?.failedWrites ?? 0)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                                 body: metrics.render(gauges))
+        case "/rooms.json":
+            metrics.httpRequests["listing", default: 0] += 1
+            return publicRooms()
         case "/", "/index.html":
             metrics.httpRequests["landing", default: 0] += 1
             if let file = web.file("/index.html") { return HTTPResponse(file) }
@@ -119,4 +123,25 @@ enum HTTPPages {
         }
         return out
     }
+}
+
+extension Gateway {
+    /// The rooms their hosts listed (`/public on`), most watched first: what is
+    /// playing and how many are watching, for the landing page. Locked rooms and
+    /// rooms with a password are not shown; at most `publicListingLimit`.
+    func publicRooms() -> HTTPResponse {
+        let listed = rooms.values
+            .filter { $0.room.state.policy.listed && !$0.room.state.policy.locked && !$0.room.state.policy.password }
+            .sorted { ($0.connections.count, $1.room.name.rawValue) > ($1.connections.count, $0.room.name.rawValue) }
+            .prefix(Self.publicListingLimit)
+            .map { entry -> [String: Any] in
+                let state = entry.room.state
+                return ["name": entry.room.name.rawValue, "watching": entry.connections.count,
+                        "title": state.session?.isActive == true ? state.session?.activity.title as Any : NSNull(),
+                        "status": state.playback.status.rawValue]
+            }
+        return Self.json(200, ["rooms": Array(listed)])
+    }
+
+    static let publicListingLimit = 100
 }

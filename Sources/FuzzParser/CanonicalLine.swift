@@ -35,7 +35,7 @@ enum CanonicalLine {
         case .resume(let reason, let time):
             return name + argument(reason?.rawValue) + (time.map { " at " + render($0) } ?? "")
         case .catchup(let seconds): return name + argument(decimal(seconds))
-        case .autoplay(let on), .player(let on): return name + (on ? " on" : " off")
+        case .autoplay(let on), .player(let on), .listed(let on): return name + (on ? " on" : " off")
         case .ready(let seq), .ended(let seq): return name + argument(String(seq))
         case .time(let client): return name + argument((client < 0 ? "-" : "") + decimal(client.magnitude))
         case .policy(let change):

@@ -259,6 +259,10 @@ public enum CommandTable {
                 try args.requireEnd()
                 return .token(botName, scope: scope)
             }
+        case .public:
+            return CommandSpec(name: name, arguments: "on|off", summary: "List the room on the server's landing page, with what is playing and how many are watching, or stop listing it.", audience: .hosts) { args throws(ArgumentProblem) in
+                .listed(try toggle(&args))
+            }
         case .tokens:
             return noArguments(name, .tokens, "List the room's bot tokens: number, name, scope, by whom.", .hosts)
         case .untoken:

@@ -59,6 +59,8 @@ public enum SlashCommand: Hashable, Sendable {
     case tokens
     /// A token's number, as `/tokens` lists it.
     case untoken(Int64)
+    /// Listed on the landing page, or not.
+    case listed(Bool)
     case me(String)
 
     public var name: CommandName {
@@ -105,6 +107,7 @@ public enum SlashCommand: Hashable, Sendable {
         case .token: .token
         case .tokens: .tokens
         case .untoken: .untoken
+        case .listed: .public
         case .me: .me
         }
     }
@@ -115,7 +118,7 @@ public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
     case catchup, queue, next, autoplay, player, ready, buffering, ended, time, who
     case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow
-    case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, me
+    case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, `public`, me
 }
 
 /// What a bot's token lets its connections do: `read` only sees the room's events

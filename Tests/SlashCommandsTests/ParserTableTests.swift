@@ -126,7 +126,7 @@ struct ParserMessageTests {
         .status: "/status x", .policy: "/policy x y", .op: "/op", .deop: "/deop", .kick: "/kick", .ban: "/ban",
         .unban: "/unban", .bans: "/bans x", .mute: "/mute", .unmute: "/unmute", .slow: "/slow x",
         .lock: "/lock x", .unlock: "/unlock x", .password: "/password", .invite: "/invite x", .invites: "/invites x",
-        .revoke: "/revoke", .token: "/token", .tokens: "/tokens x", .untoken: "/untoken", .me: "/me",
+        .revoke: "/revoke", .token: "/token", .tokens: "/tokens x", .untoken: "/untoken", .public: "/public", .me: "/me",
     ]
 
     @Test("every command refuses bad arguments with its own usage", arguments: CommandName.allCases)

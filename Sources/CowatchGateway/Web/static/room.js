@@ -59,6 +59,14 @@ async function main() {
     return;
   }
   localStorage.setItem('cowatch.room', room);
+  // The landing page lists the rooms this browser was in, most recent first.
+  try {
+    const known = JSON.parse(localStorage.getItem('cowatch.rooms') || '[]');
+    const rooms = [room, ...(Array.isArray(known) ? known : []).filter((name) => name !== room)].slice(0, 10);
+    localStorage.setItem('cowatch.rooms', JSON.stringify(rooms));
+  } catch {
+    localStorage.setItem('cowatch.rooms', JSON.stringify([room]));
+  }
   const name = await chooseName();
 
   // The owner key: from a link that carries it (then kept, and taken out of the
