@@ -23,29 +23,40 @@ extension Room {
             return CommandError(.locked, command: nil, message: "this room is locked: only an invite link from a host lets you in")
         }
         guard let password = protection.password else { return nil }
-        let address = request.address ?? "unknown"
-        let window = configuration.passwordAttemptWindow
-        var failures = (passwordFailures[address] ?? []).filter { now < $0.advanced(by: window) }
-        if failures.count >= configuration.passwordAttempts, let first = failures.first {
-            return CommandError(.tooManyAttempts, command: nil,
-                                message: "too many wrong passwords from your address; try again in "
-                                    + Self.duration(first.advanced(by: window).interval(since: now)))
-        }
+        if let refusal = tooManyFailures(from: request.address, now: now) { return refusal }
         guard let given = request.password, !given.isEmpty else {
             return CommandError(.passwordRequired, command: nil, message: "this room asks for a password")
         }
         if password.matches(given) {
-            passwordFailures[address] = nil
+            passwordFailures[request.address ?? "unknown"] = nil
             return nil
         }
+        recordFailure(from: request.address, now: now)
+        return CommandError(.wrongPassword, command: nil, message: "wrong password")
+    }
+
+    /// Wrong passwords and bot tokens, counted per address: past the limit within
+    /// the window, the address is refused without a check.
+    func tooManyFailures(from address: String?, now: ServerInstant) -> CommandError? {
+        let window = configuration.passwordAttemptWindow
+        let failures = (passwordFailures[address ?? "unknown"] ?? []).filter { now < $0.advanced(by: window) }
+        guard failures.count >= configuration.passwordAttempts, let first = failures.first else { return nil }
+        return CommandError(.tooManyAttempts, command: nil,
+                            message: "too many wrong passwords or tokens from your address; try again in "
+                                + Self.duration(first.advanced(by: window).interval(since: now)))
+    }
+
+    mutating func recordFailure(from address: String?, now: ServerInstant) {
+        let window = configuration.passwordAttemptWindow
+        let key = address ?? "unknown"
+        var failures = (passwordFailures[key] ?? []).filter { now < $0.advanced(by: window) }
         failures.append(now)
         // Bounded: addresses whose failures are all old are forgotten first.
         if passwordFailures.count >= Self.maximumFailingAddresses {
             passwordFailures = passwordFailures.filter { $0.value.contains { now < $0.advanced(by: window) } }
             if passwordFailures.count >= Self.maximumFailingAddresses { passwordFailures.removeAll() }
         }
-        passwordFailures[address] = failures
-        return CommandError(.wrongPassword, command: nil, message: "wrong password")
+        passwordFailures[key] = failures
     }
 
     /// Addresses whose wrong passwords a room remembers at once.

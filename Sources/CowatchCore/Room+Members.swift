@@ -61,8 +61,12 @@ extension Room {
         if let token = request.resume, let id = tokenIndex[token], members[id] != nil {
             return .accepted(id, collect(now: now) { $0.reconnect(id, request: request, owner: owner, now: now) })
         }
+        if request.token != nil, !owner, let refusal = tooManyFailures(from: request.address, now: now) {
+            return .refused(refusal)
+        }
         let bot = owner ? nil : validToken(request.token)
         if request.token != nil, bot == nil, !owner {
+            recordFailure(from: request.address, now: now)
             return .refused(CommandError(.badToken, command: nil, message: "this token is not (or no longer) valid for this room"))
         }
         var request = request

@@ -278,7 +278,7 @@ struct RoomAccessTests {
         }
         #expect(connectWithPassword(&room, "eve", "hunter2", address: "10.6.6.6") == nil)
         #expect(room.connectRefusal?.code == .tooManyAttempts)
-        #expect(room.connectRefusal?.message == "too many wrong passwords from your address; try again in 1 min")
+        #expect(room.connectRefusal?.message == "too many wrong passwords or tokens from your address; try again in 1 min")
         // Another address is not held up; after the window the first may try again.
         #expect(connectWithPassword(&room, "carol", "hunter2", address: "10.0.0.3") != nil)
         room.advance(seconds: 60)
@@ -362,6 +362,18 @@ struct BotTokenTests {
         #expect(driver.playback.status == .playing)
         driver.say("bot", "/kick alice")
         #expect(driver.error(for: "bot")?.code == .forbidden)
+    }
+
+    @Test("guessing tokens is limited per address like passwords")
+    func tokenGuessesAreLimited() {
+        var (room, token) = Self.withToken("chat")
+        for guess in 0..<5 {
+            #expect(room.connect("g\(guess)", address: "10.6.6.6", token: "guess-\(guess)") == nil)
+            #expect(room.connectRefusal?.code == .badToken)
+        }
+        #expect(room.connect("bot", address: "10.6.6.6", token: token) == nil)
+        #expect(room.connectRefusal?.code == .tooManyAttempts)
+        #expect(room.connect("bot", address: "10.0.0.1", token: token) != nil)
     }
 
     @Test("/untoken revokes a token and closes its bots' connections")

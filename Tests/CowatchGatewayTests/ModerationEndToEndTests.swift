@@ -427,6 +427,22 @@ struct AdminAPITests {
         #expect(status == 0)
         #expect(listing.contains("\"name\":\"movie\""))
         #expect(try admin(["close", "nowhere"]).0 == 1)
+
+        // cowatch token create: the operator's bot token, through the same API.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ServerProcess.binary)
+        process.arguments = ["token", "create", "--room", "movie", "--scope", "read", "--name", "narrator",
+                             "--server", serverURL, "--token-file", tokenFile]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let issued = JSONObject(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let botToken = try #require(issued?.string("token"))
+        let bot = try RestartTests.member(clients, server, "/rooms/movie?token=\(botToken)")
+        #expect(ModerationEndToEndTests.welcome(bot)?.object("you")?.string("name") == "narrator")
+
         #expect(try admin(["close", "movie"]).0 == 0)
     }
 }
