@@ -72,27 +72,29 @@ extension Room {
     // MARK: - Commands
 
     mutating func lock(_ on: Bool, from id: MemberID) {
-        guard requireHost(id, on ? .lock : .unlock) else { return }
-        guard state.policy.locked != on else {
-            tell(id, on ? "the room is already locked" : "the room is not locked")
-            return
-        }
-        state.policy.locked = on
-        publish(.lock, by: id)
-        notify(on ? "\(displayName(id)) locked the room: only invite links let anyone new in"
-                  : "\(displayName(id)) unlocked the room", cause: .lock, by: id)
+        switchPolicy(\.locked, to: on, command: on ? .lock : .unlock, cause: .lock, from: id,
+                     unchanged: on ? "the room is already locked" : "the room is not locked",
+                     done: on ? "locked the room: only invite links let anyone new in" : "unlocked the room")
     }
 
     mutating func list(_ on: Bool, from id: MemberID) {
-        guard requireHost(id, .public) else { return }
-        guard state.policy.listed != on else {
-            tell(id, on ? "the room is already listed" : "the room is not listed")
+        switchPolicy(\.listed, to: on, command: .public, cause: .policy, from: id,
+                     unchanged: on ? "the room is already listed" : "the room is not listed",
+                     done: on ? "listed the room on the server's front page" : "took the room off the server's front page")
+    }
+
+    /// A host turns one of the room's switches: published with the state (so every
+    /// page shows it) and told to everyone in words.
+    mutating func switchPolicy(_ flag: WritableKeyPath<RoomPolicy, Bool>, to on: Bool, command: CommandName, cause: Cause,
+                               from id: MemberID, unchanged: String, done: String) {
+        guard requireHost(id, command) else { return }
+        guard state.policy[keyPath: flag] != on else {
+            tell(id, unchanged)
             return
         }
-        state.policy.listed = on
-        publish(.policy, by: id)
-        notify(on ? "\(displayName(id)) listed the room on the server's front page"
-                  : "\(displayName(id)) took the room off the server's front page", cause: .policy, by: id)
+        state.policy[keyPath: flag] = on
+        publish(cause, by: id)
+        notify("\(displayName(id)) \(done)", cause: cause, by: id)
     }
 
     mutating func setPassword(_ password: String?, from id: MemberID, now: ServerInstant) {
