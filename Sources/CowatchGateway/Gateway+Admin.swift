@@ -13,17 +13,38 @@ struct AdminRequest {
     var arguments: (String) -> String?
 }
 
-/// What the operator decided, held in memory (docs/security.md: these do not
-/// outlive a restart; room bans, owners and tokens do, in the store).
-struct OperatorState {
+/// What the operator decided, kept in the store (`serverState` "operator") so
+/// that it outlives restarts; creation tokens as digests.
+struct OperatorState: Codable {
     /// Addresses shut out of the whole server, and until when (nil: until lifted).
     var bannedAddresses: [String: ServerInstant?] = [:]
     /// No new rooms: the server is being emptied before a restart or a move.
     var draining = false
     /// Digests of room-creation tokens (`room-creation token`), with uses left.
     var creationTokens: [String: Int] = [:]
-    /// Wrong admin tokens by address, and when the first of the current minute was.
+    /// Wrong admin tokens by address, and when the first of the current minute was
+    /// (not kept).
     var failures: [String: (count: Int, since: ServerInstant)] = [:]
+
+    enum CodingKeys: String, CodingKey {
+        case bannedAddresses, draining, creationTokens
+    }
+
+    init() {}
+
+    init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        bannedAddresses = try values.decodeIfPresent([String: ServerInstant?].self, forKey: .bannedAddresses) ?? [:]
+        draining = try values.decodeIfPresent(Bool.self, forKey: .draining) ?? false
+        creationTokens = try values.decodeIfPresent([String: Int].self, forKey: .creationTokens) ?? [:]
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(bannedAddresses, forKey: .bannedAddresses)
+        try values.encode(draining, forKey: .draining)
+        try values.encode(creationTokens, forKey: .creationTokens)
+    }
 
     func creationTokenValid(_ token: String?) -> Bool {
         guard let token else { return false }
@@ -37,6 +58,9 @@ struct OperatorState {
         guard let uses = creationTokens[digest] else { return }
         creationTokens[digest] = uses > 1 ? uses - 1 : nil
     }
+
+    static let storeName = "operator"
+
 
     /// Wrong tokens one address may send in a minute before it is refused unheard.
     static let failuresPerMinute = 10
@@ -117,6 +141,7 @@ extension Gateway {
             operatorState.bannedAddresses.updateValue(minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) },
                                                       forKey: address)
             var closed = 0
+            saveOperatorState()
             for connection in connections.values where connection.address == address && !connection.isGone {
                 close(connection, code: 4003, reason: "this address may not connect to this server")
                 closed += 1
@@ -125,6 +150,7 @@ extension Gateway {
         case (true, "bans/lift"):
             guard let address = request.arguments("address") else { return Self.json(400, ["error": "address=<client address>"]) }
             let lifted = operatorState.bannedAddresses.removeValue(forKey: address) != nil
+            saveOperatorState()
             return Self.json(lifted ? 200 : 404, lifted ? ["lifted": address] : ["error": "\(address) is not banned"])
         case (false, "bans"):
             let bans = operatorState.bannedAddresses.sorted { $0.key < $1.key }.map { address, until -> [String: Any] in
@@ -133,12 +159,14 @@ extension Gateway {
             return Self.json(200, ["bans": bans])
         case (true, "drain"):
             operatorState.draining = request.arguments("on").map { $0 != "0" && $0.lowercased() != "off" } ?? true
+            saveOperatorState()
             return Self.json(200, ["draining": operatorState.draining])
         case (true, "creation-tokens"):
             let uses = request.arguments("uses").flatMap(Int.init) ?? 1
             guard (1...100_000).contains(uses) else { return Self.json(400, ["error": "uses=1..100000"]) }
             let token = Self.newToken() + Self.newToken()
             operatorState.creationTokens[SHA256.hex(token)] = uses
+            saveOperatorState()
             return Self.json(200, ["token": token, "uses": uses])
         default:
             return Self.json(404, ["error": "no such admin request: \(request.post ? "POST" : "GET") \(request.path)"])
@@ -154,6 +182,12 @@ extension Gateway {
             "owned": room.protection.ownerKeyDigest != nil, "locked": room.state.policy.locked,
             "emptySince": room.protection.emptySince.map { $0.milliseconds } as Any, "bans": room.protection.bans.count,
         ]
+    }
+
+    /// Keeps the operator's decisions in the store, after each change.
+    func saveOperatorState() {
+        guard let store, let data = try? JSONEncoder().encode(operatorState) else { return }
+        store.write([.serverState(name: OperatorState.storeName, json: String(decoding: data, as: UTF8.self))])
     }
 
     static func json(_ status: UInt32, _ object: [String: Any]) -> HTTPResponse {

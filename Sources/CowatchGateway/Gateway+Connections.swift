@@ -60,7 +60,10 @@ extension Gateway {
                                                 message: "this server has reached its limit of \(configuration.maximumRooms) rooms"))
                 return
             }
-            if configuration.roomCreation == .token { operatorState.useCreationToken(request.create) }
+            if configuration.roomCreation == .token {
+                operatorState.useCreationToken(request.create)
+                saveOperatorState()
+            }
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
             rooms[name] = entry
             store?.write([.room(entry.room.snapshot(at: now))])

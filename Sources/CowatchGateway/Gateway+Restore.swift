@@ -1,3 +1,4 @@
+import Foundation
 import CowatchCore
 import CowatchStore
 
@@ -6,6 +7,10 @@ extension Gateway {
     /// (or come back paused after a long downtime), members wait for their resume
     /// tokens.
     func restore(_ stored: StoredRooms) {
+        if let json = stored.serverState[OperatorState.storeName],
+           let kept = try? JSONDecoder().decode(OperatorState.self, from: Data(json.utf8)) {
+            operatorState = kept
+        }
         let now = ServerClock.now()
         var members = 0
         for saved in stored.rooms {

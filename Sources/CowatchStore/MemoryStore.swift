@@ -49,6 +49,8 @@ public final class MemoryStore: RoomStore, @unchecked Sendable {
             data.rooms.removeAll { $0.snapshot.room == room }
         case .alive(let instant):
             data.lastAlive = instant
+        case .serverState(let name, let json):
+            data.serverState[name] = json
         }
     }
 }

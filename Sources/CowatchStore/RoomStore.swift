@@ -26,6 +26,9 @@ public enum StoreChange: Sendable, Hashable {
     /// The server is alive at this instant: after a crash, the last one says when
     /// it went down.
     case alive(ServerInstant)
+    /// Something of the server's own to keep (the operator's decisions, as JSON),
+    /// replacing what was kept under the same name.
+    case serverState(name: String, json: String)
 }
 
 /// What a store holds.
@@ -46,10 +49,13 @@ public struct StoredRooms: Sendable, Hashable {
     public var rooms: [Room]
     /// The last time the server that wrote this said it was alive.
     public var lastAlive: ServerInstant?
+    /// What `serverState` changes kept, by name.
+    public var serverState: [String: String]
 
-    public init(rooms: [Room] = [], lastAlive: ServerInstant? = nil) {
+    public init(rooms: [Room] = [], lastAlive: ServerInstant? = nil, serverState: [String: String] = [:]) {
         self.rooms = rooms
         self.lastAlive = lastAlive
+        self.serverState = serverState
     }
 }
 

@@ -105,7 +105,13 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
                                               chat: Array((chat[name] ?? []).suffix(chatLimit))))
             }
             let alive = try database.run("SELECT value FROM meta WHERE key = 'alive'").first?.first??.description
-            return StoredRooms(rooms: rooms, lastAlive: alive.flatMap { Int64($0) }.map(ServerInstant.init(milliseconds:)))
+            var serverState: [String: String] = [:]
+            for row in try database.run("SELECT key, value FROM meta WHERE key LIKE 'server.%'") {
+                guard let key = row[0], let value = row[1] else { continue }
+                serverState[String(key.dropFirst("server.".count))] = value
+            }
+            return StoredRooms(rooms: rooms, lastAlive: alive.flatMap { Int64($0) }.map(ServerInstant.init(milliseconds:)),
+                               serverState: serverState)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -196,6 +202,9 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
                 case .alive(let instant):
                     try database.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('alive', ?)",
                                      [.text(String(instant.milliseconds))])
+                case .serverState(let name, let json):
+                    try database.run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                     [.text("server." + name), .text(json)])
                 }
             }
             for room in chattedRooms {

@@ -445,6 +445,31 @@ struct AdminAPITests {
 
         #expect(try admin(["close", "movie"]).0 == 0)
     }
+
+    @Test("the operator's server-wide bans and drain outlive a restart")
+    func operatorStateIsKept() throws {
+        let data = NSTemporaryDirectory() + "cowatch-operator-\(UUID().uuidString)"
+        let tokenFile = data + ".token"
+        try Self.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let arguments = ["--data-dir", data, "--admin-token-file", tokenFile]
+        let first = try ServerProcess(arguments: arguments)
+        func post(_ server: ServerProcess, _ path: String) throws -> Int {
+            let address = try #require(WebSocketAddress("http://127.0.0.1:\(server.port)\(path)"))
+            return try PlainHTTP.request("POST", address, bearer: Self.token).status
+        }
+        #expect(try post(first, "/admin/bans?address=198.51.100.7") == 200)
+        #expect(try post(first, "/admin/drain?on=1") == 200)
+        Thread.sleep(forTimeInterval: 0.5)
+        first.kill9()
+
+        let second = try ServerProcess(arguments: arguments)
+        defer { _ = second.terminate() }
+        let address = try #require(WebSocketAddress("http://127.0.0.1:\(second.port)/admin/bans"))
+        let bans = JSONObject(try PlainHTTP.request("GET", address, bearer: Self.token).body)
+        #expect(bans?.array("bans")?.map { $0.string("address") } == ["198.51.100.7"])
+        let socket = try RawSocket(port: second.port)
+        #expect(try socket.upgrade(path: "/rooms/brand-new?name=x", protocolName: "cowatch.v1.json").hasPrefix("HTTP/1.1 503"))
+    }
 }
 
 @Suite("Public rooms on the landing page", .serialized)

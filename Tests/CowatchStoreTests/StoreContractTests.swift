@@ -71,6 +71,18 @@ struct StoreContractTests {
         #expect(loaded.lastAlive == ServerInstant(milliseconds: 5_000))
     }
 
+    @Test("the server's own state comes back by name, the latest of each, apart from rooms", arguments: Kind.allCases)
+    func serverState(kind: Kind) throws {
+        let (store, reopen) = try Self.make(kind)
+        store.write([.serverState(name: "operator", json: #"{"draining":false}"#), .alive(ServerInstant(milliseconds: 7)),
+                     .serverState(name: "operator", json: #"{"draining":true}"#), .serverState(name: "other", json: "[]")])
+        store.flush()
+        let loaded = try reopen().load()
+        #expect(loaded.serverState == ["operator": #"{"draining":true}"#, "other": "[]"])
+        #expect(loaded.rooms.isEmpty)
+        #expect(loaded.lastAlive == ServerInstant(milliseconds: 7))
+    }
+
     @Test("the newest snapshot, member record and forgetting win", arguments: Kind.allCases)
     func latestWins(kind: Kind) throws {
         let (store, reopen) = try Self.make(kind)
