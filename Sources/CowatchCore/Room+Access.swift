@@ -244,6 +244,20 @@ extension Room {
         return (token, actions)
     }
 
+    /// The operator revoked a bot token: its bots' connections are closed.
+    public mutating func tokenRevokedByOperator(_ number: Int64, now: ServerInstant) -> (found: Bool, actions: [RoomAction]) {
+        guard protection.tokens.contains(where: { $0.number == number }) else { return (false, []) }
+        let actions = collect(now: now) { room in
+            room.protection.tokens.removeAll { $0.number == number }
+            room.needsPersisting = true
+            for bot in room.members.values.filter({ $0.tokenNumber == number }).sorted(by: { $0.arrival < $1.arrival }) {
+                room.remove(bot.id, reason: .kicked, now: now)
+                room.actions.append(.closeConnection(bot.id, reason: "this bot's token was revoked by the server's operator"))
+            }
+        }
+        return (true, actions)
+    }
+
     /// The operator closed the room: every member is told and forgotten.
     public mutating func closedByOperator(now: ServerInstant) -> [RoomAction] {
         collect(now: now) { room in

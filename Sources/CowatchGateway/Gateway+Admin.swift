@@ -130,8 +130,19 @@ extension Gateway {
                 return Self.json(400, ["error": "name=<bot name> and scope=read|chat|control"])
             }
             let (token, actions) = entry.room.issueToken(name: botName, scope: scope, secret: Self.newToken() + Self.newToken(), now: now)
+            let number = entry.room.protection.tokens.last?.number ?? 0
             run(actions, in: entry)
-            return Self.json(200, ["room": name, "name": botName.text, "scope": scope.rawValue, "token": token])
+            return Self.json(200, ["room": name, "name": botName.text, "scope": scope.rawValue, "token": token, "number": number])
+        case (true, _) where roomAction?.action == "revoke-token":
+            let name = roomAction?.name ?? ""
+            guard let room = RoomName(name), let entry = rooms[room] else { return Self.json(404, ["error": "no room \(name)"]) }
+            guard let number = request.arguments("number").flatMap({ Int64($0) }) else {
+                return Self.json(400, ["error": "number=<the token's number in /tokens>"])
+            }
+            let (found, actions) = entry.room.tokenRevokedByOperator(number, now: now)
+            guard found else { return Self.json(404, ["error": "no token #\(number) in \(name)"]) }
+            run(actions, in: entry)
+            return Self.json(200, ["room": name, "revoked": number])
         case (true, "bans"):
             guard let address = request.arguments("address"), !address.isEmpty else {
                 return Self.json(400, ["error": "address=<client address> [minutes=<n>]"])

@@ -20,6 +20,7 @@ struct AdminCommand: ParsableCommand {
           cowatch admin bans
           cowatch admin drain on|off
           cowatch admin token movie-night dj-bot --scope control
+          cowatch admin revoke-token movie-night 3
           cowatch admin creation-token [--uses 5]
         """
     )
@@ -39,11 +40,11 @@ struct AdminCommand: ParsableCommand {
     @Option(help: "With creation-token: how many rooms it may create.")
     var uses = 1
 
-    @Argument(help: "rooms, close, ban, unban, bans, drain, token or creation-token, and their arguments.")
+    @Argument(help: "rooms, close, ban, unban, bans, drain, token, revoke-token or creation-token, and their arguments.")
     var words: [String]
 
     func run() throws {
-        guard let action = words.first else { throw ValidationError("say what: rooms, close, ban, unban, bans, drain, token, creation-token") }
+        guard let action = words.first else { throw ValidationError("say what: rooms, close, ban, unban, bans, drain, token, revoke-token, creation-token") }
         let rest = Array(words.dropFirst())
         func arg(_ index: Int, _ what: String) throws -> String {
             guard index < rest.count else { throw ValidationError("\(action) needs \(what)") }
@@ -66,8 +67,10 @@ struct AdminCommand: ParsableCommand {
             (method, path) = ("POST", "/admin/drain?on=\(on)")
         case "token":
             (method, path) = ("POST", "/admin/rooms/\(query(try arg(0, "a room name")))/tokens?name=\(query(try arg(1, "a bot name")))&scope=\(query(scope))")
+        case "revoke-token":
+            (method, path) = ("POST", "/admin/rooms/\(query(try arg(0, "a room name")))/revoke-token?number=\(query(try arg(1, "the token's number")))")
         case "creation-token": (method, path) = ("POST", "/admin/creation-tokens?uses=\(uses)")
-        default: throw ValidationError("unknown action \(action): rooms, close, ban, unban, bans, drain, token, creation-token")
+        default: throw ValidationError("unknown action \(action): rooms, close, ban, unban, bans, drain, token, revoke-token, creation-token")
         }
         guard let base = WebSocketAddress(server), let address = WebSocketAddress("http://\(base.host):\(base.port)\(path)") else {
             throw ValidationError("--server is http://HOST:PORT")

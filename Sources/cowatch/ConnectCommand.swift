@@ -27,6 +27,18 @@ struct ConnectCommand: ParsableCommand {
     @Flag(help: "Declare this connection a media player (it will be waited for).")
     var player = false
 
+    @Option(help: "The room's owner key, from the welcome of the room's creator: come back as its owner.")
+    var owner: String?
+
+    @Option(help: "An invite link's token (invite=), for a locked or password-protected room.")
+    var invite: String?
+
+    @Option(help: "The room's password, when it asks one.")
+    var password: String?
+
+    @Option(help: "A bot token (from /token or cowatch token create).")
+    var token: String?
+
     @Flag(help: "Receive events as JSON objects instead of lines for people.")
     var json = false
 
@@ -35,6 +47,23 @@ struct ConnectCommand: ParsableCommand {
 
     @Option(help: "Seconds to wait for the connection and for the server to handle the last line.")
     var timeout = 10.0
+
+    /// The identity this user's clients keep across names (`device=`, for bans),
+    /// in ~/.config/cowatch/device, made on first use.
+    static func deviceIdentity() -> String? {
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSTemporaryDirectory()
+        let directory = home + "/.config/cowatch"
+        let path = directory + "/device"
+        if let kept = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+           !kept.isEmpty, kept.count <= 64 {
+            return kept
+        }
+        var generator = SystemRandomNumberGenerator()
+        let device = (0..<4).map { _ in String(generator.next() as UInt32, radix: 16) }.joined()
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? device.write(toFile: path, atomically: true, encoding: .utf8)
+        return device
+    }
 
     func validate() throws {
         guard WebSocketAddress(url) != nil else {
@@ -48,6 +77,11 @@ struct ConnectCommand: ParsableCommand {
         if let name { address = address.adding("name", name) }
         if let resume { address = address.adding("resume", resume) }
         if player { address = address.adding("player", "1") }
+        if let owner { address = address.adding("owner", owner) }
+        if let invite { address = address.adding("invite", invite) }
+        if let password { address = address.adding("password", password) }
+        if let token { address = address.adding("token", token) }
+        if let device = Self.deviceIdentity() { address = address.adding("device", device) }
 
         let session = TerminalSession()
         let clients = try WebSocketClients()

@@ -400,6 +400,11 @@ struct AdminAPITests {
         #expect(ModerationEndToEndTests.welcome(bot)?.object("you")?.string("bot") == "read")
         bot.send("hello")
         #expect(bot.error()?.string("code") == "forbidden")
+        let number = try #require(issued.body?.int("number"))
+        #expect(try Self.call(server, "POST", "/admin/rooms/studio/revoke-token?number=\(number)").status == 200)
+        #expect(bot.waitClosed()?.reason.contains("revoked by the server's operator") == true)
+        let refused = server.open("/rooms/studio?token=\(token)")
+        #expect(refused.error()?.string("code") == "bad-token")
     }
 
     @Test("cowatch admin drives the API from the command line")
