@@ -64,6 +64,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case unreadable(path: String, reason: String)
     /// Written by a newer Cowatch: this binary would not understand it.
     case newerSchema(path: String, found: Int, supported: Int)
+    /// Another server holds the data directory.
+    case inUse(path: String, holder: String)
 
     public var description: String {
         switch self {
@@ -71,6 +73,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             "cannot use the store at \(path): \(reason)"
         case .newerSchema(let path, let found, let supported):
             "the store at \(path) has schema version \(found), newer than this binary's \(supported): upgrade Cowatch, or point --data-dir elsewhere"
+        case .inUse(let path, let holder):
+            "another cowatch serve (\(holder)) is using the data directory \(path): stop it first, or give this one another --data-dir"
         }
     }
 }

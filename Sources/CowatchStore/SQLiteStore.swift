@@ -23,6 +23,7 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
     private let logger: Logger
     private let chatLimit: Int
     private let database: SQLiteDatabase
+    private let lock: DataDirectoryLock
     private let encoder = JSONEncoder()
     private let decoder = JSONDecoder()
 
@@ -44,6 +45,7 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
         } catch {
             throw StoreError.unreadable(path: directory, reason: "cannot create the data directory (\(error.localizedDescription))")
         }
+        lock = try DataDirectoryLock(directory: directory)
         do {
             database = try SQLiteDatabase(path: path)
             try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
@@ -136,9 +138,11 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
     public func close() {
         flush()
         condition.lock()
+        let wasClosing = closing
         closing = true
         condition.broadcast()
         condition.unlock()
+        if !wasClosing { lock.release() }
     }
 
     public var failedWrites: Int {

@@ -92,3 +92,27 @@ struct RestartTests {
         #expect(output.contains("--port: expected a whole number from 0 to 65535, got \"seventy\""))
     }
 }
+
+@Suite("One server per data directory", .serialized)
+struct DataDirectoryLockTests {
+    @Test("a second server on the same data directory refuses to start, saying why; after the first stops, it starts")
+    func secondServerRefused() throws {
+        let data = RestartTests.dataDirectory()
+        let first = try ServerProcess(arguments: ["--data-dir", data])
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: ServerProcess.binary)
+        second.arguments = ["serve", "--port", "0", "--data-dir", data]
+        let output = Pipe()
+        second.standardOutput = output
+        second.standardError = output
+        try second.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        second.waitUntilExit()
+        #expect(second.terminationStatus != 0)
+        #expect(text.contains("another cowatch serve (pid"), "\(text)")
+        #expect(text.contains("--data-dir"))
+        first.kill9()
+        let third = try ServerProcess(arguments: ["--data-dir", data])
+        _ = third.terminate()
+    }
+}
