@@ -1,6 +1,7 @@
 import CowatchConnection
 import CowatchCore
 import CowatchStore
+import Logging
 import SlashCommands
 
 /// The one place that carries out what rooms decide.
@@ -11,6 +12,7 @@ extension Gateway {
         for action in actions {
             switch action {
             case .broadcast(let event, let except):
+                logMembership(event, in: name)
                 broadcast(event, in: entry, except: except)
             case .send(let event, let member):
                 guard let connection = entry.connections[member] else { continue }
@@ -21,6 +23,7 @@ extension Gateway {
             case .cancel(let timer):
                 timers.cancel(timer, in: entry.room.name)
             case .closeConnection(let member, let reason):
+                logger.info("member removed", metadata: ["room": "\(name)", "member": "\(member)", "reason": "\(reason)"])
                 guard let connection = entry.connections[member] else { continue }
                 entry.unbind(member)
                 connection.member = nil
@@ -38,6 +41,34 @@ extension Gateway {
             }
         }
         if let store, !changes.isEmpty { store.write(changes) }
+    }
+
+    /// Who came, went and changed role, for an operator asking "who did what in
+    /// room X" (structured, at info).
+    private func logMembership(_ event: RoomEvent, in room: RoomName) {
+        switch event {
+        case .participant(let member, let change):
+            let what: String
+            switch change {
+            case .arrived: what = "member arrived"
+            case .reconnected: what = "member reconnected"
+            case .disconnected: what = "member disconnected"
+            case .role: what = member.role == .host ? "member made host" : "member no longer host"
+            case .muted: what = "member muted"
+            case .unmuted: what = "member unmuted"
+            case .renamed(let old):
+                logger.info("member renamed", metadata: ["room": "\(room)", "member": "\(member.id)", "from": "\(old)", "name": "\(member.name)"])
+                return
+            default: return
+            }
+            var metadata: Logger.Metadata = ["room": "\(room)", "member": "\(member.id)", "name": "\(member.name)"]
+            if let scope = member.scope { metadata["bot"] = "\(scope.rawValue)" }
+            logger.info("\(what)", metadata: metadata)
+        case .participantLeft(let id, let name, let reason):
+            logger.info("member left", metadata: ["room": "\(room)", "member": "\(id)", "name": "\(name)", "reason": "\(reason.rawValue)"])
+        default:
+            return
+        }
     }
 
     /// Encodes the event once per encoding in use and queues the same frames on

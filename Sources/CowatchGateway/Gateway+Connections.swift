@@ -17,7 +17,11 @@ extension Gateway {
             metrics.refusedConnections["origin", default: 0] += 1
             return (403, "pages on \(origin.prefix(100)) may not open connections to this server\n")
         }
-        if let refusal = operatorRefusal(request) { return refusal }
+        if let refusal = operatorRefusal(request) {
+            logger.info("upgrade refused", metadata: ["room": "\(request.room.map { "\($0)" } ?? "-")",
+                                                      "address": "\(request.address)", "status": "\(refusal.status)"])
+            return refusal
+        }
         let open = connectionsPerAddress[request.address, default: 0]
         if open >= configuration.maximumConnectionsPerAddress {
             metrics.refusedConnections["per-address", default: 0] += 1
@@ -86,6 +90,8 @@ extension Gateway {
             run(actions, in: entry)
         case .refused(let error):
             metrics.refusedConnections[error.code.rawValue, default: 0] += 1
+            logger.info("connection refused", metadata: ["room": "\(name)", "address": "\(request.address)",
+                                                         "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             refuse(connection, error)
             if created && entry.room.isEmpty { rooms[name] = nil }
         }

@@ -17,10 +17,10 @@ final class ServerProcess: @unchecked Sendable {
         return tests.deletingLastPathComponent().appendingPathComponent("cowatch").path
     }
 
-    init(arguments: [String]) throws {
+    init(arguments: [String], logLevel: String = "error") throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["serve", "--port", "0", "--log-level", "error"] + arguments
+        process.arguments = ["serve", "--port", "0", "--log-level", logLevel] + arguments
         output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -50,6 +50,11 @@ final class ServerProcess: @unchecked Sendable {
 
     func address(_ path: String) -> WebSocketAddress {
         WebSocketAddress("ws://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// What the server wrote after its banner, once it has exited.
+    func remainingOutput() -> String {
+        String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 
     func kill9() {
