@@ -2,21 +2,27 @@ import SlashCommands
 
 /// The `cowatch.v1.text` encoding: each event as lines written for a person
 /// reading a chat window. The gateway sends each line as its own frame.
+///
+/// Written for people: positions are the position at `now` (the instant the event
+/// is sent), reasons are said in words (the JSON keeps the codes), and a change
+/// that comes with a notice saying who did it is not said twice.
 public enum TextEventEncoding {
-    public static func lines(_ event: RoomEvent) -> [String] {
+    public static func lines(_ event: RoomEvent, now: ServerInstant? = nil) -> [String] {
         switch event {
         case .welcome(let welcome):
             let names = welcome.participants.map(\.name.text).joined(separator: ", ")
             return [
                 "* welcome to \(welcome.room), \(welcome.you.name) (\(welcome.you.role.rawValue)); \(welcome.participants.count) here: \(names)",
-                "* to come back as yourself, reconnect with ?resume=\(welcome.resume)",
+                "* to come back as yourself: cowatch connect --resume \(welcome.resume) (or ?resume=\(welcome.resume) in the room's address)",
             ] + (welcome.ownerKey.map { key in
                 ["* you created this room: your owner key is \(key) (shown once; ?owner=\(key) makes you its owner again from any device)"]
             } ?? []) + welcome.chat.suffix(recentChatLines).flatMap { lines(.chat($0)) }
         case .state(let state):
-            return [stateLine(state)]
+            // These changes come with a notice that says who made them, in words.
+            if [Cause.policy, .lock, .password, .queue].contains(state.playback.cause) { return [] }
+            return [stateLine(state, now: now)]
         case .participant(let member, let change):
-            return [participantLine(member, change)]
+            return participantLine(member, change).map { [$0] } ?? []
         case .participantLeft(_, let name, let reason):
             switch reason {
             case .left: return ["- \(name) left"]
@@ -34,16 +40,18 @@ public enum TextEventEncoding {
         case .time(let client, let server):
             return ["= time client \(NumberText.decimal(client, places: 6)) server \(server.milliseconds)"]
         case .catchup(let catchup):
-            return ["* catching up: replay from \(catchup.from) at \(catchup.rate)x until server time \(catchup.until.milliseconds)"]
+            let length = now.map { " for " + Room.duration(catchup.until.interval(since: $0)) } ?? ""
+            return ["* catching up: replaying from \(catchup.from) at \(catchup.rate)x\(length), then back with the group"]
         }
     }
 
     /// How much of the room's recent chat a text client is shown on arrival.
     static let recentChatLines = 10
 
-    /// `= playing "Episode 1" at 0:12:03, rate 1`
-    static func stateLine(_ state: RoomState) -> String {
-        let playback = state.playback
+    /// `= playing "Episode 1" at 0:12:03, rate 1`, the position as of `now`.
+    static func stateLine(_ state: RoomState, now: ServerInstant? = nil) -> String {
+        var playback = state.playback
+        if let now, playback.status == .playing { playback.position = playback.position(at: now) }
         guard let session = state.session, playback.status != .idle else {
             if state.session?.state == .invalidated { return "= the session ended; /watch <url> starts a new one" }
             return "= nothing is playing; /watch <url> starts a session"
@@ -56,26 +64,39 @@ public enum TextEventEncoding {
         }
     }
 
-    static func participantLine(_ member: Participant, _ change: ParticipantChange) -> String {
+    /// Nil when a notice says the same with who did it (roles, mutes).
+    static func participantLine(_ member: Participant, _ change: ParticipantChange) -> String? {
         let name = member.name.text
         switch change {
         case .arrived: return "+ \(name) arrived"
         case .reconnected: return "+ \(name) is back"
         case .disconnected: return "- \(name) disconnected (may come back)"
         case .renamed(let old): return "* \(old) is now known as \(name)"
-        case .role: return member.role == .host ? "* \(name) is now a host" : "* \(name) is no longer a host"
+        case .role, .muted, .unmuted: return nil
         case .joinedSession: return "* \(name) joined the session"
         case .leftSession: return "* \(name) left the session"
         case .player: return member.player ? "* \(name) is a player" : "* \(name) is no longer a player"
         case .autoplay: return "* \(name) turned autoplay \(member.autoplay ? "on" : "off")"
         case .ready: return "* \(name) is ready"
-        case .suspended(let reason): return "* \(name) is suspended (\(reason))"
+        case .suspended(let reason): return "* \(name) \(doing(reason))"
         case .resumed:
             if member.suspensions.isEmpty { return "* \(name) rejoined the group" }
-            return "* \(name) is still suspended (\(member.suspensions.map(\.rawValue).joined(separator: ", ")))"
+            return "* \(name) \(member.suspensions.map(doing).joined(separator: ", and "))"
         case .stalled: return "* \(name) is buffering"
-        case .muted: return "* \(name) is muted"
-        case .unmuted: return "* \(name) may talk again"
+        }
+    }
+
+    /// What a member is doing while suspended for this reason, in words.
+    static func doing(_ reason: SuspensionReason) -> String {
+        switch reason {
+        case .stallRecovery: "is buffering"
+        case .userIsChangingCurrentTime: "is scrubbing"
+        case .userActionRequired: "stepped out"
+        case .catchup: "is catching up"
+        case .audioSessionInterrupted: "was interrupted"
+        case .playingInterstitial: "is watching an interstitial"
+        case .coordinatedPlaybackNotPossible: "cannot follow the group right now"
+        default: "stepped out (\(reason))"
         }
     }
 
@@ -132,7 +153,7 @@ public enum TextEventEncoding {
         parts.append(member.joined ? "in session" : "not in session")
         if member.player { parts.append(member.ready ? "player, ready" : "player") }
         if !member.suspensions.isEmpty {
-            parts.append("suspended: \(member.suspensions.map(\.rawValue).joined(separator: ", "))")
+            parts.append(member.suspensions.map(doing).joined(separator: ", "))
         }
         if member.autoplay { parts.append("autoplay") }
         if !member.connected { parts.append("disconnected") }

@@ -79,7 +79,7 @@ extension Gateway {
         let now = ServerClock.monotonic()
         let json = entry.jsonConnections > 0 ? OutboundFrame(JSONEventEncoding.encode(event), createdAt: now) : nil
         let text = entry.textConnections > 0
-            ? TextEventEncoding.lines(event).map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
+            ? TextEventEncoding.lines(event, now: ServerClock.now()).map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
         for (member, connection) in entry.connections where member != except {
             switch connection.encoding {
             case .json: if let json { enqueue(json, on: connection, now: now) }
@@ -99,7 +99,7 @@ extension Gateway {
     func frames(for event: RoomEvent, encoding: Connection.Encoding, now: MonotonicInstant) -> [OutboundFrame] {
         switch encoding {
         case .json: return [OutboundFrame(JSONEventEncoding.encode(event), createdAt: now)]
-        case .text: return TextEventEncoding.lines(event).map { OutboundFrame(Array($0.utf8), createdAt: now) }
+        case .text: return TextEventEncoding.lines(event, now: ServerClock.now()).map { OutboundFrame(Array($0.utf8), createdAt: now) }
         case .echo: return []
         }
     }

@@ -112,15 +112,63 @@ struct TextEncodingTests {
         #expect(TextEventEncoding.lines(.state(state)) == ["= paused \"Episode 1\" at 1:00:05, rate 1.5"])
     }
 
+    @Test("a playing state reads the position at the instant it is sent, not its anchor")
+    func positionNow() {
+        var state = F.playing
+        state.playback.position = MediaTime(seconds: 60)
+        state.playback.rate = .normal
+        state.playback.at = F.now
+        let sixSecondsLater = F.now.advanced(by: ServerInterval(milliseconds: 6_000))
+        #expect(TextEventEncoding.lines(.state(state), now: sixSecondsLater) == ["= playing \"Episode 1\" at 0:01:06, rate 1"])
+    }
+
+    @Test("a state changed by /policy, /queue, /lock or /password prints no state line: its notice says it")
+    func statesANoticeSays() {
+        for cause in [Cause.policy, .queue, .lock, .password] {
+            var state = F.ended
+            state.playback.cause = cause
+            #expect(TextEventEncoding.lines(.state(state)).isEmpty, "\(cause)")
+        }
+        #expect(TextEventEncoding.lines(.state(F.ended)) == ["= the session ended; /watch <url> starts a new one"])
+    }
+
+    @Test("suspensions are said in words, the codes stay in the JSON")
+    func suspensionsInWords() {
+        var bob = F.bob
+        bob.suspensions = [.userIsChangingCurrentTime]
+        #expect(TextEventEncoding.lines(.participant(bob, change: .suspended(.userIsChangingCurrentTime))) == ["* bob is scrubbing"])
+        #expect(TextEventEncoding.lines(.participant(bob, change: .suspended(.stallRecovery))) == ["* bob is buffering"])
+        bob.suspensions = []
+        #expect(TextEventEncoding.lines(.participant(bob, change: .resumed(nil))) == ["* bob rejoined the group"])
+        #expect(WireJSON.text(.participant(F.bob, change: .suspended(.stallRecovery))).contains("stallRecovery"))
+    }
+
+    @Test("a catch-up says for how long, not a server time")
+    func catchupInWords() {
+        #expect(TextEventEncoding.lines(.catchup(F.catchup), now: F.now)
+                == ["* catching up: replaying from 0:11:53 at 2x for 10 s, then back with the group"])
+    }
+
+    @Test("the welcome says how to come back with what the reader can type")
+    func welcomeSaysHowToComeBack() {
+        let lines = TextEventEncoding.lines(.welcome(F.welcome))
+        #expect(lines.contains("* to come back as yourself: cowatch connect --resume tok-123 (or ?resume=tok-123 in the room's address)"))
+    }
+
     @Test("a notice reads * followed by its text")
     func notice() {
         #expect(TextEventEncoding.lines(.notice(F.notice)) == ["* alice paused at 0:12:03"])
     }
 
-    @Test("every event is written as lines without line breaks inside", arguments: EncodingFixture.events)
+    @Test("every event is written as lines without line breaks inside (none for a change a notice says with who did it)",
+          arguments: EncodingFixture.events)
     func oneLineEach(_ event: RoomEvent) {
         let lines = TextEventEncoding.lines(event)
-        #expect(!lines.isEmpty)
+        let repeatedByANotice: Bool = switch event {
+        case .participant(_, .role), .participant(_, .muted), .participant(_, .unmuted): true
+        default: false
+        }
+        #expect(lines.isEmpty == repeatedByANotice)
         for line in lines {
             #expect(!line.isEmpty)
             #expect(!line.contains("\n") && !line.contains("\r"), "\(line)")
