@@ -163,7 +163,10 @@ extension Room {
             return
         }
         let item = state.queue.removeFirst()
-        share(url: item.url, title: item.title, cause: .next, by: id, now: now)
+        // A playing group goes on playing the next item, starting together; a
+        // paused one waits at its start.
+        let playing = state.playback.status == .playing || state.playback.status == .waiting
+        share(url: item.url, title: item.title, cause: .next, by: id, now: now, startPlaying: playing)
         notify("\(displayName(id)) moved everyone to \"\(item.title)\"", cause: .next, by: id)
     }
 
@@ -172,8 +175,8 @@ extension Room {
     /// otherwise it pauses at the end.
     mutating func ended(_ id: MemberID, seq: Int64, now: ServerInstant) {
         guard requirePlayer(id, .ended) else { return }
-        guard let member = members[id], member.joined, !member.isSuspended,
-              state.playback.status == .playing, seq >= itemSeq, seq <= state.seq
+        guard let member = members[id], member.joined, !member.isSuspended, state.playback.status == .playing,
+              requireCurrentReport(seq, oldest: itemSeq, from: id, .ended)
         else { return }
         if autoplayCount > 0, !state.queue.isEmpty {
             let item = state.queue.removeFirst()

@@ -89,8 +89,8 @@ extension Room {
     /// Reports older than the readiness anchor, or newer than anything sent, are
     /// ignored (docs/concepts.md, rule 8). Ends a stall-recovery suspension.
     mutating func ready(_ id: MemberID, seq: Int64, now: ServerInstant) {
-        guard requirePlayer(id, .ready), let member = members[id], member.joined,
-              seq >= readinessAnchor, seq <= state.seq, state.playback.status != .idle
+        guard requirePlayer(id, .ready), let member = members[id], member.joined, state.playback.status != .idle,
+              requireCurrentReport(seq, oldest: readinessAnchor, from: id, .ready)
         else { return }
         let wasReady = isReady(member)
         modify(id) { $0.readySeq = Swift.max($0.readySeq, seq) }
@@ -100,6 +100,23 @@ extension Room {
             announce(id, .ready)
         }
         startIfEveryoneReady(now: now)
+    }
+
+    /// A report names the state it answers (docs/concepts.md, rule 8): one for a
+    /// state never sent, or older than `oldest`, changes nothing and its sender is
+    /// told (`stale-report`; the page lets these pass silently, a person typing
+    /// them learns why nothing happened).
+    mutating func requireCurrentReport(_ seq: Int64, oldest: Int64, from id: MemberID, _ command: CommandName) -> Bool {
+        if seq > state.seq {
+            refuse(id, .staleReport, command, "/\(command.rawValue) \(seq): no state \(seq) was sent; the latest is \(state.seq)")
+            return false
+        }
+        if seq < oldest {
+            refuse(id, .staleReport, command,
+                   "/\(command.rawValue) \(seq): the group has moved on since state \(seq); answer state \(state.seq)")
+            return false
+        }
+        return true
     }
 
     /// `/catchup`: for this member alone, rewind and replay at 2x inside a

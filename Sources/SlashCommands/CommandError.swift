@@ -33,6 +33,9 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case mediaHost = "media-host"
     /// A connection refused: its bot token is unknown or revoked.
     case badToken = "bad-token"
+    /// A player report (`/ready`, `/ended`) for a state that is no longer the one
+    /// to answer, or was never sent: it changed nothing.
+    case staleReport = "stale-report"
 }
 
 /// A refusal: the line was not carried out, and the sender alone is told why.

@@ -86,7 +86,7 @@ struct CommandQueueTests {
 
 @Suite("/next")
 struct CommandNextTests {
-    @Test("/next moves everyone to the first queued item, paused at 0, and keeps the rate")
+    @Test("/next while playing moves everyone to the first queued item and starts it together, keeping the rate")
     func nextAdvances() {
         var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
         room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
@@ -95,7 +95,7 @@ struct CommandNextTests {
         room.playTogether(by: "alice")
         room.watchFor(seconds: 40)
         room.say("bob", "/next")
-        #expect(room.playback.status == .paused)
+        #expect(room.playback.status == .waiting)
         #expect(room.playback.position == .zero)
         #expect(room.playback.item == "https://example.org/b.mp4")
         #expect(room.playback.rate.value == 1.25)
@@ -104,6 +104,20 @@ struct CommandNextTests {
         #expect(room.state.session?.activity.title == "Episode 2")
         #expect(room.state.queue.map(\.title) == ["Episode 3"])
         #expect(room.notices.contains { $0.cause == .next && $0.text.contains("Episode 2") })
+        room.everyoneReady()
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.position == .zero)
+    }
+
+    @Test("/next while paused moves everyone to the next item, paused at 0")
+    func nextWhilePaused() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
+        room.say("alice", "/seek 30")
+        room.say("bob", "/next")
+        #expect(room.playback.status == .paused)
+        #expect(room.playback.position == .zero)
+        #expect(room.playback.item == "https://example.org/b.mp4")
     }
 
     @Test("/next without a session starts one with the queued item")

@@ -177,6 +177,8 @@ async function main() {
         log.add('reply', event.text ?? JSON.stringify(event, null, 2));
         break;
       case 'error':
+        // A player report that raced with a newer state: the page answers that one.
+        if (event.code === 'stale-report') break;
         log.add('error', event.message || event.code);
         if (event.command === 'resume' && event.code === 'forbidden' && scrub.suspended) {
           // Only hosts may move the group here: end the seek-bar suspension plainly.
