@@ -4,6 +4,7 @@ public enum CommandReference {
     public static func helpLines() -> [String] {
         ["Commands (type /help <command> for one):"]
             + CommandTable.specs.map { "\($0.usage) - \($0.summary)" }
+            + ["To leave: close the page, or Ctrl-D (or /quit) in cowatch connect."]
     }
 
     /// Usage, summary and audience of one command.

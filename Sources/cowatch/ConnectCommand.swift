@@ -3,15 +3,18 @@ import CowatchClient
 import Foundation
 
 /// `cowatch connect`: a terminal client. Lines typed go to the room; events print
-/// as lines. With stdin not a terminal it is a bot pipe: it sends its lines,
-/// waits until the server has handled them all, and exits.
+/// as lines; Ctrl-D or `/quit` leaves. With stdin not a terminal it is a bot
+/// pipe: it sends its lines, waits until the server has handled them all, and
+/// exits, non-zero when the server refused any of them (unless --keep-going).
 struct ConnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "connect",
         abstract: "Join a room from the terminal, or pipe commands into it.",
         discussion: """
         Example: cowatch connect ws://127.0.0.1:7480/rooms/lobby --name bob
+                 (type /help for the room's commands; Ctrl-D or /quit leaves)
         Bot:     printf '/watch https://example.org/a.mp4 A\\n/play\\n' | cowatch connect ws://127.0.0.1:7480/rooms/lobby
+                 (exits 1, with the refusals on stderr, when the server refused a line)
         """
     )
 
@@ -48,6 +51,9 @@ struct ConnectCommand: ParsableCommand {
     @Option(help: "Seconds to wait for the connection and for the server to handle the last line.")
     var timeout = 10.0
 
+    @Flag(help: "As a bot pipe, exit 0 even when the server refused some lines.")
+    var keepGoing = false
+
     /// The identity this user's clients keep across names (`device=`, for bans),
     /// in ~/.config/cowatch/device, made on first use.
     static func deviceIdentity() -> String? {
@@ -83,7 +89,8 @@ struct ConnectCommand: ParsableCommand {
         if let token { address = address.adding("token", token) }
         if let device = Self.deviceIdentity() { address = address.adding("device", device) }
 
-        let session = TerminalSession()
+        let interactive = isatty(0) != 0
+        let session = TerminalSession(interactive: interactive)
         let clients = try WebSocketClients()
         let connection = clients.connect(address, encoding: json ? .json : .text, handlers: session.handlers)
         guard session.waitUntilOpen(timeout: timeout) else {
@@ -96,6 +103,7 @@ struct ConnectCommand: ParsableCommand {
         var lastSent = Date.distantPast
         while let line = readLine(strippingNewline: true) {
             if session.isClosed { break }
+            if line.trimmingCharacters(in: .whitespaces).lowercased() == "/quit" { break }
             let wait = interval - Date().timeIntervalSince(lastSent)
             if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             connection.send(line)
@@ -111,6 +119,7 @@ struct ConnectCommand: ParsableCommand {
                 Output.error("cowatch: the server did not confirm the last lines within \(Int(timeout)) s")
                 failed = true
             }
+            session.leave()
             connection.close()
             _ = session.waitUntilClosed(timeout: 2)
         } else if let info = session.closeInfo, let code = info.code, code != 1000 {
@@ -118,6 +127,11 @@ struct ConnectCommand: ParsableCommand {
             failed = true
         }
         clients.shutdown()
+        let refusals = session.refusals
+        if !interactive && !keepGoing && !refusals.isEmpty {
+            Output.error("cowatch: the server refused \(refusals.count) line(s): " + refusals.prefix(5).joined(separator: "; "))
+            failed = true
+        }
         if failed { throw ExitCode.failure }
     }
 }
@@ -125,7 +139,19 @@ struct ConnectCommand: ParsableCommand {
 /// What the terminal client has seen, shared between the reading thread and the
 /// client's service thread.
 final class TerminalSession: @unchecked Sendable {
+    /// A person at a terminal (not a pipe): a close by the server is said at once
+    /// and ends the program, rather than waiting for the next line typed.
+    let interactive: Bool
     private let lock = NSLock()
+    private var refused: [String] = []
+    private var leaving = false
+
+    init(interactive: Bool = false) {
+        self.interactive = interactive
+    }
+
+    /// The messages of the errors the server sent.
+    var refusals: [String] { lock.withLock { refused } }
     private let opened = DispatchSemaphore(value: 0)
     private let closed = DispatchSemaphore(value: 0)
     private let markerSeen = DispatchSemaphore(value: 0)
@@ -137,7 +163,15 @@ final class TerminalSession: @unchecked Sendable {
             opened: { [self] in opened.signal() },
             received: { [self] text in received(text) },
             closed: { [self] info in
-                lock.withLock { closedInfo = info }
+                let ours = lock.withLock { () -> Bool in
+                    closedInfo = info
+                    return leaving
+                }
+                if interactive && !ours {
+                    let why = info.reason.isEmpty ? "" : ": \(info.reason)"
+                    Output.error("cowatch: the server closed the connection (\(info.code.map(String.init) ?? "dropped")\(why))")
+                    exit(info.code == 1000 ? 0 : 1)
+                }
                 opened.signal()
                 closed.signal()
                 markerSeen.signal()
@@ -166,10 +200,20 @@ final class TerminalSession: @unchecked Sendable {
         markerSeen.wait(timeout: .now() + timeout) == .success && !isClosed
     }
 
+    /// The program is closing the connection itself.
+    func leave() { lock.withLock { leaving = true } }
+
     private func received(_ text: String) {
         if let marker = lock.withLock({ marker }), text.contains("\"client\":\(marker)") || text.contains("client \(marker) ") {
             markerSeen.signal()
             return
+        }
+        if text.hasPrefix("! ") {
+            lock.withLock { refused.append(String(text.dropFirst(2))) }
+        } else if text.contains("\"type\":\"error\""), let data = text.data(using: .utf8),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+            let message = object["message"] as? String ?? "refused"
+            lock.withLock { refused.append(message) }
         }
         Output.line(text)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// Every room command through real sockets, with two or more members watching
@@ -142,5 +143,48 @@ extension TestMember {
 
     func state(_ status: String, timeout: Double = 5, where predicate: (JSONObject) -> Bool) -> JSONObject? {
         event("state", timeout: timeout) { $0.object("playback")?.string("status") == status && predicate($0) }
+    }
+}
+
+@Suite("cowatch connect as a bot pipe", .serialized)
+struct BotPipeTests {
+    /// Runs `cowatch connect` with `input` on its stdin: exit status, stdout, stderr.
+    static func pipe(_ server: TestServer, _ input: String, _ extra: [String] = []) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ServerProcess.binary)
+        process.arguments = ["connect", "ws://127.0.0.1:\(server.port)/rooms/pipes", "--name", "bot"] + extra
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let out = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, out, err)
+    }
+
+    @Test("a pipe whose line the server refused exits 1 with the refusal on stderr; --keep-going exits 0")
+    func refusalsFailThePipe() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (status, _, stderr) = try Self.pipe(server, "/watch https://example.org/a.mp4 A\n/bogus\n")
+        #expect(status == 1)
+        #expect(stderr.contains("refused 1 line(s): unknown command /bogus"), "\(stderr)")
+        #expect(try Self.pipe(server, "/bogus\n", ["--keep-going"]).0 == 0)
+        #expect(try Self.pipe(server, "/who\n").0 == 0)
+    }
+
+    @Test("/quit leaves: the lines after it are not sent")
+    func quitLeaves() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let watcher = try server.join("pipes", name: "watcher")
+        let (status, _, _) = try Self.pipe(server, "before quit\n/quit\nafter quit\n")
+        #expect(status == 0)
+        #expect(watcher.event("chat") { $0.string("text") == "before quit" } != nil)
+        #expect(watcher.event("chat", timeout: 1) { $0.string("text") == "after quit" } == nil)
     }
 }
