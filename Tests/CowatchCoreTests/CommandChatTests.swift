@@ -12,7 +12,7 @@ struct CommandChatTests {
             Issue.record("no help reply")
             return
         }
-        #expect(lines.count == CommandName.allCases.count + 1)
+        #expect(lines.count == CommandName.allCases.count + 2)
         #expect(lines.contains { $0.hasPrefix("/seek <time>") })
         #expect(room.events(for: "alice").isEmpty)
     }

@@ -36,10 +36,11 @@ struct CommandTableTests {
         #expect(CommandTable.spec(.time).usage == "/time <client-ms>")
     }
 
-    @Test("/help lists every command's usage, one line each, in table order")
+    @Test("/help lists every command's usage, one line each, in table order, and ends with how to leave")
     func helpListsEveryCommand() {
         let lines = CommandReference.helpLines()
-        #expect(lines.count == CommandName.allCases.count + 1)
+        #expect(lines.count == CommandName.allCases.count + 2)
+        #expect(lines.last == "To leave: close the page, or Ctrl-D (or /quit) in cowatch connect.")
         for (line, spec) in zip(lines.dropFirst(), CommandTable.specs) {
             #expect(line.hasPrefix(spec.usage + " "), "\(line)")
             #expect(line.contains(spec.summary))
