@@ -98,6 +98,11 @@ async function main() {
     if (detail.phase === 'closed') {
       log.add('error', detail.reason || 'Disconnected.');
       if (detail.code === 4005) askPassword(detail.serverReason);
+      else if (detail.code) {
+        // Closed for good (removed, refused, replaced): nothing typed here would be sent.
+        $('chat-input').disabled = true;
+        $('chat-input').placeholder = 'You are not in this room any more.';
+      }
     }
   });
   connection.addEventListener('event', ({ detail }) => handle(detail));
@@ -129,6 +134,12 @@ async function main() {
           const link = `${location.origin}/rooms/${encodeURIComponent(room)}?owner=${encodeURIComponent(event.ownerKey)}`;
           log.add('notice', `You created this room and own it. Keep this link: it makes you the owner again from any device, even after everyone has left. It is shown once: ${link}`);
         }
+        if (!returning) {
+          // What was said before this page came, as the server kept it.
+          for (const line of event.chat || []) {
+            log.add(line.me ? 'me' : 'chat', line.text, { name: line.name, at: line.at });
+          }
+        }
         log.add('system', returning
           ? 'Reconnected.'
           : `You are ${event.you.name} in room ${event.room}. Type /help for the commands.`);
@@ -146,10 +157,13 @@ async function main() {
       case 'participant': {
         const participant = { ...event.participant, lastChange: event.change };
         const known = model.participants.has(participant.id);
+        const previousName = model.participants.get(participant.id)?.name;
         model.participants.set(participant.id, participant);
         if (participant.id === model.meId) sync.setMe(participant);
         if (!known && participant.id !== model.meId) log.add('system', `${participant.name} arrived.`);
-        if (event.change === 'renamed') log.add('system', `Now known as ${participant.name}.`);
+        if (event.change === 'renamed') {
+          log.add('system', `${previousName || 'someone'} is now known as ${participant.name}.`);
+        }
         renderAll();
         break;
       }
@@ -196,6 +210,18 @@ async function main() {
         break; // unknown types are ignored (the contract allows new ones)
     }
   }
+
+  // MARK: sharing a link (no command to learn)
+
+  const shareForm = $('share-form');
+  shareForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const url = $('share-url').value.trim();
+    if (!url) return;
+    const queueIt = event.submitter?.dataset.action === 'queue';
+    command(`${queueIt ? '/queue' : '/watch'} ${url}`);
+    $('share-url').value = '';
+  });
 
   // MARK: chat input (anything typed goes to the room as is)
 
@@ -328,7 +354,7 @@ async function main() {
     renderRoomControls($('room-controls'), me(), model.state?.access, (line) => command(line));
     renderQueue($('queue'), $('queue-empty'), model.state?.queue || []);
     const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
-    const title = activity ? (activity.title || activity.url) : 'Nothing playing';
+    const title = activity ? (activity.title || activity.url) : '';
     $('title').textContent = title;
     document.title = activity ? `${title} · ${room} · Cowatch` : `${room} · Cowatch`;
     renderControls();
@@ -378,8 +404,8 @@ async function main() {
     switch (snapshot.mode) {
       case 'idle':
         message = state?.session?.state === 'invalidated'
-          ? 'The session ended. Share a video to start another: /watch <url> [title]'
-          : 'Nothing is playing. Share a video with the room: /watch <url> [title]';
+          ? 'The session ended. Paste a video link below to start another.'
+          : 'Nothing is playing yet. Paste a video link below to watch it together.';
         break;
       case 'left':
         message = 'You left the group session. You are still in the room and its chat.';

@@ -174,10 +174,11 @@ export function renderQueue(list, empty, queue) {
  *  live region, so it changes only when the words do (numbers go elsewhere). */
 export function describePlayer(snapshot, state, me) {
   const playback = state?.playback;
-  if (!playback) return snapshot.mode === 'idle' ? 'Nothing is playing.' : '';
+  // An idle room says how to start once, over the video (room.js); not here too.
+  if (!playback) return '';
   switch (snapshot.mode) {
     case 'idle':
-      return state?.session?.state === 'invalidated' ? 'The session ended.' : 'Nothing is playing.';
+      return '';
     case 'left':
       return 'You left the group session.';
     case 'error':
