@@ -323,6 +323,8 @@ class Run:
         self.deadline = time.monotonic() + args.time_limit
         self.screenshot_png = None
         self.moderation_png = None
+        self.desktop_png = None
+        self.phone_png = None
         self.offsets = ""
 
     # helpers
@@ -808,6 +810,136 @@ class Run:
         log(f"  locked: \"{refusal}\"")
         log(f"  access checks took {time.monotonic() - started:.1f} s")
 
+    def people(self):
+        """What a person meets on a fresh room (people-e2e), after the access
+        checks: the room's recent chat on arrival, the empty room's one sentence
+        on how to start, the paste-a-link box (watch now, add to the queue), a
+        rename that says who, and a kicked page that stops offering to send.
+        Window A creates the room (its owner, a host); window B, whose browser
+        was kicked from mod-e2e only, comes in second."""
+        a, b = self.windows[:2]
+        room = "people-e2e"
+        room_url = self.server.url(f"/rooms/{room}")
+        started = time.monotonic()
+        log(f"people (room {room}):")
+
+        # The recent chat: said before B came, shown in B's log before its welcome line.
+        a.open(f"{room_url}?name=alice")
+        self.wait_js(a, "return window.cowatch && window.cowatch.connection.phase === 'open' && window.cowatch.model.state",
+                     10, "alice's page in the new room")
+        said = ["is anyone here yet", "starting in a minute"]
+        for line in said:
+            a.type(line)
+        self.wait_js(a, LOG_JS + f"return lines.filter((l) => l.kind === 'chat' && l.who === 'alice').length === {len(said)};",
+                     5, "alice's two lines in her own log")
+
+        # The empty room says how to start once: over the video, nowhere else.
+        idle = a.js("""return {overlay: document.getElementById('overlay').hidden ? null
+                                 : document.getElementById('overlay-text').textContent,
+                               title: document.getElementById('title').textContent,
+                               status: document.getElementById('player-status').textContent};""")
+        self.check(idle["overlay"] == "Nothing is playing yet. Paste a video link below to watch it together.",
+                   f"an empty room says over the video how to start: {idle['overlay']!r}")
+        self.check(idle["title"] == "" and idle["status"] == "",
+                   f"an empty room has no title and no player status beside it: {idle}")
+
+        b.open(f"{room_url}?name=bob")
+        lines = self.wait_js(b, LOG_JS + "return lines.some((l) => l.kind === 'system' && l.text.startsWith('You are ')) && lines;",
+                             10, "bob's welcome line")
+        welcome = next(i for i, l in enumerate(lines) if l["kind"] == "system" and l["text"].startswith("You are "))
+        before = [(l["who"], l["text"]) for l in lines[:welcome] if l["kind"] == "chat"]
+        self.check(before == [("alice", f"alice {line}") for line in said],
+                   f"a newcomer's log shows the room's recent chat, with who said it, before \"You are ...\": "
+                   f"{before} then {lines[welcome]['text']!r}")
+        self.check(lines[welcome]["text"] == f"You are bob in room {room}. Type /help for the commands.",
+                   f"the newcomer's welcome line follows the recent chat: {lines[welcome]['text']!r}")
+
+        # A pasted link, "Watch now": both windows load it.
+        share = "//form[@id='share-form']/button[@data-action='{}']"
+        watched = self.media.url("timecode.mp4?people=watch")
+        a.driver.find_element(By.ID, "share-url").send_keys(watched)
+        a.driver.find_element(By.XPATH, share.format("watch")).click()
+        shown = {}
+        for window in (a, b):
+            shown[window.label] = self.wait_js(window, """const v = document.getElementById('video');
+                                        const title = document.getElementById('title').textContent;
+                                        return title && v.getAttribute('src') && v.readyState >= 2
+                                          && {title, src: v.getAttribute('src')};""",
+                                               10, f"window {window.label} to load the pasted link")
+        self.check(all(s["src"] == watched and s["title"] in ("timecode.mp4", watched) for s in shown.values()),
+                   f"a link pasted with \"Watch now\" plays in both windows, its title shown: {shown}")
+        self.check(a.js("return document.getElementById('share-url').value") == "",
+                   "the link box is emptied once the link is sent")
+
+        # Another, "Add to queue": it is listed in the other window's queue.
+        queued = self.media.url("timecode.mp4?people=queue")
+        a.driver.find_element(By.ID, "share-url").send_keys(queued)
+        a.driver.find_element(By.XPATH, share.format("queue")).click()
+        listed = self.wait_js(b, f"""const items = [...document.querySelectorAll('#queue li')].map((li) => li.textContent);
+                                     return items.some((t) => t.includes({json.dumps(queued)})) && items;""",
+                              5, "the queued link in bob's queue")
+        self.check(len(listed) == 1 and b.js("return document.getElementById('queue-empty').hidden"),
+                   f"a link pasted with \"Add to queue\" is listed in the other window's queue: {listed}")
+        self.check(a.js("return document.getElementById('video').getAttribute('src')") == watched,
+                   "adding to the queue does not change what is playing")
+
+        self.people_screenshots(a)
+
+        # A rename says who was renamed.
+        b.type("/nick bobby")
+        renamed = self.wait_js(a, LOG_JS + "const l = lines.find((l) => l.text.includes('is now known as')); return l && l.text;",
+                               5, "the rename in alice's log")
+        self.check(renamed == "bob is now known as bobby.", f"a rename says the old and the new name: {renamed!r}")
+
+        # A kicked page: the chat input is disabled and says why.
+        a.js("window.prompt = () => ''")
+        member = "//ul[@id='members']/li[span[@class='name' and text()='bobby']]//button[text()='kick']"
+        self.wait_js(a, MEMBERS_JS + "return rows.some((r) => r.name === 'bobby' && r.buttons.includes('kick'));",
+                     5, "a kick button beside bobby in alice's list")
+        a.driver.find_element(By.XPATH, member).click()
+        self.wait_js(b, CLOSED_JS, 5, "the kicked window to be closed")
+        field = b.js("""const f = document.getElementById('chat-input');
+                        return {disabled: f.disabled, placeholder: f.placeholder};""")
+        self.check(field == {"disabled": True, "placeholder": "You are not in this room any more."},
+                   f"a page closed for good disables its chat input and says why: {field}")
+        log(f"  people checks took {time.monotonic() - started:.1f} s")
+
+    def people_screenshots(self, window):
+        """The room with a video and a queue, at the window's size and at a phone's;
+        at a phone's width the page must not overflow sideways and must stack."""
+        window.js("document.getElementById('chat-input').blur(); document.activeElement.blur();")
+        desktop = window.driver.get_screenshot_as_png()
+        rect = window.js("""const r = document.getElementById('video').getBoundingClientRect();
+                            return [r.left, r.top, r.width, r.height, window.devicePixelRatio];""")
+        left, top, width, height, ratio = rect
+        _, variance, colours = png.region_stats(desktop, left * ratio, top * ratio, width * ratio, height * ratio)
+        self.check(variance > 200 and colours > 8,
+                   f"the desktop screenshot's video area is not blank (luma variance {variance:.0f}, {colours} colours)")
+        size = window.driver.get_window_size()
+        try:
+            window.driver.set_window_size(390, 844)
+            layout = self.wait_js(window, """const player = document.querySelector('.player').getBoundingClientRect();
+                                             const side = document.querySelector('.side').getBoundingClientRect();
+                                             return window.innerWidth <= 400 && {
+                                               width: window.innerWidth,
+                                               scrollWidth: document.documentElement.scrollWidth,
+                                               stacked: side.top >= player.bottom && side.left === player.left};""",
+                                  5, "the window at a phone's size")
+            self.check(layout["scrollWidth"] <= layout["width"] and layout["stacked"],
+                       f"at a phone's width the room stacks and does not overflow sideways: {layout}")
+            time.sleep(0.3)  # the player repaints at its new size
+            phone = window.driver.get_screenshot_as_png()
+        finally:
+            window.driver.set_window_size(size["width"], size["height"])
+        self.desktop_png, self.phone_png = desktop, phone
+        if self.args.people_screenshots:
+            folder = Path(self.args.people_screenshots)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "room-desktop.png").write_bytes(desktop)
+            (folder / "room-phone.png").write_bytes(phone)
+            log(f"  screenshots: {folder / 'room-desktop.png'}, {folder / 'room-phone.png'} "
+                f"(phone layout {layout['width']} px wide)")
+
     def moderation_screenshot(self, window):
         """The host's window: the member list with mute (now unmute), kick and ban."""
         window.js("document.getElementById('chat-input').blur()")
@@ -832,6 +964,14 @@ const controls = {
   buttons: [...box.querySelectorAll('button.moderate')].map((b) => b.textContent),
   tags: [...box.querySelectorAll('.tag')].map((t) => t.textContent),
 };
+"""
+
+LOG_JS = """
+const lines = [...document.querySelectorAll('#log .line')].map((line) => ({
+  kind: line.classList[1],
+  who: line.querySelector('.who') ? line.querySelector('.who').textContent : null,
+  text: line.querySelector('.text') ? line.querySelector('.text').textContent : '',
+}));
 """
 
 CLOSED_JS = """const banner = document.getElementById('connection');
@@ -932,6 +1072,9 @@ def main():
     parser.add_argument("--moderation-screenshot", default=str(REPO / ".build-e2e" / "room-moderation.png"),
                         help="where to save the screenshot of a host's member list with the moderation buttons "
                              "(--record also writes docs/room-moderation.png)")
+    parser.add_argument("--people-screenshots", default=str(REPO / ".build-e2e"),
+                        help="the folder for room-desktop.png and room-phone.png, the room with a video and a queue "
+                             "at the window's size and at a phone's (--record also writes them to docs/)")
     parser.add_argument("--record", help="write the figures to this Markdown file (section '## Browser') "
                                          "and the screenshot to docs/room-playing.png")
     parser.add_argument("--results", help="write the figures as JSON here")
@@ -976,6 +1119,7 @@ def main():
             log(f"clock offsets the pages estimated (true offset: 0): {run.offsets} ms")
             run.moderation()
             run.access()
+            run.people()
         except Failure as error:
             failed = str(error)
         except Exception as error:  # noqa: BLE001 - report and fail, never hang
@@ -1027,6 +1171,9 @@ def main():
             log("recorded: docs/room-playing.png")
             (REPO / "docs" / "room-moderation.png").write_bytes(run.moderation_png)
             log("recorded: docs/room-moderation.png")
+            for name, data in [("room-desktop.png", run.desktop_png), ("room-phone.png", run.phone_png)]:
+                (REPO / "docs" / name).write_bytes(data)
+                log(f"recorded: docs/{name}")
     ok = failed is None and summary is not None and all(verdicts)
     failed_checks = sum(1 for passed_, _ in run.checks if not passed_)
     # A failure outside a check (a timeout, a crash) counts once more.
