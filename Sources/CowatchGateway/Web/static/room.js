@@ -257,6 +257,59 @@ async function main() {
     command(status === 'playing' || status === 'waiting' ? '/pause' : '/play');
   });
   $('rate').addEventListener('change', (event) => command(`/rate ${event.target.value}`));
+
+  // MARK: this player only: volume, mute, fullscreen, keys (none of them acts for the room)
+
+  const renderSound = () => {
+    $('mute').textContent = video.muted || video.volume === 0 ? 'Unmute' : 'Mute';
+    $('volume').value = String(video.muted ? 0 : video.volume);
+  };
+  const toggleMute = () => {
+    video.muted = !video.muted;
+    if (!video.muted && video.volume === 0) video.volume = 1;
+    renderSound();
+  };
+  const toggleFullscreen = () => {
+    // The screen (video and its overlay), so the group's messages stay visible;
+    // the video element keeps playing on the same clock.
+    if (document.fullscreenElement) document.exitFullscreen?.();
+    else document.querySelector('.screen')?.requestFullscreen?.().catch(() => {});
+  };
+  $('mute').addEventListener('click', toggleMute);
+  $('volume').addEventListener('input', (event) => {
+    video.volume = Number(event.target.value);
+    video.muted = video.volume === 0;
+    renderSound();
+  });
+  $('fullscreen').addEventListener('click', toggleFullscreen);
+  document.addEventListener('keydown', (event) => {
+    const target = event.target;
+    const typing = target instanceof HTMLElement
+      && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))
+      && !(target instanceof HTMLInputElement && target.type === 'range');
+    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    switch (event.key) {
+      case ' ':
+        if (!$('play').disabled) $('play').click();
+        break;
+      case 'ArrowLeft':
+        if (!$('seek').disabled) command('/seek -5');
+        break;
+      case 'ArrowRight':
+        if (!$('seek').disabled) command('/seek +5');
+        break;
+      case 'm': case 'M':
+        toggleMute();
+        break;
+      case 'f': case 'F':
+        toggleFullscreen();
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+  });
+  renderSound();
   $('catchup').addEventListener('click', () => command('/catchup'));
   $('next').addEventListener('click', () => command('/next'));
   $('autoplay').addEventListener('change', (event) => {
