@@ -283,11 +283,12 @@ async function main() {
   });
   $('fullscreen').addEventListener('click', toggleFullscreen);
   document.addEventListener('keydown', (event) => {
+    // Keys typed into a field, or that a focused control handles itself (space on
+    // a button, arrows on a slider), are theirs, not shortcuts.
     const target = event.target;
-    const typing = target instanceof HTMLElement
-      && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))
-      && !(target instanceof HTMLInputElement && target.type === 'range');
-    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    const own = target instanceof HTMLElement
+      && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON'].includes(target.tagName));
+    if (own || event.ctrlKey || event.metaKey || event.altKey) return;
     switch (event.key) {
       case ' ':
         if (!$('play').disabled) $('play').click();
