@@ -5,6 +5,8 @@ Three headless Chromium windows, each its own browser process and driver
 session (background tabs of one browser do not load media), open one room of a
 real `cowatch serve`, and the test drives the room through its transitions:
 /watch, a coordinated /play, /pause, /seek, /rate 1.5, a seek while playing,
+the page's keys and this-player-only controls (mute, volume, one window in
+fullscreen while the group seeks by the right arrow and plays on),
 one window's /catchup, one window's stall under both stall policies, a media
 error in one window, a reconnect, and a late joiner whose browser refuses
 autoplay. After each transition settles it measures how far apart the videos
@@ -490,6 +492,8 @@ class Run:
         self.wait(lambda rs: all(r["playback"]["rate"] == 1 for r in rs), 10, "the rate change")
         self.measure("/rate 1 while playing", "playing")
 
+        self.own_controls()
+
         # "What happened?": C replays the last 10 s at 2x and comes back level.
         self.settled("playing")
         c.type("/catchup")
@@ -602,6 +606,134 @@ class Run:
         late.type("hi all, joined late")
         time.sleep(0.8)
         self.screenshot(a)
+
+    def press(self, window, key):
+        """A key pressed with the focus on the page itself (no field, button or slider)."""
+        window.js("document.activeElement && document.activeElement.blur()")
+        window.driver.find_element(By.TAG_NAME, "body").send_keys(key)
+
+    def poll_js(self, window, script, timeout):
+        """Polls `script` in `window` until it returns something truthy, or the
+        timeout; returns the last value (for a check to judge)."""
+        end = time.monotonic() + timeout
+        value = window.js(script)
+        while not value and time.monotonic() < end:
+            time.sleep(0.1)
+            value = window.js(script)
+        return value
+
+    def own_controls(self):
+        """The controls that act on one player only, and the page's keys, while the
+        group plays: spaces, m and f typed in the chat are text; m and the volume
+        mute this player only; space pauses and plays the room (a coordinated
+        start); f puts A's screen in fullscreen, where the right arrow moves the
+        group +5 s (a coordinated start) and the videos must stay together; f again
+        leaves fullscreen."""
+        a, b, c = self.windows
+        sound = """const v = document.getElementById('video');
+                   return {muted: v.muted, volume: v.volume, text: document.getElementById('mute').textContent};"""
+        self.settled("playing")
+        started = time.monotonic()
+
+        # Typed in the chat, spaces, m and f are text: the line arrives whole, and
+        # nothing was paused, muted or made fullscreen (a /pause sent before the
+        # line would have reached B before it).
+        seq = self.seq()
+        alices = LOG_JS + "const alices = lines.filter((l) => l.kind === 'chat' && l.who === 'alice');"
+        count = b.js(alices + "return alices.length;")
+        line = "this film is so sharp"  # one m, one f, four spaces
+        a.type(line)
+        said = self.wait_js(b, alices + f"return alices.length > {count} && alices[alices.length - 1].text;", 5,
+                            "alice's chat line in bob's log")
+        quiet = a.js("""const v = document.getElementById('video');
+                        return {muted: v.muted, fullscreen: !!document.fullscreenElement};""")
+        readings = read_all(self.windows)
+        self.check(said == f"alice {line}" and self.seq() == seq and all(not r["paused"] for r in readings)
+                   and quiet == {"muted": False, "fullscreen": False},
+                   f"spaces, m and f typed in the chat are text, not shortcuts ({said!r}; seq {seq} -> {self.seq()}; "
+                   f"A {quiet})")
+
+        # m mutes and unmutes this player only; the volume slider at 0 shows Unmute.
+        self.press(a, "m")
+        muted = [w.js(sound) for w in self.windows]
+        self.press(a, "m")
+        unmuted = a.js(sound)
+        self.check(muted[0]["muted"] and muted[0]["text"] == "Unmute" and not muted[1]["muted"]
+                   and not muted[2]["muted"] and not unmuted["muted"] and unmuted["text"] == "Mute",
+                   f"m mutes this player only and m again unmutes it: A {muted[0]}, then {unmuted}; "
+                   f"B, C muted: {muted[1]['muted']}, {muted[2]['muted']}")
+        a.driver.find_element(By.ID, "volume").send_keys(Keys.HOME)  # the slider to 0, by its own key
+        silent = a.js(sound)
+        a.driver.find_element(By.ID, "mute").click()
+        restored = a.js(sound)
+        self.check(silent["volume"] == 0 and silent["text"] == "Unmute" and not restored["muted"]
+                   and restored["volume"] > 0 and restored["text"] == "Mute",
+                   f"the volume slider at 0 shows Unmute, and Unmute brings the sound back: {silent}, then {restored}")
+
+        # Space pauses the room, and plays it again with a coordinated start.
+        seq = self.seq()
+        self.press(a, " ")
+        readings = self.wait(lambda rs: len({r["seq"] for r in rs}) == 1 and rs[0]["seq"] > seq, 5,
+                             "the state after space")
+        if readings[0]["playback"]["status"] == "paused":
+            readings = self.settled("paused")
+        self.check(readings[0]["playback"]["status"] == "paused" and all(r["paused"] for r in readings),
+                   f"space pauses the room: {readings[0]['playback']['status']}, videos paused "
+                   f"{[r['paused'] for r in readings]}")
+        seq = self.seq()
+        self.press(a, " ")
+        start = self.start_spread(after_seq=seq)
+        readings = self.settled("playing")
+        self.check(all(r["playback"]["status"] == "playing" and not r["paused"] for r in readings),
+                   "space plays the room again, every window started together"
+                   + (f" (start spread {start:.1f} ms)" if start is not None else ""))
+
+        # f: A's screen (the video and its overlay) in fullscreen, asked for by a
+        # real key press. Should this Chromium refuse it, the check says so.
+        a.js("""window.e2eFullscreenRefused = false;
+                document.addEventListener('fullscreenerror', () => { window.e2eFullscreenRefused = true; });""")
+        self.press(a, "f")
+        fullscreen = self.poll_js(a, """const e = document.fullscreenElement;
+            if (window.e2eFullscreenRefused) return {refused: true};
+            const v = document.getElementById('video').getBoundingClientRect();
+            return e && {screen: e === document.querySelector('.screen'), width: innerWidth, height: innerHeight,
+                         video: [Math.round(v.width), Math.round(v.height)]};""", 3)
+        self.check(fullscreen and fullscreen.get("screen")
+                   and fullscreen["video"] == [fullscreen["width"], fullscreen["height"]],
+                   "f puts A's screen (the video and its overlay) in fullscreen, the video filling it: "
+                   + ("this Chromium refused fullscreen (fullscreenerror)" if fullscreen and fullscreen.get("refused")
+                      else f"{fullscreen}"))
+
+        # While A is fullscreen, the right arrow moves the group +5 s: the group
+        # waits at the new position and starts together; then it must keep together.
+        self.settled("playing")
+        before = read_all(self.windows)
+        old = before[0]["playback"]
+        seq = self.seq()
+        pressed = time.time() * 1000
+        self.press(a, Keys.ARROW_RIGHT)
+        start = self.start_spread(after_seq=seq)
+        row = self.measure("right arrow +5 s, A fullscreen", "playing", start=start)
+        after = read_all(self.windows)
+        new = after[0]["playback"]
+        expected = old["position"] + old["rate"] * (pressed - old["at"]) / 1000 + 5
+        waited = (new["at"] - pressed) / 1000  # held at the new position until the start
+        jumps = [y["position"] - x["position"] - new["rate"] * (y["t"] - x["t"]) / 1000 for x, y in zip(before, after)]
+        self.check(abs(new["position"] - expected) < 0.3 and all(abs(j - (5 - waited)) < 0.3 for j in jumps),
+                   f"the right arrow moves the group +5 s: state at {new['position']:.2f} s (expected {expected:.2f}); "
+                   f"each video {', '.join(f'{j:+.2f}' for j in jumps)} s beyond playing on "
+                   f"(expected {5 - waited:+.2f}: +5 less {waited:.2f} s held for the start)")
+        still = a.js("return document.fullscreenElement === document.querySelector('.screen');")
+        self.check(still and row["median"] < CI_BOUNDS["median"],
+                   f"with A fullscreen the group keeps together: median settled spread {row['median']:.1f} ms "
+                   f"(CI bound < {CI_BOUNDS['median']:g} ms), A still fullscreen: {still}")
+
+        self.press(a, "f")
+        left = self.poll_js(a, "return !document.fullscreenElement;", 3)
+        self.check(left, "f again leaves fullscreen")
+        log(f"  own controls: keys typed in the chat are text; m and the volume mute A only; space paused and "
+            f"played; A fullscreen at {fullscreen['width']}x{fullscreen['height']}; the right arrow moved +5 s "
+            f"({time.monotonic() - started:.1f} s with the measurement)")
 
     def screenshot(self, window):
         """The room page with a playing frame, for the README; its video area must
