@@ -285,10 +285,12 @@ async function main() {
   document.addEventListener('keydown', (event) => {
     // Keys typed into a field, or that a focused control handles itself (space on
     // a button, arrows on a slider), are theirs, not shortcuts.
+    // A held key repeats: one press, one action. The chat log scrolls with space.
     const target = event.target;
     const own = target instanceof HTMLElement
-      && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON'].includes(target.tagName));
-    if (own || event.ctrlKey || event.metaKey || event.altKey) return;
+      && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON'].includes(target.tagName)
+        || target.id === 'log');
+    if (own || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
     switch (event.key) {
       case ' ':
         if (!$('play').disabled) $('play').click();
