@@ -497,8 +497,11 @@ class Run:
         # "What happened?": C replays the last 10 s at 2x and comes back level.
         self.settled("playing")
         c.type("/catchup")
+        # The catch-up's mode shows as soon as its event arrives, a moment before the
+        # video has taken its seek back: wait for the replay itself, behind the group.
         readings = self.wait(lambda rs: rs[2]["mode"] == "catchup" and not rs[2]["joining"]
-                             and not rs[2]["paused"], 10, "the catch-up to begin")
+                             and not rs[2]["paused"] and rs[0]["position"] - rs[2]["position"] > 1,
+                             10, "the catch-up to begin, behind the group")
         behind = readings[0]["position"] - readings[2]["position"]
         self.check(readings[2]["videoRate"] > 1.8 and 1 < behind < 10.5,
                    f"the catching-up window replays at 2x behind the group ({behind:.2f} s behind, "
