@@ -25,7 +25,10 @@ public struct RoomName: Hashable, Sendable, CustomStringConvertible {
                 || byte == 0x2E || byte == 0x5F || byte == 0x2D
         }
         guard allowed else { return nil }
-        self.rawValue = rawValue
+        // Room names are case-insensitive: `Lobby` and `lobby` are one room, kept
+        // (and shown) in lowercase, so that a link typed either way meets the same
+        // people (docs/protocol.md, "Connecting").
+        self.rawValue = rawValue.lowercased()
     }
 
     public var description: String { rawValue }

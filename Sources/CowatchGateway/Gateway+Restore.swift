@@ -18,6 +18,13 @@ extension Gateway {
                 saved.snapshot, members: saved.members, chat: saved.chat, configuration: configuration.room,
                 downSince: stored.lastAlive ?? saved.snapshot.savedAt,
                 maximumDowntime: ServerInterval(seconds: configuration.maximumDowntimeSeconds), now: now)
+            guard rooms[room.name] == nil else {
+                // Saved before names were case-insensitive, under a name that now
+                // means the same room as one already restored.
+                logger.warning("a stored room differs from another only in case; it is not restored",
+                               metadata: ["room": "\(saved.snapshot.room)"])
+                continue
+            }
             let entry = RoomEntry(room: room)
             rooms[room.name] = entry
             members += saved.members.count

@@ -388,3 +388,13 @@ struct BotTokenTests {
         #expect(room.connectRefusal?.code == .badToken)
     }
 }
+
+@Suite("Room names")
+struct RoomNameTests {
+    @Test("room names are case-insensitive, kept in lowercase")
+    func caseInsensitive() {
+        #expect(RoomName("Movie-Night") == RoomName("movie-night"))
+        #expect(RoomName("LOBBY")?.rawValue == "lobby")
+        #expect(RoomName("bad name") == nil)
+    }
+}

@@ -14,11 +14,16 @@ const ROOM_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
 const room = (() => {
   const raw = location.pathname.replace(/^\/rooms\//, '').replace(/\/$/, '');
+  let name;
   try {
-    return decodeURIComponent(raw);
+    name = decodeURIComponent(raw);
   } catch {
     return raw; // not valid percent-encoding: refused below as not a room name
   }
+  // Room names are case-insensitive and shown in lowercase (docs/protocol.md).
+  const lower = name.toLowerCase();
+  if (lower !== name) history.replaceState(null, '', `/rooms/${encodeURIComponent(lower)}${location.search}${location.hash}`);
+  return lower;
 })();
 const log = new ChatLog($('log'));
 const video = $('video');
