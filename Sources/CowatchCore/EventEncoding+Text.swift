@@ -19,8 +19,10 @@ public enum TextEventEncoding {
             } ?? []) + welcome.chat.suffix(recentChatLines).flatMap { lines(.chat($0)) }
         case .state(let state):
             // These changes come with a notice that says who made them, in words.
-            if [Cause.policy, .lock, .password, .queue].contains(state.playback.cause) { return [] }
-            return [stateLine(state, now: now)]
+            switch state.playback.cause {
+            case .policy, .lock, .password, .queue: return []
+            default: return [stateLine(state, now: now)]
+            }
         case .participant(let member, let change):
             return participantLine(member, change).map { [$0] } ?? []
         case .participantLeft(_, let name, let reason):

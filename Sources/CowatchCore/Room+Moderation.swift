@@ -15,6 +15,8 @@ extension Room {
     /// The ban or kick cooldown that keeps this connection out, if any. Members
     /// present come back with their resume token before this is asked.
     func banRefusal(_ request: ConnectRequest, now: ServerInstant) -> CommandError? {
+        // Most rooms ban nobody: no digests to compute for them.
+        guard !protection.bans.isEmpty else { return nil }
         let name = request.name.flatMap { DisplayName($0) }
         var identities: [String] = []
         if let token = request.resume { identities.append(SHA256.hex(token)) }
@@ -56,7 +58,7 @@ extension Room {
         let ban = keepOut(other, kind: .kick, until: now.advanced(by: configuration.kickCooldown), reason: reason,
                           by: id, now: now)
         remove(other.id, reason: .kicked, now: now)
-        actions.append(.closeConnection(other.id, reason: Self.closeReason(Self.sentence(for: ban, now: now))))
+        actions.append(.closeConnection(other.id, reason: Self.sentence(for: ban, now: now)))
         notify("\(other.name) was kicked by \(kicker)" + (reason.map { " (\($0))" } ?? ""), cause: .kick, by: id)
     }
 
@@ -80,7 +82,7 @@ extension Room {
         guard requireRemovable(other, by: id, .ban) else { return }
         let ban = keepOut(other, kind: .ban, until: until, reason: reason, by: id, now: now)
         remove(other.id, reason: .banned, now: now)
-        actions.append(.closeConnection(other.id, reason: Self.closeReason(Self.sentence(for: ban, now: now))))
+        actions.append(.closeConnection(other.id, reason: Self.sentence(for: ban, now: now)))
         notify("\(other.name) was banned by \(banner)\(what)\(why)", cause: .ban, by: id)
     }
 
@@ -201,13 +203,6 @@ extension Room {
         let before = protection.bans.count
         protection.bans.removeAll { ban in ban.until.map { now >= $0 } ?? false }
         if protection.bans.count != before { needsPersisting = true }
-    }
-
-    /// A close frame's reason is at most 123 bytes.
-    static func closeReason(_ text: String) -> String {
-        var reason = text
-        while reason.utf8.count > 123 { reason.removeLast() }
-        return reason
     }
 
     // MARK: - An empty room

@@ -72,9 +72,11 @@ extension Gateway {
             rooms[name] = entry
             store?.write([.room(entry.room.snapshot(at: now))])
         }
+        // Only the first member of a room without an owner needs a fresh owner key.
+        let founding = entry.room.isEmpty && entry.room.protection.ownerKeyDigest == nil
         let connect = ConnectRequest(name: request.name, player: request.player, join: request.join,
                                      resume: request.resume, newToken: Self.newToken(), ownerKey: request.owner,
-                                     newOwnerKey: Self.newToken() + Self.newToken(), device: request.device,
+                                     newOwnerKey: founding ? Self.newToken() + Self.newToken() : nil, device: request.device,
                                      address: request.address, invite: request.invite, password: request.password,
                                      token: request.token)
         switch entry.room.connectionOpened(connect, now: now) {
@@ -110,9 +112,9 @@ extension Gateway {
         case .badToken: 4006
         default: 1008
         }
-        var reason = error.message
-        while reason.utf8.count > 123 { reason.removeLast() }
-        close(connection, code: code, reason: reason)
+        // The connection cuts the reason to a close frame's 123 bytes
+        // (WebSocketFraming.closeReason).
+        close(connection, code: code, reason: error.message)
     }
 
     /// The connection is gone (closed by either side, or dropped).

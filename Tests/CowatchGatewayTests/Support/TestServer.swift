@@ -63,14 +63,9 @@ struct TestFailure: Error, CustomStringConvertible {
 /// A minimal HTTP/1.1 GET over a socket, so tests need no HTTP client library.
 enum HTTPGet {
     static func fetch(port: Int, path: String) throws -> (status: Int, body: String) {
-        let socket = try RawSocket(port: port)
-        defer { socket.close() }
-        try socket.write("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        let response = socket.readAll(timeout: 5)
-        let text = String(decoding: response, as: UTF8.self)
-        let statusLine = text.prefix { $0 != "\r" }
-        let status = statusLine.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-        let body = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
-        return (status, body)
+        guard let address = WebSocketAddress("http://127.0.0.1:\(port)\(path)") else {
+            throw TestFailure("not a path: \(path)")
+        }
+        return try PlainHTTP.request("GET", address, bearer: nil, timeout: 5)
     }
 }
