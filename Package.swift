@@ -117,6 +117,7 @@ let package = Package(
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
+        .testTarget(name: "CowatchClientTests", dependencies: ["CowatchClient", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(

@@ -7,6 +7,11 @@ public struct CloseInfo: Sendable, Hashable {
     /// without one (or never opened).
     public var code: UInt16?
     public var reason: String
+
+    public init(code: UInt16?, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
 }
 
 /// What a client connection reports, called on the client's service thread.

@@ -36,7 +36,8 @@ public final class WebSocketClients: @unchecked Sendable {
     private let loop: OpaquePointer
     private let foreignLoops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
 
-    public init() throws {
+    /// `connectTimeout`: seconds a connection may take to open before it fails.
+    public init(connectTimeout: Double = 20) throws {
         protocolName = strdup("cowatch-client")
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
@@ -60,7 +61,7 @@ public final class WebSocketClients: @unchecked Sendable {
         info.protocols = UnsafePointer(protocols)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.timeout_secs = 20
-        info.connect_timeout_secs = 20
+        info.connect_timeout_secs = UInt32(max(1, min(connectTimeout.rounded(.up), 3600)))
         guard let context = lws_create_context(&info) else {
             protocols.deallocate()
             free(protocolName)

@@ -6,13 +6,16 @@ import Foundation
 /// as lines; Ctrl-D or `/quit` leaves. With stdin not a terminal it is a bot
 /// pipe: it sends its lines, waits until the server has handled them all, and
 /// exits, non-zero when the server refused any of them (unless --keep-going).
+/// Closes, reconnects and the end of input follow `ClientLife`
+/// (`Sources/CowatchClient/ClientLife.swift`).
 struct ConnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "connect",
         abstract: "Join a room from the terminal, or pipe commands into it.",
         discussion: """
         Example: cowatch connect ws://127.0.0.1:7480/rooms/lobby --name bob
-                 (type /help for the room's commands; Ctrl-D or /quit leaves)
+                 (type /help for the room's commands; Ctrl-D or /quit leaves; after a
+                 shutdown or a dropped connection it comes back by itself, as the same member)
         Bot:     printf '/watch https://example.org/a.mp4 A\\n/play\\n' | cowatch connect ws://127.0.0.1:7480/rooms/lobby
                  (exits 1, with the refusals on stderr, when the server refused a line)
         """
@@ -54,6 +57,12 @@ struct ConnectCommand: ParsableCommand {
     @Flag(help: "As a bot pipe, exit 0 even when the server refused some lines.")
     var keepGoing = false
 
+    @Option(help: "After losing the connection (a shutdown, a drop), keep trying to come back for this many seconds.")
+    var reconnectFor = 300.0
+
+    @Flag(help: "Do not reconnect after losing the connection.")
+    var noReconnect = false
+
     /// The identity this user's clients keep across names (`device=`, for bans),
     /// in ~/.config/cowatch/device, made on first use.
     static func deviceIdentity() -> String? {
@@ -76,12 +85,12 @@ struct ConnectCommand: ParsableCommand {
             throw ValidationError("expected ws://HOST:PORT/rooms/ROOM, got \(url)")
         }
         guard linesPerSecond > 0 else { throw ValidationError("--lines-per-second must be positive") }
+        guard reconnectFor >= 0, timeout > 0 else { throw ValidationError("--reconnect-for and --timeout take a positive number of seconds") }
     }
 
     func run() throws {
         guard var address = WebSocketAddress(url) else { throw ExitCode.validationFailure }
         if let name { address = address.adding("name", name) }
-        if let resume { address = address.adding("resume", resume) }
         if player { address = address.adding("player", "1") }
         if let owner { address = address.adding("owner", owner) }
         if let invite { address = address.adding("invite", invite) }
@@ -89,133 +98,22 @@ struct ConnectCommand: ParsableCommand {
         if let token { address = address.adding("token", token) }
         if let device = Self.deviceIdentity() { address = address.adding("device", device) }
 
-        let interactive = isatty(0) != 0
-        let session = TerminalSession(interactive: interactive)
-        let clients = try WebSocketClients()
-        let connection = clients.connect(address, encoding: json ? .json : .text, handlers: session.handlers)
-        guard session.waitUntilOpen(timeout: timeout) else {
-            Output.error("cowatch: could not connect to \(url): \(session.closeInfo?.reason ?? "timed out")")
-            clients.shutdown()
-            throw ExitCode.failure
-        }
-
+        let settings = ClientLife.Settings(interactive: isatty(0) != 0, keepGoing: keepGoing,
+                                           reconnectFor: noReconnect ? 0 : reconnectFor, confirmTimeout: timeout)
+        let runner = try TerminalRunner(address: address, encoding: json ? .json : .text,
+                                        life: ClientLife(settings: settings, resume: resume), connectTimeout: timeout)
+        runner.start()
         let interval = 1.0 / linesPerSecond
         var lastSent = Date.distantPast
         while let line = readLine(strippingNewline: true) {
-            if session.isClosed { break }
-            if line.trimmingCharacters(in: .whitespaces).lowercased() == "/quit" { break }
             let wait = interval - Date().timeIntervalSince(lastSent)
             if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-            connection.send(line)
+            runner.post(.line(line))
             lastSent = Date()
         }
-
-        var failed = false
-        if !session.isClosed {
-            // Everything before this probe has been handled once its answer comes back.
-            let marker = session.expectMarker()
-            connection.send("/time \(marker)")
-            if !session.waitForMarker(timeout: timeout) {
-                Output.error("cowatch: the server did not confirm the last lines within \(Int(timeout)) s")
-                failed = true
-            }
-            session.leave()
-            connection.close()
-            _ = session.waitUntilClosed(timeout: 2)
-        } else if let info = session.closeInfo, let code = info.code, code != 1000 {
-            Output.error("cowatch: the server closed the connection (\(code)\(info.reason.isEmpty ? "" : ": \(info.reason)"))")
-            failed = true
-        }
-        clients.shutdown()
-        let refusals = session.refusals
-        if !interactive && !keepGoing && !refusals.isEmpty {
-            Output.error("cowatch: the server refused \(refusals.count) line(s): " + refusals.prefix(5).joined(separator: "; "))
-            failed = true
-        }
-        if failed { throw ExitCode.failure }
-    }
-}
-
-/// What the terminal client has seen, shared between the reading thread and the
-/// client's service thread.
-final class TerminalSession: @unchecked Sendable {
-    /// A person at a terminal (not a pipe): a close by the server is said at once
-    /// and ends the program, rather than waiting for the next line typed.
-    let interactive: Bool
-    private let lock = NSLock()
-    private var refused: [String] = []
-    private var leaving = false
-
-    init(interactive: Bool = false) {
-        self.interactive = interactive
-    }
-
-    /// The messages of the errors the server sent.
-    var refusals: [String] { lock.withLock { refused } }
-    private let opened = DispatchSemaphore(value: 0)
-    private let closed = DispatchSemaphore(value: 0)
-    private let markerSeen = DispatchSemaphore(value: 0)
-    private var marker: String?
-    private var closedInfo: CloseInfo?
-
-    var handlers: ClientHandlers {
-        ClientHandlers(
-            opened: { [self] in opened.signal() },
-            received: { [self] text in received(text) },
-            closed: { [self] info in
-                let ours = lock.withLock { () -> Bool in
-                    closedInfo = info
-                    return leaving
-                }
-                if interactive && !ours {
-                    let why = info.reason.isEmpty ? "" : ": \(info.reason)"
-                    Output.error("cowatch: the server closed the connection (\(info.code.map(String.init) ?? "dropped")\(why))")
-                    exit(info.code == 1000 ? 0 : 1)
-                }
-                opened.signal()
-                closed.signal()
-                markerSeen.signal()
-            })
-    }
-
-    var isClosed: Bool { lock.withLock { closedInfo != nil } }
-    var closeInfo: CloseInfo? { lock.withLock { closedInfo } }
-
-    func waitUntilOpen(timeout: Double) -> Bool {
-        opened.wait(timeout: .now() + timeout) == .success && !isClosed
-    }
-
-    func waitUntilClosed(timeout: Double) -> Bool {
-        closed.wait(timeout: .now() + timeout) == .success
-    }
-
-    /// A value for `/time` that no person would type, to recognise its answer.
-    func expectMarker() -> String {
-        let value = "\(Int64(Date().timeIntervalSince1970 * 1000)).123"
-        lock.withLock { marker = value }
-        return value
-    }
-
-    func waitForMarker(timeout: Double) -> Bool {
-        markerSeen.wait(timeout: .now() + timeout) == .success && !isClosed
-    }
-
-    /// The program is closing the connection itself.
-    func leave() { lock.withLock { leaving = true } }
-
-    private func received(_ text: String) {
-        if let marker = lock.withLock({ marker }), text.contains("\"client\":\(marker)") || text.contains("client \(marker) ") {
-            markerSeen.signal()
-            return
-        }
-        if text.hasPrefix("! ") {
-            lock.withLock { refused.append(String(text.dropFirst(2))) }
-        } else if text.contains("\"type\":\"error\""), let data = text.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
-            let message = object["message"] as? String ?? "refused"
-            lock.withLock { refused.append(message) }
-        }
-        Output.line(text)
+        runner.post(.inputEnded(marker: "\(Int64(Date().timeIntervalSince1970 * 1000)).123"))
+        // The runner exits the process when the session ends.
+        while true { Thread.sleep(forTimeInterval: 3600) }
     }
 }
 

@@ -1,0 +1,74 @@
+import CowatchClient
+import Foundation
+
+/// Carries out what `ClientLife` decides for `cowatch connect`: the one place that
+/// touches the connection, the timers and the process's exit. Events from the
+/// client's service thread, from the reading thread and from timers are handled
+/// one at a time on `queue`.
+final class TerminalRunner: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "cowatch-terminal")
+    private let clients: WebSocketClients
+    private let address: WebSocketAddress
+    private let encoding: ClientEncoding
+    // On `queue` only.
+    private var life: ClientLife
+    private var connection: ClientConnection?
+
+    init(address: WebSocketAddress, encoding: ClientEncoding, life: ClientLife, connectTimeout: Double) throws {
+        self.address = address
+        self.encoding = encoding
+        self.life = life
+        clients = try WebSocketClients(connectTimeout: connectTimeout)
+    }
+
+    func start() {
+        post(.start(now: Self.now()))
+    }
+
+    func post(_ event: ClientLife.Event) {
+        queue.async { [self] in
+            for action in life.handle(event) { perform(action) }
+        }
+    }
+
+    private func perform(_ action: ClientLife.Action) {
+        switch action {
+        case .connect(let attempt, let resume):
+            let target = resume.map { address.adding("resume", $0) } ?? address
+            connection = clients.connect(target, encoding: encoding, handlers: ClientHandlers(
+                opened: { [self] in post(.opened(attempt)) },
+                received: { [self] text in post(.received(attempt, text)) },
+                closed: { [self] info in post(.closed(attempt, info, now: Self.now())) }))
+        case .send(let text):
+            connection?.send(text)
+        case .close:
+            connection?.close()
+        case .print(let text):
+            Output.line(text)
+        case .say(let text):
+            Output.error(text)
+        case .explainRefusal(let attempt):
+            let target = address
+            let subprotocol = encoding.rawValue
+            DispatchQueue.global().async { [self] in
+                let answer = try? PlainHTTP.upgradeAnswer(target, subprotocol: subprotocol)
+                post(.refusalExplained(attempt, status: answer?.status == 101 ? nil : answer?.status,
+                                       body: answer?.body ?? "", now: Self.now()))
+            }
+        case .schedule(let timer, let delay):
+            queue.asyncAfter(deadline: .now() + delay) { [self] in
+                for action in life.handle(.timerFired(timer, now: Self.now())) { perform(action) }
+            }
+        case .exit(let code):
+            connection?.close()
+            clients.shutdown()
+            exit(code)
+        }
+    }
+
+    private static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
