@@ -113,7 +113,8 @@ extension Room {
 
     mutating func arrive(_ id: MemberID, request: ConnectRequest, owner presentsKey: Bool, bot: BotToken? = nil,
                          now: ServerInstant) {
-        let name = uniqueName(request.name.flatMap { DisplayName($0) } ?? .guest, for: id)
+        let asked = request.name.flatMap { DisplayName($0) }
+        let name = uniqueName(asked ?? .guest, for: id)
         // The first member of a room without an owner founds it and gets the key.
         var ownerKey: String?
         if members.isEmpty, protection.ownerKeyDigest == nil, let key = request.newOwnerKey {
@@ -138,6 +139,14 @@ extension Room {
         member.address = request.address
         insertMember(member)
         welcome(id, ownerKey: ownerKey, now: now)
+        // Said to the newcomer alone, so that a refused or taken name is not a mystery.
+        if let text = request.name, bot == nil {
+            if let problem = asked == nil ? DisplayName.validationProblem(text) : nil {
+                refuse(id, .badName, nil, "your name was not taken: \(problem). You are \(name) here; /nick <name> changes it")
+            } else if let asked, asked != name {
+                tell(id, "\(asked) is taken here; you are \(name): /nick <name> changes it")
+            }
+        }
         actions.append(.broadcast(.participant(participant(member), change: .arrived), except: id))
     }
 

@@ -42,11 +42,12 @@ enum CanonicalLine {
             return name + argument(change.control.map { "control " + $0.rawValue })
                 + argument(change.stall.map { "stall " + $0.rawValue })
                 + argument(change.waitSeconds.map { "wait " + decimal($0) })
-        case .op(let text), .deop(let text), .unban(let text), .mute(let text), .unmute(let text), .me(let text):
-            return name + argument(text)
-        case .kick(let target, let reason): return name + argument(target) + argument(reason)
+        case .me(let text): return name + argument(text)
+        case .op(let text), .deop(let text), .unban(let text), .mute(let text), .unmute(let text):
+            return name + argument(text.hasPrefix("\"") ? quoted(text) : text)
+        case .kick(let target, let reason): return name + argument(memberTarget(target)) + argument(reason)
         case .ban(let target, let minutes, let reason):
-            return name + argument(target) + argument(minutes.map(decimal)) + argument(reason)
+            return name + argument(memberTarget(target)) + argument(minutes.map(decimal)) + argument(reason)
         case .slow(let seconds): return name + argument(seconds.map(decimal) ?? "off")
         case .password(let password): return name + argument(password ?? "off")
         case .invite(let uses, let minutes): return name + argument(String(uses)) + argument(decimal(minutes))
@@ -64,6 +65,14 @@ enum CanonicalLine {
         guard let text else { return "" }
         return (" " + text).first == " " ? " " + text : "\t" + text
     }
+
+    /// A member's name followed by more arguments: in quotes when it has a space
+    /// or itself starts with a quote (docs/protocol.md, "Moderation that sticks").
+    static func memberTarget(_ name: String) -> String {
+        name.contains(" ") || name.hasPrefix("\"") ? quoted(name) : name
+    }
+
+    static func quoted(_ name: String) -> String { "\"" + name + "\"" }
 
     static func render(_ time: TimeArgument) -> String {
         switch time {

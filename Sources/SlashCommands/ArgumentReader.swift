@@ -35,6 +35,25 @@ public struct ArgumentReader: Sendable {
         return text
     }
 
+    /// A double-quoted argument (a name with spaces), without its quotes; nil when
+    /// the next argument does not start with a quote. It ends at the first quote
+    /// followed by a space or the end of the line.
+    public mutating func quoted() throws(ArgumentProblem) -> Substring? {
+        guard rest.first == "\"" else { return nil }
+        let inside = rest.dropFirst()
+        var index = inside.startIndex
+        while index < inside.endIndex {
+            let after = inside.index(after: index)
+            if inside[index] == "\"", after == inside.endIndex || inside[after] == " " || inside[after] == "\t" {
+                rest = inside[after...]
+                skipSpaces()
+                return inside[inside.startIndex..<index]
+            }
+            index = after
+        }
+        throw ArgumentProblem("a quoted name needs its closing quote")
+    }
+
     public mutating func requireWord(_ what: String) throws(ArgumentProblem) -> Substring {
         guard let word = word() else { throw ArgumentProblem("missing \(what)") }
         return word

@@ -36,6 +36,9 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     /// A player report (`/ready`, `/ended`) for a state that is no longer the one
     /// to answer, or was never sent: it changed nothing.
     case staleReport = "stale-report"
+    /// The `name=` a connection asked for is not a valid name; it came in under
+    /// another (the message says why, and which).
+    case badName = "bad-name"
 }
 
 /// A refusal: the line was not carried out, and the sender alone is told why.

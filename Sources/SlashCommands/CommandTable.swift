@@ -35,7 +35,7 @@ public enum CommandTable {
                 return .help(topic: topic)
             }
         case .nick:
-            return CommandSpec(name: name, arguments: "<name>", summary: "Change your display name (1-32 visible characters; a name already taken gets a suffix).", audience: .anyone) { args throws(ArgumentProblem) in
+            return CommandSpec(name: name, arguments: "<name>", summary: "Change your display name (1-32 visible characters, single spaces between words; a name already taken gets a suffix).", audience: .anyone) { args throws(ArgumentProblem) in
                 guard let text = args.remainder() else { throw ArgumentProblem("missing name") }
                 if let problem = DisplayName.validationProblem(String(text)) { throw ArgumentProblem(problem) }
                 guard let name = DisplayName(String(text)) else { throw ArgumentProblem("not a valid name") }
@@ -163,12 +163,12 @@ public enum CommandTable {
                 .deop(try memberName(&args))
             }
         case .kick:
-            return CommandSpec(name: name, arguments: "<name> [reason...]", summary: "Remove a member from the room and keep them out for the kick cooldown (10 minutes by default); they are told who kicked them and why.", audience: .hosts) { args throws(ArgumentProblem) in
+            return CommandSpec(name: name, arguments: "<name> [reason...]", summary: "Remove a member from the room and keep them out for the kick cooldown (10 minutes by default); they are told who kicked them and why. A name with spaces goes in double quotes.", audience: .hosts) { args throws(ArgumentProblem) in
                 let target = try memberName(&args, more: true)
                 return .kick(target, reason: try reasonText(&args))
             }
         case .ban:
-            return CommandSpec(name: name, arguments: "<name> [minutes] [reason...]", summary: "Remove a member and keep them out by identity, name and address, for some minutes or until /unban.", audience: .hosts) { args throws(ArgumentProblem) in
+            return CommandSpec(name: name, arguments: "<name> [minutes] [reason...]", summary: "Remove a member and keep them out by identity, name and address, for some minutes or until /unban. A name with spaces goes in double quotes.", audience: .hosts) { args throws(ArgumentProblem) in
                 let target = try memberName(&args, more: true)
                 var minutes: Double?
                 if let word = args.peek(), let value = ArgumentValues.decimal(word, maximumWholeDigits: 6) {
@@ -332,11 +332,24 @@ public enum CommandTable {
         return seq
     }
 
+    /// A member's name: in double quotes when it has spaces and more arguments
+    /// follow (`/kick "Dana Scully" spam`); the rest of the line when nothing follows
+    /// (`/op Dana Scully`). Normalized as names are (`DisplayName`).
     private static func memberName(_ args: inout ArgumentReader, more: Bool = false) throws(ArgumentProblem) -> String {
-        let word = try args.requireWord("name")
-        if !more { try args.requireEnd() }
-        guard word.utf8.count <= DisplayName.maximumBytes else { throw ArgumentProblem("no member has so long a name") }
-        return String(word)
+        let text: Substring
+        if let quoted = try args.quoted() {
+            text = quoted
+            if !more { try args.requireEnd() }
+        } else if more {
+            text = try args.requireWord("name")
+        } else {
+            guard let rest = args.remainder() else { throw ArgumentProblem("missing name") }
+            text = rest
+        }
+        let name = DisplayName.normalized(text)
+        guard !name.isEmpty else { throw ArgumentProblem("missing name") }
+        guard name.utf8.count <= DisplayName.maximumBytes else { throw ArgumentProblem("no member has so long a name") }
+        return name
     }
 
     /// The free text after a moderation command's arguments, if any.

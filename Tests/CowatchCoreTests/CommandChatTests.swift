@@ -76,10 +76,10 @@ struct CommandChatTests {
         #expect(room.participantChanges.isEmpty)
     }
 
-    @Test("/nick without a name or with a space in it is refused with bad arguments and the usage")
+    @Test("/nick without a name, with an invisible character or too long is refused with bad arguments and the usage")
     func nickBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/nick", "/nick two words", "/nick \(String(repeating: "x", count: 33))"] {
+        for text in ["/nick", "/nick two\u{200B}words", "/nick \(String(repeating: "x", count: 33))"] {
             room.say("alice", text)
             #expect(room.error(for: "alice")?.code == .badArguments)
             #expect(room.error(for: "alice")?.message.contains("usage: /nick <name>") == true)
@@ -87,18 +87,25 @@ struct CommandChatTests {
         #expect(room.participant("alice")?.name.text == "alice")
     }
 
-    @Test("names on connect: duplicates get -2 and -3, invalid names become guest")
+    @Test("names on connect: duplicates get -2 and -3 and are told so, inner spaces are kept, invalid names become guest with the reason")
     func namesOnConnect() {
         var room = Scenario()
         room.connect("alice")
         room.connect("alice2", displayName: "Alice")
-        room.connect("alice3", displayName: "ALICE")
-        room.connect("spaced", displayName: "two words")
-        room.connect("empty", displayName: "")
         #expect(room.participant("alice2")?.name.text == "Alice-2")
+        #expect(room.told("alice2").contains("Alice is taken here; you are Alice-2: /nick <name> changes it"))
+        room.connect("alice3", displayName: "ALICE")
         #expect(room.participant("alice3")?.name.text == "ALICE-3")
-        #expect(room.participant("spaced")?.name.text == "guest")
+        room.connect("spaced", displayName: "  Dana   Scully ")
+        #expect(room.participant("spaced")?.name.text == "Dana Scully")
+        #expect(room.told("spaced").isEmpty && room.error(for: "spaced") == nil)
+        room.connect("hidden", displayName: "dana\u{200B}")
+        #expect(room.participant("hidden")?.name.text == "guest")
+        #expect(room.error(for: "hidden")?.code == .badName)
+        #expect(room.error(for: "hidden")?.message == "your name was not taken: a name takes visible characters and single spaces only (no control or invisible characters). You are guest here; /nick <name> changes it")
+        room.connect("empty", displayName: "")
         #expect(room.participant("empty")?.name.text == "guest-2")
+        #expect(room.error(for: "empty")?.message.contains("a name needs at least one character") == true)
     }
 
     @Test("a chat line goes to every member with the sender's id, name and the time")

@@ -142,6 +142,23 @@ struct ModerationTests {
         #expect(room.connect("carol", device: "dev-2", address: "10.0.0.8") != nil)
     }
 
+    @Test("a member whose name has spaces is kicked by its name in quotes, muted and unmuted by its name as it is")
+    func namesWithSpaces() {
+        var room = Scenario()
+        room.connect("alice")
+        room.connect("dana", displayName: "Dana Scully")
+        room.say("alice", "/mute dana  scully")
+        #expect(room.participant("dana")?.muted == true)
+        room.say("alice", "/unmute Dana Scully")
+        #expect(room.participant("dana")?.muted == false)
+        room.say("alice", "/kick \"DANA SCULLY\" spoilers")
+        #expect(room.disconnections == [room.id("dana")])
+        #expect(room.notices.map(\.text).last == "Dana Scully was kicked by alice (spoilers)")
+        #expect(room.connect("dana2", displayName: "dana scully") == nil)
+        room.say("alice", "/unban Dana Scully")
+        #expect(room.connect("dana3", displayName: "Dana Scully") != nil)
+    }
+
     @Test("a timed ban lifts itself; /bans lists bans and cooldowns; /unban takes a number or a name")
     func bansListAndLift() {
         var room = Scenario()

@@ -118,7 +118,7 @@ struct ParserMessageTests {
 
     /// One line per command that its parser must refuse.
     static let badLines: [CommandName: String] = [
-        .help: "/help nosuch", .nick: "/nick a b", .watch: "/watch ftp://x", .join: "/join x",
+        .help: "/help nosuch", .nick: "/nick a\u{200B}b", .watch: "/watch ftp://x", .join: "/join x",
         .leave: "/leave x", .end: "/end x", .play: "/play later", .pause: "/pause x", .seek: "/seek x",
         .rate: "/rate 9", .suspend: "/suspend a/b", .resume: "/resume at", .catchup: "/catchup 0",
         .queue: "/queue ftp://x", .next: "/next x", .autoplay: "/autoplay maybe", .player: "/player maybe",

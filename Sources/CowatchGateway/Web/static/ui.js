@@ -144,6 +144,8 @@ export function renderRoomControls(container, me, access, onCommand) {
 /** Mute or unmute, kick, ban: each asks first, and kick and ban take a reason
  *  that the member is told. */
 function moderationControls(p, onCommand) {
+  // A name with spaces goes in quotes when a reason may follow it (docs/protocol.md).
+  const target = /\s/.test(p.name) ? `"${p.name}"` : p.name;
   const button = (label, title, action) => {
     const b = el('button', { type: 'button', class: 'moderate', title }, label);
     b.addEventListener('click', action);
@@ -156,9 +158,9 @@ function moderationControls(p, onCommand) {
   };
   return [
     button(p.muted ? 'unmute' : 'mute', p.muted ? `Let ${p.name} chat again` : `Stop ${p.name}'s chat and commands`,
-      () => onCommand(`/${p.muted ? 'unmute' : 'mute'} ${p.name}`)),
-    button('kick', `Remove ${p.name}; they cannot come back for the kick cooldown`, reasoned('Kick', `/kick ${p.name}`)),
-    button('ban', `Keep ${p.name} out until a host lifts the ban`, reasoned('Ban', `/ban ${p.name}`)),
+      () => onCommand(`/${p.muted ? 'unmute' : 'mute'} ${target}`)),
+    button('kick', `Remove ${p.name}; they cannot come back for the kick cooldown`, reasoned('Kick', `/kick ${target}`)),
+    button('ban', `Keep ${p.name} out until a host lifts the ban`, reasoned('Ban', `/ban ${target}`)),
   ];
 }
 
