@@ -163,6 +163,8 @@ public struct ClientLife: Sendable {
                     return [.say("cowatch: not connected; line dropped (\(held.count) already waiting)")]
                 }
                 held.append(text)
+                // Lines typed (or piped) before the first connection opens simply wait for it.
+                if case .connecting(everOpened: false) = phase { return [] }
                 return [.say("cowatch: not connected; the line will be sent once back (\(held.count) waiting)")]
             case .idle, .leaving, .ended: return []
             }

@@ -153,6 +153,40 @@ extension Room {
         notify("\(displayName(id)) queued \"\(item.title)\"", cause: .queue, by: id)
     }
 
+    /// Hosts keep the queue in order: take an item out, or move it.
+    mutating func dequeue(_ reference: QueueReference, from id: MemberID) {
+        guard requireHost(id, .dequeue), let index = queueIndex(reference, from: id, .dequeue) else { return }
+        let item = state.queue.remove(at: index)
+        publish(.queue, by: id)
+        notify("\(displayName(id)) took \"\(item.title)\" out of the queue", cause: .queue, by: id)
+    }
+
+    mutating func move(_ reference: QueueReference, to position: Int, from id: MemberID) {
+        guard requireHost(id, .move), let index = queueIndex(reference, from: id, .move) else { return }
+        let target = min(position, state.queue.count) - 1
+        guard target != index else {
+            tell(id, "\"\(state.queue[index].title)\" is already number \(index + 1) in the queue")
+            return
+        }
+        let item = state.queue.remove(at: index)
+        state.queue.insert(item, at: target)
+        publish(.queue, by: id)
+        notify("\(displayName(id)) moved \"\(item.title)\" to number \(target + 1) in the queue", cause: .queue, by: id)
+    }
+
+    private mutating func queueIndex(_ reference: QueueReference, from id: MemberID, _ command: CommandName) -> Int? {
+        let index: Int? = switch reference {
+        case .position(let number): number <= state.queue.count ? number - 1 : nil
+        case .id(let itemID): state.queue.firstIndex { $0.id == itemID }
+        }
+        guard let index else {
+            let what = state.queue.isEmpty ? "the queue is empty" : "the queue has \(state.queue.count) item(s)"
+            refuse(id, .notPossible, command, "/\(command.rawValue): no item \(reference.text) (\(what); /queue lists them)")
+            return nil
+        }
+        return index
+    }
+
     mutating func next(from id: MemberID, now: ServerInstant) {
         if state.session?.isActive == true {
             guard requireSessionMember(id, .next) else { return }

@@ -68,6 +68,12 @@ public struct Notice: Hashable, Sendable {
     public var text: String
     public var cause: Cause?
     public var by: MemberID?
+
+    public init(text: String, cause: Cause?, by: MemberID?) {
+        self.text = text
+        self.cause = cause
+        self.by = by
+    }
 }
 
 /// The answer to an informational command, for its sender alone.

@@ -23,6 +23,8 @@ final class Connection {
     /// The socket is gone (`Gateway.closed`); a write asked for earlier in the
     /// same turn of the loop is then skipped.
     var isGone = false
+    /// A shared link being checked, and the lines held behind it (`Gateway+MediaCheck.swift`).
+    var mediaCheck: Gateway.PendingMediaCheck?
 
     init(id: UInt64, address: String, encoding: Encoding, state: ConnectionState) {
         self.id = id

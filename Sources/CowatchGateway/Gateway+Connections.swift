@@ -169,15 +169,15 @@ extension Gateway {
             case .execute:
                 break
             }
-            switch parser.parse(line) {
+            let parsed = parser.parse(line)
+            switch parsed {
             case .success(let input):
                 if case .empty = input { continue }
                 metrics.commands[Self.metricName(input), default: 0] += 1
-                run(entry.room.receive(input, from: member, now: ServerClock.now()), in: entry)
             case .failure(let error):
                 metrics.commands[error.command?.rawValue ?? "unknown", default: 0] += 1
-                send(.error(error), to: connection)
             }
+            deliver(parsed, on: connection)
         }
     }
 

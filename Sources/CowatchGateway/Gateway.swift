@@ -35,6 +35,7 @@ public final class Gateway: @unchecked Sendable {
     var connections: [UInt64: Connection] = [:]
     var upgrades: [UInt64: UpgradeRequest] = [:]
     var rooms: [RoomName: RoomEntry] = [:]
+    var mediaChecksInFlight = 0
     var connectionsPerAddress: [String: Int] = [:]
     /// The operator's controls (`Gateway+Admin.swift`), kept in memory.
     var operatorState = OperatorState()
@@ -56,6 +57,15 @@ public final class Gateway: @unchecked Sendable {
     private var stopRequested = false
     private var boundPort = 0
     private let stopped = DispatchSemaphore(value: 0)
+    private var finishedMediaChecks: [(id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant)] = []
+
+    /// From a probe's thread: hand the answer to the service thread.
+    func mediaCheckFinished(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant) {
+        lock.withLock {
+            finishedMediaChecks.append((id, verdict, started))
+            self.server?.wake()
+        }
+    }
 
     public init(configuration: GatewayConfiguration = GatewayConfiguration(), store: (any RoomStore)? = nil,
                 logger: Logger = Logger(label: "cowatch.gateway")) {
@@ -147,6 +157,11 @@ public final class Gateway: @unchecked Sendable {
     /// Called on the service thread whenever it is woken from another thread.
     func serviceWoken() {
         if isStopRequested && !stopping { beginShutdown() }
+        let answers = lock.withLock { () -> [(id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant)] in
+            defer { finishedMediaChecks.removeAll() }
+            return finishedMediaChecks
+        }
+        for answer in answers { applyMediaCheck(answer.id, verdict: answer.verdict, started: answer.started) }
     }
 
     func beginShutdown() {

@@ -67,6 +67,9 @@ public struct GatewayConfiguration: Sendable {
     /// Who may create a room: anyone, or holders of a creation token the operator
     /// issued through the admin API (`create=`).
     public var roomCreation: RoomCreation = .open
+    /// Whether and how shared links are looked at before a room sees them (off
+    /// here; `cowatch serve` turns it on).
+    public var mediaCheck = MediaCheck.Settings()
 
     public enum RoomCreation: String, Sendable, CaseIterable {
         case open, token

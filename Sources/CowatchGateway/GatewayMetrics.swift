@@ -23,6 +23,9 @@ struct GatewayMetrics {
     var roomsExpired = 0
     var fanOut = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var roundTrip = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1])
+    /// Shared links looked at, by verdict (media, not-media, unchecked, busy).
+    var mediaChecks: [String: Int] = [:]
+    var mediaCheckTime = Histogram(bounds: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
 
     struct CloseKey: Hashable {
         /// The close code, or `unattributed` when neither side's close frame was seen
@@ -105,6 +108,9 @@ struct GatewayMetrics {
         histogram("cowatch_broadcast_fanout_seconds",
                   "Time from a broadcast until its frame was written to the last recipient.", fanOut, into: &out)
         histogram("cowatch_round_trip_seconds", "WebSocket ping round trips.", roundTrip, into: &out)
+        family("cowatch_media_checks_total", "counter", "Links shared with /watch or /queue that were looked at, by verdict.")
+        labelled("cowatch_media_checks_total", "verdict", mediaChecks)
+        histogram("cowatch_media_check_seconds", "Time to check a shared link.", mediaCheckTime, into: &out)
         return out
     }
 

@@ -17,7 +17,10 @@ public struct ServeSettings: Sendable {
     /// Where each value came from (`--port`, `COWATCH_PORT`, `cowatch.conf:3`), for messages.
     public var origins: [String: String] = [:]
 
-    public init() {}
+    public init() {
+        // A server for people looks at shared links; the library default (tests) does not.
+        gateway.mediaCheck.enabled = true
+    }
 
     /// The keys, as long flags without dashes, as config-file keys, and as
     /// `COWATCH_` + upper case with `_` for `-`.

@@ -119,6 +119,18 @@ struct Setting: Sendable {
             }
             settings.gateway.room.mediaHosts = hosts
         },
+        Setting(key: "media-check") { value, settings in
+            settings.gateway.mediaCheck.enabled = try boolean(value)
+        },
+        Setting(key: "media-check-private") { value, settings in
+            settings.gateway.mediaCheck.allowPrivateAddresses = try boolean(value)
+        },
+        Setting(key: "media-check-timeout") { value, settings in
+            settings.gateway.mediaCheck.timeoutSeconds = try seconds(value, 0.5...30)
+        },
+        Setting(key: "max-media-checks") { value, settings in
+            settings.gateway.mediaCheck.maximumConcurrent = try integer(value, 1...1000)
+        },
         Setting(key: "admin-token-file") { value, settings in
             // A file, so that the secret stays out of the command line and the environment.
             guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {

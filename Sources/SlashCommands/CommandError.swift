@@ -39,6 +39,9 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     /// The `name=` a connection asked for is not a valid name; it came in under
     /// another (the message says why, and which).
     case badName = "bad-name"
+    /// `/watch` or `/queue` of a link that certainly does not serve media (a web
+    /// page, an image, a 404), as the server found when it looked.
+    case notMedia = "not-media"
 }
 
 /// A refusal: the line was not carried out, and the sender alone is told why.

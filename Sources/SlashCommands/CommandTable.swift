@@ -117,6 +117,22 @@ public enum CommandTable {
             }
         case .next:
             return noArguments(name, .next, "Move everyone to the next item in the queue.", .controllers)
+        case .dequeue:
+            return CommandSpec(name: name, arguments: "<n>|<id>", summary: "Take an item out of the queue: its number as /queue lists it, or its id (q7).", audience: .hosts) { args throws(ArgumentProblem) in
+                let item = try queueReference(&args)
+                try args.requireEnd()
+                return .dequeue(item)
+            }
+        case .move:
+            return CommandSpec(name: name, arguments: "<n>|<id> <position>", summary: "Move a queued item to a position in the queue (/move 3 1 makes item 3 the next one).", audience: .hosts) { args throws(ArgumentProblem) in
+                let item = try queueReference(&args)
+                let word = try args.requireWord("position")
+                try args.requireEnd()
+                guard let position = Int(word), position >= 1, position <= 1_000_000 else {
+                    throw ArgumentProblem("a position is a whole number from 1 (next)")
+                }
+                return .move(item, to: position)
+            }
         case .autoplay:
             return CommandSpec(name: name, arguments: "on|off", summary: "Your preference: when the current item ends and at least one member has autoplay on, the room moves to the next item.", audience: .anyone) { args throws(ArgumentProblem) in
                 .autoplay(try toggle(&args))
@@ -321,6 +337,14 @@ public enum CommandTable {
         try args.requireEnd()
         guard let value = ArgumentValues.toggle(word) else { throw ArgumentProblem("expected on or off") }
         return value
+    }
+
+    private static func queueReference(_ args: inout ArgumentReader) throws(ArgumentProblem) -> QueueReference {
+        let word = try args.requireWord("item")
+        guard let item = QueueReference(word) else {
+            throw ArgumentProblem("an item is its number as /queue lists it (1 is next) or its id (q7)")
+        }
+        return item
     }
 
     private static func sequenceNumber(_ args: inout ArgumentReader) throws(ArgumentProblem) -> Int64 {

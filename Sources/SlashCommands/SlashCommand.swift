@@ -21,6 +21,10 @@ public enum SlashCommand: Hashable, Sendable {
     /// Nil lists the queue; otherwise appends the item.
     case queue(MediaURL?, title: String?)
     case next
+    /// Takes an item out of the queue.
+    case dequeue(QueueReference)
+    /// Moves a queued item to a position (1 is next).
+    case move(QueueReference, to: Int)
     case autoplay(Bool)
     case player(Bool)
     case ready(seq: Int64)
@@ -80,6 +84,8 @@ public enum SlashCommand: Hashable, Sendable {
         case .catchup: .catchup
         case .queue: .queue
         case .next: .next
+        case .dequeue: .dequeue
+        case .move: .move
         case .autoplay: .autoplay
         case .player: .player
         case .ready: .ready
@@ -116,7 +122,7 @@ public enum SlashCommand: Hashable, Sendable {
 /// The names of every command, in the order `/help` lists them.
 public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
-    case catchup, queue, next, autoplay, player, ready, buffering, ended, time, who
+    case catchup, queue, next, dequeue, move, autoplay, player, ready, buffering, ended, time, who
     case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow
     case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, `public`, me
 }
@@ -164,4 +170,30 @@ public enum InputLine: Hashable, Sendable {
     case chat(String)
     /// Blank lines are dropped without an error.
     case empty
+}
+
+/// A queued item, by its place in the queue as `/queue` lists it (1 is next), or
+/// by its id (`q7`, from the state's `queue`), which stays right while others
+/// reorder the queue.
+public enum QueueReference: Hashable, Sendable {
+    case position(Int)
+    case id(String)
+
+    public init?<S: StringProtocol>(_ text: S) {
+        if let number = Int(text), number >= 1, number <= 1_000_000 {
+            self = .position(number)
+        } else if text.count >= 2, text.count <= 20, text.first == "q", text.dropFirst().allSatisfy(\.isASCII),
+                  text.dropFirst().allSatisfy(\.isNumber) {
+            self = .id(String(text))
+        } else {
+            return nil
+        }
+    }
+
+    public var text: String {
+        switch self {
+        case .position(let number): String(number)
+        case .id(let id): id
+        }
+    }
 }

@@ -117,6 +117,18 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The only hosts /watch and /queue may share media from, comma-separated (default: any).")
     var mediaHosts: String?
 
+    @Option(help: "Whether /watch and /queue links are checked for media before sharing: true or false (default true).")
+    var mediaCheck: String?
+
+    @Option(help: "Whether that check may visit private, loopback and link-local addresses: true or false (default false).")
+    var mediaCheckPrivate: String?
+
+    @Option(help: "Seconds the check of a link may take, redirects included (default 4).")
+    var mediaCheckTimeout: String?
+
+    @Option(help: "Link checks in flight at once; beyond them links are shared unchecked (default 16).")
+    var maxMediaChecks: String?
+
     @Option(help: "A file holding the operator's token for the admin API (/admin/...; off without it). See cowatch admin.")
     var adminTokenFile: String?
 
@@ -148,7 +160,8 @@ struct ServeCommand: ParsableCommand {
             ("kick-cooldown", kickCooldown), ("room-expiry", roomExpiry), ("address-bans", addressBans),
             ("max-bans", maxBans), ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
             ("trusted-proxies", trustedProxies), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
-            ("room-creation", roomCreation),
+            ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
+            ("media-check-timeout", mediaCheckTimeout), ("max-media-checks", maxMediaChecks),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]
         for (key, value) in options { if let value { flags[key] = value } }

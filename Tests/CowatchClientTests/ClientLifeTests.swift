@@ -180,6 +180,14 @@ struct ClientLifeLineTests {
         #expect(terminal.on(.opened(2)) == [.say("cowatch: reconnected"), .send("one"), .send("two")])
     }
 
+    @Test("lines piped before the first connection opens wait for it without a word")
+    func linesBeforeOpening() {
+        var terminal = Terminal(interactive: false)
+        _ = terminal.on(.start(now: 100))
+        #expect(terminal.on(.line("/play")).isEmpty)
+        #expect(terminal.on(.opened(1)) == [.send("/play")])
+    }
+
     @Test("/quit and the end of input ask /time and leave once it is answered")
     func endOfInput() {
         var terminal = Terminal()

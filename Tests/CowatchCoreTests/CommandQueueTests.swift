@@ -241,4 +241,41 @@ struct CommandAutoplayTests {
         #expect(room.playback.item == "https://example.org/a.mp4")
         #expect(room.state.queue.count == 1)
     }
+
+    @Test("/move puts a queued item at a position, by number or id; /dequeue takes one out; both publish the queue")
+    func hostsReorder() {
+        var room = Scenario.sharing("alice", "bob")
+        for name in ["b", "c", "d"] { room.say("alice", "/queue https://example.org/\(name).mp4 \(name.uppercased())") }
+        room.say("alice", "/move 3 1")
+        #expect(room.state.queue.map(\.title) == ["D", "B", "C"])
+        #expect(room.playback.cause == .queue)
+        #expect(room.notices.map(\.text).last == "alice moved \"D\" to number 1 in the queue")
+        room.say("alice", "/move q1 9")
+        #expect(room.state.queue.map(\.title) == ["D", "C", "B"])
+        room.say("alice", "/dequeue q2")
+        #expect(room.state.queue.map(\.title) == ["D", "B"])
+        #expect(room.notices.map(\.text).last == "alice took \"C\" out of the queue")
+        room.say("alice", "/dequeue 1")
+        #expect(room.state.queue.map(\.title) == ["B"])
+        room.say("alice", "/next")
+        #expect(room.state.session?.activity.title == "B")
+    }
+
+    @Test("/move and /dequeue of an item that is not there say so; from a member who is not a host they are refused")
+    func reorderRefusals() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/queue https://example.org/b.mp4 B")
+        room.say("alice", "/dequeue 4")
+        #expect(room.error(for: "alice")?.code == .notPossible)
+        #expect(room.error(for: "alice")?.message == "/dequeue: no item 4 (the queue has 1 item(s); /queue lists them)")
+        room.say("alice", "/move q9 1")
+        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.say("alice", "/move 1 1")
+        #expect(room.told("alice") == ["\"B\" is already number 1 in the queue"])
+        room.say("bob", "/dequeue 1")
+        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.say("bob", "/move 1 1")
+        #expect(room.error(for: "bob")?.code == .forbidden)
+        #expect(room.state.queue.map(\.title) == ["B"])
+    }
 }

@@ -157,6 +157,10 @@ class CowatchServer:
             # out any window, and the check that a kicked browser stays out under
             # another name would not show that its device identity does it.
             args += ["--address-bans", "false"]
+        if "--media-check-private" in help_text:
+            # The media server is on loopback: let the server look at it, so that
+            # the links the windows share are checked for real.
+            args += ["--media-check-private", "true"]
         self.cwd = tempfile.mkdtemp(prefix="cowatch-e2e-cwd-")
         self.process = subprocess.Popen(args, stdout=self.log_file, stderr=subprocess.STDOUT, env=env, cwd=self.cwd)
         deadline = time.monotonic() + 15

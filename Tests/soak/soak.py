@@ -538,7 +538,7 @@ def start_server(args):
                "--max-members", "1000", "--max-rooms", "10000",
                "--resume-grace", str(RESUME_GRACE), "--stuck-timeout", str(STUCK_TIMEOUT),
                "--outbox-limit", str(OUTBOX_LIMIT), "--shutdown-grace", str(SHUTDOWN_GRACE),
-               "--log-level", "warning"]
+               "--log-level", "warning", "--media-check", "false"]
     server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                               preexec_fn=die_with_parent)
     with open(os.path.join(args.work, "server.pid"), "w") as pidfile:

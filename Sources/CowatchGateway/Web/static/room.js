@@ -413,7 +413,8 @@ async function main() {
   function renderAll() {
     renderMembers($('members'), model.participants, model.meId, (line) => command(line));
     renderRoomControls($('room-controls'), me(), model.state?.access, (line) => command(line));
-    renderQueue($('queue'), $('queue-empty'), model.state?.queue || []);
+    renderQueue($('queue'), $('queue-empty'), model.state?.queue || [],
+      me()?.role === 'host' ? (line) => command(line) : null);
     const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
     const title = activity ? (activity.title || activity.url) : '';
     $('title').textContent = title;

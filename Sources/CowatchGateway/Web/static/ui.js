@@ -164,9 +164,26 @@ function moderationControls(p, onCommand) {
   ];
 }
 
-export function renderQueue(list, empty, queue) {
-  list.replaceChildren(...queue.map((item) => el('li', {}, el('span', { class: 'name' }, item.title || item.url),
-    item.title && item.title !== item.url ? el('span', { class: 'url' }, item.url) : null)));
+/** The queue, in order. A host also gets, beside each item, "play next" (to the
+ *  top), up and down, and remove: `/move` and `/dequeue` by the item's id, which
+ *  stays right while someone else reorders the queue (docs/commands.md). */
+export function renderQueue(list, empty, queue, onCommand = null) {
+  const button = (label, title, line, disabled = false) => {
+    const b = el('button', { type: 'button', class: 'moderate', title }, label);
+    b.disabled = disabled;
+    b.addEventListener('click', () => onCommand(line));
+    return b;
+  };
+  list.replaceChildren(...queue.map((item, index) => {
+    const name = item.title || item.url;
+    const controls = onCommand ? el('span', { class: 'queue-controls' },
+      button('play next', `Make "${name}" the next item`, `/move ${item.id} 1`, index === 0),
+      button('↑', `Move "${name}" up`, `/move ${item.id} ${index}`, index === 0),
+      button('↓', `Move "${name}" down`, `/move ${item.id} ${index + 2}`, index === queue.length - 1),
+      button('remove', `Take "${name}" out of the queue`, `/dequeue ${item.id}`)) : null;
+    return el('li', { 'data-item': item.id }, el('span', { class: 'name' }, name), controls,
+      item.title && item.title !== item.url ? el('span', { class: 'url' }, item.url) : null);
+  }));
   empty.hidden = queue.length > 0;
 }
 
