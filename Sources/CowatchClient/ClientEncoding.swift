@@ -30,6 +30,12 @@ public struct WebSocketAddress: Sendable, Hashable {
             port = 80
         }
         guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+        // A path typed with spaces or other characters a request line cannot carry
+        // is sent percent-encoded, so the server judges the name it was given.
+        path = path.utf8.map { byte in
+            byte > 0x20 && byte < 0x7F ? String(UnicodeScalar(byte))
+                : (byte < 0x10 ? "%0" : "%") + String(byte, radix: 16, uppercase: true)
+        }.joined()
     }
 
     /// This address with a query parameter added (value percent-encoded).

@@ -952,8 +952,9 @@ class Run:
     def people(self):
         """What a person meets on a fresh room (people-e2e), after the access
         checks: the room's recent chat on arrival, the empty room's one sentence
-        on how to start, the paste-a-link box (watch now, add to the queue), a
-        rename that says who, and a kicked page that stops offering to send.
+        on how to start, the paste-a-link box (watch now, add to the queue), the
+        host's queue controls (play next, remove), a pasted web page refused in
+        words, a rename that says who, and a kicked page that stops offering to send.
         Window A creates the room (its owner, a host); window B, whose browser
         was kicked from mod-e2e only, comes in second."""
         a, b = self.windows[:2]
@@ -1021,6 +1022,35 @@ class Run:
                    f"a link pasted with \"Add to queue\" is listed in the other window's queue: {listed}")
         self.check(a.js("return document.getElementById('video').getAttribute('src')") == watched,
                    "adding to the queue does not change what is playing")
+
+        # Hosts order the queue: a second item, "play next" on it, then "remove".
+        second = self.media.url("timecode.mp4?people=second")
+        a.type(f"/queue {second} Second item")
+        queue_js = "return [...document.querySelectorAll('#queue li .name')].map((n) => n.textContent);"
+        self.wait_js(b, queue_js.replace("return ", "const q = ") + " return q.length === 2 && q;", 5,
+                     "two items in bob's queue")
+        buttons = {w.label: w.js("return [...document.querySelectorAll('#queue li button')].map((b) => b.textContent);")
+                   for w in (a, b)}
+        self.check(buttons[a.label][:4] == ["play next", "↑", "↓", "remove"] and buttons[b.label] == [],
+                   f"the host sees play next, up, down and remove beside each queued item, a member none: {buttons}")
+        a.driver.find_element(By.XPATH, "//ol[@id='queue']/li[2]//button[text()='play next']").click()
+        order = self.wait_js(b, queue_js.replace("return ", "const q = ") + " return q[0] === 'Second item' && q;", 5,
+                             "the second item first in bob's queue")
+        self.check(order[0] == "Second item", f"\"play next\" moves an item to the top for everyone: {order}")
+        a.driver.find_element(By.XPATH, "//ol[@id='queue']/li[1]//button[text()='remove']").click()
+        left = self.wait_js(b, queue_js.replace("return ", "const q = ") + " return q.length === 1 && q;", 5,
+                            "one item left in bob's queue")
+        self.check("Second item" not in left, f"\"remove\" takes the item out for everyone: {left}")
+
+        # A web page pasted by mistake is refused in words, and nothing changes.
+        page = self.media.url("watch.html")
+        a.driver.find_element(By.ID, "share-url").send_keys(page)
+        a.driver.find_element(By.XPATH, share.format("watch")).click()
+        refusal = self.wait_js(a, LOG_JS + "const l = lines.find((l) => l.kind === 'error' && l.text.includes('web page')); return l && l.text;",
+                               10, "the refusal of a web page in alice's log")
+        self.check("share the address of the video file itself" in refusal
+                   and a.js("return document.getElementById('video').getAttribute('src')") == watched,
+                   f"a pasted web page is refused in words and the video stays: {refusal!r}")
 
         self.people_screenshots(a)
 
@@ -1236,6 +1266,8 @@ def main():
     else:
         check_bundled_files(args.cowatch)
     media_file = make_media(Path(args.media_dir))
+    # A web page beside the video: what people paste by mistake (a player's page).
+    (media_file.parent / "watch.html").write_text("<!doctype html><title>A video page</title><p>Not a video file.\n")
     failed = None
     summary = None
     with MediaServer(media_file.parent, _FailingHandler) as media, CowatchServer(args.cowatch, args.web_root) as server:
