@@ -49,6 +49,7 @@ let package = Package(
                 "CowatchConnection",
                 "CowatchCore",
                 "CowatchStore",
+                "CowatchClient",
                 "SlashCommands",
                 "CLibWebSockets",
                 .product(name: "Logging", package: "swift-log"),
@@ -64,6 +65,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // PostgreSQL's client library (Debian libpq-dev) behind a thin target: the
+        // store and the cluster's leases, on threads of their own.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // Where rooms outlive a restart: the store interface, an in-memory store and
         // the embedded SQLite store, writing on a thread of its own.
         .target(
@@ -72,6 +80,7 @@ let package = Package(
                 "CowatchCore",
                 "SlashCommands",
                 "CSQLite",
+                "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

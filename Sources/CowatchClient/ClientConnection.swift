@@ -43,6 +43,8 @@ public final class ClientConnection: @unchecked Sendable {
     var outbox = Deque<(bytes: [UInt8], binary: Bool)>()
     /// C strings lws was given to connect; kept until the connection ends.
     var cStrings: [UnsafeMutablePointer<CChar>] = []
+    /// Extra upgrade request headers, added when libwebsockets asks for them.
+    var headers: [(name: String, value: String)] = []
     var incoming: [UInt8] = []
     var closeRequested = false
     var closeCode: UInt16?

@@ -76,12 +76,16 @@ public final class WebSocketClients: @unchecked Sendable {
     }
 
     /// Opens a connection; events arrive through `handlers` on the service thread.
-    public func connect(_ address: WebSocketAddress, encoding: ClientEncoding, handlers: ClientHandlers) -> ClientConnection {
+    /// `headers`: more request headers for the upgrade (a cluster node relaying a
+    /// member names it with `X-Forwarded-For`).
+    public func connect(_ address: WebSocketAddress, encoding: ClientEncoding, handlers: ClientHandlers,
+                        headers: [(name: String, value: String)] = []) -> ClientConnection {
         let id = lock.withLock { () -> UInt64 in
             defer { nextID += 1 }
             return nextID
         }
         let connection = ClientConnection(id: id, address: address, encoding: encoding, handlers: handlers, owner: self)
+        connection.headers = headers
         submit(.connect(connection))
         return connection
     }
@@ -196,6 +200,21 @@ public final class WebSocketClients: @unchecked Sendable {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainRequests()
+        case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+            guard let connection = connection(for: wsi), !connection.headers.isEmpty, let input else { return 0 }
+            let cursor = input.assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
+            guard let start = cursor.pointee else { return 0 }
+            let end = start + length
+            for (name, value) in connection.headers {
+                let added = (name.lowercased() + ":").withCString { namePointer in
+                    value.withCString { valuePointer in
+                        lws_add_http_header_by_name(wsi, UnsafeRawPointer(namePointer).assumingMemoryBound(to: UInt8.self),
+                                                    UnsafeRawPointer(valuePointer).assumingMemoryBound(to: UInt8.self),
+                                                    Int32(value.utf8.count), cursor, end)
+                    }
+                }
+                if added != 0 { return -1 }
+            }
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             guard let connection = connection(for: wsi) else { return -1 }
             connection.wsi = wsi

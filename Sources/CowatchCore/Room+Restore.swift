@@ -48,6 +48,16 @@ extension Room {
         return (room, actions)
     }
 
+    /// A node taking a room over in a cluster goes on numbering states after every
+    /// `seq` its predecessor may have sent, written or not, so that no `seq` is
+    /// ever seen twice (docs/cluster.md, "Numbering"). Called before anyone is
+    /// connected: the next state published carries `seq + 1`.
+    public mutating func continueNumbering(after seq: Int64) {
+        guard seq > state.seq else { return }
+        state.seq = seq
+        readinessAnchor = seq + 1
+    }
+
     /// A persisted member, back as disconnected within a fresh grace period.
     mutating func readmit(_ record: MemberRecord, now: ServerInstant) {
         var member = Member(

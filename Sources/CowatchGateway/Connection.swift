@@ -25,6 +25,13 @@ final class Connection {
     var isGone = false
     /// A shared link being checked, and the lines held behind it (`Gateway+MediaCheck.swift`).
     var mediaCheck: Gateway.PendingMediaCheck?
+    /// In a cluster: the upgrade of a connection waiting to learn where its room
+    /// lives, since when, and the messages it sent meanwhile (Gateway+Cluster.swift).
+    var pendingRequest: UpgradeRequest?
+    var waitingSince: MonotonicInstant?
+    var heldMessages: [[UInt8]] = []
+    /// In a cluster: the link to the room's owner, for a member relayed there.
+    var relay: RelayLink?
 
     init(id: UInt64, address: String, encoding: Encoding, state: ConnectionState) {
         self.id = id

@@ -41,6 +41,7 @@ extension Gateway {
             }
         }
         if let store, !changes.isEmpty { store.write(changes) }
+        if cluster != nil, rooms[name] === entry { numbered(entry) }
     }
 
     /// Who came, went and changed role, for an operator asking "who did what in

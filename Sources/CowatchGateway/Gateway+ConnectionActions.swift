@@ -35,6 +35,12 @@ extension Gateway {
                 metrics.outboxDrops += dropped.count
                 metrics.outboxResyncs += 1
                 for frame in dropped { settle(frame, now: now) }
+                if connection.relay != nil {
+                    // The owner keeps the room's state: a relayed member that fell
+                    // behind comes back for it.
+                    close(connection, code: 1012, reason: "too far behind; reconnect now")
+                    continue
+                }
                 guard let name = connection.room, let entry = rooms[name] else { continue }
                 let frames = frames(for: .state(entry.room.state), encoding: connection.encoding, now: now)
                 perform(connection.state.enqueueResynchronization(frames), on: connection)

@@ -50,7 +50,15 @@ extension Gateway {
         connectionsPerAddress[request.address, default: 0] += 1
         metrics.connectionsOpened += 1
         guard !request.echo, let name = request.room else { return }
+        if cluster != nil && rooms[name] == nil {
+            place(connection, request, in: name)
+            return
+        }
+        join(connection, request, room: name)
+    }
 
+    /// Binds a connection to its room here as a member (or refuses it).
+    func join(_ connection: Connection, _ request: UpgradeRequest, room name: RoomName) {
         let now = ServerClock.now()
         let entry: RoomEntry
         var created = false
@@ -122,6 +130,8 @@ extension Gateway {
         upgrades[id] = nil
         guard let connection = connections.removeValue(forKey: id) else { return }
         connection.isGone = true
+        connection.relay?.upstream.close()
+        connection.relay = nil
         let open = connectionsPerAddress[connection.address, default: 1] - 1
         connectionsPerAddress[connection.address] = open > 0 ? open : nil
         let now = ServerClock.monotonic()
@@ -151,9 +161,30 @@ extension Gateway {
             if connection.encoding == .echo {
                 echo(message, binary: binary, on: connection)
             } else {
-                handle(message, on: connection)
+                handleMessage(message, on: connection)
             }
         }
+    }
+
+    /// A member's message: relayed to the room's owner, held while the room is
+    /// being placed, or handled here.
+    func handleMessage(_ message: [UInt8], on connection: Connection) {
+        if var relay = connection.relay {
+            if relay.open {
+                relay.upstream.send(String(decoding: message, as: UTF8.self))
+            } else if relay.held.count < configuration.mediaCheck.maximumHeldLines {
+                relay.held.append(String(decoding: message, as: UTF8.self))
+                connection.relay = relay
+            }
+            return
+        }
+        if connection.pendingRequest != nil {
+            if connection.heldMessages.count < configuration.mediaCheck.maximumHeldLines {
+                connection.heldMessages.append(message)
+            }
+            return
+        }
+        handle(message, on: connection)
     }
 
     /// A whole text message: one line or several, each admitted by the command
@@ -227,6 +258,7 @@ extension Gateway {
         for connection in connections.values {
             perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
         }
+        clusterHousekeeping()
         finishShutdownIfDone()
     }
 

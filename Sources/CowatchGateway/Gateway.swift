@@ -1,3 +1,4 @@
+import CowatchClient
 import CowatchConnection
 import CowatchCore
 import CowatchStore
@@ -57,20 +58,33 @@ public final class Gateway: @unchecked Sendable {
     private var stopRequested = false
     private var boundPort = 0
     private let stopped = DispatchSemaphore(value: 0)
-    private var finishedMediaChecks: [(id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant)] = []
+    private var inbox: [ServiceMessage] = []
+    /// The cluster's PostgreSQL pieces; nil for a server on its own.
+    let clusterLink: ClusterLink?
+    /// Service-thread state of the cluster, made at start.
+    var cluster: ClusterState?
 
-    /// From a probe's thread: hand the answer to the service thread.
-    func mediaCheckFinished(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant) {
+    /// From any other thread (a link check, the database, a relay): hand a message
+    /// to the service thread, which handles it when woken (`serviceWoken`).
+    func post(_ message: ServiceMessage) {
         lock.withLock {
-            finishedMediaChecks.append((id, verdict, started))
+            inbox.append(message)
             self.server?.wake()
         }
     }
 
+    /// From a probe's thread: hand the answer to the service thread.
+    func mediaCheckFinished(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant) {
+        post(.mediaCheck(id, verdict, started: started))
+    }
+
+    /// `cluster`: this node is one of several sharing a PostgreSQL database
+    /// (docs/cluster.md); `store` is then the cluster's store.
     public init(configuration: GatewayConfiguration = GatewayConfiguration(), store: (any RoomStore)? = nil,
-                logger: Logger = Logger(label: "cowatch.gateway")) {
+                cluster: ClusterLink? = nil, logger: Logger = Logger(label: "cowatch.gateway")) {
         self.configuration = configuration
         self.store = store
+        self.clusterLink = cluster
         self.logger = logger
         self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
         self.web = WebRoot()
@@ -85,7 +99,15 @@ public final class Gateway: @unchecked Sendable {
     /// its own; returns the bound port.
     @discardableResult
     public func start() throws -> Int {
-        let stored = try store?.load()
+        // A cluster node loads no rooms at start: each is loaded by the node that
+        // takes its lease, when a member comes (Gateway+Cluster.swift).
+        let stored = try clusterLink.map { try $0.store.loadShared() } ?? store?.load()
+        if let clusterLink {
+            cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: 2))
+            clusterLink.store.onFenced = { [weak self] room in self?.post(.fenced(room)) }
+            clusterLink.leases.onRenewal = { [weak self] renewal in self?.post(.renewal(renewal)) }
+            clusterLink.leases.start()
+        }
         let started = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var failure: Error?
         let thread = Thread { [self] in
@@ -142,6 +164,7 @@ public final class Gateway: @unchecked Sendable {
             if server.serviceOnce() < 0 { break }
         }
         let remaining = connections.count
+        cluster?.relays.shutdown()
         store?.write([.alive(ServerClock.now())])
         store?.flush()
         lock.withLock { self.server = nil }
@@ -157,19 +180,27 @@ public final class Gateway: @unchecked Sendable {
     /// Called on the service thread whenever it is woken from another thread.
     func serviceWoken() {
         if isStopRequested && !stopping { beginShutdown() }
-        let answers = lock.withLock { () -> [(id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant)] in
-            defer { finishedMediaChecks.removeAll() }
-            return finishedMediaChecks
+        let messages = lock.withLock { () -> [ServiceMessage] in
+            defer { inbox.removeAll() }
+            return inbox
         }
-        for answer in answers { applyMediaCheck(answer.id, verdict: answer.verdict, started: answer.started) }
+        for message in messages { handle(message) }
     }
 
     func beginShutdown() {
         stopping = true
         stopDeadline = ServerClock.monotonic() + .seconds(configuration.shutdownGraceSeconds)
         logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
-        for connection in connections.values {
-            close(connection, code: 1001, reason: "server shutting down")
+        if cluster != nil {
+            // In a cluster another node takes each room: come back at once.
+            handOver()
+            for connection in connections.values {
+                close(connection, code: 1012, reason: "this node is leaving; reconnect now")
+            }
+        } else {
+            for connection in connections.values {
+                close(connection, code: 1001, reason: "server shutting down")
+            }
         }
         finishShutdownIfDone()
         server?.armHousekeeping(afterMicroseconds: 50_000)

@@ -28,7 +28,7 @@ extension Gateway {
         switch path {
         case "/healthz":
             metrics.httpRequests["healthz", default: 0] += 1
-            return HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", body: "ok")
+            return HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", body: "ok" + clusterHealth())
         case "/metrics":
             metrics.httpRequests["metrics", default: 0] += 1
             let gauges = GatewayMetrics.Gauges(
@@ -36,7 +36,7 @@ extension Gateway {
                 members: rooms.values.reduce(0) { $0 + $1.connections.count }, timers: timers.count,
                 storeFailures: store?.failedWrites ?? 0)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                                body: metrics.render(gauges))
+                                body: metrics.render(gauges) + clusterMetrics())
         case "/rooms.json":
             metrics.httpRequests["listing", default: 0] += 1
             return publicRooms()

@@ -8,12 +8,20 @@ import Foundation
 public struct ServeSettings: Sendable {
     public enum StoreKind: String, Sendable {
         case sqlite, memory
+        /// A cluster node (docs/cluster.md).
+        case postgres
     }
 
     public var gateway = GatewayConfiguration()
     public var store: StoreKind = .sqlite
     public var dataDirectory = "./data"
     public var logLevel = "info"
+    /// For `store postgres`: the database, this node's name, where other nodes
+    /// reach it, and its leases' length.
+    public var databaseURL: String?
+    public var nodeID: String?
+    public var advertiseURL: String?
+    public var leaseSeconds = 1.5
     /// Where each value came from (`--port`, `COWATCH_PORT`, `cowatch.conf:3`), for messages.
     public var origins: [String: String] = [:]
 

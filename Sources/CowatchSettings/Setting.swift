@@ -27,8 +27,29 @@ struct Setting: Sendable {
             settings.dataDirectory = value
         },
         Setting(key: "store") { value, settings in
-            guard let kind = ServeSettings.StoreKind(rawValue: value) else { throw SettingsError("expected sqlite or memory") }
+            guard let kind = ServeSettings.StoreKind(rawValue: value) else { throw SettingsError("expected sqlite, memory or postgres") }
             settings.store = kind
+        },
+        Setting(key: "database-url") { value, settings in
+            guard value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") else {
+                throw SettingsError("expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
+            }
+            settings.databaseURL = value
+        },
+        Setting(key: "node-id") { value, settings in
+            guard (1...64).contains(value.count), value.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw SettingsError("expected 1 to 64 letters, digits, '-', '_' or '.'")
+            }
+            settings.nodeID = value
+        },
+        Setting(key: "advertise-url") { value, settings in
+            guard value.hasPrefix("ws://"), !value.hasSuffix("/"), value.count <= 200 else {
+                throw SettingsError("expected ws://HOST:PORT, where the other nodes reach this one")
+            }
+            settings.advertiseURL = value
+        },
+        Setting(key: "lease-seconds") { value, settings in
+            settings.leaseSeconds = try seconds(value, 0.3...60)
         },
         Setting(key: "max-downtime") { value, settings in
             settings.gateway.maximumDowntimeSeconds = try seconds(value, 0...31_536_000)

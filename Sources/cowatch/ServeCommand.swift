@@ -129,6 +129,18 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Link checks in flight at once; beyond them links are shared unchecked (default 16).")
     var maxMediaChecks: String?
 
+    @Option(help: "For --store postgres: the database, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.")
+    var databaseUrl: String?
+
+    @Option(help: "For --store postgres: this node's name in the cluster (default: host name and port).")
+    var nodeId: String?
+
+    @Option(help: "For --store postgres: where the other nodes reach this one, ws://HOST:PORT (default ws://127.0.0.1:PORT).")
+    var advertiseUrl: String?
+
+    @Option(help: "For --store postgres: seconds a room's lease lasts unrenewed; a dead node's rooms move after it (default 1.5).")
+    var leaseSeconds: String?
+
     @Option(help: "A file holding the operator's token for the admin API (/admin/...; off without it). See cowatch admin.")
     var adminTokenFile: String?
 
@@ -162,6 +174,7 @@ struct ServeCommand: ParsableCommand {
             ("trusted-proxies", trustedProxies), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
             ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
             ("media-check-timeout", mediaCheckTimeout), ("max-media-checks", maxMediaChecks),
+            ("database-url", databaseUrl), ("node-id", nodeId), ("advertise-url", advertiseUrl), ("lease-seconds", leaseSeconds),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]
         for (key, value) in options { if let value { flags[key] = value } }
@@ -184,7 +197,36 @@ struct ServeCommand: ParsableCommand {
         let logger = Logger(label: "cowatch.serve")
 
         let roomStore: any RoomStore
+        var cluster: ClusterLink?
         switch settings.store {
+        case .postgres:
+            guard let url = settings.databaseURL else {
+                Output.error("cowatch serve: --store postgres needs --database-url postgres://USER@HOST/DATABASE")
+                throw ExitCode.validationFailure
+            }
+            let port = settings.gateway.port
+            guard settings.advertiseURL != nil || port != 0 else {
+                Output.error("cowatch serve: --store postgres needs --advertise-url, or a --port other than 0")
+                throw ExitCode.validationFailure
+            }
+            let hostName = ProcessInfo.processInfo.hostName.prefix(40).filter { $0.isLetter || $0.isNumber || "-_.".contains($0) }
+            let node = settings.nodeID ?? "\(hostName)-\(port)"
+            let advertise = settings.advertiseURL ?? "ws://127.0.0.1:\(port)"
+            do {
+                let store = try PostgresStore(url: url, node: node, fencing: true, chatLimit: settings.gateway.room.chatHistory,
+                                              logger: Logger(label: "cowatch.store"))
+                let leases = PostgresLeases(url: url, settings: PostgresLeases.Settings(
+                    node: node, advertiseURL: advertise, leaseSeconds: settings.leaseSeconds,
+                    renewSeconds: settings.leaseSeconds / 4), store: store, logger: Logger(label: "cowatch.cluster"))
+                roomStore = store
+                cluster = ClusterLink(store: store, leases: leases)
+            } catch {
+                Output.error("cowatch serve: \(error)")
+                throw ExitCode.failure
+            }
+            logger.notice("store: postgres, cluster node", metadata: [
+                "database": "\(PostgresStore.redacted(url))", "node": "\(node)", "advertise": "\(advertise)",
+                "lease": "\(settings.leaseSeconds)s"])
         case .memory:
             roomStore = MemoryStore(chatLimit: settings.gateway.room.chatHistory)
             logger.notice("store: memory; rooms are lost when the server stops")
@@ -199,7 +241,8 @@ struct ServeCommand: ParsableCommand {
             logger.notice("store: sqlite", metadata: ["path": "\(settings.dataDirectory)/cowatch.sqlite"])
         }
 
-        let gateway = Gateway(configuration: settings.gateway, store: roomStore, logger: Logger(label: "cowatch.gateway"))
+        let gateway = Gateway(configuration: settings.gateway, store: roomStore, cluster: cluster,
+                              logger: Logger(label: "cowatch.gateway"))
         // Watching before anything is announced: a SIGTERM right after the banner
         // must still shut down gracefully.
         let signals = SignalWatcher { signal in

@@ -49,6 +49,15 @@ struct ClientLifeCloseTests {
         #expect(terminal.on(.opened(2)) == [.say("cowatch: reconnected")])
     }
 
+    @Test("1012 (the room moved to another node) comes back at once")
+    func movedComesBackAtOnce() {
+        var terminal = Terminal()
+        terminal.joined()
+        let closed = terminal.on(.closed(1, CloseInfo(code: 1012, reason: "the room moved to another node; reconnect now"), now: 101))
+        #expect(Terminal.said(closed).contains("the room moved to another server (1012)"))
+        #expect(Terminal.delay(closed).map { $0 <= 0.1 } == true)
+    }
+
     @Test("a dropped connection (no close frame) comes back too")
     func dropReconnects() {
         var terminal = Terminal()

@@ -1,5 +1,5 @@
 @testable import CowatchCore
-import CowatchStore
+@testable import CowatchStore
 import Foundation
 import SlashCommands
 import Testing
@@ -8,9 +8,12 @@ import Testing
 @Suite("Store contract")
 struct StoreContractTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
-        case memory, sqlite
+        case memory, sqlite, postgres
         var testDescription: String { rawValue }
     }
+
+    /// PostgreSQL joins when `commands/test` has started one (COWATCH_TEST_DATABASE_URL).
+    static let kinds: [Kind] = TestDatabase.url == nil ? [.memory, .sqlite] : Kind.allCases
 
     /// A fresh store of the kind, and a function that reopens the same data (for
     /// SQLite, a new store on the same directory; memory has no second life).
@@ -25,6 +28,13 @@ struct StoreContractTests {
             return (store, {
                 store.close()
                 return try SQLiteStore(directory: directory, chatLimit: chatLimit)
+            })
+        case .postgres:
+            let url = try TestDatabase.fresh()
+            let store = try PostgresStore(url: url, node: "test", fencing: false, chatLimit: chatLimit)
+            return (store, {
+                store.close()
+                return try PostgresStore(url: url, node: "test", fencing: false, chatLimit: chatLimit)
             })
         }
     }
@@ -56,7 +66,7 @@ struct StoreContractTests {
                  at: ServerInstant(milliseconds: Int64(number)), me: number % 2 == 0)
     }
 
-    @Test("a room, its members and its chat come back exactly as written", arguments: Kind.allCases)
+    @Test("a room, its members and its chat come back exactly as written", arguments: kinds)
     func roundTrip(kind: Kind) throws {
         let (store, reopen) = try Self.make(kind)
         store.write([.room(Self.snapshot(seq: 4)), .member(Self.lobby, Self.member("m1", name: "alice", role: .host)),
@@ -71,7 +81,7 @@ struct StoreContractTests {
         #expect(loaded.lastAlive == ServerInstant(milliseconds: 5_000))
     }
 
-    @Test("the server's own state comes back by name, the latest of each, apart from rooms", arguments: Kind.allCases)
+    @Test("the server's own state comes back by name, the latest of each, apart from rooms", arguments: kinds)
     func serverState(kind: Kind) throws {
         let (store, reopen) = try Self.make(kind)
         store.write([.serverState(name: "operator", json: #"{"draining":false}"#), .alive(ServerInstant(milliseconds: 7)),
@@ -83,7 +93,7 @@ struct StoreContractTests {
         #expect(loaded.lastAlive == ServerInstant(milliseconds: 7))
     }
 
-    @Test("the newest snapshot, member record and forgetting win", arguments: Kind.allCases)
+    @Test("the newest snapshot, member record and forgetting win", arguments: kinds)
     func latestWins(kind: Kind) throws {
         let (store, reopen) = try Self.make(kind)
         var renamed = Self.member("m2", name: "bob")
@@ -97,7 +107,7 @@ struct StoreContractTests {
         #expect(room.members == [renamed])
     }
 
-    @Test("only the last chat lines are kept, oldest first", arguments: Kind.allCases)
+    @Test("only the last chat lines are kept, oldest first", arguments: kinds)
     func chatLimit(kind: Kind) throws {
         let (store, reopen) = try Self.make(kind, chatLimit: 5)
         store.write([.room(Self.snapshot(seq: 1))] + (1...12).map { .chat(Self.lobby, Self.chat($0)) })
@@ -105,7 +115,7 @@ struct StoreContractTests {
         #expect(try reopen().load().rooms.first?.chat == (8...12).map(Self.chat))
     }
 
-    @Test("a forgotten room is gone with its members and chat", arguments: Kind.allCases)
+    @Test("a forgotten room is gone with its members and chat", arguments: kinds)
     func forgetRoom(kind: Kind) throws {
         let (store, reopen) = try Self.make(kind)
         let other = RoomName("other")!

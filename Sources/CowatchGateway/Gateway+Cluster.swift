@@ -1,0 +1,366 @@
+import CowatchClient
+import CowatchConnection
+import CowatchCore
+import CowatchStore
+import Foundation
+import SlashCommands
+
+/// A cluster's PostgreSQL pieces, given to the gateway by `cowatch serve --store
+/// postgres` (docs/cluster.md).
+public struct ClusterLink: Sendable {
+    public let store: PostgresStore
+    public let leases: PostgresLeases
+
+    public init(store: PostgresStore, leases: PostgresLeases) {
+        self.store = store
+        self.leases = leases
+    }
+}
+
+/// The gateway's cluster state, on the service thread.
+final class ClusterState {
+    let link: ClusterLink
+    var ownership: RoomOwnership
+    /// Connections waiting to learn where their room lives, by room.
+    var waiting: [RoomName: [UInt64]] = [:]
+    /// Rooms whose placement was asked of the database and not yet answered.
+    var asking: Set<RoomName> = []
+    /// Rooms to ask again (their owner did not answer a relay), and when.
+    var askAgain: [RoomName: MonotonicInstant] = [:]
+    /// Upstream links for members relayed to the room's owner.
+    let relays: WebSocketClients
+    var renewals = 0
+    var renewalFailures = 0
+    var roomsTaken = 0
+    var roomsLost = 0
+    var databaseSeconds = GatewayMetrics.Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
+    var databaseUp = true
+
+    init(link: ClusterLink, relays: WebSocketClients) {
+        self.link = link
+        self.relays = relays
+        ownership = RoomOwnership(leaseSeconds: link.leases.settings.leaseSeconds, seqBlock: link.leases.settings.seqBlock)
+    }
+}
+
+/// What other threads hand the service thread (`Gateway.post`).
+enum ServiceMessage: @unchecked Sendable {
+    case mediaCheck(UInt64, MediaCheck.Verdict, started: MonotonicInstant)
+    case placement(RoomName, PostgresLeases.Placement)
+    case renewal(PostgresLeases.Renewal)
+    case fenced(RoomName)
+    case ceilingExtended(RoomName, epoch: Int64, ceiling: Int64, granted: Bool)
+    case relayOpened(UInt64)
+    case relayReceived(UInt64, String)
+    case relayClosed(UInt64, CloseInfo)
+}
+
+/// Where a relayed member's connection stands.
+struct RelayLink {
+    var upstream: ClientConnection
+    var open = false
+    var held: [String] = []
+}
+
+extension Gateway {
+    /// How long a member may wait for its room to find an owner (a dead owner's
+    /// lease must end first) before it is asked to come back later.
+    var placementPatience: MonotonicDuration {
+        .seconds((cluster?.link.leases.settings.leaseSeconds ?? 1) * 2 + 2)
+    }
+
+    func handle(_ message: ServiceMessage) {
+        switch message {
+        case .mediaCheck(let id, let verdict, let started):
+            applyMediaCheck(id, verdict: verdict, started: started)
+        case .placement(let room, let placement):
+            placed(room, placement)
+        case .renewal(let renewal):
+            guard let cluster else { return }
+            cluster.databaseSeconds.observe(seconds: renewal.seconds)
+            if let held = renewal.held {
+                cluster.renewals += 1
+                cluster.databaseUp = true
+                ownershipActions(cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held)))
+            } else {
+                cluster.renewalFailures += 1
+                cluster.databaseUp = false
+                ownershipActions(cluster.ownership.handle(.renewalFailed))
+            }
+        case .fenced(let room):
+            stepDown(room, why: "a write was refused: another node holds its lease")
+        case .ceilingExtended(let room, let epoch, let ceiling, let granted):
+            guard let cluster else { return }
+            ownershipActions(cluster.ownership.handle(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted)))
+        case .relayOpened(let id):
+            guard let connection = connections[id], var relay = connection.relay else { return }
+            relay.open = true
+            for text in relay.held { relay.upstream.send(text) }
+            relay.held = []
+            connection.relay = relay
+            connection.pendingRequest = nil
+            connection.waitingSince = nil
+        case .relayReceived(let id, let text):
+            guard let connection = connections[id], connection.relay != nil, connection.state.isOpen else { return }
+            enqueue(OutboundFrame(Array(text.utf8), kind: .text, createdAt: ServerClock.monotonic()), on: connection)
+        case .relayClosed(let id, let info):
+            guard let connection = connections[id], let relay = connection.relay else { return }
+            connection.relay = nil
+            if !relay.open, let request = connection.pendingRequest, let room = request.room, !stopping {
+                connection.heldMessages = relay.held.map { Array($0.utf8) } + connection.heldMessages
+                // The owner did not answer (it may have just died): ask again shortly,
+                // while the member waits.
+                wait(connection, for: room, retryAfter: 0.15)
+                return
+            }
+            guard connection.state.isOpen else { return }
+            if let code = info.code, !Self.relayCloseMeansMoved(code) {
+                close(connection, code: code, reason: info.reason)
+            } else {
+                close(connection, code: 1012, reason: "the room moved to another node; reconnect now")
+            }
+        }
+    }
+
+    /// Closes from the owner that mean "this room is elsewhere now": the member is
+    /// told to reconnect at once (1012) rather than given up.
+    static func relayCloseMeansMoved(_ code: UInt16) -> Bool {
+        [1001, 1006, 1011, 1012, 1013].contains(code)
+    }
+
+    // MARK: - Placing a connection
+
+    /// A connection to a room this node does not serve: held (with its lines) until
+    /// the database says who owns the room.
+    func place(_ connection: Connection, _ request: UpgradeRequest, in room: RoomName) {
+        connection.pendingRequest = request
+        connection.waitingSince = ServerClock.monotonic()
+        wait(connection, for: room, retryAfter: 0)
+    }
+
+    private func wait(_ connection: Connection, for room: RoomName, retryAfter delay: Double) {
+        guard let cluster else { return }
+        cluster.waiting[room, default: []].append(connection.id)
+        if delay > 0 {
+            let due = ServerClock.monotonic() + .seconds(delay)
+            cluster.askAgain[room] = min(cluster.askAgain[room] ?? due, due)
+        } else {
+            ask(room)
+        }
+    }
+
+    private func ask(_ room: RoomName) {
+        guard let cluster, !cluster.asking.contains(room) else { return }
+        cluster.asking.insert(room)
+        cluster.askAgain[room] = nil
+        cluster.link.leases.acquire(room) { [weak self] placement in self?.post(.placement(room, placement)) }
+    }
+
+    /// Every housekeeping pass: leases that lapsed, rooms to ask about again,
+    /// members who waited too long.
+    func clusterHousekeeping() {
+        guard let cluster else { return }
+        ownershipActions(cluster.ownership.handle(.tick(now: PostgresLeases.monotonicSeconds())))
+        let now = ServerClock.monotonic()
+        for (room, due) in cluster.askAgain where due <= now { ask(room) }
+        for connection in connections.values where connection.pendingRequest != nil && connection.relay == nil {
+            if let since = connection.waitingSince, now - since > placementPatience {
+                connection.pendingRequest = nil
+                close(connection, code: 1013, reason: "the room has no node to serve it right now; try again shortly")
+            }
+        }
+    }
+
+    private func placed(_ room: RoomName, _ placement: PostgresLeases.Placement) {
+        guard let cluster else { return }
+        cluster.asking.remove(room)
+        let waiting = (cluster.waiting.removeValue(forKey: room) ?? []).compactMap { connections[$0] }
+            .filter { $0.state.isOpen && $0.pendingRequest != nil }
+        switch placement {
+        case .owned(let epoch, let floor, let ceiling, let stored, let requestedAt):
+            if stopping {
+                cluster.link.leases.release(room, epoch: epoch)
+                for connection in waiting { close(connection, code: 1012, reason: "this node is leaving; reconnect now") }
+                return
+            }
+            if rooms[room] == nil { takeOver(room, stored: stored, floor: floor) }
+            cluster.link.store.own(room, epoch: epoch)
+            ownershipActions(cluster.ownership.handle(.acquired(room, epoch: epoch, ceiling: ceiling, requestedAt: requestedAt)))
+            cluster.roomsTaken += 1
+            logger.info("room taken", metadata: ["room": "\(room)", "epoch": "\(epoch)", "seq": "\(floor)"])
+            for connection in waiting {
+                guard let request = connection.pendingRequest else { continue }
+                connection.pendingRequest = nil
+                connection.waitingSince = nil
+                join(connection, request, room: room)
+                let held = connection.heldMessages
+                connection.heldMessages = []
+                for message in held { handleMessage(message, on: connection) }
+            }
+        case .elsewhere(let node, let url):
+            guard !url.isEmpty, node != cluster.link.leases.settings.node else {
+                for connection in waiting { wait(connection, for: room, retryAfter: 0.15) }
+                return
+            }
+            for connection in waiting { relay(connection, to: url) }
+        case .unavailable(let why):
+            logger.warning("room placement failed", metadata: ["room": "\(room)", "error": "\(why)"])
+            for connection in waiting { wait(connection, for: room, retryAfter: 0.5) }
+        }
+    }
+
+    /// The room as the database keeps it, now this node's: playing rooms go on
+    /// from their anchor, members wait for their resume tokens, and states are
+    /// numbered after every `seq` the previous owner could have sent.
+    private func takeOver(_ room: RoomName, stored: StoredRooms.Room?, floor: Int64) {
+        let now = ServerClock.now()
+        var entry: RoomEntry
+        var actions: [RoomAction] = []
+        if let stored {
+            let (restored, restoring) = Room.restore(
+                stored.snapshot, members: stored.members, chat: stored.chat, configuration: configuration.room,
+                downSince: stored.snapshot.savedAt,
+                maximumDowntime: ServerInterval(seconds: configuration.maximumDowntimeSeconds), now: now)
+            entry = RoomEntry(room: restored)
+            actions = restoring
+        } else {
+            entry = RoomEntry(room: Room(name: room, configuration: configuration.room, now: now))
+        }
+        entry.room.continueNumbering(after: floor)
+        rooms[room] = entry
+        run(actions, in: entry)
+    }
+
+    // MARK: - Relaying a member to the room's owner
+
+    private func relay(_ connection: Connection, to base: String) {
+        guard let cluster, let request = connection.pendingRequest, let room = request.room,
+              var address = WebSocketAddress(base.hasSuffix("/") ? String(base.dropLast()) + "/rooms/\(room)" : base + "/rooms/\(room)")
+        else {
+            close(connection, code: 1011, reason: "the room's node cannot be reached")
+            return
+        }
+        for (key, value) in Self.query(of: request) { address = address.adding(key, value) }
+        let id = connection.id
+        let encoding: ClientEncoding = connection.encoding == .text ? .text : .json
+        let upstream = cluster.relays.connect(address, encoding: encoding, handlers: ClientHandlers(
+            opened: { [weak self] in self?.post(.relayOpened(id)) },
+            received: { [weak self] text in self?.post(.relayReceived(id, text)) },
+            closed: { [weak self] info in self?.post(.relayClosed(id, info)) }),
+            headers: [("X-Forwarded-For", connection.address)])
+        var link = RelayLink(upstream: upstream)
+        link.held = connection.heldMessages.map { String(decoding: $0, as: UTF8.self) }
+        connection.heldMessages = []
+        connection.relay = link
+        // The member stays "pending" until the owner answers: a refusal of the
+        // link before it opens sends it back to waiting (see `.relayClosed`).
+        connection.pendingRequest = request
+    }
+
+    /// The query an upgrade carried, for the same upgrade on the owner's node.
+    static func query(of request: UpgradeRequest) -> [(String, String)] {
+        var query: [(String, String)] = []
+        if let name = request.name { query.append(("name", name)) }
+        if let resume = request.resume { query.append(("resume", resume)) }
+        if request.player { query.append(("player", "1")) }
+        if !request.join { query.append(("join", "0")) }
+        if let owner = request.owner { query.append(("owner", owner)) }
+        if let device = request.device { query.append(("device", device)) }
+        if let invite = request.invite { query.append(("invite", invite)) }
+        if let password = request.password { query.append(("password", password)) }
+        if let token = request.token { query.append(("token", token)) }
+        if let create = request.create { query.append(("create", create)) }
+        return query
+    }
+
+    // MARK: - Ownership's decisions
+
+    func ownershipActions(_ actions: [RoomOwnership.Action]) {
+        guard let cluster else { return }
+        for action in actions {
+            switch action {
+            case .stepDown(let room, let why):
+                stepDown(room, why: why)
+            case .extendCeiling(let room, let epoch, let ceiling):
+                cluster.link.leases.extendCeiling(room, epoch: epoch, to: ceiling) { [weak self] granted in
+                    self?.post(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted))
+                }
+            }
+        }
+    }
+
+    /// This node no longer owns `room`: it writes nothing more of it, and its
+    /// members are told to reconnect, to whichever node now has it.
+    func stepDown(_ room: RoomName, why: String) {
+        guard let cluster else { return }
+        cluster.link.store.disown(room)
+        _ = cluster.ownership.handle(.released(room))
+        guard let entry = rooms.removeValue(forKey: room) else { return }
+        timers.cancelAll(in: room)
+        cluster.roomsLost += 1
+        logger.warning("room given up", metadata: ["room": "\(room)", "why": "\(why)"])
+        for (member, connection) in entry.connections {
+            entry.unbind(member)
+            connection.member = nil
+            close(connection, code: 1012, reason: "the room moved to another node; reconnect now")
+        }
+    }
+
+    /// After each room's actions: the numbers its states used.
+    func numbered(_ entry: RoomEntry) {
+        guard let cluster else { return }
+        ownershipActions(cluster.ownership.handle(.numbered(entry.room.name, seq: entry.room.state.seq)))
+    }
+
+    /// SIGTERM in a cluster: every room's writes are flushed, its lease released,
+    /// and its members (and the members relayed from here) told to reconnect at
+    /// once: another node takes each room as they come back.
+    func handOver() {
+        guard let cluster else { return }
+        cluster.link.store.flush()
+        for (room, held) in cluster.ownership.rooms {
+            cluster.link.store.disown(room)
+            cluster.link.leases.release(room, epoch: held.epoch)
+            _ = cluster.ownership.handle(.released(room))
+        }
+        cluster.link.leases.drain()
+        cluster.link.leases.stop()
+        logger.info("rooms handed over", metadata: ["rooms": "\(rooms.count)"])
+    }
+
+    func clusterHealth() -> String {
+        guard let cluster else { return "" }
+        let relayed = connections.values.filter { $0.relay != nil }.count
+        return "\nnode: \(cluster.link.leases.settings.node)\nrooms owned: \(cluster.ownership.rooms.count)"
+            + "\nrelayed members: \(relayed)\ndatabase: \(cluster.databaseUp ? "up" : "unreachable")"
+    }
+}
+
+extension Gateway {
+    /// The cluster's view, for /metrics (docs/cluster.md, "Watching a cluster").
+    func clusterMetrics() -> String {
+        guard let cluster else { return "" }
+        let relayed = connections.values.filter { $0.relay != nil }.count
+        var out = ""
+        func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
+        }
+        single("cowatch_cluster_rooms_owned", "gauge", "Rooms whose lease this node holds.", cluster.ownership.rooms.count)
+        single("cowatch_cluster_relayed_members", "gauge", "Members connected here whose room another node owns.", relayed)
+        single("cowatch_cluster_lease_renewals_total", "counter", "Heartbeats that renewed this node's leases.", cluster.renewals)
+        single("cowatch_cluster_lease_renewal_failures_total", "counter", "Heartbeats the database did not answer.", cluster.renewalFailures)
+        single("cowatch_cluster_rooms_taken_total", "counter", "Rooms whose lease this node took.", cluster.roomsTaken)
+        single("cowatch_cluster_rooms_lost_total", "counter", "Rooms this node gave up (lease lapsed, taken or fenced).", cluster.roomsLost)
+        single("cowatch_database_up", "gauge", "1 while the last heartbeat reached the database.", cluster.databaseUp ? 1 : 0)
+        let histogram = cluster.databaseSeconds
+        out += "# HELP cowatch_database_seconds Heartbeat round trips to the database.\n# TYPE cowatch_database_seconds histogram\n"
+        var cumulative = 0
+        for (bound, count) in zip(histogram.bounds, histogram.counts) {
+            cumulative += count
+            out += "cowatch_database_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        out += "cowatch_database_seconds_bucket{le=\"+Inf\"} \(histogram.count)\n"
+        out += "cowatch_database_seconds_sum \(histogram.sum)\ncowatch_database_seconds_count \(histogram.count)\n"
+        return out
+    }
+}

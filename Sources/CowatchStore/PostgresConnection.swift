@@ -1,0 +1,108 @@
+import CLibPQ
+import Foundation
+
+/// One PostgreSQL connection through libpq: blocking calls, so each user (the
+/// store's writer, the cluster's lease keeper) owns one on a thread of its own and
+/// the service loop never waits for the database. Parameters travel separately
+/// from the SQL text (`PQexecParams`), never spliced into it.
+final class PostgresConnection {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        /// The connection itself is gone (not a refused statement): reconnect.
+        let connectionLost: Bool
+    }
+
+    let url: String
+    private var connection: OpaquePointer?
+
+    /// Connects, waiting at most `timeout` seconds, with every statement limited to
+    /// `statementTimeout` seconds so that a stuck database cannot hold a thread.
+    init(url: String, timeout: Int = 5, statementTimeout: Double = 10) throws {
+        self.url = url
+        let separator = url.contains("?") ? "&" : "?"
+        let full = url.contains("connect_timeout=") ? url : url + separator + "connect_timeout=\(timeout)"
+        connection = PQconnectdb(full)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            if let connection { PQfinish(connection) }
+            self.connection = nil
+            throw Failure(description: "cannot connect to PostgreSQL: \(message.trimmingCharacters(in: .whitespacesAndNewlines))",
+                          connectionLost: true)
+        }
+        try execute("SET statement_timeout = \(Int(statementTimeout * 1000)); SET client_min_messages = warning")
+    }
+
+    deinit { close() }
+
+    func close() {
+        if let connection { PQfinish(connection) }
+        connection = nil
+    }
+
+    var isOpen: Bool { connection.map { PQstatus($0) == CONNECTION_OK } ?? false }
+
+    /// Statements without parameters or results (several may be separated by `;`).
+    func execute(_ sql: String) throws {
+        guard let connection else { throw Failure(description: "not connected", connectionLost: true) }
+        let result = PQexec(connection, sql)
+        defer { PQclear(result) }
+        try check(result, sql)
+    }
+
+    /// One statement with text parameters (`$1`, `$2`...); rows of text values.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
+        guard let connection else { throw Failure(description: "not connected", connectionLost: true) }
+        var copies = parameters.map { $0.flatMap { strdup($0) } }
+        defer { for copy in copies { free(copy) } }
+        let result = copies.withUnsafeMutableBufferPointer { buffer -> OpaquePointer? in
+            buffer.baseAddress.map { base in
+                base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: parameters.count) {
+                    PQexecParams(connection, sql, Int32(parameters.count), nil, $0, nil, nil, 0)
+                }
+            } ?? PQexecParams(connection, sql, 0, nil, nil, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        try check(result, sql)
+        guard let result else { return [] }
+        let rows = Int(PQntuples(result))
+        let columns = Int(PQnfields(result))
+        var table: [[String?]] = []
+        table.reserveCapacity(rows)
+        for row in 0..<rows {
+            var values: [String?] = []
+            for column in 0..<columns {
+                if PQgetisnull(result, Int32(row), Int32(column)) != 0 {
+                    values.append(nil)
+                } else {
+                    values.append(String(cString: PQgetvalue(result, Int32(row), Int32(column))))
+                }
+            }
+            table.append(values)
+        }
+        return table
+    }
+
+    /// `work` inside BEGIN and COMMIT, rolled back when it throws.
+    func transaction<T>(_ work: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let value = try work()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func check(_ result: OpaquePointer?, _ sql: String) throws {
+        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        guard status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK else { return }
+        let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "no connection"
+        let lost = connection.map { PQstatus($0) != CONNECTION_OK } ?? true
+        throw Failure(description: message.trimmingCharacters(in: .whitespacesAndNewlines)
+                          + " (in: \(sql.prefix(80).replacingOccurrences(of: "\n", with: " ")))",
+                      connectionLost: lost)
+    }
+}

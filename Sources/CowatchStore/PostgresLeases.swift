@@ -1,0 +1,207 @@
+import CowatchCore
+import Foundation
+import Logging
+
+/// Room ownership across a cluster, as lease rows in PostgreSQL (docs/cluster.md):
+/// one row per room names the node that owns it, an `epoch` that grows with each
+/// new owner (the fencing token every write of the owner is checked against, see
+/// `PostgresStore`), when the lease ends in the database's own clock, and the
+/// highest `seq` the owner may send. A node renews all its leases in one statement
+/// per heartbeat; a lease not renewed in time ends, and any node may take the room.
+///
+/// Blocking calls on two connections, each on a serial queue of its own, so that a
+/// slow takeover (loading a room) never delays a heartbeat. Results come back
+/// through callbacks, on those queues.
+public final class PostgresLeases: @unchecked Sendable {
+    public struct Settings: Sendable, Hashable {
+        public var node: String
+        /// Where other nodes reach this one: ws://host:port.
+        public var advertiseURL: String
+        public var leaseSeconds: Double
+        public var renewSeconds: Double
+        /// How many `seq` values a lease reserves at a time.
+        public var seqBlock: Int64
+
+        public init(node: String, advertiseURL: String, leaseSeconds: Double = 1.5, renewSeconds: Double = 0.4,
+                    seqBlock: Int64 = 10_000) {
+            self.node = node
+            self.advertiseURL = advertiseURL
+            self.leaseSeconds = leaseSeconds
+            self.renewSeconds = renewSeconds
+            self.seqBlock = seqBlock
+        }
+    }
+
+    public enum Placement: Sendable {
+        /// This node owns the room now, under `epoch`; it numbers states after
+        /// `seqFloor` and up to `ceiling`. `room` is what the database keeps of it.
+        case owned(epoch: Int64, seqFloor: Int64, ceiling: Int64, room: StoredRooms.Room?, requestedAt: Double)
+        /// Another node owns it; its members are relayed there.
+        case elsewhere(node: String, url: String)
+        /// The database could not answer.
+        case unavailable(String)
+    }
+
+    /// One heartbeat: when it was sent (monotonic seconds) and the leases the
+    /// database says this node still holds (room → epoch); nil when it failed.
+    public struct Renewal: Sendable {
+        public var sentAt: Double
+        public var held: [RoomName: Int64]?
+        public var seconds: Double
+    }
+
+    public let settings: Settings
+    private let url: String
+    private let store: PostgresStore
+    private let logger: Logger
+    private let heartbeatQueue = DispatchQueue(label: "cowatch-leases-heartbeat")
+    private let workQueue = DispatchQueue(label: "cowatch-leases")
+    private var heartbeatConnection: PostgresConnection?
+    private var workConnection: PostgresConnection?
+    private let lock = NSLock()
+    private var stopped = false
+    public var onRenewal: (@Sendable (Renewal) -> Void)?
+
+    public init(url: String, settings: Settings, store: PostgresStore, logger: Logger = Logger(label: "cowatch.cluster")) {
+        self.url = url
+        self.settings = settings
+        self.store = store
+        self.logger = logger
+    }
+
+    public static func monotonicSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    private var leaseInterval: String { "\(Int(settings.leaseSeconds * 1000)) milliseconds" }
+
+    /// Starts the heartbeats.
+    public func start() {
+        heartbeatQueue.async { [self] in heartbeat() }
+    }
+
+    public func stop() {
+        lock.withLock { stopped = true }
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    private func heartbeat() {
+        guard !isStopped else { return }
+        let sentAt = Self.monotonicSeconds()
+        var held: [RoomName: Int64]?
+        do {
+            let connection = try connected(&heartbeatConnection)
+            try connection.query("""
+                INSERT INTO cluster_nodes (node, url, seen_at) VALUES ($1, $2, now())
+                ON CONFLICT (node) DO UPDATE SET url = EXCLUDED.url, seen_at = now()
+                """, [settings.node, settings.advertiseURL])
+            let rows = try connection.query("""
+                UPDATE room_leases SET expires_at = now() + $2::interval
+                WHERE node = $1 AND expires_at > now() RETURNING room, epoch
+                """, [settings.node, leaseInterval])
+            var leases: [RoomName: Int64] = [:]
+            for row in rows {
+                if let name = row[0].flatMap({ RoomName($0) }), let epoch = row[1].flatMap({ Int64($0) }) { leases[name] = epoch }
+            }
+            held = leases
+        } catch {
+            heartbeatConnection?.close()
+            heartbeatConnection = nil
+            logger.warning("lease renewal failed", metadata: ["error": "\(error)"])
+        }
+        onRenewal?(Renewal(sentAt: sentAt, held: held, seconds: Self.monotonicSeconds() - sentAt))
+        heartbeatQueue.asyncAfter(deadline: .now() + settings.renewSeconds) { [self] in heartbeat() }
+    }
+
+    /// Takes `room` when its lease is free, ended or already this node's; else
+    /// says who owns it.
+    public func acquire(_ room: RoomName, completion: @escaping @Sendable (Placement) -> Void) {
+        workQueue.async { [self] in
+            let requestedAt = Self.monotonicSeconds()
+            do {
+                let connection = try connected(&workConnection)
+                let placement = try connection.transaction { () -> Placement in
+                    let taken = try connection.query("""
+                        INSERT INTO room_leases AS l (room, node, epoch, expires_at, seq_ceiling)
+                        VALUES ($1, $2, 1, now() + $3::interval, 0)
+                        ON CONFLICT (room) DO UPDATE SET node = $2, epoch = l.epoch + 1, expires_at = now() + $3::interval
+                        WHERE l.expires_at < now() OR l.node = $2
+                        RETURNING epoch, seq_ceiling
+                        """, [room.rawValue, settings.node, leaseInterval])
+                    guard let row = taken.first, let epoch = row[0].flatMap({ Int64($0) }),
+                          let previousCeiling = row[1].flatMap({ Int64($0) }) else {
+                        let owner = try connection.query("""
+                            SELECT l.node, n.url FROM room_leases l LEFT JOIN cluster_nodes n ON n.node = l.node
+                            WHERE l.room = $1
+                            """, [room.rawValue]).first
+                        return .elsewhere(node: (owner?[0] ?? nil) ?? "?", url: (owner?[1] ?? nil) ?? "")
+                    }
+                    let stored = try store.loadRoom(room, using: connection)
+                    let floor = max(previousCeiling, stored?.snapshot.state.seq ?? 0)
+                    let ceiling = floor + settings.seqBlock
+                    try connection.query("UPDATE room_leases SET seq_ceiling = $2 WHERE room = $1",
+                                         [room.rawValue, String(ceiling)])
+                    return .owned(epoch: epoch, seqFloor: floor, ceiling: ceiling, room: stored, requestedAt: requestedAt)
+                }
+                completion(placement)
+            } catch {
+                workConnection?.close()
+                workConnection = nil
+                completion(.unavailable("\(error)"))
+            }
+        }
+    }
+
+    /// Reserves more `seq` values for an owned room; false when the lease moved on
+    /// (or the database did not answer).
+    public func extendCeiling(_ room: RoomName, epoch: Int64, to ceiling: Int64,
+                              completion: @escaping @Sendable (Bool) -> Void) {
+        workQueue.async { [self] in
+            do {
+                let connection = try connected(&workConnection)
+                let rows = try connection.query("""
+                    UPDATE room_leases SET seq_ceiling = $4 WHERE room = $1 AND node = $2 AND epoch = $3 RETURNING room
+                    """, [room.rawValue, settings.node, String(epoch), String(ceiling)])
+                completion(!rows.isEmpty)
+            } catch {
+                workConnection?.close()
+                workConnection = nil
+                completion(false)
+            }
+        }
+    }
+
+    /// Ends this node's lease on `room` now (after its writes are flushed), so
+    /// another node may take it at once; the reserved numbers stay with the row.
+    public func release(_ room: RoomName, epoch: Int64) {
+        workQueue.async { [self] in
+            do {
+                let connection = try connected(&workConnection)
+                try connection.query("""
+                    UPDATE room_leases SET expires_at = now() - interval '1 second'
+                    WHERE room = $1 AND node = $2 AND epoch = $3
+                    """, [room.rawValue, settings.node, String(epoch)])
+            } catch {
+                workConnection?.close()
+                workConnection = nil
+                logger.warning("lease release failed; it ends by itself", metadata: ["room": "\(room)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Waits until the releases and extensions asked for so far are done.
+    public func drain() {
+        workQueue.sync {}
+    }
+
+    private func connected(_ slot: inout PostgresConnection?) throws -> PostgresConnection {
+        if let connection = slot, connection.isOpen { return connection }
+        slot?.close()
+        let connection = try PostgresConnection(url: url, timeout: 2, statementTimeout: 5)
+        slot = connection
+        return connection
+    }
+}
