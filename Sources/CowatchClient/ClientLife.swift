@@ -108,7 +108,7 @@ public struct ClientLife: Sendable {
     private var random: UInt64
     /// When the connection was last lost, while trying to get it back.
     private var awaySince: Double?
-    /// The last close was 1012: the room moved to another node.
+    /// The last close was 4010: the room moved to another node.
     private var movedNow = false
 
     public init(settings: Settings, resume: String? = nil, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
@@ -238,7 +238,7 @@ public struct ClientLife: Sendable {
                 let code: Int32 = info.code == 1000 ? (failedExit ? 1 : 0) : 1
                 return end("cowatch: disconnected: \(why)", code: code)
             }
-            movedNow = info.code == 1012
+            movedNow = info.code == 4010
             return away(now: now, why: why, announce: "cowatch: disconnected: \(why)")
         case .idle, .away, .ended:
             return []
@@ -255,7 +255,7 @@ public struct ClientLife: Sendable {
         }
         failedTries += 1
         let full = min(settings.maximumDelay, settings.firstDelay * Double(1 << min(failedTries - 1, 20)))
-        // 1012 from a cluster node: the room moved; come back at once (within a
+        // 4010 from a cluster node: the room moved; come back at once (within a
         // tenth of a second, spread), to whichever node serves it now.
         let delay = movedNow ? 0.1 * nextFraction() : full * (0.5 + 0.5 * nextFraction())
         movedNow = false
@@ -309,6 +309,8 @@ public struct ClientLife: Sendable {
         guard let code else { return true }
         switch code {
         case 1000, 4001, 4002, 4003, 4004, 4005, 4006: return false
+        // A cluster node: the room moved (4010), or no node could take it yet (4011).
+        case 4010, 4011: return true
         default: return code < 4000 || code >= 4100
         }
     }
@@ -324,7 +326,8 @@ public struct ClientLife: Sendable {
         case 1008: "refused by the server's limits"
         case 1009: "a message was over the server's size limit"
         case 1011: "the server failed"
-        case 1012: "the room moved to another server"
+        case 4010: "the room moved to another server"
+        case 4011: "no server could take the room just now"
         case 4001: "removed by a host"
         case 4002: "you connected again from elsewhere"
         case 4003: "banned from the room"

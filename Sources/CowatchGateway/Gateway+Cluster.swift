@@ -117,15 +117,17 @@ extension Gateway {
             if let code = info.code, !Self.relayCloseMeansMoved(code) {
                 close(connection, code: code, reason: info.reason)
             } else {
-                close(connection, code: 1012, reason: "the room moved to another node; reconnect now")
+                close(connection, code: 4010, reason: "the room moved to another node; reconnect now")
             }
         }
     }
 
     /// Closes from the owner that mean "this room is elsewhere now": the member is
-    /// told to reconnect at once (1012) rather than given up.
+    /// told to reconnect at once (4010) rather than given up.
     static func relayCloseMeansMoved(_ code: UInt16) -> Bool {
-        [1001, 1006, 1011, 1012, 1013].contains(code)
+        // 1012 and 1013 are the registered codes for such closes; libwebsockets
+        // 4.1 takes them for protocol errors, hence 4010 and 4011 of our own.
+        [1001, 1006, 1011, 1012, 1013, 4010, 4011].contains(code)
     }
 
     // MARK: - Placing a connection
@@ -166,7 +168,7 @@ extension Gateway {
         for connection in connections.values where connection.pendingRequest != nil && connection.relay == nil {
             if let since = connection.waitingSince, now - since > placementPatience {
                 connection.pendingRequest = nil
-                close(connection, code: 1013, reason: "the room has no node to serve it right now; try again shortly")
+                close(connection, code: 4011, reason: "the room has no node to serve it right now; try again shortly")
             }
         }
     }
@@ -180,7 +182,7 @@ extension Gateway {
         case .owned(let epoch, let floor, let ceiling, let stored, let requestedAt):
             if stopping {
                 cluster.link.leases.release(room, epoch: epoch)
-                for connection in waiting { close(connection, code: 1012, reason: "this node is leaving; reconnect now") }
+                for connection in waiting { close(connection, code: 4010, reason: "this node is leaving; reconnect now") }
                 return
             }
             if rooms[room] == nil { takeOver(room, stored: stored, floor: floor) }
@@ -302,7 +304,7 @@ extension Gateway {
         for (member, connection) in entry.connections {
             entry.unbind(member)
             connection.member = nil
-            close(connection, code: 1012, reason: "the room moved to another node; reconnect now")
+            close(connection, code: 4010, reason: "the room moved to another node; reconnect now")
         }
     }
 

@@ -38,7 +38,7 @@ extension Gateway {
                 if connection.relay != nil {
                     // The owner keeps the room's state: a relayed member that fell
                     // behind comes back for it.
-                    close(connection, code: 1012, reason: "too far behind; reconnect now")
+                    close(connection, code: 4010, reason: "too far behind; reconnect now")
                     continue
                 }
                 guard let name = connection.room, let entry = rooms[name] else { continue }

@@ -195,7 +195,7 @@ public final class Gateway: @unchecked Sendable {
             // In a cluster another node takes each room: come back at once.
             handOver()
             for connection in connections.values {
-                close(connection, code: 1012, reason: "this node is leaving; reconnect now")
+                close(connection, code: 4010, reason: "this node is leaving; reconnect now")
             }
         } else {
             for connection in connections.values {

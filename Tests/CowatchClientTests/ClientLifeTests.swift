@@ -49,12 +49,12 @@ struct ClientLifeCloseTests {
         #expect(terminal.on(.opened(2)) == [.say("cowatch: reconnected")])
     }
 
-    @Test("1012 (the room moved to another node) comes back at once")
+    @Test("4010 (the room moved to another node) comes back at once")
     func movedComesBackAtOnce() {
         var terminal = Terminal()
         terminal.joined()
-        let closed = terminal.on(.closed(1, CloseInfo(code: 1012, reason: "the room moved to another node; reconnect now"), now: 101))
-        #expect(Terminal.said(closed).contains("the room moved to another server (1012)"))
+        let closed = terminal.on(.closed(1, CloseInfo(code: 4010, reason: "the room moved to another node; reconnect now"), now: 101))
+        #expect(Terminal.said(closed).contains("the room moved to another server (4010)"))
         #expect(Terminal.delay(closed).map { $0 <= 0.1 } == true)
     }
 

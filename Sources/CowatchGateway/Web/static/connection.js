@@ -122,14 +122,14 @@ export class Connection extends EventTarget {
   }
 
   scheduleReconnect(close) {
-    // 1012: a cluster node says the room moved (docs/cluster.md): come back at
+    // 4010: a cluster node says the room moved (docs/cluster.md): come back at
     // once, spread over a tenth of a second, to whichever node serves it now.
-    const base = close.code === 1012 ? 100 : BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
-    const delay = Math.round(base * (close.code === 1012 ? Math.random() : 0.8 + Math.random() * 0.4));
+    const base = close.code === 4010 ? 100 : BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
+    const delay = Math.round(base * (close.code === 4010 ? Math.random() : 0.8 + Math.random() * 0.4));
     this.attempt += 1;
     let reason = close.reason || (close.code === 1006 ? 'connection lost' : `closed (${close.code})`);
     if (close.code === 1001) reason = 'the server is restarting';
-    if (close.code === 1012) reason = 'the room moved to another server';
+    if (close.code === 4010) reason = 'the room moved to another server';
     this.status('reconnecting', { attempt: this.attempt, delay, reason });
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.open(), delay);

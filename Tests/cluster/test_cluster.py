@@ -1,0 +1,381 @@
+"""Three real `cowatch serve --store postgres` nodes on one real PostgreSQL
+(a throwaway server started here, Tests/cluster/scratch_postgres.sh), seen by
+independent WebSocket clients written against docs/protocol.md: members of one
+room spread over the nodes, kill -9 of the room's owner mid-playback, a paused
+owner that must step down, a drained node, and the database restarted under the
+cluster. How it works: docs/cluster.md.
+
+COWATCH_BIN names the cowatch binary.
+"""
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+import websockets
+
+BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
+HERE = Path(__file__).resolve().parent
+LEASE = 1.5
+URL = "https://example.org/episode-1.mp4"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    folder = tempfile.mkdtemp(prefix="cowatch-cluster-pg-")
+    url = subprocess.run([str(HERE / "scratch_postgres.sh"), "start", folder], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    yield Postgres(folder, url)
+    subprocess.run([str(HERE / "scratch_postgres.sh"), "stop", folder], check=False)
+
+
+class Postgres:
+    def __init__(self, folder, url):
+        self.folder, self.url = folder, url
+
+    def fresh(self):
+        name = "cluster_" + uuid.uuid4().hex[:12]
+        self.psql(self.url, f"CREATE DATABASE {name}")
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
+    @staticmethod
+    def psql(url, sql):
+        return subprocess.run(["psql", "-qAt", url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+
+    def restart(self):
+        subprocess.run([str(HERE / "scratch_postgres.sh"), "restart", self.folder], check=True)
+
+
+class Node:
+    def __init__(self, number, database):
+        self.number, self.database = number, database
+        self.port = free_port()
+        self.url = f"ws://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile(prefix=f"cowatch-node{number}-", suffix=".log", delete=False)
+        self.data = tempfile.mkdtemp(prefix=f"cowatch-node{number}-")
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [BIN, "serve", "--port", str(self.port), "--store", "postgres", "--database-url", self.database,
+             "--node-id", f"n{self.number}", "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1",
+             "--lease-seconds", str(LEASE), "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200:
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"node {self.number} did not start:\n{Path(self.log.name).read_text()}")
+
+    def health(self):
+        return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2).read().decode()
+
+    def metric(self, name):
+        text = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2).read().decode()
+        for line in text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        return None
+
+    def signal(self, number):
+        self.process.send_signal(number)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            try:
+                self.process.send_signal(signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def cluster(postgres):
+    database = postgres.fresh()
+    nodes = [Node(n, database).start() for n in (1, 2, 3)]
+    yield database, nodes
+    for node in nodes:
+        node.stop()
+
+
+class Member:
+    """One client: every event it receives, kept in order, read in the background."""
+
+    def __init__(self, name):
+        self.name = name
+        self.events = []
+        self.closed = None
+        self.ws = None
+        self.reader = None
+        self.resume = None
+        self.id = None
+
+    async def connect(self, node, room, query=""):
+        params = f"name={self.name}" + (f"&resume={self.resume}" if self.resume else "") + (f"&{query}" if query else "")
+        self.ws = await websockets.connect(f"{node.url}/rooms/{room}?{params}", subprotocols=["cowatch.v1.json"],
+                                           open_timeout=10, max_size=None)
+        self.closed = None
+        self.reader = asyncio.ensure_future(self.read(self.ws))
+        welcome = await self.wait(lambda e: e["type"] == "welcome", timeout=10, since=len(self.events))
+        self.resume = welcome["resume"]
+        self.id = welcome["you"]["id"]
+        return welcome
+
+    async def read(self, ws):
+        try:
+            async for frame in ws:
+                self.events.append(json.loads(frame))
+        except websockets.ConnectionClosed:
+            pass
+        self.closed = (ws.close_code, ws.close_reason)
+
+    async def send(self, line):
+        await self.ws.send(line)
+
+    async def wait(self, predicate, timeout=5, since=0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for event in self.events[since:]:
+                if predicate(event):
+                    return event
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{self.name}: nothing matched within {timeout} s; last events: {self.events[-5:]}")
+
+    async def wait_closed(self, timeout=5):
+        deadline = time.monotonic() + timeout
+        while self.closed is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert self.closed is not None, f"{self.name} was not closed within {timeout} s"
+        return self.closed
+
+    def states(self):
+        return [e for e in self.events if e["type"] == "state"]
+
+    async def close(self):
+        if self.ws:
+            await self.ws.close()
+
+
+def playing(e):
+    return e["type"] == "state" and e["playback"]["status"] == "playing"
+
+
+def run(coroutine):
+    asyncio.run(asyncio.wait_for(coroutine, 120))
+
+
+def lease_row(database, room):
+    return Postgres.psql(database, f"SELECT node, epoch FROM room_leases WHERE room = '{room}'")
+
+
+def test_members_on_three_nodes_see_the_same_states(cluster):
+    database, (n1, n2, n3) = cluster
+
+    async def scenario():
+        alice, bob, carol = Member("alice"), Member("bob"), Member("carol")
+        await alice.connect(n1, "spread")
+        await bob.connect(n2, "spread")
+        await carol.connect(n3, "spread")
+        assert lease_row(database, "spread") == "n1|1"
+        assert "relayed members: 1" in n2.health() and "relayed members: 1" in n3.health()
+        assert "rooms owned: 1" in n1.health()
+        steps = [(alice, f"/watch {URL} Episode 1", lambda e: e["type"] == "state" and e["session"]),
+                 (alice, "/play", playing),
+                 (bob, "/pause", lambda e: e["type"] == "state" and e["playback"]["status"] == "paused"),
+                 (carol, "/seek 1:00", lambda e: e["type"] == "state" and e["playback"]["position"] == 60),
+                 (bob, "/rate 1.5", lambda e: e["type"] == "state" and e["playback"]["rate"] == 1.5),
+                 (carol, "/queue https://example.org/episode-2.mp4 Episode 2", lambda e: e["type"] == "state" and e["queue"]),
+                 (alice, "/next", lambda e: e["type"] == "state" and e["session"]
+                  and e["session"]["activity"]["title"] == "Episode 2")]
+        for sender, line, seen in steps:
+            marks = [len(m.events) for m in (alice, bob, carol)]
+            await sender.send(line)
+            for member, mark in zip((alice, bob, carol), marks):
+                await member.wait(seen, since=mark)
+        await carol.send("hello from node 3")
+        for member in (alice, bob):
+            await member.wait(lambda e: e["type"] == "chat" and e["text"] == "hello from node 3")
+        # The same sequence of states, seq by seq, at every member.
+        start = max(m.states()[0]["seq"] for m in (alice, bob, carol))
+        seen = [[(s["seq"], s["playback"]["status"], s["playback"]["position"], s["playback"]["rate"],
+                  s["playback"]["item"]) for s in m.states() if s["seq"] >= start] for m in (alice, bob, carol)]
+        assert seen[0] == seen[1] == seen[2] and len(seen[0]) >= len(steps)
+        seqs = [s[0] for s in seen[0]]
+        assert seqs == sorted(set(seqs))
+        # A resume token from node 2 works on node 3: the same member comes back.
+        bob_id = bob.id
+        await bob.close()
+        await bob.connect(n3, "spread")
+        assert bob.id == bob_id
+        for member in (alice, carol, bob):
+            await member.close()
+
+    run(scenario())
+
+
+def test_kill_9_of_the_owner_mid_playback(cluster):
+    database, (n1, n2, n3) = cluster
+
+    async def scenario():
+        alice, bob, carol = Member("alice"), Member("bob"), Member("carol")
+        await alice.connect(n1, "failover")
+        await bob.connect(n2, "failover")
+        await carol.connect(n3, "failover")
+        await alice.send(f"/watch {URL} Episode 1")
+        await carol.wait(lambda e: e["type"] == "state" and e["session"])
+        await alice.send("/seek 0:30")
+        await alice.send("/play")
+        before = await carol.wait(lambda e: playing(e) and e["playback"]["position"] == 30)
+        await asyncio.sleep(1)  # written by the owner's store
+        ids = {m.name: m.id for m in (alice, bob, carol)}
+        killed = time.monotonic()
+        n1.signal(signal.SIGKILL)
+        for member in (bob, carol):
+            code, _ = await member.wait_closed(timeout=5)
+            assert code == 4010
+        # Everyone comes back, to the nodes still alive, with their resume tokens.
+        await bob.connect(n2, "failover")
+        answered = time.monotonic() - killed
+        await carol.connect(n3, "failover")
+        await alice.connect(n2, "failover")
+        state = await bob.wait(lambda e: e["type"] == "state", since=0)
+        state = [e for e in bob.events if e["type"] == "state"][-1]
+        print(f"\nfailover: the room answered {answered:.2f} s after kill -9 of its owner")
+        assert answered < 2 * LEASE + 1, f"the room answered only {answered:.2f} s after the kill"
+        assert {m.name: m.id for m in (alice, bob, carol)} == ids
+        assert state["playback"]["status"] == "playing" and state["seq"] > before["seq"]
+        welcome = [e for e in alice.events if e["type"] == "welcome"][-1]
+        assert welcome["you"]["role"] == "host" and welcome["you"]["owner"] is True
+        assert lease_row(database, "failover") in ("n2|2", "n3|2")
+        # The room goes on: a command from one survivor reaches the others.
+        mark = len(carol.events)
+        await alice.send("/pause")
+        await carol.wait(lambda e: e["type"] == "state" and e["playback"]["status"] == "paused", since=mark)
+        for member in (alice, bob, carol):
+            await member.close()
+
+    run(scenario())
+
+
+def test_a_paused_owner_steps_down_and_writes_nothing(cluster):
+    database, (n1, n2, n3) = cluster
+
+    async def scenario():
+        alice, dave = Member("alice"), Member("dave")
+        await alice.connect(n1, "paused")
+        await alice.send(f"/watch {URL} Episode 1")
+        await alice.send("/play")
+        await alice.wait(playing)
+        await asyncio.sleep(0.5)
+        n1.signal(signal.SIGSTOP)
+        await asyncio.sleep(LEASE + 0.7)
+        await dave.connect(n3, "paused")  # node 3 takes the lapsed lease
+        assert lease_row(database, "paused") == "n3|2"
+        kept = Postgres.psql(database, "SELECT snapshot FROM rooms WHERE name = 'paused'")
+        await alice.send("/pause")  # waits in node 1's socket while it is stopped
+        n1.signal(signal.SIGCONT)
+        code, _ = await alice.wait_closed(timeout=5)
+        assert code == 4010
+        await asyncio.sleep(1)
+        assert Postgres.psql(database, "SELECT snapshot FROM rooms WHERE name = 'paused'") == kept
+        assert json.loads(kept)["state"]["playback"]["status"] == "playing"
+        assert lease_row(database, "paused") == "n3|2"
+        assert n1.metric("cowatch_cluster_rooms_lost_total") >= 1
+        assert not any(e["type"] == "state" and e["playback"]["status"] == "paused" for e in dave.events)
+        await dave.close()
+
+    run(scenario())
+
+
+def test_sigterm_hands_rooms_over(cluster):
+    database, (n1, n2, n3) = cluster
+
+    async def scenario():
+        alice, bob = Member("alice"), Member("bob")
+        await alice.connect(n1, "drained")
+        await bob.connect(n2, "drained")
+        await alice.send(f"/watch {URL} Episode 1")
+        await alice.send("/play")
+        await bob.wait(playing)
+        ids = (alice.id, bob.id)
+        n1.signal(signal.SIGTERM)
+        for member in (alice, bob):
+            code, reason = await member.wait_closed(timeout=5)
+            assert code == 4010, (member.name, code, reason)
+        started = time.monotonic()
+        await alice.connect(n2, "drained")
+        await bob.connect(n2, "drained")
+        took = time.monotonic() - started
+        print(f"\ndrain: both members back on node 2 in {took:.2f} s")
+        assert took < 1.5
+        assert (alice.id, bob.id) == ids
+        assert [e for e in bob.events if e["type"] == "state"][-1]["playback"]["status"] == "playing"
+        assert n1.process.wait(timeout=10) == 0
+        assert lease_row(database, "drained") == "n2|2"
+        for member in (alice, bob):
+            await member.close()
+
+    run(scenario())
+
+
+def test_the_database_restarted_under_a_running_cluster(cluster, postgres):
+    database, (n1, n2, n3) = cluster
+
+    async def comeback(member, node, room, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return await member.connect(node, room)
+            except (OSError, websockets.InvalidStatus, websockets.ConnectionClosed, AssertionError):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.3)
+
+    async def scenario():
+        alice, bob = Member("alice"), Member("bob")
+        await alice.connect(n1, "restart")
+        await bob.connect(n2, "restart")
+        await alice.send(f"/watch {URL} Episode 1")
+        await bob.wait(lambda e: e["type"] == "state" and e["session"])
+        ids = (alice.id, bob.id)
+        postgres.restart()
+        await asyncio.sleep(0.5)
+        # Members whose room was given up while the database was away come back.
+        for member, node in ((alice, n1), (bob, n2)):
+            if member.closed is not None:
+                await comeback(member, node, "restart")
+        assert (alice.id, bob.id) == ids
+        mark = len(bob.events)
+        await alice.send("/play")
+        await bob.wait(playing, since=mark, timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            kept = Postgres.psql(database, "SELECT snapshot FROM rooms WHERE name = 'restart'")
+            if json.loads(kept)["state"]["playback"]["status"] == "playing":
+                break
+            await asyncio.sleep(0.2)
+        assert json.loads(kept)["state"]["playback"]["status"] == "playing", "writes did not resume"
+        for node in (n1, n2, n3):
+            assert "database: up" in node.health()
+        for member in (alice, bob):
+            await member.close()
+
+    run(scenario())
