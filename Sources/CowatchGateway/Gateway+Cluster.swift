@@ -48,7 +48,7 @@ enum ServiceMessage: @unchecked Sendable {
     case mediaCheck(UInt64, MediaCheck.Verdict, started: MonotonicInstant)
     case placement(RoomName, PostgresLeases.Placement)
     case renewal(PostgresLeases.Renewal)
-    case fenced(RoomName)
+    case fenced(RoomName, epoch: Int64)
     case ceilingExtended(RoomName, epoch: Int64, ceiling: Int64, granted: Bool)
     case relayOpened(UInt64)
     case relayReceived(UInt64, String)
@@ -87,7 +87,9 @@ extension Gateway {
                 cluster.databaseUp = false
                 ownershipActions(cluster.ownership.handle(.renewalFailed))
             }
-        case .fenced(let room):
+        case .fenced(let room, let epoch):
+            // Only the ownership that wrote: the room may have been taken again since.
+            guard cluster?.ownership.epoch(of: room) == epoch else { return }
             stepDown(room, why: "a write was refused: another node holds its lease")
         case .ceilingExtended(let room, let epoch, let ceiling, let granted):
             guard let cluster else { return }

@@ -104,7 +104,7 @@ public final class Gateway: @unchecked Sendable {
         let stored = try clusterLink.map { try $0.store.loadShared() } ?? store?.load()
         if let clusterLink {
             cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: 2))
-            clusterLink.store.onFenced = { [weak self] room in self?.post(.fenced(room)) }
+            clusterLink.store.onFenced = { [weak self] room, epoch in self?.post(.fenced(room, epoch: epoch)) }
             clusterLink.leases.onRenewal = { [weak self] renewal in self?.post(.renewal(renewal)) }
             clusterLink.leases.start()
         }

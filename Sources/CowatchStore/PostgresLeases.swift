@@ -77,9 +77,20 @@ public final class PostgresLeases: @unchecked Sendable {
 
     private var leaseInterval: String { "\(Int(settings.leaseSeconds * 1000)) milliseconds" }
 
-    /// Starts the heartbeats.
+    /// Starts the heartbeats, after ending the leases a previous life of this node
+    /// left behind (it holds none of those rooms now; another node may take them
+    /// at once). Node names must therefore be unique in a cluster.
     public func start() {
-        heartbeatQueue.async { [self] in heartbeat() }
+        heartbeatQueue.async { [self] in
+            do {
+                try connected(&heartbeatConnection).query("""
+                    UPDATE room_leases SET expires_at = now() - interval '1 second' WHERE node = $1 AND expires_at > now()
+                    """, [settings.node])
+            } catch {
+                logger.warning("could not end this node's earlier leases; they end by themselves", metadata: ["error": "\(error)"])
+            }
+            heartbeat()
+        }
     }
 
     public func stop() {

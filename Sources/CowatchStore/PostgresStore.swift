@@ -50,9 +50,9 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
     private var outage = false
     private var epochs: [RoomName: Int64] = [:]
     private var writeSeconds: [Double] = []
-    /// Rooms whose writes were refused because their lease moved on; called on the
-    /// writer thread.
-    public var onFenced: (@Sendable (RoomName) -> Void)?
+    /// A room whose writes were refused because its lease moved on from the epoch
+    /// this node held; called on the writer thread.
+    public var onFenced: (@Sendable (RoomName, Int64) -> Void)?
 
     /// Connects, and brings the schema up to date (one node at a time, under an
     /// advisory lock). Throws a `StoreError` a person can act on.
@@ -263,7 +263,10 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
             condition.lock()
             applying = false
             switch outcome {
-            case .written(let fenced):
+            case .written(let refused):
+                // Rooms this node had given up are expected to be refused; only a
+                // lease that moved on under an epoch still held is news.
+                let fenced = refused.filter { room in owned[room] != nil && epochs[room] == owned[room] }
                 if outage { logger.notice("database back; writes resumed", metadata: ["database": "\(Self.redacted(url))"]) }
                 outage = false
                 delay = 0.2
@@ -272,7 +275,7 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
                 for room in fenced { epochs[room] = nil }
                 condition.broadcast()
                 condition.unlock()
-                for room in fenced { onFenced?(room) }
+                for room in fenced { if let epoch = owned[room] { onFenced?(room, epoch) } }
             case .refused:
                 failures += 1
                 condition.broadcast()

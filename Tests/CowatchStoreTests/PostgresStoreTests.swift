@@ -30,7 +30,10 @@ struct PostgresStoreTests {
         let store = try PostgresStore(url: url, node: "n1", fencing: true)
         defer { store.close() }
         let fenced = Fenced()
-        store.onFenced = { room in fenced.add(room) }
+        store.onFenced = { room, epoch in
+            #expect(epoch == 1)
+            fenced.add(room)
+        }
         let admin = try PostgresConnection(url: url)
         try admin.query("INSERT INTO room_leases (room, node, epoch, expires_at) VALUES ('lobby', 'n1', 1, now() + interval '1 minute')")
         store.own(Self.lobby, epoch: 1)
