@@ -35,6 +35,7 @@ final class ClusterState {
     var roomsLost = 0
     var databaseSeconds = GatewayMetrics.Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var databaseUp = true
+    var storeWriteSeconds = GatewayMetrics.Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5])
 
     init(link: ClusterLink, relays: WebSocketClients) {
         self.link = link
@@ -356,15 +357,21 @@ extension Gateway {
         single("cowatch_cluster_rooms_taken_total", "counter", "Rooms whose lease this node took.", cluster.roomsTaken)
         single("cowatch_cluster_rooms_lost_total", "counter", "Rooms this node gave up (lease lapsed, taken or fenced).", cluster.roomsLost)
         single("cowatch_database_up", "gauge", "1 while the last heartbeat reached the database.", cluster.databaseUp ? 1 : 0)
-        let histogram = cluster.databaseSeconds
-        out += "# HELP cowatch_database_seconds Heartbeat round trips to the database.\n# TYPE cowatch_database_seconds histogram\n"
-        var cumulative = 0
-        for (bound, count) in zip(histogram.bounds, histogram.counts) {
-            cumulative += count
-            out += "cowatch_database_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        let statistics = cluster.link.store.takeStatistics()
+        for seconds in statistics.writeSeconds { cluster.storeWriteSeconds.observe(seconds: seconds) }
+        single("cowatch_store_dropped_changes_total", "counter",
+               "Changes dropped because the database stayed away longer than the write queue holds.", statistics.dropped)
+        func histogram(_ name: String, _ help: String, _ histogram: GatewayMetrics.Histogram) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+            var cumulative = 0
+            for (bound, count) in zip(histogram.bounds, histogram.counts) {
+                cumulative += count
+                out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
+            }
+            out += "\(name)_bucket{le=\"+Inf\"} \(histogram.count)\n\(name)_sum \(histogram.sum)\n\(name)_count \(histogram.count)\n"
         }
-        out += "cowatch_database_seconds_bucket{le=\"+Inf\"} \(histogram.count)\n"
-        out += "cowatch_database_seconds_sum \(histogram.sum)\ncowatch_database_seconds_count \(histogram.count)\n"
+        histogram("cowatch_database_seconds", "Heartbeat round trips to the database.", cluster.databaseSeconds)
+        histogram("cowatch_store_write_seconds", "Time to write one batch of changes to the database.", cluster.storeWriteSeconds)
         return out
     }
 }
