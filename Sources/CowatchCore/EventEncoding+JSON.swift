@@ -69,6 +69,14 @@ public enum JSONEventEncoding {
                     json.key("url"); json.string(session.activity.url.text)
                     json.key("title"); json.string(session.activity.title)
                     json.key("identifier"); json.string(session.activity.identifier)
+                    json.key("subtitles")
+                    json.array(session.activity.subtitles) { json, track in
+                        json.object { json in
+                            json.key("id"); json.string(track.id)
+                            json.key("url"); json.string(track.url.text)
+                            json.key("label"); json.string(track.label)
+                        }
+                    }
                 }
             }
         } else {

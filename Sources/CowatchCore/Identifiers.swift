@@ -70,4 +70,5 @@ public struct Cause: Hashable, Sendable, RawRepresentable, CustomStringConvertib
     public static let password = Cause(rawValue: "password")
     public static let host = Cause(rawValue: "host")
     public static let restore = Cause(rawValue: "restore")
+    public static let subtitles = Cause(rawValue: "subtitles")
 }

@@ -55,6 +55,44 @@ public struct Activity: Hashable, Sendable, Codable {
     public var title: String
     /// What readiness and end reports are matched against; the URL by default.
     public var identifier: String
+    /// WebVTT tracks for this activity (`/subtitles`); each viewer picks one or none.
+    public var subtitles: [SubtitleTrack] = []
+
+    public init(id: String, url: MediaURL, title: String, identifier: String, subtitles: [SubtitleTrack] = []) {
+        self.id = id
+        self.url = url
+        self.title = title
+        self.identifier = identifier
+        self.subtitles = subtitles
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, url, title, identifier, subtitles
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        url = try container.decode(MediaURL.self, forKey: .url)
+        title = try container.decode(String.self, forKey: .title)
+        identifier = try container.decode(String.self, forKey: .identifier)
+        // Rooms saved before subtitles have none.
+        subtitles = try container.decodeIfPresent([SubtitleTrack].self, forKey: .subtitles) ?? []
+    }
+}
+
+/// A subtitle track of an activity: a WebVTT file, with the label viewers choose it by.
+public struct SubtitleTrack: Hashable, Sendable, Codable {
+    /// `s1`, `s2`... within the activity.
+    public var id: String
+    public var url: MediaURL
+    public var label: String
+
+    public init(id: String, url: MediaURL, label: String) {
+        self.id = id
+        self.url = url
+        self.label = label
+    }
 }
 
 /// The room's group session, as SharePlay's `GroupSession`.

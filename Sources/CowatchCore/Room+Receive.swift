@@ -50,6 +50,7 @@ extension Room {
         case .catchup(let seconds): catchup(id, seconds: seconds, now: now)
         case .queue(let url, let title): queue(url, title: title, from: id)
         case .next: next(from: id, now: now)
+        case .subtitles(let url, let label): subtitles(url, label: label, from: id)
         case .dequeue(let item): dequeue(item, from: id)
         case .move(let item, let position): move(item, to: position, from: id)
         case .autoplay(let on): setAutoplay(on, for: id)

@@ -153,6 +153,42 @@ extension Room {
         notify("\(displayName(id)) queued \"\(item.title)\"", cause: .queue, by: id)
     }
 
+    /// `/subtitles`: a WebVTT track for the current activity, or none at all. The
+    /// tracks go with the activity (a new item starts without any).
+    mutating func subtitles(_ url: MediaURL?, label: String?, from id: MemberID) {
+        guard let session = state.session, session.isActive else {
+            refuse(id, .noSession, .subtitles, "/subtitles: nothing is playing; /watch <url> first")
+            return
+        }
+        guard requireSessionMember(id, .subtitles), requireControl(id, .subtitles) else { return }
+        guard let url else {
+            guard !session.activity.subtitles.isEmpty else {
+                tell(id, "\"\(session.activity.title)\" has no subtitles")
+                return
+            }
+            state.session?.activity.subtitles = []
+            publish(.subtitles, by: id)
+            notify("\(displayName(id)) removed the subtitles of \"\(session.activity.title)\"", cause: .subtitles, by: id)
+            return
+        }
+        guard requireMediaHost(url, from: id, .subtitles) else { return }
+        let tracks = session.activity.subtitles
+        if tracks.contains(where: { $0.url == url }) {
+            tell(id, "that subtitle track is already there")
+            return
+        }
+        guard tracks.count < configuration.maximumSubtitleTracks else {
+            refuse(id, .notPossible, .subtitles,
+                   "/subtitles: \"\(session.activity.title)\" already has \(tracks.count) tracks, the most it may have")
+            return
+        }
+        let number = (tracks.compactMap { Int($0.id.dropFirst()) }.max() ?? 0) + 1
+        let track = SubtitleTrack(id: "s\(number)", url: url, label: label ?? Self.defaultTitle(for: url))
+        state.session?.activity.subtitles.append(track)
+        publish(.subtitles, by: id)
+        notify("\(displayName(id)) added subtitles \"\(track.label)\" to \"\(session.activity.title)\"", cause: .subtitles, by: id)
+    }
+
     /// Hosts keep the queue in order: take an item out, or move it.
     mutating func dequeue(_ reference: QueueReference, from id: MemberID) {
         guard requireHost(id, .dequeue), let index = queueIndex(reference, from: id, .dequeue) else { return }

@@ -4,6 +4,8 @@ public struct RoomConfiguration: Hashable, Sendable {
     /// Members (connected or within their resume grace) a room accepts.
     public var maximumMembers: Int
     public var maximumQueueLength: Int
+    /// Subtitle tracks one activity may have.
+    public var maximumSubtitleTracks: Int
     /// How long a disconnected member's identity is kept for `resume`.
     public var resumeGrace: ServerInterval
     /// The shortest lead of a coordinated start: time for clients to schedule a
@@ -39,6 +41,7 @@ public struct RoomConfiguration: Hashable, Sendable {
     public init(
         maximumMembers: Int = 1_000,
         maximumQueueLength: Int = 100,
+        maximumSubtitleTracks: Int = 8,
         resumeGrace: ServerInterval = ServerInterval(milliseconds: 60_000),
         minimumLead: ServerInterval = ServerInterval(milliseconds: 150),
         maximumLead: ServerInterval = ServerInterval(milliseconds: 1_000),
@@ -57,6 +60,7 @@ public struct RoomConfiguration: Hashable, Sendable {
     ) {
         self.maximumMembers = maximumMembers
         self.maximumQueueLength = maximumQueueLength
+        self.maximumSubtitleTracks = maximumSubtitleTracks
         self.resumeGrace = resumeGrace
         self.minimumLead = minimumLead
         self.maximumLead = maximumLead

@@ -72,6 +72,9 @@ struct Setting: Sendable {
         Setting(key: "max-queue") { value, settings in
             settings.gateway.room.maximumQueueLength = try integer(value, 1...100_000)
         },
+        Setting(key: "max-subtitles") { value, settings in
+            settings.gateway.room.maximumSubtitleTracks = try integer(value, 1...100)
+        },
         Setting(key: "commands-per-second") { value, settings in
             settings.gateway.commandsPerSecond = try seconds(value, 0.1...1_000_000)
         },

@@ -28,6 +28,7 @@ enum CanonicalLine {
         case .nick(let displayName): return name + argument(displayName.text)
         case .watch(let url, let title), .queue(let url?, let title): return name + argument(url.text) + argument(title)
         case .queue(nil, _): return name
+        case .subtitles(let url, let label): return name + argument(url?.text ?? "off") + argument(label)
         case .dequeue(let item): return name + argument(item.text)
         case .move(let item, let position): return name + argument(item.text) + argument(String(position))
         case .play(let now): return name + (now ? " now" : "")

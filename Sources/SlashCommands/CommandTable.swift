@@ -117,6 +117,16 @@ public enum CommandTable {
             }
         case .next:
             return noArguments(name, .next, "Move everyone to the next item in the queue.", .controllers)
+        case .subtitles:
+            return CommandSpec(name: name, arguments: "<url> [label...]|off", summary: "Add a subtitle track (a WebVTT file) to what is playing, for each viewer to pick; off removes them all.", audience: .controllers) { args throws(ArgumentProblem) in
+                if let word = args.peek(), word.lowercased() == "off" {
+                    _ = args.word()
+                    try args.requireEnd()
+                    return .subtitles(nil, label: nil)
+                }
+                let (url, label) = try mediaItem(&args)
+                return .subtitles(url, label: label)
+            }
         case .dequeue:
             return CommandSpec(name: name, arguments: "<n>|<id>", summary: "Take an item out of the queue: its number as /queue lists it, or its id (q7).", audience: .hosts) { args throws(ArgumentProblem) in
                 let item = try queueReference(&args)

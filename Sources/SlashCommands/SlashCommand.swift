@@ -21,6 +21,8 @@ public enum SlashCommand: Hashable, Sendable {
     /// Nil lists the queue; otherwise appends the item.
     case queue(MediaURL?, title: String?)
     case next
+    /// Adds a WebVTT track to the current activity; nil URL removes them all.
+    case subtitles(MediaURL?, label: String?)
     /// Takes an item out of the queue.
     case dequeue(QueueReference)
     /// Moves a queued item to a position (1 is next).
@@ -84,6 +86,7 @@ public enum SlashCommand: Hashable, Sendable {
         case .catchup: .catchup
         case .queue: .queue
         case .next: .next
+        case .subtitles: .subtitles
         case .dequeue: .dequeue
         case .move: .move
         case .autoplay: .autoplay
@@ -122,7 +125,7 @@ public enum SlashCommand: Hashable, Sendable {
 /// The names of every command, in the order `/help` lists them.
 public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
-    case catchup, queue, next, dequeue, move, autoplay, player, ready, buffering, ended, time, who
+    case catchup, queue, next, dequeue, move, subtitles, autoplay, player, ready, buffering, ended, time, who
     case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow
     case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, `public`, me
 }

@@ -57,6 +57,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Items in a room's queue (default 100).")
     var maxQueue: String?
 
+    @Option(help: "Subtitle tracks one shared video may have (default 8).")
+    var maxSubtitles: String?
+
     @Option(help: "Open connections per client IP address (default 64).")
     var maxConnectionsPerAddress: String?
 
@@ -164,7 +167,7 @@ struct ServeCommand: ParsableCommand {
         let options: [(String, String?)] = [
             ("config", config), ("host", host), ("port", port), ("data-dir", dataDir), ("store", store),
             ("max-downtime", maxDowntime), ("max-message-bytes", maxMessageBytes), ("max-line-bytes", maxLineBytes),
-            ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue),
+            ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue), ("max-subtitles", maxSubtitles),
             ("max-connections-per-address", maxConnectionsPerAddress), ("commands-per-second", commandsPerSecond),
             ("command-burst", commandBurst), ("rate-limit-grace", rateLimitGrace), ("outbox-limit", outboxLimit),
             ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("closing-read-limit", closingReadLimit), ("stuck-timeout", stuckTimeout),

@@ -279,3 +279,48 @@ struct CommandAutoplayTests {
         #expect(room.state.queue.map(\.title) == ["B"])
     }
 }
+
+@Suite("/subtitles")
+struct CommandSubtitlesTests {
+    @Test("/subtitles adds tracks to the current activity for everyone, numbered, labelled by default from the file")
+    func adds() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("bob", "/subtitles https://example.org/en.vtt English")
+        room.say("alice", "/subtitles https://example.org/fr.vtt")
+        let tracks = room.state.session?.activity.subtitles ?? []
+        #expect(tracks.map(\.id) == ["s1", "s2"])
+        #expect(tracks.map(\.label) == ["English", "fr.vtt"])
+        #expect(room.playback.cause == .subtitles)
+        #expect(room.events(for: "bob").contains(.state(room.state)))
+        #expect(room.notices.last?.text.hasPrefix("alice added subtitles \"fr.vtt\"") == true)
+    }
+
+    @Test("a new item starts without subtitles; /subtitles off removes them; a room restored keeps them")
+    func lifetime() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/subtitles https://example.org/en.vtt English")
+        let restored = Room.restore(room.room.snapshot(at: room.now), members: [], chat: [], downSince: room.now,
+                                    maximumDowntime: ServerInterval(milliseconds: 60_000), now: room.now).0
+        #expect(restored.state.session?.activity.subtitles.map(\.label) == ["English"])
+        room.say("alice", "/subtitles off")
+        #expect(room.state.session?.activity.subtitles.isEmpty == true)
+        room.say("alice", "/subtitles https://example.org/en.vtt English")
+        room.say("alice", "/watch https://example.org/other.mp4")
+        #expect(room.state.session?.activity.subtitles.isEmpty == true)
+    }
+
+    @Test("/subtitles without a session, beyond the limit, or twice the same file is refused or told")
+    func refusals() {
+        var idle = Scenario()
+        idle.connect("alice")
+        idle.say("alice", "/subtitles https://example.org/en.vtt")
+        #expect(idle.error(for: "alice")?.code == .noSession)
+        var room = Scenario.sharing("alice")
+        for number in 1...8 { room.say("alice", "/subtitles https://example.org/\(number).vtt") }
+        room.say("alice", "/subtitles https://example.org/9.vtt")
+        #expect(room.error(for: "alice")?.code == .notPossible)
+        #expect(room.state.session?.activity.subtitles.count == 8)
+        room.say("alice", "/subtitles https://example.org/1.vtt")
+        #expect(room.told("alice") == ["that subtitle track is already there"])
+    }
+}

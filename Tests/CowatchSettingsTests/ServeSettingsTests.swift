@@ -48,7 +48,9 @@ struct ServeSettingsTests {
 
     @Test("a bad value is refused with where it came from and what is expected", arguments: [
         (["port": "http"], "--port: expected a whole number from 0 to 65535, got \"http\""),
-        (["store": "postgres"], "--store: expected sqlite or memory, got \"postgres\""),
+        (["store": "mysql"], "--store: expected sqlite, memory or postgres, got \"mysql\""),
+        (["database-url": "mysql://db/cowatch"], "--database-url: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, got \"mysql://db/cowatch\""),
+        (["node-id": "node one"], "--node-id: expected 1 to 64 letters, digits, '-', '_' or '.', got \"node one\""),
         (["log-level": "loud"], "--log-level: expected one of"),
     ])
     func badFlag(flags: [String: String], message: String) {

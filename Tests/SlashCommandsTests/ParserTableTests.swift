@@ -121,7 +121,7 @@ struct ParserMessageTests {
         .help: "/help nosuch", .nick: "/nick a\u{200B}b", .watch: "/watch ftp://x", .join: "/join x",
         .leave: "/leave x", .end: "/end x", .play: "/play later", .pause: "/pause x", .seek: "/seek x",
         .rate: "/rate 9", .suspend: "/suspend a/b", .resume: "/resume at", .catchup: "/catchup 0",
-        .queue: "/queue ftp://x", .next: "/next x", .dequeue: "/dequeue x", .move: "/move 1", .autoplay: "/autoplay maybe", .player: "/player maybe",
+        .queue: "/queue ftp://x", .next: "/next x", .dequeue: "/dequeue x", .subtitles: "/subtitles ftp://x", .move: "/move 1", .autoplay: "/autoplay maybe", .player: "/player maybe",
         .ready: "/ready x", .buffering: "/buffering x", .ended: "/ended x", .time: "/time x", .who: "/who x",
         .status: "/status x", .policy: "/policy x y", .op: "/op", .deop: "/deop", .kick: "/kick", .ban: "/ban",
         .unban: "/unban", .bans: "/bans x", .mute: "/mute", .unmute: "/unmute", .slow: "/slow x",

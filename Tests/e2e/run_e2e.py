@@ -1052,6 +1052,26 @@ class Run:
                    and a.js("return document.getElementById('video').getAttribute('src')") == watched,
                    f"a pasted web page is refused in words and the video stays: {refusal!r}")
 
+        # Subtitles: a track the host adds, which bob alone chooses, following the position.
+        a.type(f"/subtitles {self.media.url('cues.vtt')} English")
+        self.wait_js(b, "return [...document.getElementById('subtitles').options].some((o) => o.textContent === 'Subtitles: English');",
+                     5, "the English track in bob's subtitle picker")
+        b.js("""const s = document.getElementById('subtitles');
+                s.value = s.options[1].value; s.dispatchEvent(new Event('change'));""")
+        cue_js = """const t = [...document.getElementById('video').textTracks].find((t) => t.mode === 'showing');
+                    const cue = t && t.activeCues && t.activeCues.length ? t.activeCues[0].text : null;"""
+        # (Chromium shows a paused video's cue once the position moves: seek first.)
+        a.type("/seek 1:35")
+        first = self.wait_js(b, cue_js + " return cue === 'cue 9' && cue;", 5, "bob's cue after /seek 1:35")
+        a.type("/seek 1:38")
+        a.type("/play")
+        moved = self.wait_js(b, cue_js + " return cue === 'cue 10' && cue;", 8, "bob's next cue while playing")
+        a.type("/pause")
+        shown_a = a.js("return [...document.getElementById('video').textTracks].filter((t) => t.mode === 'showing').length")
+        self.check(first == "cue 9" and moved == "cue 10" and shown_a == 0,
+                   f"subtitles: bob chose English and saw {first!r} after /seek 1:35, then {moved!r} playing past "
+                   f"1:40; alice, who chose none, shows {shown_a} track(s)")
+
         self.people_screenshots(a)
 
         # A rename says who was renamed.
@@ -1268,6 +1288,9 @@ def main():
     media_file = make_media(Path(args.media_dir))
     # A web page beside the video: what people paste by mistake (a player's page).
     (media_file.parent / "watch.html").write_text("<!doctype html><title>A video page</title><p>Not a video file.\n")
+    # Subtitles for the video: "cue N" from N*10 s to (N+1)*10 s.
+    (media_file.parent / "cues.vtt").write_text("WEBVTT\n\n" + "".join(
+        f"{n // 6:02d}:{n % 6 * 10:02d}.000 --> {(n + 1) // 6:02d}:{(n + 1) % 6 * 10:02d}.000\ncue {n}\n\n" for n in range(24)))
     failed = None
     summary = None
     with MediaServer(media_file.parent, _FailingHandler) as media, CowatchServer(args.cowatch, args.web_root) as server:

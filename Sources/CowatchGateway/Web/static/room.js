@@ -6,6 +6,7 @@
 import { Connection, deviceIdentity } from './connection.js';
 import { ServerClock } from './clock.js';
 import { PlayerSync, positionAt } from './sync.js';
+import { Subtitles } from './subtitles.js';
 import {
   $, ChatLog, describeDrift, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
 } from './ui.js';
@@ -26,6 +27,7 @@ const room = (() => {
   return lower;
 })();
 const log = new ChatLog($('log'));
+const subtitles = new Subtitles($('video'), $('subtitles'), (text) => log.add('error', text));
 const video = $('video');
 
 /** Everything the page knows about the room, from the server's events. */
@@ -157,6 +159,7 @@ async function main() {
         if (model.state && event.seq < model.state.seq) return;
         model.state = event;
         sync.setState(event);
+        subtitles.update(event.session?.state === 'joined' ? event.session.activity : null);
         renderAll();
         break;
       case 'participant': {
