@@ -6,6 +6,7 @@
 import { Connection, deviceIdentity } from './connection.js';
 import { ServerClock } from './clock.js';
 import { PlayerSync, positionAt } from './sync.js';
+import { isStale } from './sync/seq.js';
 import {
   $, ChatLog, describeDrift, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
 } from './ui.js';
@@ -152,9 +153,7 @@ async function main() {
         break;
       }
       case 'state':
-        // A state repeated with the same seq (handed back after a suspension)
-        // is applied again; an older one is stale.
-        if (model.state && event.seq < model.state.seq) return;
+        if (isStale(model.state, event)) return;
         model.state = event;
         sync.setState(event);
         renderAll();
