@@ -44,6 +44,15 @@ test('quick round trips pin the offset to within a millisecond, and it lies in t
   assert.ok(estimate.rtt < 1.5);
 });
 
+test('the server answers in whole milliseconds: that is no half-millisecond bias', () => {
+  // Loopback-quick round trips sent at every phase of the server's millisecond.
+  const offset = 250.9;
+  const trips = [];
+  for (let i = 0; i < 20; i++) trips.push(roundTrip(1000 + i * 500.05, offset, 0.05, 0.05));
+  const estimate = estimateFrom(trips);
+  assert.ok(Math.abs(estimate.offset - offset) < 0.2, `estimate off by ${(estimate.offset - offset).toFixed(3)} ms`);
+});
+
 test('a page whose clock is a day ahead of the server is found as well', () => {
   const offset = -86400000.25;
   const estimate = estimateFrom([roundTrip(500, offset, 1, 1), roundTrip(900, offset, 0.5, 0.6)]);
