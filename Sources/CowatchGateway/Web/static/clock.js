@@ -3,21 +3,13 @@
 // The room speaks server time (epoch milliseconds): a coordinated start says
 // "play at `at`", and a playing state's position is extrapolated from `at`. A
 // page's own clock may be off by seconds, so it estimates the offset with
-// `/time <client-ms>` round trips, NTP style. A sample sent at local time t0,
-// answered with server time s (whole milliseconds, truncated) and received at
-// t1 says: the server read its clock somewhere between t0 and t1, and its clock
-// then showed between s and s + 1. So
-//
-//     s - t1  <  offset (server - local)  <  s + 1 - t0
-//
-// Samples that waited (a busy main thread, a queue in the network) give wide
-// intervals; quick ones narrow ones. The estimate is the middle of the
-// intersection of the recent samples' intervals, which the quickest samples
-// bound from both sides. When the intervals do not all meet (a clock that
-// drifts, or was stepped), it falls back to the quickest samples' midpoints.
+// `/time <client-ms>` round trips, NTP style; clock-offset.js turns the samples
+// into an estimate. This file sends them and keeps the result.
 //
 // The local clock is performance.timeOrigin + performance.now(): sub-millisecond
 // and monotonic, unlike Date.now(), which can be stepped under our feet.
+
+import { estimateOffset, keepRecent, sampleFrom } from './clock-offset.js';
 
 /** Samples sent in a burst when a connection opens: enough to find a quick one. */
 const BURST = 8;
@@ -28,12 +20,6 @@ const BURST_SPACING_MS = 40;
 const EARLY_MS = 500;
 const EARLY_FOR_MS = 10000;
 const RESAMPLE_MS = 2000;
-/** Samples older than this are forgotten: two clocks drift apart by up to a few
- *  hundredths of a millisecond per second. */
-const WINDOW_MS = 30000;
-const WINDOW_MAX = 40;
-/** The fallback: the mean of the midpoints of this many quickest samples. */
-const BEST = 3;
 
 export function localNow() {
   return performance.timeOrigin + performance.now();
@@ -81,35 +67,15 @@ export class ServerClock extends EventTarget {
 
   /** A `time` event: `client` is our t0, echoed. */
   receive({ client, server }) {
-    const t1 = localNow();
-    const t0 = Number(client);
-    const rtt = t1 - t0;
-    if (!(rtt >= 0) || rtt > 10000) return; // not one of ours, or absurd
-    this.samples.push({ low: server - t1, high: server + 1 - t0, rtt, at: t1 });
-    while (this.samples.length > WINDOW_MAX || (this.samples.length > BEST && t1 - this.samples[0].at > WINDOW_MS)) {
-      this.samples.shift();
-    }
+    const sample = sampleFrom(Number(client), server, localNow());
+    if (!sample) return; // not one of ours, or absurd
+    this.samples = keepRecent(this.samples, sample);
     const previous = this.offset;
-    this.estimate();
+    Object.assign(this, estimateOffset(this.samples));
     const first = !this.synced;
     this.synced = true;
     if (first || Math.abs(this.offset - previous) > 0.5) {
       this.dispatchEvent(new CustomEvent('change', { detail: { offset: this.offset, rtt: this.rtt } }));
-    }
-  }
-
-  estimate() {
-    const low = Math.max(...this.samples.map((s) => s.low));
-    const high = Math.min(...this.samples.map((s) => s.high));
-    const quickest = [...this.samples].sort((a, b) => a.rtt - b.rtt);
-    this.rtt = quickest[0].rtt;
-    if (low <= high) {
-      this.offset = (low + high) / 2;
-      this.uncertainty = (high - low) / 2;
-    } else {
-      const best = quickest.slice(0, BEST);
-      this.offset = best.reduce((sum, s) => sum + (s.low + s.high) / 2, 0) / best.length;
-      this.uncertainty = (best[0].high - best[0].low) / 2;
     }
   }
 

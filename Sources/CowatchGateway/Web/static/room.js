@@ -7,6 +7,7 @@ import { Connection, deviceIdentity } from './connection.js';
 import { ServerClock } from './clock.js';
 import { PlayerSync, positionAt } from './sync.js';
 import { Subtitles } from './subtitles.js';
+import { isStale } from './sync/seq.js';
 import {
   $, ChatLog, describeDrift, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
 } from './ui.js';
@@ -154,9 +155,7 @@ async function main() {
         break;
       }
       case 'state':
-        // A state repeated with the same seq (handed back after a suspension)
-        // is applied again; an older one is stale.
-        if (model.state && event.seq < model.state.seq) return;
+        if (isStale(model.state, event)) return;
         model.state = event;
         sync.setState(event);
         subtitles.update(event.session?.state === 'joined' ? event.session.activity : null);

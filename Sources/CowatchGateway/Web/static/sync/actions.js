@@ -1,0 +1,94 @@
+// The actions one input decides, and the video as they leave it.
+//
+// No element, timer or socket in sync/. Each input (a state, a video event, a
+// tick, a timer firing) comes with the video's readings and returns the actions
+// to carry out, in order; sync.js reads the video and carries them out.
+//
+// Readings: `{ now, monotonic, currentTime, paused, seeking, readyState,
+// duration, playbackRate, buffered: [[start, end], ...], error: { code,
+// message } | null }`, `now` being server time (ms, clock.js) and `monotonic`
+// the page's own steady clock (ms, performance.now()).
+//
+// Actions:
+//   { type: 'pause' }
+//   { type: 'seek', to }         set currentTime
+//   { type: 'rate', rate }       set playbackRate
+//   { type: 'play', at, rate }   set the rate, and call play() at server time `at`
+//   { type: 'load', url }        a new source
+//   { type: 'reload' }           load the source again
+//   { type: 'wake', join, ms }   call wake(join) in `ms` (one timer: replaces any)
+//   { type: 'cancelWake' }
+//   { type: 'send', line }       a report to the server
+//   { type: 'note', text }       the player's history, for debugging
+//
+// Within one input the readings are kept up to date with the actions already
+// decided, as the element itself would be: a seek sets currentTime and seeking
+// at once, pause() sets paused, a new source empties the element.
+
+export class Actions {
+  constructor() {
+    this.video = null; // the readings, during an input
+    this.out = [];
+    this.seekTarget = null; // the last position asked of the video
+  }
+
+  /** Runs one input against readings `r`; returns its actions. */
+  act(r, body) {
+    this.video = r ? { ...r } : null;
+    this.out = [];
+    body();
+    const out = this.out;
+    this.out = [];
+    this.video = null;
+    return out;
+  }
+
+  note(text) {
+    this.out.push({ type: 'note', text });
+  }
+
+  send(line) {
+    this.out.push({ type: 'send', line });
+  }
+
+  pause() {
+    if (this.video.paused) return;
+    this.out.push({ type: 'pause' });
+    this.video.paused = true;
+  }
+
+  seek(position) {
+    this.seekTarget = position;
+    this.out.push({ type: 'seek', to: position });
+    this.video.currentTime = position;
+    this.video.seeking = true;
+  }
+
+  setRate(rate) {
+    if (this.video.playbackRate === rate) return;
+    this.out.push({ type: 'rate', rate });
+    this.video.playbackRate = rate;
+  }
+
+  play(at, rate) {
+    this.out.push({ type: 'play', at, rate });
+    this.video.paused = false;
+    this.video.playbackRate = rate;
+  }
+
+  loadSource(url) {
+    this.pause();
+    this.out.push({ type: 'load', url });
+    Object.assign(this.video, {
+      readyState: 0, currentTime: 0, duration: NaN, seeking: false, paused: true, buffered: [], error: null,
+    });
+  }
+
+  wakeIn(join, ms) {
+    this.out.push({ type: 'wake', join, ms });
+  }
+
+  cancelWake() {
+    this.out.push({ type: 'cancelWake' });
+  }
+}

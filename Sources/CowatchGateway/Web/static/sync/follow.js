@@ -1,0 +1,192 @@
+// Following a playing timeline: start on time, then keep to it.
+//
+// Three tools keep the video on the group's timeline:
+//   * a scheduled start (start.js): used for coordinated starts, late joins,
+//     rejoining after a suspension, and large drift;
+//   * a rate nudge for small drift (drift.js), invisible to a viewer;
+//   * each start measured, to learn the latency of play() and how far ahead to
+//     plan a start that must seek first (latency.js).
+// Holding still, modes and reports are the player's (player.js), which calls
+// run() when the plan says play along, and provides reconcile().
+
+import { Actions } from './actions.js';
+import { addDriftReading, needsRejoin, nudgeRate, THRESHOLDS } from './drift.js';
+import {
+  JOIN_LEAD_MS, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, VERIFY_AFTER_MS,
+} from './latency.js';
+import { HAVE_METADATA, hasEnoughData } from './readiness.js';
+import { fireDecision, missedInstant, planStart, sameCourse, wakeDelay } from './start.js';
+import { atEnd, positionAt, timelineKey } from './timeline.js';
+
+const ms = (seconds) => (seconds * 1000).toFixed(1);
+
+export class Follower extends Actions {
+  constructor() {
+    super();
+    this.join = null; // a scheduled start in progress
+    this.joins = 0; // numbers the starts, so that a timer of a replaced one is ignored
+    this.running = null; // the timeline the playing video follows (key)
+    this.verify = null; // a start to measure
+    this.drifts = [];
+    this.drift = null; // last median drift, seconds
+    this.nudging = false;
+    this.playLatency = PLAY_LATENCY_MS.initial;
+    this.joinLead = JOIN_LEAD_MS.initial;
+    this.lastStart = null; // { at, actual, error } of the last scheduled start, ms
+    this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed (player.js)
+    this.detail = '';
+  }
+
+  /** Playing (the group's timeline or a catch-up): start on time, then keep to it. */
+  run(plan) {
+    const video = this.video;
+    const timeline = plan.timeline;
+    const key = timelineKey(timeline);
+    if (video.readyState < HAVE_METADATA) {
+      this.detail = 'loading';
+      return;
+    }
+    if (this.stallCheck) {
+      this.detail = 'buffering';
+      return; // stuck or not, the stall watch decides
+    }
+    if (this.join) {
+      if (this.join.key === key || sameCourse(this.join, timeline)) return this.progressJoin(timeline, key);
+      this.cancelJoin();
+    }
+    const now = video.now;
+    if (!this.running || video.paused) {
+      // At the end of the item there is nothing to start.
+      if (atEnd(positionAt(timeline, Math.max(now, timeline.at)), video.duration)) {
+        this.detail = 'ended';
+        return;
+      }
+      return this.beginJoin(timeline, key);
+    }
+    // Playing: keep the base rate in step (a /rate change is continuous: no seek).
+    this.running = key;
+    const expected = positionAt(timeline, now);
+    if (atEnd(expected, video.duration)) return; // let it end
+    if (this.verify) {
+      this.verifyStart();
+      if (this.verify) return; // the first moments belong to the start measurement
+    }
+    const raw = video.currentTime - expected;
+    const { drifts, drift } = addDriftReading(this.drifts, raw);
+    this.drifts = drifts;
+    this.drift = drift;
+    if (needsRejoin(raw, drift)) {
+      this.note(`drift ${ms(drift)} ms: re-join`);
+      this.detail = `re-syncing (${Math.round(drift * 1000)} ms off)`;
+      return this.beginJoin(timeline, key);
+    }
+    this.nudge(drift, timeline.rate);
+  }
+
+  nudge(drift, rate) {
+    const next = nudgeRate(this.nudging, drift, rate);
+    if (next.nudging !== this.nudging) this.note(`nudge ${next.nudging ? 'begins' : 'ends'} at ${ms(drift)} ms`);
+    this.nudging = next.nudging;
+    this.setRate(next.rate);
+  }
+
+  /** Plans a scheduled start, seeking first when needed. */
+  beginJoin(timeline, key) {
+    const video = this.video;
+    const now = video.now;
+    this.stopVideo();
+    this.drifts = [];
+    this.verify = null;
+    const { startAt, position } = planStart({
+      timeline, now, video, enoughData: hasEnoughData(video), playLatency: this.playLatency, joinLead: this.joinLead,
+    });
+    const join = { id: ++this.joins, key, startAt, position, rate: timeline.rate, seekBegan: null, armed: false };
+    this.join = join;
+    this.note(`join: ${position.toFixed(3)} at ${(startAt % 100000).toFixed(1)} (in ${(startAt - now).toFixed(0)} ms)`);
+    this.setRate(timeline.rate);
+    if (Math.abs(video.currentTime - position) > THRESHOLDS.hold) {
+      join.seekBegan = video.monotonic;
+      this.seek(position);
+    }
+    this.progressJoin(timeline, key);
+  }
+
+  /** A start waits for its seek and data, then arms its timer. */
+  progressJoin(timeline, key) {
+    const join = this.join;
+    const video = this.video;
+    const msLeft = join.startAt - video.now;
+    this.detail = `starting in ${Math.max(0, msLeft / 1000).toFixed(2)} s`;
+    if (join.armed) return;
+    if (video.seeking || !hasEnoughData(video)) {
+      if (missedInstant(msLeft, this.playLatency)) {
+        this.joinLead = leadAfterMiss(this.joinLead);
+        this.note(`join missed its instant: lead now ${this.joinLead.toFixed(0)} ms`);
+        this.join = null;
+        this.beginJoin(timeline, key);
+      }
+      return;
+    }
+    if (join.seekBegan != null) {
+      // Learn how long a seek with buffering takes here, to pick the next lead.
+      this.joinLead = leadAfterSeek(this.joinLead, video.monotonic - join.seekBegan);
+      join.seekBegan = null;
+    }
+    join.armed = true;
+    this.wakeIn(join.id, wakeDelay(join.startAt, this.playLatency, video.now));
+  }
+
+  /** The timer of scheduled start number `id` fired. */
+  wake(id, r) {
+    return this.act(r, () => {
+      const join = this.join;
+      if (!join || join.id !== id) return;
+      const video = this.video;
+      const decision = fireDecision(join.startAt, this.playLatency, video.now);
+      if (decision.kind === 'replan') {
+        this.note(`start ${decision.late.toFixed(1)} ms late: plan again`);
+        this.joinLead = leadAfterLateStart(this.joinLead);
+        this.join = null;
+        this.reconcile();
+        return;
+      }
+      if (decision.kind === 'wait') {
+        this.wakeIn(id, decision.ms);
+        return;
+      }
+      this.play(decision.at, join.rate);
+      this.join = null;
+      this.running = join.key;
+      this.nudging = false;
+      const calledAt = video.monotonic + Math.max(0, -decision.late);
+      this.verify = { startAt: join.startAt, position: join.position, rate: join.rate, calledAt };
+    });
+  }
+
+  /** Measures a start once it has run a little: when did the video really
+   *  leave its position? The error corrects the play() latency. */
+  verifyStart() {
+    const verify = this.verify;
+    const video = this.video;
+    if (video.monotonic - verify.calledAt < VERIFY_AFTER_MS) return;
+    this.verify = null;
+    if (video.paused || video.seeking) return;
+    const start = measureStart(verify, video.now, video.currentTime);
+    this.lastStart = start;
+    this.note(`started ${start.error.toFixed(1)} ms after the instant; play() latency ${this.playLatency.toFixed(1)} ms`);
+    this.playLatency = latencyAfterStart(this.playLatency, start.error);
+  }
+
+  stopVideo() {
+    this.stallCheck = null;
+    this.pause();
+    this.running = null;
+    this.nudging = false;
+  }
+
+  cancelJoin() {
+    if (!this.join) return;
+    this.cancelWake();
+    this.join = null;
+  }
+}

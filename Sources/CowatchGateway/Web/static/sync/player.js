@@ -1,0 +1,294 @@
+// The player: what a <video> must do to follow the room, decided without
+// touching it (actions.js says how inputs and actions look).
+//
+// It applies the room's `state`, its own member's suspensions, catch-ups and
+// the video's events; decides the mode (plan.js); holds a paused or waiting
+// group's position exactly, playing along otherwise (follow.js); and reports
+// what only a player can know: `/ready <seq>` when it holds the requested
+// position with enough data, `/buffering` when it stalls (stall.js), `/ended
+// <seq>` at the end, and suspensions when it cannot follow (media that does not
+// load, autoplay refused).
+
+import { catchupOver, catchupTimeline } from './catchup.js';
+import { THRESHOLDS } from './drift.js';
+import { Follower } from './follow.js';
+import { planPlayer } from './plan.js';
+import { bufferedAhead, HAVE_METADATA, hasEnoughData } from './readiness.js';
+import { recoveryReadyDue, stallCheckOutcome, waitingMayBeStall } from './stall.js';
+import { clampToMedia, groupTimeline } from './timeline.js';
+
+const MEDIA_ERRORS = {
+  1: 'loading was aborted',
+  2: 'a network error stopped the download',
+  3: 'the video could not be decoded',
+  4: 'the address could not be loaded or the format is not supported',
+};
+
+export class PlayerCore extends Follower {
+  constructor() {
+    super();
+    this.state = null; // the room's last state
+    this.me = null; // my participant
+    this.catchup = null; // { timeline, until } during a "what happened?" replay
+
+    this.src = null; // the URL loaded in the video
+    this.mediaError = null; // text, when the current item failed to load
+    this.suspendedForMedia = false; // we sent /suspend coordinatedPlaybackNotPossible
+    this.blocked = false; // autoplay refused: waiting for a click
+    this.scrubbing = false; // the viewer drags the seek bar: hands off the video
+
+    this.readySent = null; // seq of the last /ready
+    this.endedSent = null; // seq of the last /ended
+    this.stall = null; // { since } while a /buffering is unanswered by recovery
+    this.stallReadySentAt = -Infinity; // when /ready last asked to end a stallRecovery suspension
+    this.mode = 'idle';
+  }
+
+  // MARK: inputs
+
+  /** A new connection's welcome: reports may be needed again. */
+  reset() {
+    this.readySent = null;
+    this.stallReadySentAt = -Infinity;
+  }
+
+  setState(state, r) {
+    return this.act(r, () => {
+      const previous = this.state;
+      this.state = state;
+      const p = state.playback;
+      this.note(`state ${state.seq} ${p.status} pos=${p.position} at=${p.at % 100000} rate=${p.rate} cause=${p.cause}`);
+      const activity = state.session?.state === 'joined' ? state.session.activity : null;
+      if (activity && activity.url !== this.src) this.load(activity.url);
+      if (previous?.playback.item !== state.playback.item) this.endedSent = null;
+      // Under `stall wait` the group answers our /buffering by waiting: the hold
+      // logic reports readiness from here on.
+      if (state.playback.status !== 'playing') this.stall = null;
+      this.reconcile();
+    });
+  }
+
+  setMe(participant, r) {
+    return this.act(r, () => {
+      const before = this.me?.suspensions.join(',');
+      this.me = participant;
+      if (participant.suspensions.join(',') !== before) {
+        // A suspension began or ended: the server hands the state again when the
+        // last one ends, and that state may need a fresh /ready.
+        this.readySent = null;
+        this.stallReadySentAt = -Infinity;
+        if (!participant.suspensions.includes('stallRecovery')) this.stall = null;
+      }
+      this.reconcile();
+    });
+  }
+
+  /** The `catchup` event (catchup.js). */
+  startCatchup(event, r) {
+    return this.act(r, () => {
+      const group = groupTimeline(this.state?.playback);
+      if (!group) return;
+      this.catchup = catchupTimeline(event, group);
+      this.reconcile();
+    });
+  }
+
+  /** The viewer clicked to join playback: sync.js calls play() within the
+   *  gesture, then afterUnblock(). */
+  unblock() {
+    this.blocked = false;
+  }
+
+  afterUnblock(r) {
+    return this.act(r, () => {
+      this.running = null;
+      if (this.me?.suspensions.includes('userActionRequired')) this.send('/resume userActionRequired');
+      this.reconcile();
+    });
+  }
+
+  /** Try the current item again after a load error. */
+  retryMedia() {
+    if (!this.src) return [];
+    this.mediaError = null;
+    return [{ type: 'reload' }];
+  }
+
+  /** Every tick, and after the video's progress events. */
+  tick(r) {
+    return this.act(r, () => this.reconcile());
+  }
+
+  /** `loadedmetadata`: a new item loaded (or a retry worked): we can follow the group again. */
+  mediaLoaded() {
+    if (!this.suspendedForMedia) return [];
+    this.suspendedForMedia = false;
+    return [{ type: 'send', line: '/resume coordinatedPlaybackNotPossible' }];
+  }
+
+  /** `error`: the group goes on without us; only our player is out of step. */
+  mediaFailed(r) {
+    const error = r.error;
+    if (!error || !this.src) return [];
+    return this.act(r, () => {
+      this.mediaError = MEDIA_ERRORS[error.code] || error.message || 'unknown error';
+      this.cancelJoin();
+      this.running = null;
+      if (!this.suspendedForMedia && this.me?.joined) {
+        this.suspendedForMedia = true;
+        this.send('/suspend coordinatedPlaybackNotPossible');
+      }
+    });
+  }
+
+  /** `waiting`: maybe a stall, confirmed (and reported with /buffering) if the
+   *  video is still stuck a moment later (stall.js). */
+  waiting(r) {
+    return this.act(r, () => {
+      const video = this.video;
+      const plan = this.plan();
+      this.note(`waiting event: readyState ${video.readyState}, ${bufferedAhead(video).toFixed(2)} s buffered ahead`);
+      if (!waitingMayBeStall({
+        plan, running: this.running, joining: this.join, seeking: video.seeking, stalled: this.stall, checking: this.stallCheck,
+      })) return;
+      this.stallCheck = { since: video.monotonic, position: video.currentTime };
+    });
+  }
+
+  /** `playing`: a `waiting` followed by playing with data was a hiccup. */
+  playing(r) {
+    return this.act(r, () => {
+      if (this.stallCheck && hasEnoughData(this.video)) this.stallCheck = null;
+    });
+  }
+
+  /** `ended`: once per state, and not at the end of a catch-up's replay. */
+  ended(r) {
+    return this.act(r, () => {
+      const plan = this.plan();
+      if (plan.kind !== 'run' || plan.timeline.catchup || !this.state) return;
+      if (this.endedSent === this.state.seq) return;
+      this.endedSent = this.state.seq;
+      this.send(`/ended ${this.state.seq}`);
+    });
+  }
+
+  /** play() was refused with an error named `name`. */
+  playRefused(name, r) {
+    if (name === 'AbortError') return []; // a pause() or a new source came first
+    return this.act(r, () => {
+      this.running = null;
+      if (name === 'NotAllowedError') {
+        // Autoplay refused: separate from the group until the viewer clicks.
+        this.blocked = true;
+        if (this.me?.joined && !this.me.suspensions.includes('userActionRequired')) {
+          this.send('/suspend userActionRequired');
+        }
+      }
+      this.reconcile();
+    });
+  }
+
+  // MARK: deciding
+
+  plan() {
+    if (this.catchup && catchupOver(this.catchup, this.video.now)) this.catchup = null;
+    return planPlayer(this, this.video.now);
+  }
+
+  reconcile() {
+    if (this.stallCheck) this.confirmStall();
+    const plan = this.plan();
+    this.mode = plan.mode;
+    this.detail = '';
+    switch (plan.kind) {
+      case 'none':
+        this.cancelJoin();
+        this.stopVideo();
+        break;
+      case 'detached':
+        // The group's state is not forced on a suspended player. What it may do
+        // on its own: find its data again and say so, which ends a stall.
+        this.cancelJoin();
+        this.reportRecovery(plan);
+        if (plan.mode === 'blocked' || plan.mode === 'stalled') this.stopVideo();
+        break;
+      case 'hold':
+        this.hold(plan);
+        break;
+      case 'run':
+        this.run(plan);
+        break;
+    }
+  }
+
+  /** Called every tick while a `waiting` event is unconfirmed. */
+  confirmStall() {
+    const check = this.stallCheck;
+    const video = this.video;
+    const outcome = stallCheckOutcome(check, { ...video, enoughData: hasEnoughData(video) });
+    if (outcome === 'pending') return;
+    this.stallCheck = null;
+    if (outcome === 'hiccup') return;
+    if (this.plan().kind !== 'run' || !this.running) return;
+    this.stall = { since: check.since };
+    this.running = null;
+    this.note('stall confirmed: /buffering');
+    this.send('/buffering');
+  }
+
+  /** Under stall recovery: /ready once the video can play again. */
+  reportRecovery(plan) {
+    const video = this.video;
+    const stalledAlone = plan.mode === 'suspended' && plan.reasons.includes('stallRecovery');
+    if (!(this.stall || stalledAlone) || !this.state || video.readyState < HAVE_METADATA) return;
+    if (!hasEnoughData(video)) {
+      this.detail = 'buffering';
+      return;
+    }
+    if (recoveryReadyDue({ stalled: !!this.stall, monotonic: video.monotonic, lastSentAt: this.stallReadySentAt })) {
+      this.stall = null;
+      this.stallReadySentAt = video.monotonic;
+      this.send(`/ready ${this.state.seq}`);
+      this.note(`recovered: /ready ${this.state.seq}`);
+    }
+  }
+
+  /** Paused or waiting: stand still at exactly the position; in `waiting`, say
+   *  /ready once there with enough data. */
+  hold(plan) {
+    const video = this.video;
+    this.cancelJoin();
+    this.stopVideo();
+    if (video.readyState < HAVE_METADATA) {
+      this.detail = 'loading';
+      return;
+    }
+    const target = clampToMedia(plan.timeline.position, video.duration);
+    if (Math.abs(video.currentTime - target) > THRESHOLDS.hold) {
+      if (!(video.seeking && this.seekTarget === target)) this.seek(target);
+      return;
+    }
+    if (plan.waitingSeq == null) return;
+    if (!hasEnoughData(video)) {
+      this.detail = 'buffering';
+      return;
+    }
+    if (this.readySent !== plan.waitingSeq) {
+      this.readySent = plan.waitingSeq;
+      this.send(`/ready ${plan.waitingSeq}`);
+      this.note(`/ready ${plan.waitingSeq}`);
+    }
+    this.detail = 'ready';
+  }
+
+  load(url) {
+    this.src = url;
+    this.mediaError = null;
+    this.cancelJoin();
+    this.running = null;
+    this.catchup = null;
+    this.stall = null;
+    this.loadSource(url);
+  }
+}

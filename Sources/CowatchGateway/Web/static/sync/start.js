@@ -1,0 +1,71 @@
+// Scheduled starts: pause, seek to where the timeline will be at a chosen
+// instant, and call play() at that instant minus the measured latency of
+// play().
+//
+// The instant is the timeline's own `at` when that is still ahead and the
+// video already holds the position with enough data (a coordinated start: every
+// player starts at the same server instant). Otherwise (a late join, a rejoin
+// after a suspension, a large drift) it is far enough ahead to seek and buffer
+// first: the learned join lead (latency.js). Times are server epoch ms.
+
+import { THRESHOLDS } from './drift.js';
+import { clampToMedia, positionAt } from './timeline.js';
+
+/** The last few ms before a scheduled play() are waited out by spinning:
+ *  setTimeout alone fires a few ms early or late. */
+export const SPIN_MS = 10;
+/** A scheduled start that fires later than this (a busy main thread) is planned
+ *  again; a smaller delay is left to the drift correction. */
+export const LATE_START_MS = 100;
+
+/**
+ * When and where to start following `timeline`.
+ * @param {object} p
+ * @param {object} p.timeline
+ * @param {number} p.now server time, ms
+ * @param {{ currentTime: number, seeking: boolean, duration: number }} p.video
+ * @param {boolean} p.enoughData the video has the data to play from where it is
+ * @param {number} p.playLatency ms between calling play() and the video moving
+ * @param {number} p.joinLead ms a seek with buffering is expected to take, and more
+ * @returns {{ startAt: number, position: number, rate: number, coordinated: boolean }}
+ */
+export function planStart({ timeline, now, video, enoughData, playLatency, joinLead }) {
+  const atPosition = Math.abs(video.currentTime - timeline.position) <= THRESHOLDS.hold && !video.seeking;
+  // The timer and the spin need a few ms before the instant to hit it.
+  const coordinated = timeline.at - now > SPIN_MS + playLatency + 2 && atPosition && enoughData;
+  const startAt = coordinated ? timeline.at : Math.max(timeline.at, now + joinLead);
+  return { startAt, position: clampToMedia(positionAt(timeline, startAt), video.duration), rate: timeline.rate, coordinated };
+}
+
+/** A start planned for one timeline still fits another (a handed-back state, a
+ *  queue change) when that one reaches the same position at the same instant at
+ *  the same rate: such a state must not restart it. */
+export function sameCourse(start, timeline) {
+  return Math.abs(positionAt(timeline, start.startAt) - start.position) < 0.0005 && timeline.rate === start.rate;
+}
+
+/** A start whose video is still seeking or buffering this close to its instant
+ *  cannot make it: it is planned again, further ahead. */
+export function missedInstant(msLeft, playLatency) {
+  return msLeft < playLatency + 2;
+}
+
+/** How long the timer waits before the final spin up to the instant. */
+export function wakeDelay(startAt, playLatency, now) {
+  return Math.max(0, startAt - playLatency - now - SPIN_MS);
+}
+
+/**
+ * What to do when the start's timer fires at server time `now`:
+ *   { kind: 'replan', late }  it fired well past the instant: plan again
+ *   { kind: 'wait', ms }      it fired early (the clock estimate moved): wait again
+ *   { kind: 'play', at, late } call play() at server time `at` (spinning up to it;
+ *                              a little late starts now, the drift correction absorbs it)
+ */
+export function fireDecision(startAt, playLatency, now) {
+  const at = startAt - playLatency;
+  const late = now - at;
+  if (late > LATE_START_MS) return { kind: 'replan', late };
+  if (-late > SPIN_MS + 4) return { kind: 'wait', ms: -late - SPIN_MS };
+  return { kind: 'play', at, late };
+}

@@ -1,0 +1,280 @@
+// A simulated <video> and page around the player's decisions (sync/player.js),
+// in place of sync.js: it carries out the actions as a browser would, moves the
+// video with time, fires its events, the 50 ms tick and the start's timer, and
+// records what the player sent. Time is simulated, one millisecond a step.
+
+import { PlayerCore } from '../../../Sources/CowatchGateway/Web/static/sync/player.js';
+
+export const MEDIA_URL = 'http://media.test/movie.mp4';
+export const T0 = 1_700_000_000_000; // server epoch ms when a simulation begins
+
+const TICK_MS = 50;
+
+/** A room state as the server sends it. */
+export function roomState(seq, playback, { url = MEDIA_URL, item = 'item-1' } = {}) {
+  return {
+    seq,
+    session: { state: 'joined', activity: { id: 'a1', url, title: 'movie' } },
+    playback: { status: 'paused', item, rate: 1, position: 0, at: T0, by: null, cause: 'watch', ...playback },
+  };
+}
+
+/** The page's own member. */
+export function member(suspensions = [], { joined = true } = {}) {
+  return { id: 'me', name: 'me', joined, player: true, suspensions };
+}
+
+export class SimulatedPlayer {
+  /**
+   * @param {object} options
+   * @param {number} options.duration the media's length, seconds
+   * @param {number} options.seekMs how long a seek takes to land with data
+   * @param {number} options.playLatencyMs between play() and the video moving
+   * @param {number} options.speed the video's clock against the server's (1.001: 0.1 % fast)
+   * @param {number} options.metadataMs from a new source to `loadedmetadata`
+   * @param {boolean} options.failLoads the media does not load (a MediaError)
+   * @param {boolean} options.refuseAutoplay play() is refused (NotAllowedError) outside a gesture
+   */
+  constructor({
+    duration = 600, seekMs = 40, playLatencyMs = 5, speed = 1, metadataMs = 30, failLoads = false, refuseAutoplay = false,
+  } = {}) {
+    Object.assign(this, { duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay });
+    this.core = new PlayerCore();
+    this.now = T0;
+    this.origin = T0 - 5000; // the page opened 5 s ago: monotonic = now - origin
+    this.video = {
+      currentTime: 0, paused: true, seeking: false, readyState: 0, duration: NaN, playbackRate: 1, error: null,
+    };
+    this.loadDoneAt = null;
+    this.seekDoneAt = null;
+    this.movesFrom = -Infinity; // the video leaves its position no earlier than this
+    this.frozenUntil = -Infinity; // a decoder hiccup: no movement, data still there
+    this.starvedUntil = -Infinity; // the network delivers nothing
+    this.timer = null; // { at, join }: the start's timer
+    this.timerDelayMs = 0; // the next timer fires this much late (a busy main thread)
+    this.nextTick = T0 + TICK_MS;
+    this.pendingRefusal = false;
+    this.sent = []; // { at, line }
+    this.notes = [];
+    this.actions = []; // { at, ...action }
+    this.plays = []; // server instants play() was called at
+    this.rates = []; // { at, rate }
+  }
+
+  // MARK: inputs from the room
+
+  setState(state) {
+    this.perform(this.core.setState(state, this.read()));
+  }
+
+  setMe(participant) {
+    this.perform(this.core.setMe(participant, this.read()));
+  }
+
+  catchup(event) {
+    this.perform(this.core.startCatchup(event, this.read()));
+  }
+
+  reset() {
+    this.core.reset();
+  }
+
+  /** A state and the member, loaded and settled: the usual first moments of a page. */
+  open(state, participant = member()) {
+    this.setMe(participant);
+    this.setState(state);
+    this.advance(200);
+  }
+
+  // MARK: what happens to the video
+
+  /** A decoder hiccup: `waiting`, the video stands still for `ms`, then plays on. */
+  hiccup(ms) {
+    this.frozenUntil = this.now + ms;
+    this.event('waiting');
+  }
+
+  /** The network delivers nothing for `ms`. */
+  starve(ms) {
+    this.starvedUntil = this.now + ms;
+    this.event('waiting');
+  }
+
+  /** The video jumps by `seconds` on its own (a glitch, a bad frame). */
+  jump(seconds) {
+    this.video.currentTime += seconds;
+  }
+
+  // MARK: time
+
+  advance(ms) {
+    for (let i = 0; i < ms; i++) this.step();
+  }
+
+  /** Advances until `predicate()` holds; fails after `limitMs`. */
+  until(predicate, limitMs = 20000) {
+    for (let i = 0; i < limitMs; i++) {
+      if (predicate()) return;
+      this.step();
+    }
+    throw new Error(`not reached within ${limitMs} ms; last notes: ${this.notes.slice(-6).join(' | ')}`);
+  }
+
+  step() {
+    // The video moves over the millisecond from `now`, as it stood then.
+    const dt = 1;
+    const video = this.video;
+    const t = this.now;
+    const moving = !video.paused && !video.seeking && video.readyState >= 3
+      && t >= this.starvedUntil && t >= this.movesFrom && t >= this.frozenUntil;
+    this.now += dt;
+    if (moving) {
+      video.currentTime += (video.playbackRate * this.speed * dt) / 1000;
+      if (video.currentTime >= this.duration) {
+        video.currentTime = this.duration;
+        video.paused = true;
+        this.event('ended');
+      }
+    }
+    if (this.now === this.starvedUntil || this.now === this.frozenUntil) this.event(video.paused ? 'canplay' : 'playing');
+    if (this.loadDoneAt != null && this.now >= this.loadDoneAt) {
+      this.loadDoneAt = null;
+      if (this.failLoads) {
+        video.error = { code: 4, message: 'MEDIA_ELEMENT_ERROR: Format error' };
+        this.event('error');
+      } else {
+        Object.assign(video, { readyState: 4, duration: this.duration });
+        this.event('loadedmetadata');
+      }
+    }
+    if (this.seekDoneAt != null && this.now >= this.seekDoneAt) {
+      this.seekDoneAt = null;
+      video.seeking = false;
+      this.event('seeked');
+    }
+    if (this.pendingRefusal) {
+      this.pendingRefusal = false;
+      this.perform(this.core.playRefused('NotAllowedError', this.read()));
+    }
+    if (this.timer && this.now >= this.timer.at) {
+      const { join } = this.timer;
+      this.timer = null;
+      this.perform(this.core.wake(join, this.read()));
+    }
+    if (this.now >= this.nextTick) {
+      this.nextTick += TICK_MS;
+      this.perform(this.core.tick(this.read()));
+    }
+  }
+
+  /** The video's events, handled as sync.js handles them. */
+  event(type) {
+    const core = this.core;
+    if (['loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'progress'].includes(type)) {
+      this.perform(core.tick(this.read()));
+    }
+    if (type === 'waiting') this.perform(core.waiting(this.read()));
+    if (type === 'playing') this.perform(core.playing(this.read()));
+    if (type === 'ended') this.perform(core.ended(this.read()));
+    if (type === 'error') this.perform(core.mediaFailed(this.read()));
+    if (type === 'loadedmetadata') this.perform(core.mediaLoaded());
+  }
+
+  // MARK: the page's side
+
+  read() {
+    const video = this.video;
+    const starved = this.now < this.starvedUntil;
+    const loaded = video.readyState > 0;
+    return {
+      now: this.now,
+      monotonic: this.now - this.origin,
+      currentTime: video.currentTime,
+      paused: video.paused,
+      seeking: video.seeking,
+      readyState: starved ? Math.min(video.readyState, 2) : video.readyState,
+      duration: video.duration,
+      playbackRate: video.playbackRate,
+      buffered: loaded && !starved ? [[0, this.duration]] : [],
+      error: video.error,
+    };
+  }
+
+  perform(actions) {
+    const video = this.video;
+    for (const action of actions) {
+      this.actions.push({ at: this.now, ...action });
+      switch (action.type) {
+        case 'pause':
+          video.paused = true;
+          break;
+        case 'seek':
+          video.currentTime = action.to;
+          video.seeking = true;
+          this.seekDoneAt = this.now + this.seekMs;
+          break;
+        case 'rate':
+          video.playbackRate = action.rate;
+          this.rates.push({ at: this.now, rate: action.rate });
+          break;
+        case 'play': {
+          // sync.js spins up to the instant, then calls play().
+          const calledAt = Math.max(this.now, action.at);
+          video.playbackRate = action.rate;
+          if (this.refuseAutoplay) {
+            this.pendingRefusal = true;
+            break;
+          }
+          this.plays.push(calledAt);
+          video.paused = false;
+          this.movesFrom = calledAt + this.playLatencyMs;
+          break;
+        }
+        case 'load':
+        case 'reload':
+          Object.assign(video, { currentTime: 0, paused: true, seeking: false, readyState: 0, duration: NaN, error: null });
+          this.seekDoneAt = null;
+          this.loadDoneAt = this.now + this.metadataMs;
+          break;
+        case 'wake':
+          this.timer = { at: this.now + action.ms + this.timerDelayMs, join: action.join };
+          this.timerDelayMs = 0;
+          break;
+        case 'cancelWake':
+          this.timer = null;
+          break;
+        case 'send':
+          this.sent.push({ at: this.now, line: action.line });
+          break;
+        case 'note':
+          this.notes.push(action.text);
+          break;
+        default:
+          throw new Error(`unknown action ${action.type}`);
+      }
+    }
+  }
+
+  // MARK: measuring
+
+  /** The lines sent, optionally only those starting with `prefix`. */
+  lines(prefix = '') {
+    return this.sent.map((s) => s.line).filter((line) => line.startsWith(prefix));
+  }
+
+  /** How many actions of `type` since server time `since`. */
+  count(type, since = -Infinity) {
+    return this.actions.filter((a) => a.type === type && a.at >= since).length;
+  }
+
+  /** The video's position minus the timeline's, ms. */
+  driftMs(timeline) {
+    const expected = timeline.position + (timeline.playing && this.now > timeline.at ? timeline.rate * (this.now - timeline.at) / 1000 : 0);
+    return (this.video.currentTime - expected) * 1000;
+  }
+}
+
+/** The group's timeline as a test states it. */
+export function playing(position, at, rate = 1) {
+  return { playing: true, position, at, rate };
+}
