@@ -9,7 +9,7 @@ import { PlayerSync, positionAt } from './sync.js';
 import { Subtitles } from './subtitles.js';
 import { isStale } from './sync/seq.js';
 import {
-  $, ChatLog, describeDrift, describePlayer, describeReason, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
+  $, ChatLog, describeDrift, describePlayer, describeSync, describeReason, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
 } from './ui.js';
 
 const ROOM_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -459,6 +459,14 @@ async function main() {
     const words = describePlayer(snapshot, sync.state, me());
     if ($('player-status').textContent !== words) $('player-status').textContent = words;
     $('player-drift').textContent = describeDrift(snapshot);
+    const badge = $('sync-indicator');
+    const verdict = describeSync(snapshot, { offset: clock.offset, uncertainty: clock.uncertainty });
+    badge.hidden = !verdict;
+    if (verdict) {
+      if (badge.dataset.kind !== verdict.kind) badge.dataset.kind = verdict.kind;
+      if (badge.textContent !== verdict.label) badge.textContent = verdict.label;
+      badge.title = verdict.title;
+    }
     // Overlay: what the viewer must know or do.
     const overlay = $('overlay');
     const text = $('overlay-text');

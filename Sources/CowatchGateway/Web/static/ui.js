@@ -235,6 +235,45 @@ export function describePlayer(snapshot, state, me) {
   }
 }
 
+/** "Are we in sync?": a small badge under the video. In sync, catching up, or
+ *  waiting for others (or buffering); nothing when the player follows no group.
+ *  Its title gives the measured numbers: this player's distance from the group's
+ *  timeline, and this device's clock against the server's with how well that is
+ *  known. `clock`: { offset, uncertainty } in ms (server minus local). */
+export const IN_SYNC_MS = 25;
+export function describeSync(snapshot, clock) {
+  const clockText = clock && Number.isFinite(clock.uncertainty)
+    ? `This device's clock is ${formatOffset(-clock.offset)} from the server's (known to ±${clock.uncertainty.toFixed(1)} ms).`
+    : 'Measuring this device\'s clock against the server\'s…';
+  const drift = snapshot.drift == null ? null : snapshot.drift * 1000;
+  const driftText = drift == null ? '' : `This player is ${formatOffset(drift)} from the group. `;
+  switch (snapshot.mode) {
+    case 'playing':
+      if (snapshot.detail === 'buffering') return { kind: 'waiting', label: 'Buffering', title: clockText };
+      if (snapshot.joining || snapshot.detail || drift == null || snapshot.nudging || Math.abs(drift) > IN_SYNC_MS) {
+        return { kind: 'catching-up', label: 'Catching up', title: driftText + clockText };
+      }
+      return { kind: 'in-sync', label: 'In sync', title: driftText + clockText };
+    case 'catchup':
+      return { kind: 'catching-up', label: 'Catching up', title: driftText + clockText };
+    case 'paused':
+      return { kind: 'in-sync', label: 'In sync (paused together)', title: clockText };
+    case 'waiting':
+    case 'starting':
+      return { kind: 'waiting', label: snapshot.mode === 'starting' ? 'Starting together' : 'Waiting for others', title: clockText };
+    case 'stalled':
+      return { kind: 'waiting', label: 'Buffering', title: clockText };
+    default:
+      return null;
+  }
+}
+
+function formatOffset(ms) {
+  const sign = ms >= 0 ? '+' : '−';
+  const size = Math.abs(ms);
+  return size >= 1000 ? `${sign}${(size / 1000).toFixed(2)} s` : `${sign}${size.toFixed(1)} ms`;
+}
+
 /** The player's distance from the group, for the curious (not a live region). */
 export function describeDrift(snapshot) {
   if (!['playing', 'catchup'].includes(snapshot.mode) || snapshot.drift == null || snapshot.joining) return '';
