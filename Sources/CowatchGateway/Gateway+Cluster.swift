@@ -361,17 +361,10 @@ extension Gateway {
         for seconds in statistics.writeSeconds { cluster.storeWriteSeconds.observe(seconds: seconds) }
         single("cowatch_store_dropped_changes_total", "counter",
                "Changes dropped because the database stayed away longer than the write queue holds.", statistics.dropped)
-        func histogram(_ name: String, _ help: String, _ histogram: GatewayMetrics.Histogram) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
-            var cumulative = 0
-            for (bound, count) in zip(histogram.bounds, histogram.counts) {
-                cumulative += count
-                out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
-            }
-            out += "\(name)_bucket{le=\"+Inf\"} \(histogram.count)\n\(name)_sum \(histogram.sum)\n\(name)_count \(histogram.count)\n"
-        }
-        histogram("cowatch_database_seconds", "Heartbeat round trips to the database.", cluster.databaseSeconds)
-        histogram("cowatch_store_write_seconds", "Time to write one batch of changes to the database.", cluster.storeWriteSeconds)
+        GatewayMetrics.histogram("cowatch_database_seconds", "Heartbeat round trips to the database.",
+                                 cluster.databaseSeconds, into: &out)
+        GatewayMetrics.histogram("cowatch_store_write_seconds", "Time to write one batch of changes to the database.",
+                                 cluster.storeWriteSeconds, into: &out)
         return out
     }
 }

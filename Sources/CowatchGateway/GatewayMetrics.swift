@@ -105,16 +105,17 @@ struct GatewayMetrics {
         single("cowatch_outbox_resyncs_total", "counter", "Times a slow connection was sent the latest state instead of its backlog.", outboxResyncs)
         family("cowatch_http_requests_total", "counter", "Plain HTTP requests, by route.")
         labelled("cowatch_http_requests_total", "route", httpRequests)
-        histogram("cowatch_broadcast_fanout_seconds",
+        Self.histogram("cowatch_broadcast_fanout_seconds",
                   "Time from a broadcast until its frame was written to the last recipient.", fanOut, into: &out)
-        histogram("cowatch_round_trip_seconds", "WebSocket ping round trips.", roundTrip, into: &out)
+        Self.histogram("cowatch_round_trip_seconds", "WebSocket ping round trips.", roundTrip, into: &out)
         family("cowatch_media_checks_total", "counter", "Links shared with /watch or /queue that were looked at, by verdict.")
         labelled("cowatch_media_checks_total", "verdict", mediaChecks)
-        histogram("cowatch_media_check_seconds", "Time to check a shared link.", mediaCheckTime, into: &out)
+        Self.histogram("cowatch_media_check_seconds", "Time to check a shared link.", mediaCheckTime, into: &out)
         return out
     }
 
-    private func histogram(_ name: String, _ help: String, _ histogram: Histogram, into out: inout String) {
+    /// One histogram in the Prometheus text format, appended to `out`.
+    static func histogram(_ name: String, _ help: String, _ histogram: Histogram, into out: inout String) {
         out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         var cumulative = 0
         for (bound, count) in zip(histogram.bounds, histogram.counts) {
