@@ -95,6 +95,14 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // `cowatch bridge`: a channel of a chat network and a room joined
+        // together, as pure values (the IRC protocol, the pacer) first.
+        .target(
+            name: "CowatchBridge",
+            dependencies: [
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
         .executableTarget(
             name: "cowatch",
             dependencies: [
@@ -127,6 +135,7 @@ let package = Package(
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchClient", "CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(
