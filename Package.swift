@@ -96,10 +96,14 @@ let package = Package(
             ]
         ),
         // `cowatch bridge`: a channel of a chat network and a room joined
-        // together, as pure values (the IRC protocol, the pacer) first.
+        // together, as pure values: the IRC protocol and session, the relay of
+        // one channel-room pair, the pacer.
         .target(
             name: "CowatchBridge",
             dependencies: [
+                "CowatchClient",
+                "CowatchCore",
+                "SlashCommands",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -135,7 +139,7 @@ let package = Package(
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchClient", "CowatchCore", "SlashCommands"]),
-        .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge"]),
+        .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge", "CowatchClient", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(
