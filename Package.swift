@@ -95,15 +95,26 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // OpenSSL (Debian libssl-dev, which libwebsockets-dev brings) for the
+        // bridge's TLS connections to IRC servers (ircs://).
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // `cowatch bridge`: a channel of a chat network and a room joined
-        // together, as pure values: the IRC protocol and session, the relay of
-        // one channel-room pair, the pacer.
+        // together. Pure values (the IRC protocol, the IRC session, the relay of
+        // one channel-room pair, the pacer) and the thin glue that carries out
+        // what they decide (a TCP/TLS IRC connection on a thread, the room side
+        // on WebSocketClients).
         .target(
             name: "CowatchBridge",
             dependencies: [
                 "CowatchClient",
                 "CowatchCore",
                 "SlashCommands",
+                "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
@@ -112,6 +123,7 @@ let package = Package(
             dependencies: [
                 "CowatchCore",
                 "CowatchGateway",
+                "CowatchBridge",
                 "CowatchClient",
                 "CowatchSettings",
                 "CowatchStore",
