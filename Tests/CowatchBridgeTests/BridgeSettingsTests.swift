@@ -1,4 +1,5 @@
 @testable import CowatchBridge
+import Foundation
 import Testing
 
 @Suite("Bridge settings")
@@ -109,5 +110,17 @@ struct BridgeSettingsTests {
         #expect(BridgeSettings.withoutComment("irc = irc://h/#c # the channel") == "irc = irc://h/#c ")
         #expect(BridgeSettings.withoutComment("# all of it") == "")
         #expect(BridgeSettings.withoutComment("channel-key = \"a #b\"") == "channel-key = \"a #b\"")
+    }
+
+    @Test("deploy/bridge.conf.example shows every setting, and is itself a valid config")
+    func example() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let path = root.appendingPathComponent("deploy/bridge.conf.example").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for key in BridgeSettings.keyNames {
+            #expect(text.contains("\n# \(key) = ") || text.contains("\n\(key) = "), "\(key) is missing from \(path)")
+        }
+        let settings = try BridgeSettings.resolve(file: (path, text), environment: [:], flags: [:])
+        #expect(settings.pairs.map(\.room) == ["movie-night"])
     }
 }
