@@ -211,7 +211,9 @@ struct BridgeCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let done = DispatchSemaphore(value: 0)
-        let signals = SignalWatcher { _ in
+        let logger = Logger(label: "cowatch.bridge")
+        let signals = SignalWatcher { signal in
+            logger.info("signal received, stopping", metadata: ["signal": "\(signal)"])
             runner.stop()
             done.signal()
         }
