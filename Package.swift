@@ -95,11 +95,35 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // OpenSSL (Debian libssl-dev, which libwebsockets-dev brings) for the
+        // bridge's TLS connections to IRC servers (ircs://).
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // `cowatch bridge`: a channel of a chat network and a room joined
+        // together. Pure values (the IRC protocol, the IRC session, the relay of
+        // one channel-room pair, the pacer) and the thin glue that carries out
+        // what they decide (a TCP/TLS IRC connection on a thread, the room side
+        // on WebSocketClients).
+        .target(
+            name: "CowatchBridge",
+            dependencies: [
+                "CowatchClient",
+                "CowatchCore",
+                "SlashCommands",
+                "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
         .executableTarget(
             name: "cowatch",
             dependencies: [
                 "CowatchCore",
                 "CowatchGateway",
+                "CowatchBridge",
                 "CowatchClient",
                 "CowatchSettings",
                 "CowatchStore",
@@ -127,6 +151,7 @@ let package = Package(
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchClient", "CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge", "CowatchClient", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(

@@ -1,0 +1,46 @@
+import CowatchClient
+import Logging
+
+/// What the settings make: one IRC connection per server and nick (its pairs'
+/// channels joined on it), and each pair on its connection.
+public struct BridgePlan {
+    public let pairs: [BridgeRunner.Pair]
+    public let networks: [any ChatNetwork]
+    /// The longest connect timeout asked for, for the room side's connections.
+    public let connectTimeout: Double
+
+    public init(_ settings: BridgeSettings) {
+        var groups: [BridgeSettings.IRCConnectionSettings] = []
+        var channels: [[IRCSession.Channel]] = []
+        var pairs: [BridgeRunner.Pair] = []
+        for pair in settings.pairs {
+            let index: Int
+            if let found = groups.firstIndex(of: pair.connection) {
+                index = found
+            } else {
+                index = groups.count
+                groups.append(pair.connection)
+                channels.append([])
+            }
+            channels[index].append(IRCSession.Channel(name: pair.irc.channel, key: pair.channelKey))
+            // `roomAddress` is nil only for a server address the settings already refused.
+            guard let room = pair.roomAddress else { continue }
+            pairs.append(BridgeRunner.Pair(relay: pair.relay, network: index, room: room, password: pair.roomPassword, token: pair.token))
+        }
+        networks = zip(groups, channels).map { connection, channels in
+            let session = IRCSession.Settings(
+                nick: connection.nick, alternateNicks: connection.alternateNicks, user: connection.user,
+                realName: connection.realName, password: connection.password, channels: channels, pacing: connection.pacing,
+                maximumLineBytes: connection.maximumLineBytes, maximumPiecesPerMessage: connection.maximumPieces,
+                keepaliveInterval: connection.keepalive, keepaliveTimeout: connection.keepalive,
+                registrationTimeout: max(30, connection.connectTimeout),
+                reconnect: Backoff.Settings(first: 1, maximum: connection.reconnectMaximum))
+            return IRCNetwork(identity: connection.network, host: connection.host, port: connection.port,
+                              tls: connection.tls ? (connection.tlsVerify, connection.tlsCAFile) : nil,
+                              connectTimeout: connection.connectTimeout, session: session,
+                              logger: Logger(label: "cowatch.irc"))
+        }
+        self.pairs = pairs
+        connectTimeout = settings.pairs.map(\.connection.connectTimeout).max() ?? 20
+    }
+}

@@ -1,0 +1,131 @@
+import CowatchClient
+import Foundation
+import Logging
+
+/// Carries out what every `RoomRelay` decides, for `cowatch bridge`: the one
+/// place that opens room connections (on one `WebSocketClients`), routes
+/// network events to the relays of their channel, passes the relays' words to
+/// their network, and keeps their timers. Everything happens one event at a
+/// time on `queue`.
+public final class BridgeRunner: @unchecked Sendable {
+    /// One channel-room pair: its rules, the network it is on, and where its room is.
+    public struct Pair: Sendable {
+        public var relay: RoomRelay.Settings
+        /// An index into the runner's networks.
+        public var network: Int
+        /// The room's WebSocket address, `ws://HOST:PORT/rooms/ROOM`.
+        public var room: WebSocketAddress
+        /// The room's password, when it asks one.
+        public var password: String?
+        /// A bot token for the watcher (`/token`), so that it shows as a bot.
+        public var token: String?
+
+        public init(relay: RoomRelay.Settings, network: Int, room: WebSocketAddress, password: String?, token: String?) {
+            self.relay = relay
+            self.network = network
+            self.room = room
+            self.password = password
+            self.token = token
+        }
+    }
+
+    private struct ConnectionKey: Hashable {
+        var pair: Int
+        var connection: RoomRelay.Connection
+    }
+
+    private let queue = DispatchQueue(label: "cowatch-bridge")
+    private let pairs: [Pair]
+    private let networks: [any ChatNetwork]
+    private let clients: WebSocketClients
+    private let logger: Logger
+    // On `queue` only.
+    private var relays: [RoomRelay]
+    private var connections: [ConnectionKey: (attempt: Int, connection: ClientConnection)] = [:]
+
+    public init(pairs: [Pair], networks: [any ChatNetwork], connectTimeout: Double, logger: Logger) throws {
+        self.pairs = pairs
+        self.networks = networks
+        self.logger = logger
+        relays = pairs.enumerated().map { index, pair in
+            RoomRelay(settings: pair.relay, seed: Backoff.seed("\(index)\u{0}\(pair.relay.channel)\u{0}\(pair.relay.room)"))
+        }
+        clients = try WebSocketClients(connectTimeout: connectTimeout)
+    }
+
+    public func start() {
+        queue.async { [self] in
+            for (index, network) in networks.enumerated() {
+                network.start { [self] event in queue.async { [self] in route(event, from: index) } }
+            }
+            for index in relays.indices { run(index, .start(now: Self.now())) }
+        }
+    }
+
+    /// Closes every room connection, leaves every network, and stops.
+    public func stop() {
+        queue.sync { [self] in
+            for index in relays.indices { run(index, .stop) }
+        }
+        for network in networks { network.stop() }
+        clients.shutdown()
+    }
+
+    /// A channel's events go to that channel's relays; a person leaving the
+    /// network or changing nick concerns every relay of the network; a line to
+    /// the bot alone is answered once.
+    private func route(_ event: NetworkEvent, from network: Int) {
+        let mine = pairs.indices.filter { pairs[$0].network == network }
+        let targets: [Int]
+        switch event {
+        case .joined(let channel), .parted(let channel, _), .present(let channel, _), .message(let channel, _, _, _),
+             .left(let channel, _):
+            targets = mine.filter { pairs[$0].relay.channel == channel }
+        case .quit, .renamed:
+            targets = mine
+        case .direct:
+            targets = Array(mine.prefix(1))
+        }
+        for index in targets { run(index, .network(event, now: Self.now())) }
+    }
+
+    private func run(_ index: Int, _ event: RoomRelay.Event) {
+        for action in relays[index].handle(event) { perform(index, action) }
+    }
+
+    private func perform(_ index: Int, _ action: RoomRelay.Action) {
+        let pair = pairs[index]
+        switch action {
+        case .open(let connection, let attempt, let identity):
+            var address = pair.room.adding("name", identity.name).adding("device", identity.device)
+            if let resume = identity.resume { address = address.adding("resume", resume) }
+            if !identity.joinsSession { address = address.adding("join", "0") }
+            if let password = pair.password { address = address.adding("password", password) }
+            if identity.isWatcher, let token = pair.token { address = address.adding("token", token) }
+            let headers = identity.forwardedFor.map { [(name: "X-Forwarded-For", value: $0)] } ?? []
+            let key = ConnectionKey(pair: index, connection: connection)
+            let opened = clients.connect(address, encoding: .json, handlers: ClientHandlers(
+                opened: { [self] in queue.async { [self] in run(index, .opened(connection, attempt, now: Self.now())) } },
+                received: { [self] text in queue.async { [self] in run(index, .received(connection, attempt, text, now: Self.now())) } },
+                closed: { [self] info in
+                    queue.async { [self] in
+                        if connections[key]?.attempt == attempt { connections[key] = nil }
+                        run(index, .closed(connection, attempt, info, now: Self.now()))
+                    }
+                }), headers: headers)
+            connections[key] = (attempt, opened)
+        case .send(let connection, let text):
+            connections[ConnectionKey(pair: index, connection: connection)]?.connection.send(text)
+        case .close(let connection):
+            connections[ConnectionKey(pair: index, connection: connection)]?.connection.close()
+        case .schedule(let timer, let delay):
+            queue.asyncAfter(deadline: .now() + delay) { [self] in run(index, .timerFired(timer, now: Self.now())) }
+        case .network(let command):
+            networks[pair.network].perform(command)
+        case .log(let entry):
+            logger.log(entry, ["channel": pair.relay.channel, "room": pair.relay.room])
+        }
+    }
+
+    static func now() -> Double { IRCLink.now() }
+}

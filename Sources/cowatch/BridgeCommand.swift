@@ -1,0 +1,227 @@
+import ArgumentParser
+import CowatchBridge
+import Foundation
+import Logging
+
+/// `cowatch bridge`: a bot that joins IRC channels and Cowatch rooms together
+/// (Sources/CowatchBridge: `RoomRelay` decides for each channel-room pair,
+/// `IRCSession` for each IRC connection, `BridgeRunner` and `IRCNetwork` carry
+/// out what they decide).
+struct BridgeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bridge",
+        abstract: "Join an IRC channel and a Cowatch room together.",
+        discussion: """
+        Example: cowatch bridge irc://irc.example.net/#movies --room movies --server ws://127.0.0.1:7480
+                 (in the channel, !watch URL, !play, !seek 1:23 ... act on the room; chat goes both ways)
+        Several: cowatch bridge --config /etc/cowatch/bridge.conf (one [pair] section per channel and room;
+                 deploy/bridge.conf.example shows every setting)
+        Each option is also a config-file key (without the dashes) and a COWATCH_BRIDGE_ variable.
+        """
+    )
+
+    @Argument(help: "The channel, irc://HOST[:PORT]/#channel, or ircs:// for TLS.")
+    var irc: String?
+
+    @Option(help: "The Cowatch room to join the channel to.")
+    var room: String?
+
+    @Option(help: "A config file: settings for every pair, then one [pair] section per channel and room.")
+    var config: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "server")))
+    var server: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "public-url")))
+    var publicUrl: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-password")))
+    var roomPassword: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "token")))
+    var token: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "channel-key")))
+    var channelKey: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "network")))
+    var network: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "nick")))
+    var nick: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "alt-nicks")))
+    var altNicks: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-user")))
+    var ircUser: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-realname")))
+    var ircRealname: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-password")))
+    var ircPassword: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "tls-verify")))
+    var tlsVerify: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "tls-ca-file")))
+    var tlsCaFile: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "prefix")))
+    var prefix: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "bot-name")))
+    var botName: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-lines-per-second")))
+    var ircLinesPerSecond: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-burst")))
+    var ircBurst: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-queue")))
+    var ircQueue: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-line-bytes")))
+    var ircLineBytes: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-pieces")))
+    var ircPieces: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-keepalive")))
+    var ircKeepalive: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-reconnect-max")))
+    var ircReconnectMax: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-lines-per-second")))
+    var roomLinesPerSecond: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-burst")))
+    var roomBurst: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-queue")))
+    var roomQueue: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-line-bytes")))
+    var roomLineBytes: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "max-speakers")))
+    var maxSpeakers: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "speaker-idle")))
+    var speakerIdle: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "reply-lines")))
+    var replyLines: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "kept-out-retry")))
+    var keptOutRetry: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "resume-grace")))
+    var resumeGrace: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-reconnect-max")))
+    var roomReconnectMax: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "connect-timeout")))
+    var connectTimeout: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "announce")))
+    var announce: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "log-level")))
+    var logLevel: String?
+
+    var flags: [String: String] {
+        var flags: [String: String] = [:]
+        let options: [(String, String?)] = [
+            ("irc", irc),
+            ("room", room),
+            ("server", server),
+            ("public-url", publicUrl),
+            ("room-password", roomPassword),
+            ("token", token),
+            ("channel-key", channelKey),
+            ("network", network),
+            ("nick", nick),
+            ("alt-nicks", altNicks),
+            ("irc-user", ircUser),
+            ("irc-realname", ircRealname),
+            ("irc-password", ircPassword),
+            ("tls-verify", tlsVerify),
+            ("tls-ca-file", tlsCaFile),
+            ("prefix", prefix),
+            ("bot-name", botName),
+            ("irc-lines-per-second", ircLinesPerSecond),
+            ("irc-burst", ircBurst),
+            ("irc-queue", ircQueue),
+            ("irc-line-bytes", ircLineBytes),
+            ("irc-pieces", ircPieces),
+            ("irc-keepalive", ircKeepalive),
+            ("irc-reconnect-max", ircReconnectMax),
+            ("room-lines-per-second", roomLinesPerSecond),
+            ("room-burst", roomBurst),
+            ("room-queue", roomQueue),
+            ("room-line-bytes", roomLineBytes),
+            ("max-speakers", maxSpeakers),
+            ("speaker-idle", speakerIdle),
+            ("reply-lines", replyLines),
+            ("kept-out-retry", keptOutRetry),
+            ("resume-grace", resumeGrace),
+            ("room-reconnect-max", roomReconnectMax),
+            ("connect-timeout", connectTimeout),
+            ("announce", announce),
+            ("log-level", logLevel),
+        ]
+        for (key, value) in options { if let value { flags[key] = value } }
+        return flags
+    }
+
+    func run() throws {
+        let settings: BridgeSettings
+        do {
+            let environment = ProcessInfo.processInfo.environment
+            var file: (path: String, text: String)?
+            if let path = config ?? environment["COWATCH_BRIDGE_CONFIG"] {
+                guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                    Output.error("cowatch bridge: cannot read the config file \(path)")
+                    throw ExitCode.validationFailure
+                }
+                file = (path, text)
+            }
+            settings = try BridgeSettings.resolve(file: file, environment: environment, flags: flags)
+        } catch let error as BridgeSettings.SettingsError {
+            Output.error("cowatch bridge: \(error)")
+            throw ExitCode.validationFailure
+        }
+        let level = Logger.Level(rawValue: settings.logLevel) ?? .info
+        LoggingSystem.bootstrap { LogfmtHandler(label: $0, level: level) }
+        // A write to a socket the other side closed must be an error, not the end of the process.
+        signal(SIGPIPE, SIG_IGN)
+
+        let plan = BridgePlan(settings)
+        let runner: BridgeRunner
+        do {
+            runner = try BridgeRunner(pairs: plan.pairs, networks: plan.networks, connectTimeout: plan.connectTimeout,
+                                      logger: Logger(label: "cowatch.bridge"))
+        } catch {
+            Output.error("cowatch bridge: \(error)")
+            throw ExitCode.failure
+        }
+        let done = DispatchSemaphore(value: 0)
+        let logger = Logger(label: "cowatch.bridge")
+        let signals = SignalWatcher { signal in
+            logger.info("signal received, stopping", metadata: ["signal": "\(signal)"])
+            runner.stop()
+            done.signal()
+        }
+        runner.start()
+        for pair in settings.pairs {
+            Output.line("cowatch: bridging \(pair.irc.channel) on \(pair.irc.tls ? "ircs" : "irc")://\(pair.irc.host):\(pair.irc.port) and the room \(pair.room) (\(pair.relay.link)); Ctrl-C stops")
+        }
+        done.wait()
+        withExtendedLifetime(signals) {}
+    }
+}

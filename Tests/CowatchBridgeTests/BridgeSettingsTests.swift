@@ -1,0 +1,126 @@
+@testable import CowatchBridge
+import Foundation
+import Testing
+
+@Suite("Bridge settings")
+struct BridgeSettingsTests {
+    @Test("irc:// and ircs:// addresses")
+    func addresses() {
+        func parts(_ text: String) -> String? {
+            IRCAddress(text).map { "\($0.host) \($0.port) \($0.tls ? "tls" : "plain") \($0.channel)" }
+        }
+        #expect(parts("irc://irc.example.net/#movies") == "irc.example.net 6667 plain #movies")
+        #expect(parts("ircs://irc.example.net:7000/movies") == "irc.example.net 7000 tls #movies")
+        #expect(parts("ircs://irc.example.net/%23movies") == "irc.example.net 6697 tls #movies")
+        #expect(parts("irc://[::1]:6668/#c") == "::1 6668 plain #c")
+        #expect(parts("http://irc.example.net/#c") == nil)
+        #expect(parts("irc://irc.example.net") == nil)
+        #expect(parts("irc://irc.example.net/#a,b") == nil)
+        #expect(parts("irc://irc.example.net:0/#c") == nil)
+    }
+
+    @Test("one pair from the command line, with the defaults")
+    func commandLine() throws {
+        let settings = try BridgeSettings.resolve(file: nil, environment: [:],
+                                                  flags: ["irc": "irc://irc.example.net/#movies", "room": "Movies"])
+        let pair = try #require(settings.pairs.first)
+        #expect(settings.pairs.count == 1)
+        #expect(pair.room == "movies")
+        #expect(pair.roomAddress?.path == "/rooms/movies")
+        #expect(pair.relay.link == "http://127.0.0.1:7480/rooms/movies")
+        #expect(pair.relay.prefix == "!")
+        #expect(pair.relay.network == "irc.example.net")
+        #expect(pair.connection.nick == "cowatch")
+        #expect(pair.connection.pacing == PacerSettings(perSecond: 0.5, burst: 5, maximumQueued: 100))
+        #expect(pair.relay.speakerPacing == PacerSettings(perSecond: 10, burst: 20, maximumQueued: 250))
+    }
+
+    @Test("a config file: settings for every pair first, then [pair] sections; flags win over the file's settings")
+    func file() throws {
+        let text = """
+        # bridge.conf
+        server = ws://127.0.0.1:7481   # the server beside us
+        public-url = https://watch.example.org/
+        nick = watchbot
+        prefix = !
+
+        [pair]
+        irc = irc://irc.example.net/#movies
+        room = movies
+
+        [pair]
+        irc = ircs://irc.example.net/#anime
+        room = anime
+        prefix = ?
+        """
+        let settings = try BridgeSettings.resolve(file: ("bridge.conf", text), environment: ["COWATCH_BRIDGE_NICK": "envbot"],
+                                                  flags: ["max-speakers": "7"])
+        #expect(settings.pairs.map(\.room) == ["movies", "anime"])
+        #expect(settings.pairs.map(\.irc.channel) == ["#movies", "#anime"])
+        #expect(settings.pairs.map(\.relay.prefix) == ["!", "?"])
+        #expect(settings.pairs.allSatisfy { $0.connection.nick == "envbot" && $0.relay.maximumSpeakers == 7 })
+        #expect(settings.pairs[0].relay.link == "https://watch.example.org/rooms/movies")
+        #expect(settings.pairs[1].roomAddress?.port == 7481)
+        // Different TLS settings: two connections; the same server and nick would share one.
+        let plan = BridgePlan(settings)
+        #expect(plan.networks.count == 2)
+        #expect(plan.pairs.map(\.network) == [0, 1])
+    }
+
+    @Test("pairs on one server with one nick share a connection")
+    func shared() throws {
+        let text = """
+        [pair]
+        irc = irc://irc.example.net/#a
+        room = a
+        [pair]
+        irc = irc://irc.example.net/#b
+        room = b
+        """
+        let plan = BridgePlan(try BridgeSettings.resolve(file: ("f", text), environment: [:], flags: [:]))
+        #expect(plan.networks.count == 1)
+        #expect(plan.pairs.map(\.network) == [0, 0])
+    }
+
+    @Test("mistakes are named with where they are")
+    func mistakes() {
+        func problem(_ text: String, flags: [String: String] = [:]) -> String {
+            do {
+                _ = try BridgeSettings.resolve(file: ("bridge.conf", text), environment: [:], flags: flags)
+                return "accepted"
+            } catch {
+                return error.message
+            }
+        }
+        #expect(problem("colour = red\n[pair]\nirc = irc://h/#c\nroom = r").hasPrefix("bridge.conf:1: unknown setting \"colour\""))
+        #expect(problem("[pair]\nirc = irc://h/#c\nroom = r\nirc-burst = lots")
+                == "bridge.conf:4: expected a whole number from 1 to 100, got \"lots\"")
+        #expect(problem("irc = irc://h/#c\n") == "bridge.conf:1: irc belongs in a [pair] section")
+        #expect(problem("[pair]\nroom = r") == "bridge.conf:1: no irc = irc://HOST/#channel")
+        #expect(problem("[channel]") == "bridge.conf:1: the only section is [pair], got [channel]")
+        #expect(problem("").hasPrefix("nothing to bridge"))
+        #expect(problem("[pair]\nirc = irc://h/#c\nroom = r\n[pair]\nirc = irc://h/#C\nroom = s").contains("is bridged twice"))
+        #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "server": "wss://h"]).hasPrefix("--server: expected ws://HOST:PORT"))
+        #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "nick": "9lives"]).hasPrefix("--nick: expected a nick"))
+        #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "prefix": "/"]).hasPrefix("--prefix: expected 1 to 8 characters"))
+    }
+
+    @Test("# starts a comment only at the start of a line or after a space")
+    func comments() {
+        #expect(BridgeSettings.withoutComment("irc = irc://h/#c # the channel") == "irc = irc://h/#c ")
+        #expect(BridgeSettings.withoutComment("# all of it") == "")
+        #expect(BridgeSettings.withoutComment("channel-key = \"a #b\"") == "channel-key = \"a #b\"")
+    }
+
+    @Test("deploy/bridge.conf.example shows every setting, and is itself a valid config")
+    func example() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let path = root.appendingPathComponent("deploy/bridge.conf.example").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for key in BridgeSettings.keyNames {
+            #expect(text.contains("\n# \(key) = ") || text.contains("\n\(key) = "), "\(key) is missing from \(path)")
+        }
+        let settings = try BridgeSettings.resolve(file: (path, text), environment: [:], flags: [:])
+        #expect(settings.pairs.map(\.room) == ["movie-night"])
+    }
+}

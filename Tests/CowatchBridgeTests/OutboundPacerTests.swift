@@ -1,0 +1,68 @@
+@testable import CowatchBridge
+import Testing
+
+@Suite("The outbound pacer")
+struct OutboundPacerTests {
+    @Test("a burst goes at once, then one line per interval, in order")
+    func burstThenRate() {
+        var pacer = OutboundPacer<Int>(settings: PacerSettings(perSecond: 2, burst: 3, maximumQueued: 100))
+        for n in 1...6 { pacer.enqueue(n) }
+        #expect(pacer.release(now: 0) == [1, 2, 3])
+        #expect(pacer.delayUntilNext(now: 0) == 0.5)
+        #expect(pacer.release(now: 0.25) == [])
+        #expect(pacer.release(now: 0.5) == [4])
+        #expect(pacer.release(now: 1.5) == [5, 6])
+        #expect(pacer.delayUntilNext(now: 1.5) == nil)
+    }
+
+    @Test("a quiet spell earns the burst back, never more")
+    func refill() {
+        var pacer = OutboundPacer<Int>(settings: PacerSettings(perSecond: 1, burst: 2, maximumQueued: 100))
+        for n in 1...2 { pacer.enqueue(n) }
+        #expect(pacer.release(now: 0) == [1, 2])
+        for n in 3...6 { pacer.enqueue(n) }
+        #expect(pacer.release(now: 100) == [3, 4])
+        #expect(pacer.delayUntilNext(now: 100) == 1)
+    }
+
+    @Test("a full queue refuses and counts, and keeps what it has in order")
+    func bounded() {
+        var pacer = OutboundPacer<Int>(settings: PacerSettings(perSecond: 1, burst: 1, maximumQueued: 3))
+        let accepted = (1...5).map { pacer.enqueue($0) }
+        #expect(accepted == [true, true, true, false, false])
+        #expect(pacer.dropped == 2)
+        #expect(pacer.takeDropped() == 2)
+        #expect(pacer.dropped == 0)
+        #expect(pacer.release(now: 0) == [1])
+        #expect(pacer.release(now: 10) == [2])
+        #expect(pacer.release(now: 11) == [3])
+    }
+
+    @Test("clearing forgets what waits, and says how much")
+    func clear() {
+        var pacer = OutboundPacer<Int>(settings: PacerSettings(perSecond: 1, burst: 1, maximumQueued: 10))
+        for n in 1...4 { pacer.enqueue(n) }
+        _ = pacer.release(now: 0)
+        #expect(pacer.clear() == 3)
+        #expect(pacer.isEmpty)
+    }
+}
+
+@Suite("Reconnect backoff")
+struct BackoffTests {
+    @Test("doubling from the first delay to the maximum, each jittered to half to all of it")
+    func doubling() {
+        var backoff = Backoff(settings: Backoff.Settings(first: 1, maximum: 8), seed: 42)
+        let delays = (0..<6).map { _ in backoff.next() }
+        let fulls = [1.0, 2, 4, 8, 8, 8]
+        for (delay, full) in zip(delays, fulls) { #expect(delay >= full / 2 && delay <= full) }
+        backoff.succeeded()
+        #expect(backoff.next() <= 1)
+    }
+
+    @Test("seeds made from names are the same in every run")
+    func seeds() {
+        #expect(Backoff.seed("#cowatch") == Backoff.seed("#cowatch"))
+        #expect(Backoff.seed("#cowatch") != Backoff.seed("#second"))
+    }
+}

@@ -1,0 +1,322 @@
+import CowatchClient
+@testable import CowatchBridge
+import Testing
+
+/// One channel-room pair driven by hand: network events and room frames in,
+/// the relay's actions out.
+struct Pair {
+    var relay: RoomRelay
+    var now = 100.0
+
+    init(maximumSpeakers: Int = 25, pacing: PacerSettings = PacerSettings(perSecond: 10, burst: 20, maximumQueued: 250),
+         replyLines: Int = 8) {
+        relay = RoomRelay(settings: RoomRelay.Settings(
+            network: "irc.test", channel: "#cowatch", room: "lobby", link: "http://watch.test/rooms/lobby",
+            maximumSpeakers: maximumSpeakers, speakerIdle: 3600, speakerPacing: pacing, maximumReplyLines: replyLines,
+            reconnect: Backoff.Settings(first: 1, maximum: 60), keptOutRetry: 600), seed: 3)
+    }
+
+    mutating func on(_ event: RoomRelay.Event) -> [RoomRelay.Action] { relay.handle(event) }
+
+    /// Started, the watcher welcomed as m9, the bot in the channel.
+    mutating func started() -> [RoomRelay.Action] {
+        var actions = on(.start(now: now))
+        actions += on(.opened(.watcher, 1, now: now))
+        actions += on(.received(.watcher, 1, Self.welcome("m9", "IRC", "w-token"), now: now))
+        actions += on(.network(.joined(channel: "#cowatch"), now: now))
+        return actions
+    }
+
+    mutating func said(_ nick: String, _ text: String, action: Bool = false) -> [RoomRelay.Action] {
+        on(.network(.message(channel: "#cowatch", from: Self.person(nick), text: text, action: action), now: now))
+    }
+
+    /// A person's connection opened and welcomed as `id`.
+    mutating func welcomed(_ serial: Int, attempt: Int = 1, id: String, name: String, resume: String = "r-token") -> [RoomRelay.Action] {
+        on(.opened(.speaker(serial), attempt, now: now))
+            + on(.received(.speaker(serial), attempt, Self.welcome(id, name, resume), now: now))
+    }
+
+    static func person(_ nick: String) -> NetworkSpeaker { NetworkSpeaker(id: nick.lowercased(), name: nick) }
+
+    static func welcome(_ id: String, _ name: String, _ resume: String, ownerKey: String? = nil) -> String {
+        let key = ownerKey.map { ",\"ownerKey\":\"\($0)\"" } ?? ""
+        return "{\"type\":\"welcome\",\"you\":{\"id\":\"\(id)\",\"name\":\"\(name)\"},\"room\":\"lobby\",\"resume\":\"\(resume)\"\(key),\"participants\":[],\"chat\":[{\"from\":\"m1\",\"name\":\"old\",\"text\":\"history\",\"at\":1,\"me\":false}]}"
+    }
+
+    static func chat(_ from: String, _ name: String, _ text: String, me: Bool = false) -> String {
+        "{\"type\":\"chat\",\"from\":\"\(from)\",\"name\":\"\(name)\",\"text\":\"\(text)\",\"at\":1,\"me\":\(me)}"
+    }
+
+    static func notice(_ text: String, cause: String?) -> String {
+        "{\"type\":\"notice\",\"text\":\"\(text)\",\"cause\":\(cause.map { "\"\($0)\"" } ?? "null"),\"by\":null}"
+    }
+
+    static func error(_ code: String, _ message: String, command: String?) -> String {
+        "{\"type\":\"error\",\"code\":\"\(code)\",\"message\":\"\(message)\",\"command\":\(command.map { "\"\($0)\"" } ?? "null")}"
+    }
+
+    static func opened(_ actions: [RoomRelay.Action]) -> [(RoomRelay.Connection, Int, RoomRelay.Identity)] {
+        actions.compactMap { if case .open(let connection, let attempt, let identity) = $0 { (connection, attempt, identity) } else { nil } }
+    }
+
+    static func sent(_ actions: [RoomRelay.Action]) -> [String] {
+        actions.compactMap { if case .send(_, let text) = $0 { text } else { nil } }
+    }
+
+    static func network(_ actions: [RoomRelay.Action]) -> [NetworkCommand] {
+        actions.compactMap { if case .network(let command) = $0 { command } else { nil } }
+    }
+
+    static func told(_ actions: [RoomRelay.Action]) -> [String] {
+        network(actions).compactMap { if case .tell(_, let text) = $0 { text } else { nil } }
+    }
+
+    static func scheduled(_ actions: [RoomRelay.Action]) -> [(RoomRelay.Timer, Double)] {
+        actions.compactMap { if case .schedule(let timer, let after) = $0 { (timer, after) } else { nil } }
+    }
+}
+
+@Suite("The relay: the room heard in the channel")
+struct RoomRelayWatcherTests {
+    @Test("the watcher comes in as the bot, outside the session; the link is posted on first joining the channel")
+    func start() {
+        var pair = Pair()
+        let started = pair.on(.start(now: 100))
+        guard let (connection, attempt, identity) = Pair.opened(started).first else {
+            Issue.record("no watcher opened")
+            return
+        }
+        #expect(connection == .watcher && attempt == 1)
+        #expect(identity.name == "IRC" && !identity.joinsSession && identity.isWatcher && identity.forwardedFor == nil)
+        _ = pair.on(.opened(.watcher, 1, now: 100))
+        _ = pair.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w"), now: 100))
+        _ = pair.on(.received(.watcher, 1, "{\"type\":\"state\",\"seq\":1,\"session\":{\"state\":\"joined\",\"activity\":{\"title\":\"Episode 1\",\"url\":\"https://e/a.mp4\"}},\"playback\":{\"status\":\"paused\"}}", now: 100))
+        let joined = Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: 100)))
+        #expect(joined == [.notice(channel: "#cowatch", text: "Cowatch room lobby: http://watch.test/rooms/lobby · paused \"Episode 1\" · commands start with !, !help lists them")])
+        _ = pair.on(.network(.parted(channel: "#cowatch", reason: "kicked"), now: 101))
+        #expect(Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: 111))).isEmpty)
+    }
+
+    @Test("chat from the room's members is said in the channel; the room's history and its copy of the bridge's people are not")
+    func chat() {
+        var pair = Pair()
+        let started = pair.started()
+        #expect(!Pair.network(started).contains { if case .say = $0 { true } else { false } })
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "hello channel"), now: 101)))
+                == [.say(channel: "#cowatch", text: "<dana> hello channel")])
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "claps", me: true), now: 101)))
+                == [.say(channel: "#cowatch", text: "* dana claps")])
+        _ = pair.said("ann", "hello room")
+        _ = pair.welcomed(1, id: "m4", name: "ann")
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m4", "ann", "hello room"), now: 101))).isEmpty)
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m9", "IRC", "itself"), now: 101))).isEmpty)
+    }
+
+    @Test("the room's notices are posted as notices, a shared video with the room's link")
+    func notices() {
+        var pair = Pair()
+        _ = pair.started()
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana paused at 0:01:23", cause: "pause"), now: 101)))
+                == [.notice(channel: "#cowatch", text: "dana paused at 0:01:23")])
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana shared \\\"A\\\"", cause: "watch"), now: 101)))
+                == [.notice(channel: "#cowatch", text: "dana shared \"A\" · http://watch.test/rooms/lobby")])
+    }
+
+    @Test("while the bot is out of the channel the room's lines are counted, and the count is said on return")
+    func missed() {
+        var pair = Pair()
+        _ = pair.started()
+        _ = pair.on(.network(.parted(channel: "#cowatch", reason: "the IRC connection was lost"), now: 101))
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "anyone?"), now: 102))).isEmpty)
+        _ = pair.on(.received(.watcher, 1, Pair.notice("dana paused", cause: "pause"), now: 102))
+        #expect(Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: 110)))
+                == [.notice(channel: "#cowatch", text: "(2 lines from the room not relayed while the bridge was away)")])
+    }
+
+    @Test("the watcher lost in a restart comes back with its resume token; refused, it tries again much later")
+    func watcherClosed() {
+        var pair = Pair()
+        _ = pair.started()
+        let closed = pair.on(.closed(.watcher, 1, CloseInfo(code: 1001, reason: "server shutting down"), now: 110))
+        guard let (timer, delay) = Pair.scheduled(closed).first else {
+            Issue.record("no reconnect")
+            return
+        }
+        #expect(timer == .reconnect(.watcher, 1) && delay <= 1)
+        let reopened = Pair.opened(pair.on(.timerFired(timer, now: 111)))
+        #expect(reopened.first?.1 == 2 && reopened.first?.2.resume == "w-token")
+
+        _ = pair.on(.received(.watcher, 2, Pair.error("banned", "you are banned from this room by dana", command: nil), now: 112))
+        let banned = pair.on(.closed(.watcher, 2, CloseInfo(code: 4003, reason: "banned"), now: 112))
+        #expect(Pair.scheduled(banned).first?.1 == 600)
+        #expect(Pair.network(banned).contains { if case .notice(_, let text) = $0 { text.contains("you are banned from this room by dana") } else { false } })
+    }
+}
+
+@Suite("The relay: people from the channel in the room")
+struct RoomRelaySpeakerTests {
+    @Test("a person's first line opens their own member, named after the nick, with a device and an address of their own")
+    func identity() {
+        var pair = Pair()
+        _ = pair.started()
+        let first = pair.said("Ann", "hello room")
+        guard let (connection, attempt, identity) = Pair.opened(first).first else {
+            Issue.record("no connection opened")
+            return
+        }
+        #expect(connection == .speaker(1) && attempt == 1)
+        #expect(identity.name == "Ann" && identity.joinsSession && !identity.isWatcher && identity.resume == nil)
+        #expect(identity.forwardedFor == "bridge:irc.test/ann")
+        #expect(identity.device.count == 32)
+        // Nothing is sent before the welcome, whose member id keeps the echo out.
+        #expect(Pair.sent(first).isEmpty)
+        #expect(Pair.sent(pair.welcomed(1, id: "m4", name: "Ann")) == ["hello room"])
+
+        var other = Pair()
+        _ = other.started()
+        let bob = Pair.opened(other.said("bob", "hi")).first?.2
+        let ann = Pair.opened(other.said("ANN", "hi")).first?.2
+        #expect(bob?.device != identity.device)
+        #expect(ann?.device == identity.device)
+        #expect(ann?.forwardedFor == identity.forwardedFor)
+    }
+
+    @Test("commands go as slash lines; a bad one is answered in the channel and never sent")
+    func commands() {
+        var pair = Pair()
+        _ = pair.started()
+        _ = pair.said("ann", "!play")
+        #expect(Pair.sent(pair.welcomed(1, id: "m4", name: "ann")) == ["/play"])
+        let bad = pair.said("ann", "!seek soon")
+        #expect(Pair.sent(bad).isEmpty)
+        #expect(Pair.network(bad).first.map { if case .say(_, let text) = $0 { text.hasPrefix("ann: !seek: ") && text.hasSuffix("(usage: !seek <time>)") } else { false } } == true)
+        #expect(Pair.told(pair.said("ann", "!help")).first?.hasPrefix("Cowatch commands: !help !nick !watch") == true)
+        #expect(Pair.sent(pair.said("ann", "waves", action: true)) == ["/me waves"])
+        #expect(Pair.sent(pair.said("ann", "/etc/hosts")) == ["//etc/hosts"])
+    }
+
+    @Test("the room's refusal of a command is said in the channel; its answers are told to the person, cut short")
+    func answers() {
+        var pair = Pair(replyLines: 3)
+        _ = pair.started()
+        _ = pair.said("ann", "!pause")
+        _ = pair.welcomed(1, id: "m4", name: "ann")
+        let forbidden = pair.on(.received(.speaker(1), 1, Pair.error("forbidden", "/pause is for hosts here", command: "pause"), now: 101))
+        #expect(Pair.network(forbidden) == [.say(channel: "#cowatch", text: "ann: !pause is for hosts here")])
+        let muted = pair.on(.received(.speaker(1), 1, Pair.error("muted", "you are muted by a host", command: nil), now: 101))
+        #expect(Pair.told(muted) == ["you are muted by a host"])
+        let reply = "{\"type\":\"reply\",\"command\":\"who\",\"text\":\"= 5 here:\\na\\nb\\nc\\nd\"}"
+        #expect(Pair.told(pair.on(.received(.speaker(1), 1, reply, now: 101)))
+                == ["= 5 here:", "a", "(3 more lines: see http://watch.test/rooms/lobby)"])
+    }
+
+    @Test("a person's lines go at their pace, in order, the rest on the timer")
+    func paced() {
+        var pair = Pair(pacing: PacerSettings(perSecond: 10, burst: 5, maximumQueued: 100))
+        _ = pair.started()
+        for n in 0..<12 { _ = pair.said("carl", "line \(n)") }
+        let welcomed = pair.welcomed(1, id: "m5", name: "carl")
+        #expect(Pair.sent(welcomed) == (0..<5).map { "line \($0)" })
+        #expect(Pair.scheduled(welcomed).first.map { $0.0 == .pace(1) && abs($0.1 - 0.1) < 1e-9 } == true)
+        pair.now += 0.5
+        #expect(Pair.sent(pair.on(.timerFired(.pace(1), now: pair.now))) == (5..<10).map { "line \($0)" })
+        pair.now += 1
+        #expect(Pair.sent(pair.on(.timerFired(.pace(1), now: pair.now))) == ["line 10", "line 11"])
+    }
+
+    @Test("a kick is told to the person, who is kept out: not reconnected, lines not relayed, until the retry")
+    func kicked() {
+        var pair = Pair()
+        _ = pair.started()
+        _ = pair.said("bob", "hi")
+        _ = pair.welcomed(1, id: "m6", name: "bob")
+        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 4001, reason: "you were kicked from this room by dana (spam)"), now: 110))
+        #expect(Pair.told(closed) == ["You were removed from the room lobby: you were kicked from this room by dana (spam). Your lines are not relayed there for now."])
+        #expect(Pair.opened(closed).isEmpty && Pair.scheduled(closed).isEmpty)
+        let again = pair.said("bob", "am I back?")
+        #expect(Pair.opened(again).isEmpty && Pair.sent(again).isEmpty)
+        #expect(Pair.told(again).first?.hasPrefix("Your lines are not relayed to the room lobby") == true)
+        #expect(Pair.told(pair.said("bob", "hello?")).isEmpty)
+        // Another person is not kept out with him.
+        #expect(!Pair.opened(pair.said("ann", "still here")).isEmpty)
+        pair.now = 711
+        #expect(Pair.opened(pair.said("bob", "later")).first?.1 == 2)
+    }
+
+    @Test("a ban's refusal is told in the room's words")
+    func banned() {
+        var pair = Pair()
+        _ = pair.started()
+        _ = pair.said("bob", "hi")
+        _ = pair.on(.opened(.speaker(1), 1, now: 100))
+        let refusal = pair.on(.received(.speaker(1), 1, Pair.error("banned", "you are banned from this room by dana until a host lifts the ban", command: nil), now: 100))
+        #expect(Pair.network(refusal).isEmpty)
+        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 4003, reason: "banned"), now: 100))
+        #expect(Pair.told(closed) == ["The room lobby does not let you in: you are banned from this room by dana until a host lifts the ban"])
+    }
+
+    @Test("a server restart: the person comes back with their resume token, their waiting lines after")
+    func restart() {
+        var pair = Pair()
+        _ = pair.started()
+        _ = pair.said("ann", "one")
+        _ = pair.welcomed(1, id: "m4", name: "ann", resume: "ann-token")
+        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 1001, reason: "server shutting down"), now: 110))
+        guard let (timer, _) = Pair.scheduled(closed).first else {
+            Issue.record("no reconnect")
+            return
+        }
+        #expect(Pair.sent(pair.said("ann", "two")).isEmpty)
+        let reopened = Pair.opened(pair.on(.timerFired(timer, now: 111)))
+        #expect(reopened.first?.1 == 2 && reopened.first?.2.resume == "ann-token")
+        #expect(Pair.sent(pair.welcomed(1, attempt: 2, id: "m4", name: "ann", resume: "ann-token")) == ["two"])
+    }
+
+    @Test("at most max-speakers people at once; the next is told why")
+    func full() {
+        var pair = Pair(maximumSpeakers: 2)
+        _ = pair.started()
+        _ = pair.said("ann", "a")
+        _ = pair.said("bob", "b")
+        let third = pair.said("cid", "c")
+        #expect(Pair.opened(third).isEmpty)
+        #expect(Pair.told(third).first?.contains("already brings 2 people into the room lobby") == true)
+    }
+
+    @Test("a person who leaves is closed once their lines are sent, and comes back as themselves within the grace")
+    func leaving() {
+        var pair = Pair()
+        _ = pair.started()
+        _ = pair.said("ann", "bye all")
+        let gone = pair.on(.network(.left(channel: "#cowatch", speaker: Pair.person("ann")), now: 101))
+        #expect(gone.isEmpty)
+        let welcomed = pair.welcomed(1, id: "m4", name: "ann", resume: "ann-token")
+        #expect(Pair.sent(welcomed) == ["bye all"])
+        #expect(welcomed.contains(.close(.speaker(1))))
+        _ = pair.on(.closed(.speaker(1), 1, CloseInfo(code: nil, reason: ""), now: 102))
+        let back = Pair.opened(pair.said("ann", "back"))
+        #expect(back.first?.0 == .speaker(1) && back.first?.2.resume == "ann-token")
+    }
+
+    @Test("a nick change follows in the room's name")
+    func renamed() {
+        var pair = Pair()
+        _ = pair.started()
+        _ = pair.said("ann", "hi")
+        _ = pair.welcomed(1, id: "m4", name: "ann")
+        let renamed = pair.on(.network(.renamed(from: Pair.person("ann"), to: Pair.person("Anna")), now: 101))
+        #expect(Pair.sent(renamed) == ["/nick Anna"])
+        #expect(Pair.sent(pair.said("Anna", "still me")) == ["still me"])
+    }
+
+    @Test("a quiet person's connection is let go")
+    func idle() {
+        var pair = Pair()
+        _ = pair.started()
+        _ = pair.said("ann", "hi")
+        _ = pair.welcomed(1, id: "m4", name: "ann")
+        #expect(!pair.on(.timerFired(.housekeeping, now: 200)).contains(.close(.speaker(1))))
+        #expect(pair.on(.timerFired(.housekeeping, now: 3800)).contains(.close(.speaker(1))))
+    }
+}
