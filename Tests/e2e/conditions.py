@@ -203,6 +203,7 @@ class ConditionRun(Run):
         self.name = name
         self.room = f"cond-{name}"
         self.late_starts = []
+        self.start_errors = []  # each video's start minus `at`, in true time
         self.networks = []
         self.observations = {}
 
@@ -231,12 +232,27 @@ class ConditionRun(Run):
             else:
                 starts.append(r["t"] - (r["position"] - position) / rate * 1000)
         if late:
-            self.late_starts.append(late)
-            log(f"  coordinated start: {', '.join(late)} not yet playing 150 ms after at "
-                f"(lead {at - seen:.0f} ms): joined late")
+            # When did each late video really start? Its first reading not
+            # paused nor seeking, 30 ms apart at most.
+            lateness = {}
+            waiting = [w for w in windows if w.label in late]
+            end = time.monotonic() + 10
+            while waiting and time.monotonic() < end:
+                for window in list(waiting):
+                    r = window.read()
+                    if not r["paused"] and not r["seeking"]:
+                        lateness[window.label] = r["t"] - at
+                        waiting.remove(window)
+                time.sleep(0.02)
+            self.late_starts.append({label: round(lateness[label]) if label in lateness else None for label in late})
+            log(f"  coordinated start: {', '.join(late)} not yet playing 150 ms after at (lead {at - seen:.0f} ms "
+                f"as this test saw the state): joined late, playing "
+                + ", ".join(f"{lateness[label]:.0f} ms" if label in lateness else "not within 10 s" for label in late)
+                + " after at")
             return None
         spread = max(starts) - min(starts)
         self.start_spreads.append(spread)
+        self.start_errors.extend(s - at for s in starts)
         errors = ", ".join(f"{s - at:+.1f}" for s in starts)
         log(f"  coordinated start: spread {spread:.1f} ms (each minus at: {errors} ms; lead {at - seen:.0f} ms)")
         return spread
@@ -289,6 +305,7 @@ def observe(run, seconds, group, everyone, track):
     end = time.monotonic() + seconds
     clean_since = {"group": None, "everyone": None}
     spreads = {"group": [], "everyone": []}
+    fed = {"group": [], "everyone": []}  # the spreads while every video had data to play
     timeline = []  # (seconds since the start, what changed)
     episodes = {"suspended": [], "waiting": []}  # [start, end] in seconds since the start
     open_episode = {"suspended": None, "waiting": None}
@@ -325,7 +342,12 @@ def observe(run, seconds, group, everyone, track):
                 clean_since[key] = clean_since[key] if clean_since[key] is not None else now
                 if now - clean_since[key] >= CLEAN_FOR_S:
                     chosen = [rs[i] for i in members]
-                    spreads[key].append(spread_ms(chosen, True, chosen[0]["playback"]["rate"]))
+                    spread = spread_ms(chosen, True, chosen[0]["playback"]["rate"])
+                    spreads[key].append(spread)
+                    # A video out of data (below HAVE_FUTURE_DATA) has stopped
+                    # while its page still plays along: the onset of a stall.
+                    if all(r["readyState"] >= 3 for r in chosen):
+                        fed[key].append(spread)
             else:
                 clean_since[key] = None
         playback = rs[group_at[0]]["playback"]
@@ -341,7 +363,7 @@ def observe(run, seconds, group, everyone, track):
             episodes[kind].append([open_episode[kind], time.monotonic() - began])
     wall = (progress[-1][0] - progress[0][0]) / 1000
     return {
-        "seconds": time.monotonic() - began, "spreads": spreads, "timeline": timeline, "episodes": episodes,
+        "seconds": time.monotonic() - began, "spreads": spreads, "fed": fed, "timeline": timeline, "episodes": episodes,
         "media_seconds": progress[-1][1] - progress[0][1], "wall_seconds": wall,
     }
 
@@ -364,39 +386,42 @@ def slow_viewer(run, policy):
     for moment, what in seen["timeline"]:
         log(f"    {moment:6.2f} s  {what}")
     stalls, waits = seen["episodes"]["suspended"], seen["episodes"]["waiting"]
-    group_spreads, all_spreads = seen["spreads"]["group"], seen["spreads"]["everyone"]
-    run.all_spreads.extend(group_spreads if policy == "continue" else all_spreads)
+    group_key = "group" if policy == "continue" else "everyone"
+    run.all_spreads.extend(seen["spreads"][group_key])
     suspended_s = sum(e - s for s, e in stalls)
     waited_s = sum(e - s for s, e in waits)
     rate = seen["media_seconds"] / seen["wall_seconds"] if seen["wall_seconds"] else 0.0
+
+    def figures_of(values):
+        if not values:
+            return None
+        return {"n": len(values), "median": statistics.median(values), "p95": percentile(values, 0.95),
+                "max": max(values)}
+    spreads = {f"{key}{'_fed' if fed else ''}": figures_of(seen["fed" if fed else "spreads"][key])
+               for key in ("group", "everyone") for fed in (False, True)}
     figures = {
         "policy": policy, "observed_s": round(seen["seconds"], 1),
         "c_suspensions": len(stalls), "c_suspended_s": round(suspended_s, 1),
         "group_waits": len(waits), "group_waited_s": round(waited_s, 1),
-        "media_rate": round(rate, 3),
-        "group_spreads": len(group_spreads), "everyone_spreads": len(all_spreads),
-        "group_median": statistics.median(group_spreads) if group_spreads else None,
-        "group_max": max(group_spreads) if group_spreads else None,
-        "everyone_median": statistics.median(all_spreads) if all_spreads else None,
-        "everyone_max": max(all_spreads) if all_spreads else None,
-        "first_start": start,
+        "media_rate": round(rate, 3), "spreads": spreads, "first_start": start,
         "timeline": seen["timeline"],
     }
     run.observations = figures
 
-    def ms(value):
-        return f"{value:.1f} ms" if value is not None else "none"
+    def text(f):
+        return (f"median {f['median']:.1f}, p95 {f['p95']:.1f}, max {f['max']:.1f} ms ({f['n']} readings)"
+                if f else "no readings")
     log(f"  C suspended {len(stalls)} times, {suspended_s:.1f} s of {seen['seconds']:.0f}; "
         f"the group waited {len(waits)} times, {waited_s:.1f} s; the group's video advanced "
         f"{seen['media_seconds']:.1f} s in {seen['wall_seconds']:.1f} s ({rate:.2f}x)")
-    log(f"  spread of {'A, B' if policy == 'continue' else 'A, B, C'} while playing along: median "
-        f"{ms(figures['group_median'])}, max {ms(figures['group_max'])} ({len(group_spreads)} readings); "
-        f"of all three when C plays along too: median {ms(figures['everyone_median'])}, "
-        f"max {ms(figures['everyone_max'])} ({len(all_spreads)} readings)")
-    run.row_from("watched: " + ("A, B while C stalls" if policy == "continue" else "the group, waits aside"),
-                 group_spreads if policy == "continue" else all_spreads, len(group))
-    if policy == "continue":
-        run.row_from("watched: all three, C playing along", all_spreads, 3)
+    names = {"group": "A, B" if policy == "continue" else "A, B, C", "everyone": "all three, C playing along"}
+    for key in ("group", "everyone") if policy == "continue" else ("everyone",):
+        log(f"  spread of {names[key]}: {text(spreads[key])}; of these, while every video had data: "
+            f"{text(spreads[key + '_fed'])}")
+        title = "watched: " + names[key]
+        run.row_from(title, seen["spreads"][key], 2 if key == "group" and policy == "continue" else 3)
+        run.row_from(title + ", every video with data", seen["fed"][key],
+                     2 if key == "group" and policy == "continue" else 3)
     if policy == "continue":
         run.check(len(stalls) >= 1, f"the slow viewer stalled and was suspended ({len(stalls)} times)")
         run.check(not waits, f"under stall continue the group never waited ({len(waits)} waits)")
@@ -658,6 +683,8 @@ def summarize(name, run, failed, load_before, seconds):
         "start_max": max(run.start_spreads) if run.start_spreads else None,
         "start_median": statistics.median(run.start_spreads) if run.start_spreads else None,
         "start_target": start_target,
+        "start_error_min": min(run.start_errors) if run.start_errors else None,
+        "start_error_max": max(run.start_errors) if run.start_errors else None,
         "rows": run.rows, "offsets": run.offsets or [],
         "checks": [{"ok": ok, "what": what} for ok, what in run.checks],
         "networks": [{"window": n.label, **getattr(n, "summary", {})} for n in run.networks],
@@ -665,6 +692,9 @@ def summarize(name, run, failed, load_before, seconds):
     }
     targets = {"p95": TARGETS["p95"], "max": TARGETS["max"], "start_max": start_target}
     summary["targets_met"] = {key: (summary[key] is not None and summary[key] < bound) for key, bound in targets.items()}
+    # A window that missed the instant has no start spread to show, but it
+    # did not start together with the others: the start target is missed.
+    summary["targets_met"]["start_max"] = summary["targets_met"]["start_max"] and not run.late_starts
     bounds = []
     if summary["median"] is not None:
         bounds.append(("median settled spread", summary["median"], CI_BOUNDS["median"]))
@@ -765,6 +795,13 @@ def condition_block(s, command, machine):
              f"| largest coordinated start spread | {ms(s['start_max'])} | < {s['start_target']:g} ms |",
              f"| median settled spread | {ms(s['median'])} | |",
              f"| samples | {s['samples']} spreads, {s['starts']} starts, {len(s['late_starts'])} late | |"]
+    if s["start_error_min"] is not None:
+        lines.append(f"| each video's start minus `at` (true time) | {s['start_error_min']:+.1f} to "
+                     f"{s['start_error_max']:+.1f} ms | |")
+    for late in s["late_starts"]:
+        lines.append("| a start some window missed | " + ", ".join(
+            f"{label} playing {ms_ if ms_ is not None else '?'} ms after `at`" for label, ms_ in late.items())
+            + " (joined late) | |")
     for o in s["offsets"]:
         lines.append(f"| {o['window']}'s clock offset (server - local) | {o['estimate']:+.1f} ± "
                      f"{o['uncertainty'] or 0:.1f} ms (true {o['true']:+.0f}; error {o['error']:+.1f} ms; "
@@ -781,6 +818,15 @@ def condition_block(s, command, machine):
         lines.append(f"| C suspended | {o['c_suspensions']} times, {o['c_suspended_s']:g} s | |")
         lines.append(f"| the group waited | {o['group_waits']} times, {o['group_waited_s']:g} s | |")
         lines.append(f"| the group's video advanced | {o['media_rate']:.2f} s per second | |")
+        for key, what in (("group", "A, B" if o["policy"] == "continue" else "A, B, C"),
+                          ("everyone", "all three, C playing along")):
+            if o["policy"] == "wait" and key == "group":
+                continue
+            for suffix, which in (("", ""), ("_fed", ", every video with data")):
+                f = o["spreads"].get(key + suffix)
+                if f:
+                    lines.append(f"| spread of {what}{which} | median {f['median']:.1f}, p95 {f['p95']:.1f}, "
+                                 f"max {f['max']:.1f} ms ({f['n']} readings) | |")
     if "back_in_sync_s" in o:
         lines.append(f"| C's 50 ms interval while hidden | median gap {o['hidden_timer_gap_ms']} ms | |")
         lines.append(f"| C's video while hidden | paused at {o['hidden_paused_ticks']} of {o['hidden_ticks']} "
