@@ -81,6 +81,7 @@ CI_BOUNDS = {"median": 15.0, "start_median": 40.0, "offset_error": 25.0, "back_i
 OBSERVE_SLOW_S = 45.0  # how long the slow viewer is watched while the group plays
 HIDDEN_S = 15.0  # how long the hidden window stays hidden
 CLEAN_FOR_S = 1.0  # playing along this long before a spread counts as settled
+ONSET_S = 1.0  # readings this close before a reported stall are its onset
 
 
 def faketime_library():
@@ -305,7 +306,7 @@ def observe(run, seconds, group, everyone, track):
     end = time.monotonic() + seconds
     clean_since = {"group": None, "everyone": None}
     spreads = {"group": [], "everyone": []}
-    fed = {"group": [], "everyone": []}  # the spreads while every video had data to play
+    stamped = {"group": [], "everyone": []}  # (seconds since the start, spread)
     timeline = []  # (seconds since the start, what changed)
     episodes = {"suspended": [], "waiting": []}  # [start, end] in seconds since the start
     open_episode = {"suspended": None, "waiting": None}
@@ -344,10 +345,7 @@ def observe(run, seconds, group, everyone, track):
                     chosen = [rs[i] for i in members]
                     spread = spread_ms(chosen, True, chosen[0]["playback"]["rate"])
                     spreads[key].append(spread)
-                    # A video out of data (below HAVE_FUTURE_DATA) has stopped
-                    # while its page still plays along: the onset of a stall.
-                    if all(r["readyState"] >= 3 for r in chosen):
-                        fed[key].append(spread)
+                    stamped[key].append((now, spread))
             else:
                 clean_since[key] = None
         playback = rs[group_at[0]]["playback"]
@@ -363,7 +361,7 @@ def observe(run, seconds, group, everyone, track):
             episodes[kind].append([open_episode[kind], time.monotonic() - began])
     wall = (progress[-1][0] - progress[0][0]) / 1000
     return {
-        "seconds": time.monotonic() - began, "spreads": spreads, "fed": fed, "timeline": timeline, "episodes": episodes,
+        "seconds": time.monotonic() - began, "spreads": spreads, "stamped": stamped, "timeline": timeline, "episodes": episodes,
         "media_seconds": progress[-1][1] - progress[0][1], "wall_seconds": wall,
     }
 
@@ -397,8 +395,16 @@ def slow_viewer(run, policy):
             return None
         return {"n": len(values), "median": statistics.median(values), "p95": percentile(values, 0.95),
                 "max": max(values)}
-    spreads = {f"{key}{'_fed' if fed else ''}": figures_of(seen["fed" if fed else "spreads"][key])
-               for key in ("group", "everyone") for fed in (False, True)}
+    # A stall begins before anyone is told: the starved video stops while its
+    # page still plays along, until it reports. Readings in the second before
+    # a suspension or a wait began are that onset; the others are the spread
+    # between stalls.
+    onsets = [begin for begin, _ in stalls + waits]
+    between = {key: [spread for moment, spread in seen["stamped"][key]
+                     if not any(0 <= begin - moment <= ONSET_S for begin in onsets)]
+               for key in ("group", "everyone")}
+    spreads = {f"{key}{'_between' if apart else ''}": figures_of(between[key] if apart else seen["spreads"][key])
+               for key in ("group", "everyone") for apart in (False, True)}
     figures = {
         "policy": policy, "observed_s": round(seen["seconds"], 1),
         "c_suspensions": len(stalls), "c_suspended_s": round(suspended_s, 1),
@@ -416,11 +422,11 @@ def slow_viewer(run, policy):
         f"{seen['media_seconds']:.1f} s in {seen['wall_seconds']:.1f} s ({rate:.2f}x)")
     names = {"group": "A, B" if policy == "continue" else "A, B, C", "everyone": "all three, C playing along"}
     for key in ("group", "everyone") if policy == "continue" else ("everyone",):
-        log(f"  spread of {names[key]}: {text(spreads[key])}; of these, while every video had data: "
-            f"{text(spreads[key + '_fed'])}")
+        log(f"  spread of {names[key]}: {text(spreads[key])}; of these, the ones more than {ONSET_S:g} s "
+            f"before a stall was reported: {text(spreads[key + '_between'])}")
         title = "watched: " + names[key]
         run.row_from(title, seen["spreads"][key], 2 if key == "group" and policy == "continue" else 3)
-        run.row_from(title + ", every video with data", seen["fed"][key],
+        run.row_from(title + f", more than {ONSET_S:g} s before a stall", between[key],
                      2 if key == "group" and policy == "continue" else 3)
     if policy == "continue":
         run.check(len(stalls) >= 1, f"the slow viewer stalled and was suspended ({len(stalls)} times)")
@@ -464,6 +470,10 @@ def hidden_window(run):
         time.sleep(0.5)
     log("  C while hidden (seconds hidden, its position minus A's in ms, paused, mode): "
         + ", ".join(f"{t:g}:{d:+d}{' p' if p else ''} {m}" for t, d, p, m in drifts[::4]))
+    hidden_history = c.js("return window.cowatch.sync.history.slice(-4)")
+    log("  C's player, last things it did while hidden:")
+    for line in hidden_history:
+        log(f"    C: {line}")
     c.driver.execute_cdp_cmd("Target.activateTarget", {"targetId": room_tab})
     c.driver.execute_cdp_cmd("Target.closeTarget", {"targetId": cover["targetId"]})
     shown = time.monotonic()
@@ -508,7 +518,7 @@ def hidden_window(run):
         "hidden_s": HIDDEN_S, "hidden_timer_gap_ms": round(gap), "hidden_ticks": hidden_ticks,
         "hidden_paused_ticks": paused_hidden, "drift_at_show_ms": drifts[-1][1] if drifts else None,
         "visible_after_s": round(visible_after or 0, 2), "back_in_sync_s": round(back, 2),
-        "drifts": drifts,
+        "drifts": drifts, "hidden_history": hidden_history,
     }
     run.check(back < CI_BOUNDS["back_in_sync_s"],
               f"C is back in step within {CI_BOUNDS['back_in_sync_s']:g} s of being shown ({back:.2f} s)")
@@ -822,7 +832,7 @@ def condition_block(s, command, machine):
                           ("everyone", "all three, C playing along")):
             if o["policy"] == "wait" and key == "group":
                 continue
-            for suffix, which in (("", ""), ("_fed", ", every video with data")):
+            for suffix, which in (("", ""), ("_between", f", more than {ONSET_S:g} s before a stall")):
                 f = o["spreads"].get(key + suffix)
                 if f:
                     lines.append(f"| spread of {what}{which} | median {f['median']:.1f}, p95 {f['p95']:.1f}, "
