@@ -6,6 +6,8 @@ server and room (run by `commands/e2e --conditions NAME[,NAME...]`, or `all`):
   wan-120, lossy        the WebSocket and for the media, with that network's delays,
                         jitter (different in each direction, bytes kept in order)
                         and, for lossy, stalls as a lost segment causes
+  mixed-wan             A on loopback, B behind wan-60, C behind wan-120: viewers
+                        on different networks in one room
   skewed-clocks         each browser's wall clock shifted by seconds (libfaketime
                         around Chromium): +5 s, -3 s, +1.5 s
   one-browser           one browser process, one driver session, three windows
@@ -49,7 +51,7 @@ from delay_proxy import CONDITIONS as NETWORKS
 from delay_proxy import Direction, ThreadedDelayProxy
 from run_e2e import TARGETS, Failure, Run, Window, log, percentile, read_all, spread_ms
 
-NAMES = ["baseline", "wan-20", "wan-60", "wan-120", "lossy", "skewed-clocks", "one-browser",
+NAMES = ["baseline", "wan-20", "wan-60", "wan-120", "lossy", "mixed-wan", "skewed-clocks", "one-browser",
          "slow-viewer-continue", "slow-viewer-wait", "hidden-window"]
 
 ABOUT = {
@@ -58,6 +60,8 @@ ABOUT = {
     "wan-60": "each browser behind its own proxies: " + NETWORKS["wan-60"].about,
     "wan-120": "each browser behind its own proxies: " + NETWORKS["wan-120"].about,
     "lossy": "each browser behind its own proxies: " + NETWORKS["lossy"].about,
+    "mixed-wan": "A on loopback, B behind wan-60 proxies, C behind wan-120 proxies: each page's offset "
+                 "estimate is off by its own network's asymmetry",
     "skewed-clocks": "each browser's wall clock shifted (libfaketime): A +5 s, B -3 s, C +1.5 s",
     "one-browser": "one browser process, one driver session, three windows on the room",
     "slow-viewer-continue": "C's media through the slow-viewer link (80 kB/s down for a 100 kB/s video), "
@@ -67,6 +71,9 @@ ABOUT = {
     "hidden-window": "C's page hidden behind another tab for 15 s while the group plays, its timers "
                      "throttled as in a browser a person uses, then shown again",
 }
+
+# The networks of mixed-wan's browsers (None: loopback, no proxy).
+MIXED = {"A": None, "B": "wan-60", "C": "wan-120"}
 
 # Seconds of each browser's clock shift in skewed-clocks (both directions).
 CLOCK_SHIFTS_S = {"A": 5.0, "B": -3.0, "C": 1.5}
@@ -565,11 +572,15 @@ def run_condition(name, args, binary, media):
         try:
             options = {label: {} for label in labels}
             page_ports = {label: server.port for label in labels}
-            networked = name in NETWORKS or name.startswith("slow-viewer")
+            networked = name in NETWORKS or name.startswith("slow-viewer") or name == "mixed-wan"
             if networked:
                 for number, label in enumerate(labels):
                     if name in NETWORKS:
                         server_side = media_side = NETWORKS[name].directions()
+                    elif name == "mixed-wan":
+                        if not MIXED[label]:
+                            continue
+                        server_side = media_side = NETWORKS[MIXED[label]].directions()
                     elif label == "C":  # the slow viewer: its own link, the others on loopback
                         slow = NETWORKS["slow-viewer"]
                         media_side = slow.directions()
@@ -694,7 +705,7 @@ def network_figures(run):
 
 def summarize(name, run, failed, load_before, seconds):
     spreads = run.all_spreads
-    jitter = name in NETWORKS or name.startswith("slow-viewer")
+    jitter = name in NETWORKS or name.startswith("slow-viewer") or name == "mixed-wan"
     start_target = START_TARGET_JITTER if jitter else TARGETS["start"]
     summary = {
         "condition": name, "about": ABOUT[name], "failure": failed, "seconds": round(seconds, 1),

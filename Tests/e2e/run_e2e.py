@@ -1291,7 +1291,7 @@ def main():
     parser.add_argument("--time-limit", type=float, default=300, help="seconds the scenario may take")
     parser.add_argument("--conditions", metavar="NAME[,NAME...]",
                         help="instead of the full scenario, a short one per condition (conditions.py): baseline, "
-                             "wan-20, wan-60, wan-120, lossy, skewed-clocks, one-browser, slow-viewer-continue, "
+                             "wan-20, wan-60, wan-120, lossy, mixed-wan, skewed-clocks, one-browser, slow-viewer-continue, "
                              "slow-viewer-wait, hidden-window, or all; --record writes their figures under "
                              "'## Browser under real-world conditions', --time-limit bounds each one")
     args = parser.parse_args()
