@@ -203,9 +203,9 @@ def describe_direction(figures):
 
 
 class ConditionRun(Run):
-    """The scenario's helpers (Run), with starts that report a window that
-    missed its start instead of dropping the start, and the figures a condition
-    adds: proxies, clock offsets, observations."""
+    """The scenario's waits and measurements (Run), with starts that report a
+    window that missed its start instead of dropping the start, and the figures
+    a condition adds: proxies, clock offsets, observations."""
 
     def __init__(self, server, media, args, name):
         super().__init__(server, media, args)
@@ -574,7 +574,7 @@ def run_condition(name, args, binary, media):
             page_ports = {label: server.port for label in labels}
             networked = name in NETWORKS or name.startswith("slow-viewer") or name == "mixed-wan"
             if networked:
-                for number, label in enumerate(labels):
+                for label in labels:
                     if name in NETWORKS:
                         server_side = media_side = NETWORKS[name].directions()
                     elif name == "mixed-wan":
