@@ -242,18 +242,35 @@ return {
 """
 
 
-class Window:
-    """One browser process with one driver session, showing the room page."""
+# Flags that keep a hidden page's timers and renderer at full speed; chromedriver
+# adds the first two of its own accord.
+UNTHROTTLED_FLAGS = ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                     "--disable-backgrounding-occluded-windows"]
 
-    def __init__(self, label, autoplay=True):
+
+class Window:
+    """One browser process with one driver session, showing the room page.
+
+    For the conditions (conditions.py): `binary` runs Chromium through a wrapper
+    (a shifted clock), `extra_flags` are added (host resolver rules that send the
+    media through a proxy), `throttled` lets a hidden page's timers be throttled
+    as in a browser a person uses, and `clock_shift_ms` is how far this browser's
+    clock is ahead of the true one: read() takes it off, so that every reading's
+    `t` is true time and the windows' readings compare."""
+
+    def __init__(self, label, autoplay=True, binary=None, extra_flags=(), throttled=False, clock_shift_ms=0.0):
         self.label = label
+        self.clock_shift_ms = clock_shift_ms
         options = webdriver.ChromeOptions()
-        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+        options.binary_location = binary or shutil.which("chromium") or "/usr/bin/chromium"
         self.profile = tempfile.mkdtemp(prefix=f"cowatch-e2e-{label}-")
         flags = [f for f in CHROME_FLAGS if autoplay or not f.startswith("--autoplay-policy")]
         if not autoplay:
             flags.append("--autoplay-policy=document-user-activation-required")
-        for flag in flags + [f"--user-data-dir={self.profile}"]:
+        if throttled:
+            flags = [f for f in flags if f not in UNTHROTTLED_FLAGS]
+            options.add_experimental_option("excludeSwitches", [f[2:] for f in UNTHROTTLED_FLAGS])
+        for flag in flags + list(extra_flags) + [f"--user-data-dir={self.profile}"]:
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
@@ -267,7 +284,10 @@ class Window:
         return self.driver.execute_script(script, *args)
 
     def read(self):
-        return self.js(READ_JS)
+        reading = self.js(READ_JS)
+        if self.clock_shift_ms:
+            reading["t"] -= self.clock_shift_ms
+        return reading
 
     def type(self, line):
         """Types a line into the chat input and presses Enter, as a person would."""
@@ -1269,6 +1289,11 @@ def main():
     parser.add_argument("--results", help="write the figures as JSON here")
     parser.add_argument("--strict", action="store_true", help="fail unless the targets (not only the CI bounds) are met")
     parser.add_argument("--time-limit", type=float, default=300, help="seconds the scenario may take")
+    parser.add_argument("--conditions", metavar="NAME[,NAME...]",
+                        help="instead of the full scenario, a short one per condition (conditions.py): baseline, "
+                             "wan-20, wan-60, wan-120, lossy, mixed-wan, skewed-clocks, one-browser, slow-viewer-continue, "
+                             "slow-viewer-wait, hidden-window, or all; --record writes their figures under "
+                             "'## Browser under real-world conditions', --time-limit bounds each one")
     args = parser.parse_args()
     command = os.environ.get("E2E_COMMAND") or "python3 Tests/e2e/run_e2e.py " + " ".join(sys.argv[1:])
     # A timeout's SIGTERM unwinds normally, so the browsers and the server are stopped.
@@ -1286,6 +1311,9 @@ def main():
     else:
         check_bundled_files(args.cowatch)
     media_file = make_media(Path(args.media_dir))
+    if args.conditions:
+        import conditions
+        return conditions.main(args, command, media_file, load_before)
     # A web page beside the video: what people paste by mistake (a player's page).
     (media_file.parent / "watch.html").write_text("<!doctype html><title>A video page</title><p>Not a video file.\n")
     # Subtitles for the video: "cue N" from N*10 s to (N+1)*10 s.
