@@ -59,14 +59,22 @@ public final class LoadGenerator: @unchecked Sendable {
 
     /// Opens the idle connections; see `open(_:timeout:)`.
     public func openIdle(timeout: Double) -> Double? {
-        var pending: [(room: Int, member: Int)] = []
-        pending.reserveCapacity(plan.idleConnections)
+        var pending: [[(room: Int, member: Int)]] = [[]]
+        pending[0].reserveCapacity(plan.idleConnections)
         for member in 0..<plan.idleRoomSize {
+            // With several servers, each room's first member is welcomed before
+            // the others connect: its server owns the room.
+            if member == 1 && plan.servers.count > 1 { pending.append([]) }
             for room in plan.rooms..<rooms.count where member < rooms[room].memberCount {
-                pending.append((room, member))
+                pending[pending.count - 1].append((room, member))
             }
         }
-        return open(pending, timeout: timeout)
+        var seconds = 0.0
+        for batch in pending where !batch.isEmpty {
+            guard let took = open(batch, timeout: max(0.1, timeout - seconds)) else { return nil }
+            seconds += took
+        }
+        return seconds
     }
 
     /// Opens the `pending` members, at most `connectWindow` at a time and

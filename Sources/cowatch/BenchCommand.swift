@@ -254,7 +254,9 @@ struct BenchCommand: ParsableCommand {
         // Controllers first, and the session started before the other members
         // arrive: they join it on connect, one announcement each, where a /watch
         // after them would announce every member to every member once more.
-        let first = idle ? 0..<members : 0..<1
+        // With several servers, every room's first member is welcomed before the
+        // others connect, so that the first server owns every room.
+        let first = idle && servers.count == 1 ? 0..<members : 0..<1
         guard let seconds = generator.open(members: first, timeout: remaining()) else {
             throw connectFailure(generator, connections: connections)
         }
@@ -264,7 +266,9 @@ struct BenchCommand: ParsableCommand {
                 Output.error("bench: /watch did not reach every controller in time")
                 throw ExitCode.failure
             }
-            guard let seconds = generator.open(members: 1..<members, timeout: remaining()) else {
+        }
+        if first.upperBound < members {
+            guard let seconds = generator.open(members: first.upperBound..<members, timeout: remaining()) else {
                 throw connectFailure(generator, connections: connections)
             }
             connectSeconds += seconds
@@ -299,7 +303,9 @@ struct BenchCommand: ParsableCommand {
 
     /// Holds the open connections and reports what the server spent meanwhile.
     private func holdIdle(_ generator: LoadGenerator, connections: Int, seconds: Double, rssBefore: Int?) -> Bool {
-        let serverBefore = processes.cpuSeconds
+        let processes = self.processes
+        let serverBefore = processes.cpuEach
+        let databaseBefore = databasePid.flatMap(ProcessStats.treeCPUSeconds)
         let ownBefore = ProcessStats.ownCPUSeconds()
         let holdStart = Date()
         Thread.sleep(forTimeInterval: seconds)
@@ -310,10 +316,18 @@ struct BenchCommand: ParsableCommand {
             return false
         }
         let ownCPU = ProcessStats.ownCPUSeconds() - ownBefore
-        let serverCPU = processes.cpuSeconds.flatMap { after in serverBefore.map { after - $0 } }
+        let serverEach = processes.cpuEach.flatMap { after in serverBefore.map { zip(after, $0).map { $0 - $1 } } }
+        let serverCPU = serverEach.map { $0.reduce(0, +) }
         var line = String(format: "idle: %d connections held for %.1f s", connections, held)
-        if let serverCPU {
+        if let serverCPU, let serverEach {
             line += String(format: "; server cpu meanwhile %.2f s (%.0f%% of one core)", serverCPU, 100 * serverCPU / max(held, 1e-9))
+            if serverEach.count > 1 {
+                line += " (" + serverEach.map { String(format: "%.2f", $0) }.joined(separator: " + ") + " s)"
+            }
+        }
+        let databaseCPU = databasePid.flatMap(ProcessStats.treeCPUSeconds).flatMap { after in databaseBefore.map { after - $0 } }
+        if let databaseCPU {
+            line += String(format: "; database %.2f s (%.0f%% of one core)", databaseCPU, 100 * databaseCPU / max(held, 1e-9))
         }
         let rss = processes.residentKiB
         if let rss { line += ", rss \(rss) KiB" }
@@ -321,7 +335,13 @@ struct BenchCommand: ParsableCommand {
         var result = BenchResult(workload: "idle")
         result.add("connections", connections)
         result.add("seconds", held, "%.1f")
-        if let serverCPU { result.add("server_cpu_pct", 100 * serverCPU / max(held, 1e-9), "%.1f") }
+        if let serverCPU, let serverEach {
+            result.add("server_cpu_pct", 100 * serverCPU / max(held, 1e-9), "%.1f")
+            if serverEach.count > 1 {
+                result.add("server_cpu_pct_each", serverEach.map { String(format: "%.1f", 100 * $0 / max(held, 1e-9)) }.joined(separator: "/"))
+            }
+        }
+        if let databaseCPU { result.add("database_cpu_pct", 100 * databaseCPU / max(held, 1e-9), "%.1f") }
         result.add("bench_cpu_pct", 100 * ownCPU / max(held, 1e-9), "%.1f")
         addMemory(to: &result, rss: rss, before: rssBefore, connections: connections)
         Output.line(result.line)
