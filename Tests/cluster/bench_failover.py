@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -296,6 +297,8 @@ def main():
         for node in nodes:
             node.stop()
         subprocess.run([str(HERE / "scratch_postgres.sh"), "stop", pg], check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(pg, ignore_errors=True)
     print("seconds from kill -9 of the room's owner until a member has its welcome and state again")
     if first_back:
         print(summary("first back", first_back))
