@@ -9,6 +9,11 @@ import Foundation
 /// is the result of its n-th command, whichever member sees it first. In the
 /// text encoding, where states carry no number, a member's n-th state line of
 /// the phase is the result of the n-th command.
+///
+/// With several servers (the nodes of a cluster), the members are in two groups:
+/// those connected to the first server, where the room lives, and the others,
+/// whose states the first relays through their nodes. Each group's latencies,
+/// and the latency to each group's last member, are kept apart as well.
 final class BenchRoom: @unchecked Sendable {
     /// What a phase measured in this room.
     struct Outcome {
@@ -19,12 +24,18 @@ final class BenchRoom: @unchecked Sendable {
         var lastCompletion: UInt64
         var frames: Int
         var refusals: Int
+        /// With two groups: each group's latencies, and to its last member.
+        var groupLatencies: [[UInt64]]
+        var groupLastLatencies: [[UInt64]]
     }
 
     let memberCount: Int
     let encoding: ClientEncoding
     let reading: FrameReading
     weak var generator: LoadGenerator?
+    /// Per member, its group: 0 on the first server, 1 on another. Nil with one
+    /// server, where nothing is kept per group.
+    private let groups: [Int]?
 
     private let lock = NSLock()
     private var connections: [ClientConnection?]
@@ -51,15 +62,24 @@ final class BenchRoom: @unchecked Sendable {
     private var memberCommand: [Int]
     private var memberLatencies: [UInt64] = []
     private var lastMemberLatencies: [UInt64] = []
+    /// With groups: participants in each, how many of each have each command's
+    /// state, and the latencies per group.
+    private var groupParticipants = [0, 0]
+    private var groupReached: [[Int]] = [[], []]
+    private var groupLatencies: [[UInt64]] = [[], []]
+    private var groupLastLatencies: [[UInt64]] = [[], []]
     private var lastCompletion: UInt64 = 0
     private var framesAtStart = 0
     private var framesAtCompletion = 0
     private var refusalsAtStart = 0
 
-    init(members: Int, encoding: ClientEncoding, reading: FrameReading) {
+    /// `onFirstServer` tells, with several servers, whether a member connects to
+    /// the first; nil with one server.
+    init(members: Int, encoding: ClientEncoding, reading: FrameReading, onFirstServer: ((Int) -> Bool)? = nil) {
         self.memberCount = members
         self.encoding = encoding
         self.reading = reading
+        groups = onFirstServer.map { first in (0..<members).map { first($0) ? 0 : 1 } }
         connections = Array(repeating: nil, count: members)
         stateCount = Array(repeating: 0, count: members)
         memberCommand = Array(repeating: -1, count: members)
@@ -71,7 +91,8 @@ final class BenchRoom: @unchecked Sendable {
         lock.withLock {
             Outcome(memberLatencies: memberLatencies, lastMemberLatencies: lastMemberLatencies, sent: sentAt.count,
                     firstSend: sentAt.first, lastCompletion: lastCompletion,
-                    frames: framesAtCompletion - framesAtStart, refusals: refusals - refusalsAtStart)
+                    frames: framesAtCompletion - framesAtStart, refusals: refusals - refusalsAtStart,
+                    groupLatencies: groupLatencies, groupLastLatencies: groupLastLatencies)
         }
     }
 
@@ -99,6 +120,13 @@ final class BenchRoom: @unchecked Sendable {
             memberLatencies.reserveCapacity(commands.count * self.participants)
             lastMemberLatencies = []
             lastMemberLatencies.reserveCapacity(commands.count)
+            if let groups {
+                groupParticipants = [0, 0]
+                for member in 0..<self.participants { groupParticipants[groups[member]] += 1 }
+                groupReached = groupParticipants.map { _ in Array(repeating: 0, count: commands.count) }
+                groupLatencies = groupParticipants.map { _ in [] }
+                groupLastLatencies = groupParticipants.map { _ in [] }
+            }
             lastCompletion = 0
             framesAtStart = frames
             framesAtCompletion = frames
@@ -147,6 +175,14 @@ final class BenchRoom: @unchecked Sendable {
             let now = MonotonicClock.nanoseconds()
             memberLatencies.append(now - sentAt[command])
             reached[command] += 1
+            if let groups {
+                let group = groups[member]
+                groupLatencies[group].append(now - sentAt[command])
+                groupReached[group][command] += 1
+                if groupReached[group][command] == groupParticipants[group] {
+                    groupLastLatencies[group].append(now - sentAt[command])
+                }
+            }
             guard reached[command] == participants else { return nil }
             lastMemberLatencies.append(now - sentAt[command])
             lastCompletion = now

@@ -23,7 +23,11 @@ public final class LoadGenerator: @unchecked Sendable {
         for _ in 0..<plan.contexts { contexts.append(try WebSocketClients()) }
         self.contexts = contexts
         var rooms: [BenchRoom] = []
-        for _ in 0..<plan.rooms { rooms.append(BenchRoom(members: plan.members, encoding: plan.encoding, reading: plan.frameReading)) }
+        let onFirstServer: ((Int) -> Bool)? = plan.servers.count > 1 ? { plan.serverIndex(member: $0) == 0 } : nil
+        for _ in 0..<plan.rooms {
+            rooms.append(BenchRoom(members: plan.members, encoding: plan.encoding, reading: plan.frameReading,
+                                   onFirstServer: onFirstServer))
+        }
         for index in 0..<plan.idleRooms {
             let size = min(plan.idleRoomSize, plan.idleConnections - index * plan.idleRoomSize)
             rooms.append(BenchRoom(members: size, encoding: plan.encoding, reading: plan.frameReading))
@@ -55,14 +59,22 @@ public final class LoadGenerator: @unchecked Sendable {
 
     /// Opens the idle connections; see `open(_:timeout:)`.
     public func openIdle(timeout: Double) -> Double? {
-        var pending: [(room: Int, member: Int)] = []
-        pending.reserveCapacity(plan.idleConnections)
+        var pending: [[(room: Int, member: Int)]] = [[]]
+        pending[0].reserveCapacity(plan.idleConnections)
         for member in 0..<plan.idleRoomSize {
+            // With several servers, each room's first member is welcomed before
+            // the others connect: its server owns the room.
+            if member == 1 && plan.servers.count > 1 { pending.append([]) }
             for room in plan.rooms..<rooms.count where member < rooms[room].memberCount {
-                pending.append((room, member))
+                pending[pending.count - 1].append((room, member))
             }
         }
-        return open(pending, timeout: timeout)
+        var seconds = 0.0
+        for batch in pending where !batch.isEmpty {
+            guard let took = open(batch, timeout: max(0.1, timeout - seconds)) else { return nil }
+            seconds += took
+        }
+        return seconds
     }
 
     /// Opens the `pending` members, at most `connectWindow` at a time and
@@ -158,10 +170,18 @@ public final class LoadGenerator: @unchecked Sendable {
         members.reserveCapacity(plan.rooms * rounds * plan.members)
         last.reserveCapacity(plan.rooms * rounds)
         var firstSend = UInt64.max, lastCompletion: UInt64 = 0, frames = 0, sent = 0, refusals = 0
+        let split = plan.servers.count > 1
+        var groups: [[UInt64]] = split ? [[], []] : [], groupsLast: [[UInt64]] = split ? [[], []] : []
         for room in active {
             let outcome = room.outcome
             members.append(contentsOf: outcome.memberLatencies)
             last.append(contentsOf: outcome.lastMemberLatencies)
+            if split {
+                for group in 0..<2 {
+                    groups[group].append(contentsOf: outcome.groupLatencies[group])
+                    groupsLast[group].append(contentsOf: outcome.groupLastLatencies[group])
+                }
+            }
             if let first = outcome.firstSend { firstSend = min(firstSend, first) }
             lastCompletion = max(lastCompletion, outcome.lastCompletion)
             frames += outcome.frames
@@ -170,9 +190,14 @@ public final class LoadGenerator: @unchecked Sendable {
         }
         members.sort()
         last.sort()
+        for group in groups.indices {
+            groups[group].sort()
+            groupsLast[group].sort()
+        }
         var seconds = lastCompletion > firstSend ? Double(lastCompletion - firstSend) / 1_000_000_000 : 0
         if case let .fixed(interval, _) = plan.schedule { seconds = max(seconds, Double(rounds) * interval) }
-        return PhaseResults(memberLatencies: members, lastMemberLatencies: last, commandsSent: sent,
+        return PhaseResults(memberLatencies: members, lastMemberLatencies: last,
+                            serverGroupLatencies: groups, serverGroupLastLatencies: groupsLast, commandsSent: sent,
                             commandsPlanned: plan.rooms * rounds, frames: frames, seconds: seconds,
                             scheduleLag: Double(lag) / 1_000_000_000, refusals: refusals,
                             completed: finished && counters.failed == 0 && refusals == 0
@@ -235,7 +260,7 @@ public final class LoadGenerator: @unchecked Sendable {
     private func launch(room roomIndex: Int, member: Int) {
         let room = rooms[roomIndex]
         let clients = contexts[min(contexts.count - 1, plan.context(room: roomIndex, member: member))]
-        var address = plan.server
+        var address = plan.servers[plan.serverIndex(member: member)]
         address.path = "/rooms/\(roomName(roomIndex))"
         address = address.adding("name", "m\(member)")
         let handlers = ClientHandlers(

@@ -11,8 +11,12 @@ public struct LoadPlan: Sendable {
         case fixed(interval: Double, staggered: Bool)
     }
 
-    /// The server; its host and port are used, the path is replaced per room.
-    public var server: WebSocketAddress
+    /// The servers (nodes of one cluster, or one server); their hosts and ports
+    /// are used, the paths are replaced per room. Members of each room are spread
+    /// over them round-robin by number, so member 0, the room's first and its
+    /// controller, connects to the first: with the room created there, that node
+    /// owns it, and members on the other nodes are relayed to it.
+    public var servers: [WebSocketAddress]
     public var rooms: Int
     /// Members per room, named m0, m1, ...; m0 is the room's controller.
     public var members: Int
@@ -45,11 +49,12 @@ public struct LoadPlan: Sendable {
     /// (kept for their resume grace) are not reused.
     public var roomPrefix: String
 
-    public init(server: WebSocketAddress, rooms: Int, members: Int, rounds: Int, warmupRounds: Int,
+    public init(servers: [WebSocketAddress], rooms: Int, members: Int, rounds: Int, warmupRounds: Int,
                 schedule: Schedule = .closed, idleConnections: Int = 0, idleRoomSize: Int = 10,
                 encoding: ClientEncoding, connectionsPerContext: Int, idleConnectionsPerContext: Int? = nil,
                 connectWindow: Int, connectRate: Double, roomPrefix: String) {
-        self.server = server
+        precondition(!servers.isEmpty, "a plan needs a server")
+        self.servers = servers
         self.rooms = rooms
         self.members = members
         self.rounds = rounds
@@ -73,6 +78,10 @@ public struct LoadPlan: Sendable {
     public var contexts: Int {
         activeContexts + (idleConnections + idleConnectionsPerContext - 1) / idleConnectionsPerContext
     }
+
+    /// Which of `servers` member `member` of a room connects to: member i to
+    /// server i mod count, so member 0 to the first.
+    public func serverIndex(member: Int) -> Int { member % servers.count }
 
     /// Which context holds member `member` of room `room` (the idle rooms
     /// numbered after the active ones). Room-major, so that a room's members

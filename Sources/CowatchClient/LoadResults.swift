@@ -21,6 +21,13 @@ public struct PhaseResults: Sendable {
     /// Nanoseconds from a command's sending to the receipt by the last member of
     /// its room: one per command that reached every member, sorted.
     public var lastMemberLatencies: [UInt64]
+    /// With several servers: index 0, the members connected to the first server
+    /// (where each room was created, so its owner in a cluster); index 1, the
+    /// members on the others (relayed to the owner). Each member's latencies,
+    /// and per command the latency to the group's last member, sorted. Empty
+    /// with one server.
+    public var serverGroupLatencies: [[UInt64]]
+    public var serverGroupLastLatencies: [[UInt64]]
     /// Commands sent, and the commands the phase was to send.
     public var commandsSent: Int
     public var commandsPlanned: Int

@@ -24,6 +24,16 @@ struct BenchCommand: ParsableCommand {
         commands/bench gateway [options] does both; commands/bench fanout runs
         the workloads below one after another.
 
+        A cluster: --url takes the nodes' addresses, comma-separated. Member i of
+        each room connects to node i mod count, so member 0, the room's first
+        (it creates the room, and its node owns it) and its controller, to the
+        first node; members on the others are relayed to it. The report adds the
+        latencies of the members on the first node and on the others apart.
+        --server-pid takes the nodes' process ids, comma-separated (CPU and
+        memory summed, and given per process); --database-pid the PostgreSQL
+        server's (its CPU and its children's, the sessions of the nodes).
+        commands/bench cluster --nodes 1|3 [options] starts them all.
+
         Schedules (--schedule):
           closed    each controller sends /play, /pause, /seek +5 in turn, the
                     next when every member of its room has the previous state
@@ -61,7 +71,7 @@ struct BenchCommand: ParsableCommand {
         case closed, together, spread
     }
 
-    @Option(help: "The server, ws://HOST:PORT (rooms are /rooms/<prefix><n>).")
+    @Option(help: "The server, ws://HOST:PORT (rooms are /rooms/<prefix><n>), or a cluster's nodes, comma-separated (see below).")
     var url: String
 
     @Option(help: "Rooms, each with its own controller.")
@@ -115,8 +125,11 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "New connections per second at most (0: no limit). Each arrival is announced to its whole room.")
     var connectRate = 0.0
 
-    @Option(help: "The server's process id, to read its CPU time and resident memory (VmRSS) from /proc.")
-    var serverPid: Int32?
+    @Option(help: "The server's process id, to read its CPU time and resident memory (VmRSS) from /proc; a cluster's, comma-separated.")
+    var serverPid: String?
+
+    @Option(help: "The process id of a PostgreSQL server the servers use, to read its CPU time and its children's from /proc.")
+    var databasePid: Int32?
 
     @Option(help: "Seconds of silence that count as settled after connecting and after /watch.")
     var settle = 0.5
@@ -143,10 +156,30 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
+    /// The servers --url names.
+    private var servers: [WebSocketAddress]? {
+        let addresses = url.split(separator: ",", omittingEmptySubsequences: false).map { WebSocketAddress(String($0)) }
+        guard !addresses.isEmpty, addresses.allSatisfy({ $0 != nil }) else { return nil }
+        return addresses.compactMap { $0 }
+    }
+
+    /// The processes --server-pid names.
+    private var processes: ServerProcesses {
+        ServerProcesses(pids: serverPid.map { $0.split(separator: ",").compactMap { Int32($0) } } ?? [])
+    }
+
     func validate() throws {
-        guard let address = WebSocketAddress(url) else { throw ValidationError("expected ws://HOST:PORT, got \(url)") }
-        guard address.path == "/" || address.path.isEmpty else {
-            throw ValidationError("give the server only, ws://HOST:PORT; rooms are chosen by the bench")
+        for text in url.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let address = WebSocketAddress(String(text)) else { throw ValidationError("expected ws://HOST:PORT, got \(text)") }
+            guard address.path == "/" || address.path.isEmpty else {
+                throw ValidationError("give the server only, ws://HOST:PORT; rooms are chosen by the bench")
+            }
+        }
+        if let serverPid {
+            let parts = serverPid.split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.allSatisfy({ (Int32($0) ?? 0) > 0 }) else {
+                throw ValidationError("--server-pid: a process id, or several comma-separated")
+            }
         }
         guard rooms >= 1, members >= 1 else { throw ValidationError("--rooms and --members must be at least 1") }
         guard rounds >= 1, warmupRounds >= 0 else { throw ValidationError("--rounds must be at least 1, --warmup-rounds at least 0") }
@@ -173,7 +206,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let server = WebSocketAddress(url), let encoding = ClientEncoding.named(encoding) else {
+        guard let servers, let encoding = ClientEncoding.named(encoding) else {
             throw ExitCode.validationFailure
         }
         let deadline = Date().addingTimeInterval(timeout)
@@ -184,7 +217,7 @@ struct BenchCommand: ParsableCommand {
         let idlePerContext = idleConnectionsPerClientContext > 0 ? idleConnectionsPerClientContext
             : connectionsPerClientContext > 0 ? connectionsPerClientContext : idleConnections
         let prefix = roomPrefix ?? "bench-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))-"
-        var plan = LoadPlan(server: server, rooms: rooms, members: members, rounds: measuredRounds, warmupRounds: warmupRounds,
+        var plan = LoadPlan(servers: servers, rooms: rooms, members: members, rounds: measuredRounds, warmupRounds: warmupRounds,
                             schedule: planSchedule, idleConnections: idleConnections, idleRoomSize: idleRoomSize,
                             encoding: encoding, connectionsPerContext: perContext, idleConnectionsPerContext: idlePerContext,
                             connectWindow: connectWindow, connectRate: connectRate, roomPrefix: prefix)
@@ -200,9 +233,10 @@ struct BenchCommand: ParsableCommand {
         Output.line("bench: \(rooms) room(s) x \(members) member(s)"
             + (idleConnections > 0 ? " + \(idleConnections) idle in \(plan.idleRooms) room(s)" : "")
             + " = \(connections) connections, \(encoding.short), \(plan.contexts) client context(s), "
-            + "frames read by \(plan.frameReading.rawValue), " + describe(plan))
+            + "frames read by \(plan.frameReading.rawValue), " + describe(plan)
+            + (servers.count > 1 ? ", members round-robin over \(servers.count) servers, each room's first on the first" : ""))
 
-        let rssBefore = serverPid.flatMap(ProcessStats.residentKiB)
+        let rssBefore = processes.residentKiB
         let generator = try LoadGenerator(plan: plan)
         defer {
             if !generator.closeAll(timeout: min(30, remaining())) {
@@ -220,7 +254,9 @@ struct BenchCommand: ParsableCommand {
         // Controllers first, and the session started before the other members
         // arrive: they join it on connect, one announcement each, where a /watch
         // after them would announce every member to every member once more.
-        let first = idle ? 0..<members : 0..<1
+        // With several servers, every room's first member is welcomed before the
+        // others connect, so that the first server owns every room.
+        let first = idle && servers.count == 1 ? 0..<members : 0..<1
         guard let seconds = generator.open(members: first, timeout: remaining()) else {
             throw connectFailure(generator, connections: connections)
         }
@@ -230,7 +266,9 @@ struct BenchCommand: ParsableCommand {
                 Output.error("bench: /watch did not reach every controller in time")
                 throw ExitCode.failure
             }
-            guard let seconds = generator.open(members: 1..<members, timeout: remaining()) else {
+        }
+        if first.upperBound < members {
+            guard let seconds = generator.open(members: first.upperBound..<members, timeout: remaining()) else {
                 throw connectFailure(generator, connections: connections)
             }
             connectSeconds += seconds
@@ -265,7 +303,9 @@ struct BenchCommand: ParsableCommand {
 
     /// Holds the open connections and reports what the server spent meanwhile.
     private func holdIdle(_ generator: LoadGenerator, connections: Int, seconds: Double, rssBefore: Int?) -> Bool {
-        let serverBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
+        let processes = self.processes
+        let serverBefore = processes.cpuEach
+        let databaseBefore = databasePid.flatMap(ProcessStats.treeCPUSeconds)
         let ownBefore = ProcessStats.ownCPUSeconds()
         let holdStart = Date()
         Thread.sleep(forTimeInterval: seconds)
@@ -276,18 +316,32 @@ struct BenchCommand: ParsableCommand {
             return false
         }
         let ownCPU = ProcessStats.ownCPUSeconds() - ownBefore
-        let serverCPU = serverPid.flatMap(ProcessStats.cpuSeconds).flatMap { after in serverBefore.map { after - $0 } }
+        let serverEach = processes.cpuEach.flatMap { after in serverBefore.map { zip(after, $0).map { $0 - $1 } } }
+        let serverCPU = serverEach.map { $0.reduce(0, +) }
         var line = String(format: "idle: %d connections held for %.1f s", connections, held)
-        if let serverCPU {
+        if let serverCPU, let serverEach {
             line += String(format: "; server cpu meanwhile %.2f s (%.0f%% of one core)", serverCPU, 100 * serverCPU / max(held, 1e-9))
+            if serverEach.count > 1 {
+                line += " (" + serverEach.map { String(format: "%.2f", $0) }.joined(separator: " + ") + " s)"
+            }
         }
-        let rss = serverPid.flatMap(ProcessStats.residentKiB)
+        let databaseCPU = databasePid.flatMap(ProcessStats.treeCPUSeconds).flatMap { after in databaseBefore.map { after - $0 } }
+        if let databaseCPU {
+            line += String(format: "; database %.2f s (%.0f%% of one core)", databaseCPU, 100 * databaseCPU / max(held, 1e-9))
+        }
+        let rss = processes.residentKiB
         if let rss { line += ", rss \(rss) KiB" }
         Output.line(line)
         var result = BenchResult(workload: "idle")
         result.add("connections", connections)
         result.add("seconds", held, "%.1f")
-        if let serverCPU { result.add("server_cpu_pct", 100 * serverCPU / max(held, 1e-9), "%.1f") }
+        if let serverCPU, let serverEach {
+            result.add("server_cpu_pct", 100 * serverCPU / max(held, 1e-9), "%.1f")
+            if serverEach.count > 1 {
+                result.add("server_cpu_pct_each", serverEach.map { String(format: "%.1f", 100 * $0 / max(held, 1e-9)) }.joined(separator: "/"))
+            }
+        }
+        if let databaseCPU { result.add("database_cpu_pct", 100 * databaseCPU / max(held, 1e-9), "%.1f") }
         result.add("bench_cpu_pct", 100 * ownCPU / max(held, 1e-9), "%.1f")
         addMemory(to: &result, rss: rss, before: rssBefore, connections: connections)
         Output.line(result.line)
@@ -305,14 +359,18 @@ struct BenchCommand: ParsableCommand {
                 return false
             }
         }
-        let serverBefore = serverPid.flatMap(ProcessStats.cpuSeconds)
+        let processes = self.processes
+        let serverBefore = processes.cpuEach
+        let databaseBefore = databasePid.flatMap(ProcessStats.treeCPUSeconds)
         let ownBefore = ProcessStats.ownCPUSeconds()
         let wallBefore = Date()
         let results = generator.runPhase(rounds: rounds, timeout: remaining())
         let wall = max(Date().timeIntervalSince(wallBefore), 1e-9)
-        let serverCPU = serverPid.flatMap(ProcessStats.cpuSeconds).flatMap { after in serverBefore.map { after - $0 } }
+        let serverEach = processes.cpuEach.flatMap { after in serverBefore.map { zip(after, $0).map { $0 - $1 } } }
+        let serverCPU = serverEach.map { $0.reduce(0, +) }
+        let databaseCPU = databasePid.flatMap(ProcessStats.treeCPUSeconds).flatMap { after in databaseBefore.map { after - $0 } }
         let ownCPU = ProcessStats.ownCPUSeconds() - ownBefore
-        let rss = serverPid.flatMap(ProcessStats.residentKiB)
+        let rss = processes.residentKiB
 
         func figures(_ sorted: [UInt64]) -> String {
             String(format: "p50 %.3f  p90 %.3f  p99 %.3f  max %.3f", Percentile.milliseconds(sorted, 0.5),
@@ -322,6 +380,21 @@ struct BenchCommand: ParsableCommand {
         Output.line("latency ms, command to each member's state (\(deliveries) deliveries): " + figures(results.memberLatencies))
         Output.line("latency ms, command to the last member's state (\(results.lastMemberLatencies.count) commands): "
             + figures(results.lastMemberLatencies))
+        let split = results.serverGroupLatencies.count == 2
+        if split {
+            let (first, others) = (results.serverGroupLatencies[0], results.serverGroupLatencies[1])
+            let (firstLast, othersLast) = (results.serverGroupLastLatencies[0], results.serverGroupLastLatencies[1])
+            Output.line("latency ms, members on the first server, where each room was created (\(first.count) deliveries): " + figures(first))
+            Output.line("latency ms, members on the other servers (\(others.count) deliveries): " + figures(others))
+            Output.line("latency ms, command to the last member on the first server (\(firstLast.count) commands): " + figures(firstLast))
+            Output.line("latency ms, command to the last member on the other servers (\(othersLast.count) commands): " + figures(othersLast))
+            func difference(_ fraction: Double, _ a: [UInt64], _ b: [UInt64]) -> Double {
+                Percentile.milliseconds(b, fraction) - Percentile.milliseconds(a, fraction)
+            }
+            Output.line(String(format: "latency ms, other servers minus the first: p50 %+.3f  p99 %+.3f  last p50 %+.3f  last p99 %+.3f",
+                               difference(0.5, first, others), difference(0.99, first, others),
+                               difference(0.5, firstLast, othersLast), difference(0.99, firstLast, othersLast)))
+        }
         let seconds = max(results.seconds, 1e-9)
         Output.line(String(format: "throughput: %d state deliveries in %.3f s = %.0f per second (all frames: %.0f per second); %.0f commands per second",
                            deliveries, results.seconds, Double(deliveries) / seconds, Double(results.frames) / seconds,
@@ -333,12 +406,25 @@ struct BenchCommand: ParsableCommand {
         let perDelivery = Double(max(1, deliveries))
         var cpu = String(format: "cpu over the measured %.2f s: bench %.2f s (%.0f%% of one core, %.1f us per state delivery)",
                          wall, ownCPU, 100 * ownCPU / wall, ownCPU / perDelivery * 1e6)
-        if let serverCPU {
-            cpu += String(format: ", server %.2f s (%.0f%% of one core, %.1f us per state delivery)",
+        if let serverCPU, let serverEach {
+            cpu += String(format: ", server%@ %.2f s (%.0f%% of one core, %.1f us per state delivery)", serverEach.count > 1 ? "s" : "",
                           serverCPU, 100 * serverCPU / wall, serverCPU / perDelivery * 1e6)
         }
+        if let databaseCPU {
+            cpu += String(format: ", database %.2f s (%.0f%% of one core, %.1f us per state delivery)",
+                          databaseCPU, 100 * databaseCPU / wall, databaseCPU / perDelivery * 1e6)
+        }
         Output.line(cpu)
-        if let rss { Output.line("server rss at the end: \(rss) KiB") }
+        if let serverEach, serverEach.count > 1 {
+            Output.line("server cpu by pid: " + zip(processes.pids, serverEach).map { pid, seconds in
+                String(format: "%d %.2f s (%.0f%% of one core, %.1f us per state delivery)",
+                       pid, seconds, 100 * seconds / wall, seconds / perDelivery * 1e6)
+            }.joined(separator: ", "))
+        }
+        if let rss {
+            let each = processes.pids.count > 1 ? processes.residentEach.map { " (" + $0.map { "\($0)" }.joined(separator: " + ") + ")" } ?? "" : ""
+            Output.line("server rss at the end: \(rss) KiB" + each)
+        }
 
         var result = BenchResult(workload: schedule.rawValue)
         result.add("rooms", rooms)
@@ -352,10 +438,29 @@ struct BenchCommand: ParsableCommand {
         }
         result.add("last_p50_ms", Percentile.milliseconds(results.lastMemberLatencies, 0.5), "%.3f")
         result.add("last_p99_ms", Percentile.milliseconds(results.lastMemberLatencies, 0.99), "%.3f")
+        if split {
+            result.add("servers", generator.plan.servers.count)
+            for (group, name) in [(0, "first"), (1, "others")] {
+                let latencies = results.serverGroupLatencies[group], last = results.serverGroupLastLatencies[group]
+                for (key, fraction) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0)] {
+                    result.add("\(name)_\(key)_ms", Percentile.milliseconds(latencies, fraction), "%.3f")
+                }
+                result.add("\(name)_last_p50_ms", Percentile.milliseconds(last, 0.5), "%.3f")
+                result.add("\(name)_last_p99_ms", Percentile.milliseconds(last, 0.99), "%.3f")
+            }
+        }
         result.add("deliveries_per_s", Double(deliveries) / seconds, "%.0f")
-        if let serverCPU {
+        if let serverCPU, let serverEach {
             result.add("server_us_per_delivery", serverCPU / perDelivery * 1e6, "%.2f")
             result.add("server_cpu_pct", 100 * serverCPU / wall, "%.1f")
+            if serverEach.count > 1 {
+                result.add("server_us_per_delivery_each", serverEach.map { String(format: "%.2f", $0 / perDelivery * 1e6) }.joined(separator: "/"))
+                result.add("server_cpu_pct_each", serverEach.map { String(format: "%.1f", 100 * $0 / wall) }.joined(separator: "/"))
+            }
+        }
+        if let databaseCPU {
+            result.add("database_us_per_delivery", databaseCPU / perDelivery * 1e6, "%.2f")
+            result.add("database_cpu_pct", 100 * databaseCPU / wall, "%.1f")
         }
         result.add("bench_us_per_delivery", ownCPU / perDelivery * 1e6, "%.2f")
         result.add("bench_cpu_pct", 100 * ownCPU / wall, "%.1f")
@@ -388,9 +493,10 @@ struct BenchCommand: ParsableCommand {
     }
 
     private func reportMemory(before: Int?, connections: Int) {
-        guard let serverPid else { return }
-        guard let before, let after = ProcessStats.residentKiB(serverPid) else {
-            Output.error("bench: could not read /proc/\(serverPid)/status")
+        let processes = self.processes
+        guard !processes.pids.isEmpty else { return }
+        guard let before, let after = processes.residentKiB else {
+            Output.error("bench: could not read /proc/PID/status of " + processes.pids.map { "\($0)" }.joined(separator: ", "))
             return
         }
         Output.line(String(format: "server rss: %d KiB before, %d KiB with %d connections: %.2f KiB per connection",
