@@ -1,3 +1,4 @@
+import CowatchClient
 import Foundation
 import Logging
 

@@ -1,3 +1,5 @@
+import CowatchClient
+
 /// The bridge's IRC connection as a value: events in (the socket connected, a
 /// line arrived, it closed, a timer fired, the bridge wants something said),
 /// actions out (connect, write a line, disconnect, set a timer, tell the bridge

@@ -19,6 +19,8 @@
 /// - At the end of input (Ctrl-D, `/quit`, the end of a bot's pipe) the client asks
 ///   `/time <marker>` and leaves once it is answered: every line before it has been
 ///   handled. A bot pipe then exits 1 when the server refused any of its lines.
+import Foundation
+
 public struct ClientLife: Sendable {
     public struct Settings: Sendable, Hashable {
         /// A person at a terminal, rather than a pipe.
@@ -90,7 +92,7 @@ public struct ClientLife: Sendable {
         case connecting(everOpened: Bool)
         case open
         /// Disconnected since `since`, next try scheduled.
-        case away(since: Double)
+        case away
         case leaving
         case ended
     }
@@ -98,14 +100,13 @@ public struct ClientLife: Sendable {
     public let settings: Settings
     private var phase: Phase = .idle
     private var attempt: Attempt = 0
-    /// Tries since the last time the connection was open.
-    private var failedTries = 0
+    /// Tries since the last time the connection was open, and the delays between them.
+    private var backoff: Backoff
     public private(set) var resumeToken: String?
     private var held: [String] = []
     private var marker: String?
     private var inputEnded = false
     public private(set) var refusals: [String] = []
-    private var random: UInt64
     /// When the connection was last lost, while trying to get it back.
     private var awaySince: Double?
     /// The last close was 4010: the room moved to another node.
@@ -114,7 +115,7 @@ public struct ClientLife: Sendable {
     public init(settings: Settings, resume: String? = nil, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
         self.settings = settings
         self.resumeToken = resume
-        self.random = seed
+        self.backoff = Backoff(settings: Backoff.Settings(first: settings.firstDelay, maximum: settings.maximumDelay), seed: seed)
     }
 
     public mutating func handle(_ event: Event) -> [Action] {
@@ -126,7 +127,7 @@ public struct ClientLife: Sendable {
         case .opened(let number):
             guard number == attempt, case .connecting(let everOpened) = phase else { return [] }
             phase = .open
-            failedTries = 0
+            backoff.succeeded()
             awaySince = nil
             var actions: [Action] = everOpened ? [.say("cowatch: reconnected")] : []
             actions += held.map { .send($0) }
@@ -144,7 +145,7 @@ public struct ClientLife: Sendable {
 
         case .refusalExplained(let number, let status, let body, let now):
             guard number == attempt, case .connecting(let everOpened) = phase else { return [] }
-            let answer = body.trimmingWhitespace()
+            let answer = body.trimmingCharacters(in: .whitespacesAndNewlines)
             guard let status else {
                 return everOpened ? away(now: now, why: "the server refused the connection")
                     : end("cowatch: the server refused the connection", code: 1)
@@ -157,7 +158,7 @@ public struct ClientLife: Sendable {
             return end("cowatch: " + words, code: 1)
 
         case .line(let text):
-            if text.trimmingWhitespace().lowercased() == "/quit" { return endInput(marker: defaultMarker) }
+            if text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "/quit" { return endInput(marker: defaultMarker) }
             switch phase {
             case .open: return [.send(text)]
             case .connecting, .away:
@@ -177,7 +178,7 @@ public struct ClientLife: Sendable {
         case .timerFired(let timer, let now):
             switch timer {
             case .reconnect(let number):
-                guard number == attempt, case .away(let since) = phase else { return [] }
+                guard number == attempt, phase == .away, let since = awaySince else { return [] }
                 if now - since > settings.reconnectFor {
                     return end("cowatch: gave up reconnecting after \(Self.seconds(now - since))", code: 1)
                 }
@@ -253,15 +254,14 @@ public struct ClientLife: Sendable {
         if now - since > settings.reconnectFor {
             return end("cowatch: gave up reconnecting after \(Self.seconds(now - since)): \(why)", code: 1)
         }
-        failedTries += 1
-        let full = min(settings.maximumDelay, settings.firstDelay * Double(1 << min(failedTries - 1, 20)))
+        let doubling = backoff.next()
         // 4010 from a cluster node: the room moved; come back at once (within a
         // tenth of a second, spread), to whichever node serves it now.
-        let delay = movedNow ? 0.1 * nextFraction() : full * (0.5 + 0.5 * nextFraction())
+        let delay = movedNow ? 0.1 * backoff.fraction() : doubling
         movedNow = false
-        phase = .away(since: since)
+        phase = .away
         var actions: [Action] = []
-        if let announce { actions.append(.say(announce)) } else if failedTries > 1 { actions.append(.say("cowatch: still away: \(why)")) }
+        if let announce { actions.append(.say(announce)) } else if backoff.failures > 1 { actions.append(.say("cowatch: still away: \(why)")) }
         actions.append(.say("cowatch: reconnecting in \(Self.seconds(delay))"))
         actions.append(.schedule(.reconnect(attempt), after: delay))
         return actions
@@ -288,16 +288,6 @@ public struct ClientLife: Sendable {
         }
         actions.append(.exit(failedExit ? 1 : code))
         return actions
-    }
-
-    private mutating func nextFraction() -> Double {
-        // SplitMix64: enough to spread reconnects, and repeatable in tests.
-        random &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = random
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        mixed ^= mixed >> 31
-        return Double(mixed >> 11) / Double(1 << 53)
     }
 
     // MARK: - Reading the server's words
@@ -336,7 +326,7 @@ public struct ClientLife: Sendable {
         case 4006: "the bot token is not valid here"
         default: "closed"
         }
-        let said = reason.trimmingWhitespace()
+        let said = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         return "\(words) (\(code))" + (said.isEmpty ? "" : ": \(said)")
     }
 
@@ -376,14 +366,5 @@ public struct ClientLife: Sendable {
 
     static func seconds(_ value: Double) -> String {
         value < 10 ? "\(Double(Int(value * 10)) / 10) s" : "\(Int(value)) s"
-    }
-}
-
-extension StringProtocol {
-    func trimmingWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
-        return String(String.UnicodeScalarView(scalars[first...last]))
     }
 }

@@ -45,7 +45,7 @@ final class ClusterState {
 }
 
 /// What other threads hand the service thread (`Gateway.post`).
-enum ServiceMessage: @unchecked Sendable {
+enum ServiceMessage: Sendable {
     case mediaCheck(UInt64, MediaCheck.Verdict, started: MonotonicInstant)
     case placement(RoomName, PostgresLeases.Placement)
     case renewal(PostgresLeases.Renewal)

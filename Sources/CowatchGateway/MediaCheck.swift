@@ -1,3 +1,5 @@
+import Foundation
+
 /// Whether a link shared with `/watch` or `/queue` serves media, judged from the
 /// answer to one bounded request (`MediaProbe.swift` makes it). Pure: the status
 /// and headers in, a verdict out. The rules are in docs/security.md ("What may be
@@ -87,7 +89,7 @@ public enum MediaCheck {
     /// `video/mp4; codecs=...` → `video/mp4`, lowercased.
     static func mediaType(_ header: String) -> String {
         let bare = header.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-        return bare.trimmingWhitespace().lowercased()
+        return bare.trimmingCharacters(in: .whitespaces).lowercased()
     }
 
     static func fileExtension(_ path: String) -> String {
@@ -131,14 +133,5 @@ public enum MediaCheck {
         case (224...255, _): return false           // multicast, reserved, broadcast
         default: return true
         }
-    }
-}
-
-extension StringProtocol {
-    func trimmingWhitespace() -> String {
-        var text = Substring(self)
-        while let first = text.first, first.isWhitespace { text = text.dropFirst() }
-        while let last = text.last, last.isWhitespace { text = text.dropLast() }
-        return String(text)
     }
 }

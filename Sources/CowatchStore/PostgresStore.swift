@@ -214,9 +214,9 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
     public func flush() {
         condition.lock()
         let deadline = Date().addingTimeInterval(10)
+        // Woken at least every 0.2 s to see whether an outage has outlasted the deadline.
         while (!queue.isEmpty || applying) && !(outage && Date() > deadline) {
-            _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.2)))
-            if Date() > deadline && outage { break }
+            _ = condition.wait(until: Date().addingTimeInterval(0.2))
         }
         condition.unlock()
     }
@@ -289,7 +289,6 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
                 outage = true
                 // The batch goes back in front, to be applied once the database is back.
                 queue.insert(contentsOf: batch, at: 0)
-                if closing && queue.count > 0 { droppedChanges += 0 }
                 condition.broadcast()
                 condition.unlock()
                 Thread.sleep(forTimeInterval: delay)

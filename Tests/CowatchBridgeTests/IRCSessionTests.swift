@@ -1,4 +1,5 @@
 @testable import CowatchBridge
+import CowatchClient
 import Testing
 
 /// An IRC session driven by hand: the server's lines in, the session's lines out.

@@ -1,4 +1,5 @@
 @testable import CowatchBridge
+import CowatchClient
 import Testing
 
 @Suite("The outbound pacer")

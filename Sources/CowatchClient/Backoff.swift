@@ -34,7 +34,7 @@ public struct Backoff: Sendable, Hashable {
     }
 
     /// A number in [0, 1): SplitMix64, enough to spread retries and repeatable in tests.
-    mutating func fraction() -> Double {
+    public mutating func fraction() -> Double {
         random &+= 0x9E37_79B9_7F4A_7C15
         var mixed = random
         mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
