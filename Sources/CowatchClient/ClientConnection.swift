@@ -40,6 +40,8 @@ public final class ClientConnection: @unchecked Sendable {
 
     // Service-thread state.
     var wsi: OpaquePointer?
+    /// The code of the close frame this side sends when asked to close.
+    var closeCodeToSend: UInt16 = 1000
     var outbox = Deque<(bytes: [UInt8], binary: Bool)>()
     /// C strings lws was given to connect; kept until the connection ends.
     var cStrings: [UnsafeMutablePointer<CChar>] = []
@@ -70,8 +72,14 @@ public final class ClientConnection: @unchecked Sendable {
         owner?.submit(.send(self, bytes, binary: binary))
     }
 
-    /// Closes with 1000.
+    /// Closes with 1000, which tells a Cowatch server that this member is leaving
+    /// for good (docs/protocol.md, "Close codes").
     public func close() {
-        owner?.submit(.close(self))
+        close(code: 1000)
+    }
+
+    /// Closes with `code`: 1001 ("going away") leaves the member its resume grace.
+    public func close(code: UInt16) {
+        owner?.submit(.close(self, code: code))
     }
 }

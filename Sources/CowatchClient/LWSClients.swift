@@ -14,7 +14,7 @@ public final class WebSocketClients: @unchecked Sendable {
     enum Request {
         case connect(ClientConnection)
         case send(ClientConnection, [UInt8], binary: Bool)
-        case close(ClientConnection)
+        case close(ClientConnection, code: UInt16)
     }
 
     // Cross-thread state, behind `lock`.
@@ -141,8 +141,9 @@ public final class WebSocketClients: @unchecked Sendable {
                 guard !connection.finished else { continue }
                 connection.outbox.append((bytes, binary))
                 if let wsi = connection.wsi { lws_callback_on_writable(wsi) }
-            case .close(let connection):
+            case .close(let connection, let code):
                 connection.closeRequested = true
+                connection.closeCodeToSend = code
                 if let wsi = connection.wsi { lws_callback_on_writable(wsi) }
             }
         }
@@ -258,7 +259,7 @@ public final class WebSocketClients: @unchecked Sendable {
     private func writeNext(_ wsi: OpaquePointer, _ connection: ClientConnection) -> Int32 {
         guard let (bytes, binary) = connection.outbox.popFirst() else {
             guard connection.closeRequested else { return 0 }
-            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, nil, 0)
+            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(connection.closeCodeToSend)), nil, 0)
             return -1
         }
         let pre = Int(cw_lws_pre())

@@ -9,6 +9,12 @@ public struct MemberID: Hashable, Comparable, Sendable, CustomStringConvertible 
     public var description: String { rawValue }
 
     public static func < (lhs: MemberID, rhs: MemberID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The number of an id the room gave (`m12` is 12); nil for any other form.
+    public var memberNumber: Int64? {
+        guard rawValue.hasPrefix("m") else { return nil }
+        return Int64(rawValue.dropFirst())
+    }
 }
 
 /// A room's name: 1 to 64 characters of `A-Z a-z 0-9 . _ -`.

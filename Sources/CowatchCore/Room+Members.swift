@@ -87,10 +87,16 @@ extension Room {
     }
 
     /// The member's connection closed. Its identity is kept for the resume grace
-    /// period; meanwhile it counts for nothing in coordination.
-    public mutating func connectionClosed(_ id: MemberID, now: ServerInstant) -> [RoomAction] {
+    /// period; meanwhile it counts for nothing in coordination. A member `leaving`
+    /// (its client closed with 1000, docs/protocol.md) is gone at once instead:
+    /// nobody waits out a grace for someone who said goodbye.
+    public mutating func connectionClosed(_ id: MemberID, leaving: Bool = false, now: ServerInstant) -> [RoomAction] {
         collect(now: now) { room in
             guard let member = room.members[id], member.connected else { return }
+            if leaving {
+                room.remove(id, reason: .left, now: now)
+                return
+            }
             let serial = member.disconnectSerial + 1
             room.modify(id) {
                 $0.connected = false

@@ -27,6 +27,11 @@ extension Room {
         let actions = room.collect(now: now) { room in
             for record in records.sorted(by: { $0.arrival < $1.arrival }) {
                 room.readmit(record, now: now)
+                // A member that arrived after the snapshot was last saved: newcomers
+                // are numbered after it, or one would take its id (and its place).
+                if let number = record.id.memberNumber, number >= room.nextMemberNumber {
+                    room.nextMemberNumber = number + 1
+                }
             }
             let downtime = now.interval(since: Swift.max(downSince, snapshot.savedAt))
             switch room.state.playback.status {

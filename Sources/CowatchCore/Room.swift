@@ -168,6 +168,9 @@ public struct Room: Sendable {
             actions.append(.cancel(.catchupEnds(id, serial: member.catchupSerial)))
         }
         actions.append(.forgetMember(id))
+        // The snapshot carries the member counter: kept now, a restart numbers
+        // newcomers after this member even once its record is gone.
+        needsPersisting = true
         return member
     }
 

@@ -86,11 +86,12 @@ public struct RoomHost {
         return (outcome, carryOut(actions))
     }
 
-    /// The connection closed (the peer went away): the room hears of it.
-    public mutating func close(_ connection: Int) -> Outcome {
+    /// The connection closed (the peer went away, or, `leaving`, said goodbye
+    /// with 1000): the room hears of it.
+    public mutating func close(_ connection: Int, leaving: Bool = false) -> Outcome {
         guard let member = member(on: connection) else { return Outcome() }
         connections.removeAll { $0.key == connection }
-        return carryOut(room.connectionClosed(member, now: now))
+        return carryOut(room.connectionClosed(member, leaving: leaving, now: now))
     }
 
     /// A line as typed, from a member: parsed as the gateway parses it; a parse

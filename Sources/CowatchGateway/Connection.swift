@@ -23,6 +23,8 @@ final class Connection {
     /// The socket is gone (`Gateway.closed`); a write asked for earlier in the
     /// same turn of the loop is then skipped.
     var isGone = false
+    /// The client closed with 1000: its member leaves at once, without a grace.
+    var leaving = false
     /// A shared link being checked, and the lines held behind it (`Gateway+MediaCheck.swift`).
     var mediaCheck: Gateway.PendingMediaCheck?
     /// In a cluster: the upgrade of a connection waiting to learn where its room

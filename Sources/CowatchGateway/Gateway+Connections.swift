@@ -130,7 +130,8 @@ extension Gateway {
         upgrades[id] = nil
         guard let connection = connections.removeValue(forKey: id) else { return }
         connection.isGone = true
-        connection.relay?.upstream.close()
+        // The owner treats the member as this node saw it go: leaving, or dropped.
+        connection.relay?.upstream.close(code: connection.leaving ? 1000 : 1001)
         connection.relay = nil
         let open = connectionsPerAddress[connection.address, default: 1] - 1
         connectionsPerAddress[connection.address] = open > 0 ? open : nil
@@ -147,7 +148,7 @@ extension Gateway {
               entry.connections[member] === connection else { return }
         entry.unbind(member)
         connection.member = nil
-        run(entry.room.connectionClosed(member, now: ServerClock.now()), in: entry)
+        run(entry.room.connectionClosed(member, leaving: connection.leaving, now: ServerClock.now()), in: entry)
     }
 
     /// A piece of a message arrived; a whole one is handled.
@@ -237,6 +238,9 @@ extension Gateway {
         let answer = connection.state.peerClosed()
         if answer == .answer {
             metrics.closes[GatewayMetrics.CloseKey(code: code, initiator: "client"), default: 0] += 1
+            // A client that closes with 1000 is leaving (docs/protocol.md, "Close
+            // codes"); any other close keeps its member for the resume grace.
+            connection.leaving = code == "1000"
         }
         leaveRoom(connection)
         return answer == .finished

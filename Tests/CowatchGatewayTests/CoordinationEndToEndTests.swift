@@ -128,7 +128,7 @@ struct CoordinationEndToEndTests {
         _ = bob.event("participant") { $0.string("change") == "suspended" }
         let welcome = try #require(alice.allFrames.compactMap { JSONObject($0) }.first { $0.string("type") == "welcome" })
         let token = try #require(welcome.string("resume"))
-        alice.close()
+        alice.goAway()
         _ = bob.event("participant") { $0.string("change") == "disconnected" }
         let again = try server.join(name: "someone", query: "resume=\(token)")
         let you = try #require(again.allFrames.compactMap { JSONObject($0) }.first?.object("you"))

@@ -170,8 +170,14 @@ class Member:
         return [e for e in self.events if e["type"] == "state"]
 
     async def close(self):
+        """Leaves for good (1000)."""
         if self.ws:
             await self.ws.close()
+
+    async def go_away(self):
+        """Closes as a tab that closes or reloads (1001): the member keeps its resume grace."""
+        if self.ws:
+            await self.ws.close(code=1001)
 
 
 def playing(e):
@@ -222,7 +228,7 @@ def test_members_on_three_nodes_see_the_same_states(cluster):
         assert seqs == sorted(set(seqs))
         # A resume token from node 2 works on node 3: the same member comes back.
         bob_id = bob.id
-        await bob.close()
+        await bob.go_away()
         await bob.connect(n3, "spread")
         assert bob.id == bob_id
         for member in (alice, carol, bob):

@@ -117,8 +117,11 @@ def test_bad_room_name_is_refused_before_upgrade():
 def test_resume_restores_identity():
     async def scenario():
         room = f"{URL}/rooms/py-resume"
-        async with websockets.connect(f"{room}?name=ada", subprotocols=["cowatch.v1.json"]) as ada:
-            first = json.loads(await ada.recv())
+        # Closed with 1001 ("going away", as a tab that reloads): 1000 would mean ada
+        # is leaving for good, and her member would be gone at once.
+        ada = await websockets.connect(f"{room}?name=ada", subprotocols=["cowatch.v1.json"])
+        first = json.loads(await ada.recv())
+        await ada.close(code=1001)
         async with websockets.connect(f"{room}?resume={first['resume']}", subprotocols=["cowatch.v1.json"]) as again:
             second = json.loads(await again.recv())
             assert second["you"]["id"] == first["you"]["id"]

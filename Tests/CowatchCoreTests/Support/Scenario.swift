@@ -74,6 +74,13 @@ struct Scenario {
         record(host.close(connection))
     }
 
+    /// The member's client closes with 1000: it is leaving.
+    mutating func leave(_ name: String) {
+        _ = id(name)
+        guard let connection = connectionOf[name] else { return }
+        record(host.close(connection, leaving: true))
+    }
+
     /// Reconnects a member with the resume token it was welcomed with.
     @discardableResult
     mutating func reconnect(_ name: String, player: Bool = false) -> MemberID? {

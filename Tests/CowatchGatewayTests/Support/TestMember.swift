@@ -57,8 +57,15 @@ final class TestMember: @unchecked Sendable {
         connection?.send(bytes: bytes, binary: binary)
     }
 
+    /// Closes with 1000: the member leaves for good.
     func close() {
         connection?.close()
+    }
+
+    /// Closes with 1001, as a browser tab that closes or reloads: the member keeps
+    /// its resume grace.
+    func goAway() {
+        connection?.close(code: 1001)
     }
 
     /// The first unread frame matching `predicate`, waiting up to `timeout` seconds.

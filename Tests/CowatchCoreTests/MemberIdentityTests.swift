@@ -1,0 +1,67 @@
+import CowatchCore
+import SlashCommands
+import Testing
+
+/// Ids stay their holders': never given twice in a room, whatever happened
+/// between (restarts, departures); and a client that says goodbye is gone at once.
+@Suite("Member identity")
+struct MemberIdentityTests {
+    static func restored(_ snapshot: RoomSnapshot, _ records: [MemberRecord], at now: ServerInstant) -> Room {
+        Room.restore(snapshot, members: records, chat: [], downSince: now, maximumDowntime: ServerInterval(milliseconds: 600_000),
+                     now: now).0
+    }
+
+    static func newcomer(_ room: inout Room, now: ServerInstant) -> MemberID? {
+        if case .accepted(let id, _) = room.connectionOpened(ConnectRequest(name: "newcomer", newToken: "new"), now: now) {
+            return id
+        }
+        return nil
+    }
+
+    @Test("after a restart newcomers are numbered after members who arrived since the last snapshot")
+    func restartKeepsCounting() {
+        var room = Scenario()
+        room.connect("alice")
+        let snapshot = room.room.snapshot(at: room.now)
+        room.connect("bob")
+        room.connect("carol")
+        let records = room.room.members.values.map(\.record)
+        var back = Self.restored(snapshot, records, at: room.now)
+        let first = Self.newcomer(&back, now: room.now)
+        let second = Self.newcomer(&back, now: room.now)
+        #expect(first == MemberID("m4"))
+        #expect(second == MemberID("m5"))
+        #expect(![room.id("alice"), room.id("bob"), room.id("carol")].contains(first ?? MemberID("m1")))
+    }
+
+    @Test("a member who is gone for good has its number kept in the snapshot, so a restart does not give it again")
+    func departureKeepsCounter() {
+        var room = Scenario.sharing("alice", "bob")
+        room.leave("bob")
+        let snapshot = room.last.compactMap { action -> RoomSnapshot? in
+            if case .persist(let snapshot) = action { snapshot } else { nil }
+        }.last
+        #expect(snapshot?.nextMemberNumber == 3)
+        guard let snapshot else { return }
+        var back = Self.restored(snapshot, room.room.members.values.map(\.record), at: room.now)
+        #expect(Self.newcomer(&back, now: room.now) == MemberID("m3"))
+    }
+
+    @Test("a client that closes with 1000 is gone at once, and the others are told it left")
+    func leavingIsImmediate() {
+        var room = Scenario.sharing("alice", "bob")
+        room.leave("bob")
+        #expect(room.room.member(room.id("bob")) == nil)
+        #expect(room.departures.map(\.1) == [.left])
+        #expect(!room.isArmed(.resumeExpires(room.id("bob"), serial: 1)))
+    }
+
+    @Test("a dropped connection keeps its member for the resume grace")
+    func droppingKeepsGrace() {
+        var room = Scenario.sharing("alice", "bob")
+        room.disconnect("bob")
+        #expect(room.room.member(room.id("bob"))?.connected == false)
+        #expect(room.departures.isEmpty)
+        #expect(room.reconnect("bob") == room.id("bob"))
+    }
+}
