@@ -74,7 +74,10 @@ extension Room {
         if !owner, let refusal = banRefusal(request, now: now) { return .refused(refusal) }
         let invite = owner || bot != nil ? nil : validInvite(request.invite, now: now)
         if !owner, bot == nil, invite == nil, let refusal = accessRefusal(request, now: now) { return .refused(refusal) }
-        guard members.count < configuration.maximumMembers else {
+        // A room is full of the people in it: members waiting out their resume grace
+        // do not count, so connections that drop at once cannot fill it; its owner
+        // is never kept out of it.
+        guard owner || connectedCount < configuration.maximumMembers else {
             return .refused(CommandError(.roomFull, command: nil,
                                          message: "room \(name) is full (\(configuration.maximumMembers) members)"))
         }
@@ -82,8 +85,20 @@ extension Room {
         nextMemberNumber += 1
         return .accepted(id, collect(now: now) { room in
             if let invite { room.useInvite(invite) }
+            room.makeRoomForArrival(now: now)
             room.arrive(id, request: request, owner: owner, bot: bot, now: now)
         })
+    }
+
+    /// Those waiting out a resume grace are kept for at most as many again as the
+    /// room holds: past that, the one that has waited longest (a member before a
+    /// host) is let go, so that a room's memory stays bounded however many
+    /// connections come and drop.
+    mutating func makeRoomForArrival(now: ServerInstant) {
+        guard members.count >= 2 * configuration.maximumMembers else { return }
+        let away = members.values.filter { !$0.connected }
+        let oldest = away.filter { $0.role != .host }.min { $0.arrival < $1.arrival } ?? away.min { $0.arrival < $1.arrival }
+        if let oldest { remove(oldest.id, reason: .left, now: now) }
     }
 
     /// The member's connection closed. Its identity is kept for the resume grace

@@ -28,6 +28,8 @@ public struct Room: Sendable {
     /// room pauses instead of starting (docs/concepts.md, rule 10).
     var playerCount = 0
     var hostCount = 0
+    /// Members with an open connection: what a room's capacity counts.
+    var connectedCount = 0
     /// Connected, joined members with autoplay on.
     var autoplayCount = 0
     /// The slowest round trip among connected, joined members, or nil when it must
@@ -183,6 +185,7 @@ public struct Room: Sendable {
         if eligible && isReady(member) { readyCount += sign }
         if member.connected && member.joined && member.player { playerCount += sign }
         if member.role == .host { hostCount += sign }
+        if member.connected { connectedCount += sign }
         if member.connected && member.joined && member.autoplay { autoplayCount += sign }
         if member.connected && member.joined, let slowest = slowestRoundTrip {
             if sign > 0 && member.roundTrip > slowest {

@@ -148,7 +148,8 @@ public struct RoomDriver {
             }
             observe(outcome)
         case .refused(let error):
-            let full = error.code == .roomFull && room.members.count >= room.configuration.maximumMembers
+            let full = error.code == .roomFull
+                && room.members.values.filter(\.connected).count >= room.configuration.maximumMembers
             let banned = error.code == .banned && room.protection.bans.contains { ban in ban.until.map { now < $0 } ?? true }
             let locked = error.code == .locked && room.state.policy.locked
             let asked = [.passwordRequired, .wrongPassword, .tooManyAttempts].contains(error.code) && room.protection.password != nil

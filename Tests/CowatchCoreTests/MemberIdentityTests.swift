@@ -65,3 +65,45 @@ struct MemberIdentityTests {
         #expect(room.reconnect("bob") == room.id("bob"))
     }
 }
+
+/// A room is full of the people in it.
+@Suite("Room capacity")
+struct RoomCapacityTests {
+    @Test("members waiting out their resume grace do not fill a room")
+    func awayMembersDoNotCount() {
+        var room = Scenario(configuration: RoomConfiguration(maximumMembers: 2))
+        room.connect("alice")
+        room.connect("bob")
+        room.disconnect("bob")
+        #expect(room.connect("carol") != nil)
+        #expect(room.connect("dave") == nil)
+        #expect(room.connectRefusal?.code == .roomFull)
+        // bob is still within his grace and comes back, past the limit: he was counted.
+        #expect(room.reconnect("bob") == room.id("bob"))
+    }
+
+    @Test("connections that come and drop at once are let go, oldest first, past twice the room's size")
+    func awayMembersAreBounded() {
+        var room = Scenario(configuration: RoomConfiguration(maximumMembers: 2))
+        room.connect("alice")
+        for index in 0..<10 {
+            room.connect("drop\(index)")
+            room.disconnect("drop\(index)")
+        }
+        #expect(room.room.members.count <= 4)
+        #expect(room.room.member(room.id("alice"))?.connected == true)
+        #expect(room.room.member(room.id("drop9")) != nil)
+        #expect(room.room.member(room.id("drop0")) == nil)
+    }
+
+    @Test("the owner comes into a full room")
+    func ownerIsNeverRefused() {
+        var room = Scenario(configuration: RoomConfiguration(maximumMembers: 1))
+        room.connect("alice", newOwnerKey: "the-key")
+        room.leave("alice")
+        room.connect("bob")
+        #expect(room.connect("mallory") == nil)
+        #expect(room.connect("alice", ownerKey: "the-key") != nil)
+        #expect(room.member("alice")?.owner == true)
+    }
+}

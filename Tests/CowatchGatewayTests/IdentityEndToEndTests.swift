@@ -57,3 +57,29 @@ struct IdentityEndToEndTests {
         #expect(Self.welcome(again)?.object("you")?.string("name") == "bob")
     }
 }
+
+@Suite("Room capacity end to end")
+struct RoomCapacityEndToEndTests {
+    @Test("connections that drop at once do not fill a room, and its owner comes into a full one")
+    func capacityCountsPresentMembers() throws {
+        let server = try TestServer { $0.room.maximumMembers = 2 }
+        defer { server.stop() }
+        let alice = try server.join("small", name: "alice")
+        let key = try #require(IdentityEndToEndTests.welcome(alice)?.string("ownerKey"))
+        let bob = try server.join("small", name: "bob")
+        alice.goAway()
+        _ = bob.event("participant") { $0.string("change") == "disconnected" }
+        for index in 0..<6 {
+            let dropper = try server.join("small", name: "drop\(index)")
+            dropper.goAway()
+            _ = bob.event("participant") { $0.object("participant")?.string("name") == "drop\(index)" && $0.string("change") == "disconnected" }
+        }
+        let carol = try server.join("small", name: "carol")
+        let refused = server.open("/rooms/small?name=mallory")
+        #expect(refused.error()?.string("code") == "room-full")
+        #expect(refused.waitClosed()?.code == 1008)
+        let owner = try server.join("small", name: "alice", query: "owner=\(key)")
+        #expect(IdentityEndToEndTests.welcome(owner)?.object("you")?.bool("owner") == true)
+        #expect(carol.closeInfo == nil)
+    }
+}
