@@ -12,9 +12,32 @@ extension Room {
     mutating func remember(_ line: ChatLine) {
         guard configuration.chatHistory > 0 else { return }
         if recentChat.count >= configuration.chatHistory {
-            recentChat.removeFirst(recentChat.count - configuration.chatHistory + 1)
+            let dropped = recentChat.count - configuration.chatHistory + 1
+            recentChatBytes -= recentChat.prefix(dropped).reduce(0) { $0 + $1.text.utf8.count }
+            recentChat.removeFirst(dropped)
         }
         recentChat.append(line)
+        recentChatBytes += line.text.utf8.count
+        forgetChat(keepingBytes: configuration.chatHistoryBytes)
+    }
+
+    /// Drops the oldest lines kept for newcomers until the rest take at most
+    /// `bytes` of text (the newest line stays whatever its size); returns the
+    /// bytes dropped. The server calls it to keep all rooms' chat together
+    /// within its total (`chat-total-bytes`).
+    @discardableResult
+    public mutating func forgetChat(keepingBytes bytes: Int) -> Int {
+        var dropped = 0
+        var count = 0
+        while recentChatBytes - dropped > bytes, count < recentChat.count - 1 {
+            dropped += recentChat[count].text.utf8.count
+            count += 1
+        }
+        if count > 0 {
+            recentChat.removeFirst(count)
+            recentChatBytes -= dropped
+        }
+        return dropped
     }
 
     mutating func help(_ topic: CommandName?, from id: MemberID) {

@@ -213,8 +213,23 @@ extension Room {
         guard members.isEmpty else { return }
         protection.emptySince = now
         needsPersisting = true
-        actions.append(.schedule(.roomExpires(emptySince: now), at: now.advanced(by: configuration.roomExpiry)))
+        actions.append(.schedule(.roomExpires(emptySince: now), at: now.advanced(by: expiry)))
     }
+
+    /// How long this room is kept once empty.
+    var expiry: ServerInterval { hasBeenUsed ? configuration.roomExpiry : configuration.unusedRoomExpiry }
+
+    /// Whether anyone ever did anything in the room: shared or changed what plays,
+    /// changed its policy, chatted, or protected it. A room only opened and left
+    /// is kept for less (`unusedRoomExpiry`) and is the first given up when the
+    /// server is full.
+    public var hasBeenUsed: Bool {
+        state.seq > 0 || !recentChat.isEmpty || !protection.bans.isEmpty || protection.password != nil
+            || !protection.invites.isEmpty || !protection.tokens.isEmpty || protection.slowMode != nil
+    }
+
+    /// Since when the room is empty; nil while anyone is in it.
+    public var emptySince: ServerInstant? { protection.emptySince }
 
     /// Someone came into an empty room: it no longer expires.
     mutating func visited() {

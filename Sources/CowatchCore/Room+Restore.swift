@@ -24,6 +24,8 @@ extension Room {
         room.protection = snapshot.protection ?? RoomProtection()
         room.readinessAnchor = snapshot.state.seq + 1
         room.recentChat = Array(chat.suffix(configuration.chatHistory))
+        room.recentChatBytes = room.recentChat.reduce(0) { $0 + $1.text.utf8.count }
+        room.forgetChat(keepingBytes: configuration.chatHistoryBytes)
         let actions = room.collect(now: now) { room in
             for record in records.sorted(by: { $0.arrival < $1.arrival }) {
                 room.readmit(record, now: now)
@@ -47,7 +49,7 @@ extension Room {
                 // Kept since it emptied (or from now, for a room saved before rooms outlived that).
                 let since = room.protection.emptySince ?? now
                 room.protection.emptySince = since
-                room.actions.append(.schedule(.roomExpires(emptySince: since), at: since.advanced(by: configuration.roomExpiry)))
+                room.actions.append(.schedule(.roomExpires(emptySince: since), at: since.advanced(by: room.expiry)))
             }
         }
         return (room, actions)

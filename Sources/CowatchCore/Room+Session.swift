@@ -147,6 +147,12 @@ extension Room {
             return
         }
         let item = QueueItem(id: "q\(nextQueueNumber)", url: url, title: title ?? Self.defaultTitle(for: url))
+        guard listedBytes + item.url.text.utf8.count + item.title.utf8.count <= configuration.maximumStateBytes else {
+            refuse(id, .queueFull, .queue, "/queue: the queue's links and titles would take more than "
+                   + "\(configuration.maximumStateBytes) bytes, which every member is sent with each change; "
+                   + "/dequeue an item or share a shorter link")
+            return
+        }
         nextQueueNumber += 1
         state.queue.append(item)
         publish(.queue, by: id)
@@ -184,9 +190,22 @@ extension Room {
         }
         let number = (tracks.compactMap { Int($0.id.dropFirst()) }.max() ?? 0) + 1
         let track = SubtitleTrack(id: "s\(number)", url: url, label: label ?? Self.defaultTitle(for: url))
+        guard listedBytes + track.url.text.utf8.count + track.label.utf8.count <= configuration.maximumStateBytes else {
+            refuse(id, .notPossible, .subtitles, "/subtitles: the queue's and tracks' links and labels would take more than "
+                   + "\(configuration.maximumStateBytes) bytes, which every member is sent with each change")
+            return
+        }
         state.session?.activity.subtitles.append(track)
         publish(.subtitles, by: id)
         notify("\(displayName(id)) added subtitles \"\(track.label)\" to \"\(session.activity.title)\"", cause: .subtitles, by: id)
+    }
+
+    /// The bytes of links, titles and labels the queue and the current item's
+    /// subtitle tracks add to every `state` (`maximumStateBytes` bounds them).
+    var listedBytes: Int {
+        let queued = state.queue.reduce(0) { $0 + $1.url.text.utf8.count + $1.title.utf8.count }
+        let tracks = (state.session?.activity.subtitles ?? []).reduce(0) { $0 + $1.url.text.utf8.count + $1.label.utf8.count }
+        return queued + tracks
     }
 
     /// Hosts keep the queue in order: take an item out, or move it.

@@ -56,6 +56,8 @@ public struct Room: Sendable {
 
     /// The latest chat lines, oldest first, for newcomers and for restarts.
     public internal(set) var recentChat: [ChatLine] = []
+    /// The bytes of text in `recentChat`.
+    public internal(set) var recentChatBytes = 0
 
     var actions: [RoomAction] = []
     var needsPersisting = false

@@ -37,6 +37,16 @@ public struct RoomConfiguration: Hashable, Sendable {
     public var maximumInvites: Int
     /// Hosts `/watch` and `/queue` may share media from (lowercase, exact); empty: any.
     public var mediaHosts: [String]
+    /// How long an empty room that nobody ever used (nothing shared, said or set
+    /// in it) is kept: such rooms cost a stranger nothing to make.
+    public var unusedRoomExpiry = ServerInterval(milliseconds: 86_400_000)
+    /// Bytes of chat text a room keeps for newcomers and restarts, within
+    /// `chatHistory` lines: the oldest lines go first.
+    public var chatHistoryBytes = 32 * 1024
+    /// Bytes the links, titles and labels of the queue and the subtitle tracks may
+    /// take together: every `state` carries them, so a one-line command could
+    /// otherwise make the server send this much to every member.
+    public var maximumStateBytes = 32 * 1024
 
     public init(
         maximumMembers: Int = 1_000,

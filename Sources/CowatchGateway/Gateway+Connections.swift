@@ -22,6 +22,11 @@ extension Gateway {
                                                       "address": "\(request.address)", "status": "\(refusal.status)"])
             return refusal
         }
+        // A node of a cluster does not know whether a room exists on another node:
+        // the owner that creates it asks (`join`).
+        if cluster == nil, let room = request.room, rooms[room] == nil, let refusal = creationRefusal(request) {
+            return (429, refusal.message + "\n")
+        }
         let open = connectionsPerAddress[request.address, default: 0]
         if open >= configuration.maximumConnectionsPerAddress {
             metrics.refusedConnections["per-address", default: 0] += 1
@@ -66,15 +71,21 @@ extension Gateway {
             entry = existing
         } else {
             created = true
-            guard rooms.count < configuration.maximumRooms else {
+            if let refusal = creationRefusal(request) {
+                refuse(connection, refusal)
+                return
+            }
+            guard rooms.count < configuration.maximumRooms || giveUpAnUnusedRoom() else {
                 metrics.refusedConnections["rooms", default: 0] += 1
                 refuse(connection, CommandError(.roomFull, command: nil,
                                                 message: "this server has reached its limit of \(configuration.maximumRooms) rooms"))
                 return
             }
-            if configuration.roomCreation == .token {
+            if operatorState.creationTokenValid(request.create) {
                 operatorState.useCreationToken(request.create)
                 saveOperatorState()
+            } else {
+                roomCreations.record(request.address, now: ServerClock.monotonic())
             }
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
             rooms[name] = entry
@@ -105,6 +116,37 @@ extension Gateway {
             refuse(connection, error)
             if created && entry.room.isEmpty { rooms[name] = nil }
         }
+    }
+
+    /// Why `request` may not create a room now: its address created its share of
+    /// rooms this minute (`room-creation-rate`). An operator's creation token
+    /// passes.
+    func creationRefusal(_ request: UpgradeRequest) -> CommandError? {
+        guard !operatorState.creationTokenValid(request.create),
+              let wait = roomCreations.wait(for: request.address, now: ServerClock.monotonic()) else { return nil }
+        metrics.refusedConnections["room-creation-rate", default: 0] += 1
+        let seconds = Int(wait.seconds.rounded(.up))
+        return CommandError(.rateLimited, command: nil,
+                            message: "your address created \(configuration.roomCreationRate) rooms in the last minute; "
+                                + "create another in \(seconds) s, or join an existing room")
+    }
+
+    /// When the server holds `max-rooms`, an empty room nobody ever used (nothing
+    /// shared, said or set in it) is given up for a new one, the longest empty
+    /// first; rooms people used are kept to their expiry.
+    func giveUpAnUnusedRoom() -> Bool {
+        let unused = rooms.values.filter { $0.connections.isEmpty && $0.room.isEmpty && !$0.room.hasBeenUsed }
+        func since(_ entry: RoomEntry) -> Int64 { entry.room.emptySince?.milliseconds ?? 0 }
+        guard let oldest = unused.min(by: { since($0) < since($1) }) else {
+            return false
+        }
+        let name = oldest.room.name
+        rooms[name] = nil
+        timers.cancelAll(in: name)
+        store?.write([.forgetRoom(name)])
+        metrics.unusedRoomsGivenUp += 1
+        logger.info("unused room given up for a new one", metadata: ["room": "\(name)"])
+        return true
     }
 
     /// An `error` that says why, then the close (docs/protocol.md, "Close
@@ -258,6 +300,10 @@ extension Gateway {
         if let store, now - lastAliveWritten >= .seconds(5) {
             lastAliveWritten = now
             store.write([.alive(ServerClock.now())])
+        }
+        if now - lastChatBudgetCheck >= Self.chatBudgetInterval {
+            lastChatBudgetCheck = now
+            keepChatWithinBudget()
         }
         for connection in connections.values {
             perform(connection.state.tick(now: now, ping: pingFrame), on: connection)

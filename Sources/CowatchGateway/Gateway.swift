@@ -38,6 +38,8 @@ public final class Gateway: @unchecked Sendable {
     var rooms: [RoomName: RoomEntry] = [:]
     var mediaChecksInFlight = 0
     var connectionsPerAddress: [String: Int] = [:]
+    /// Rooms created per address lately (`room-creation-rate`).
+    var roomCreations: RoomCreationLimit
     /// The operator's controls (`Gateway+Admin.swift`), kept in memory.
     var operatorState = OperatorState()
     var timers = TimerQueue()
@@ -48,6 +50,8 @@ public final class Gateway: @unchecked Sendable {
     var finished = false
     /// When the last `alive` mark was written to the store.
     var lastAliveWritten = MonotonicInstant(microseconds: 0)
+    /// When all rooms' chat was last added up (`Gateway+ChatBudget.swift`).
+    var lastChatBudgetCheck = MonotonicInstant(microseconds: 0)
     /// Every connection's ping: libwebsockets drops pongs without payload, so it
     /// carries a few ASCII bytes; one ping is in flight at a time, so it needs no
     /// stamp of its own.
@@ -87,6 +91,7 @@ public final class Gateway: @unchecked Sendable {
         self.clusterLink = cluster
         self.logger = logger
         self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
+        self.roomCreations = RoomCreationLimit(perMinute: configuration.roomCreationRate)
         self.web = WebRoot()
         if let directory = web.directory {
             logger.info("browser client", metadata: ["directory": "\(directory)"])

@@ -67,6 +67,12 @@ public struct GatewayConfiguration: Sendable {
     /// Who may create a room: anyone, or holders of a creation token the operator
     /// issued through the admin API (`create=`).
     public var roomCreation: RoomCreation = .open
+    /// Rooms one address may create in a minute (0: no limit); holders of an
+    /// operator's creation token (`create=`) are not counted.
+    public var roomCreationRate: Int = 20
+    /// The most chat bytes all rooms together keep in memory for newcomers; past
+    /// it the oldest lines of the least recently active rooms are dropped.
+    public var chatTotalBytes: Int = 64 << 20
     /// Whether and how shared links are looked at before a room sees them (off
     /// here; `cowatch serve` turns it on).
     public var mediaCheck = MediaCheck.Settings()

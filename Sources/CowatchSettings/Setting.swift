@@ -63,6 +63,21 @@ struct Setting: Sendable {
         Setting(key: "max-rooms") { value, settings in
             settings.gateway.maximumRooms = try integer(value, 1...10_000_000)
         },
+        Setting(key: "room-creation-rate") { value, settings in
+            settings.gateway.roomCreationRate = try integer(value, 0...1_000_000)
+        },
+        Setting(key: "unused-room-expiry") { value, settings in
+            settings.gateway.room.unusedRoomExpiry = ServerInterval(seconds: try seconds(value, 1...31_536_000))
+        },
+        Setting(key: "chat-history-bytes") { value, settings in
+            settings.gateway.room.chatHistoryBytes = try integer(value, 0...(64 << 20))
+        },
+        Setting(key: "chat-total-bytes") { value, settings in
+            settings.gateway.chatTotalBytes = try integer(value, 0...(1 << 40))
+        },
+        Setting(key: "max-state-bytes") { value, settings in
+            settings.gateway.room.maximumStateBytes = try integer(value, 1024...(16 << 20))
+        },
         Setting(key: "max-members") { value, settings in
             settings.gateway.room.maximumMembers = try integer(value, 1...1_000_000)
         },

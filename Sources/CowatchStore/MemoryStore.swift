@@ -8,8 +8,12 @@ public final class MemoryStore: RoomStore, @unchecked Sendable {
     private var data = StoredRooms()
     private let chatLimit: Int
 
-    public init(chatLimit: Int = 200) {
+    /// Bytes of chat text a room keeps, besides `chatLimit` lines.
+    private let chatBytes: Int
+
+    public init(chatLimit: Int = 200, chatBytes: Int = 32 * 1024) {
         self.chatLimit = chatLimit
+        self.chatBytes = chatBytes
     }
 
     public func load() throws -> StoredRooms {
@@ -45,6 +49,10 @@ public final class MemoryStore: RoomStore, @unchecked Sendable {
             guard let index = data.rooms.firstIndex(where: { $0.snapshot.room == room }) else { return }
             data.rooms[index].chat.append(line)
             if data.rooms[index].chat.count > chatLimit { data.rooms[index].chat.removeFirst() }
+            var bytes = data.rooms[index].chat.reduce(0) { $0 + $1.text.utf8.count }
+            while bytes > chatBytes, data.rooms[index].chat.count > 1 {
+                bytes -= data.rooms[index].chat.removeFirst().text.utf8.count
+            }
         case .forgetRoom(let room):
             data.rooms.removeAll { $0.snapshot.room == room }
         case .alive(let instant):

@@ -33,6 +33,8 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
     public let node: String
     private let logger: Logger
     private let chatLimit: Int
+    /// Bytes of stored chat lines (as JSON) a room keeps, besides `chatLimit` lines.
+    private let chatBytes: Int
     private let fencing: Bool
     private let maximumQueued: Int
     private let encoder = JSONEncoder()
@@ -56,12 +58,15 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
 
     /// Connects, and brings the schema up to date (one node at a time, under an
     /// advisory lock). Throws a `StoreError` a person can act on.
-    public init(url: String, node: String, fencing: Bool, chatLimit: Int = 200, maximumQueued: Int = 100_000,
-                logger: Logger = Logger(label: "cowatch.store")) throws {
+    /// `chatBytes`: the text a room's chat may hold (`chat-history-bytes`); the
+    /// store keeps twice that of JSON, which wraps each line in its name, id and time.
+    public init(url: String, node: String, fencing: Bool, chatLimit: Int = 200, chatBytes: Int = 32 * 1024,
+                maximumQueued: Int = 100_000, logger: Logger = Logger(label: "cowatch.store")) throws {
         self.url = url
         self.node = node
         self.fencing = fencing
         self.chatLimit = chatLimit
+        self.chatBytes = 2 * chatBytes
         self.maximumQueued = maximumQueued
         self.logger = logger
         do {
@@ -400,6 +405,13 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
                 DELETE FROM chat WHERE room = $1 AND number <= (
                   SELECT number FROM chat WHERE room = $1 ORDER BY number DESC LIMIT 1 OFFSET $2)
                 """, [room.rawValue, String(chatLimit)])
+            try connection.query("""
+                DELETE FROM chat WHERE room = $1 AND number <= (
+                  SELECT number FROM (
+                    SELECT number, SUM(octet_length(line)) OVER (ORDER BY number DESC) AS total
+                    FROM chat WHERE room = $1) AS newest
+                  WHERE total > $2 ORDER BY number DESC LIMIT 1)
+                """, [room.rawValue, String(chatBytes)])
         }
     }
 

@@ -22,6 +22,8 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
     public let path: String
     private let logger: Logger
     private let chatLimit: Int
+    /// Bytes of stored chat lines (as JSON) a room keeps, besides `chatLimit` lines.
+    private let chatBytes: Int
     private let database: SQLiteDatabase
     private let lock: DataDirectoryLock
     private let encoder = JSONEncoder()
@@ -36,10 +38,14 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
 
     /// Opens (creating when missing) `directory/cowatch.sqlite` and brings its
     /// schema up to date. Throws a `StoreError` a person can act on.
-    public init(directory: String, chatLimit: Int = 200, logger: Logger = Logger(label: "cowatch.store")) throws {
+    /// `chatBytes`: the text a room's chat may hold (`chat-history-bytes`); the
+    /// store keeps twice that of JSON, which wraps each line in its name, id and time.
+    public init(directory: String, chatLimit: Int = 200, chatBytes: Int = 32 * 1024,
+                logger: Logger = Logger(label: "cowatch.store")) throws {
         self.path = directory + "/cowatch.sqlite"
         self.logger = logger
         self.chatLimit = chatLimit
+        self.chatBytes = 2 * chatBytes
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -216,6 +222,15 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
                     DELETE FROM chat WHERE room = ?1 AND number <= (
                       SELECT number FROM chat WHERE room = ?1 ORDER BY number DESC LIMIT 1 OFFSET ?2)
                     """, [.text(room.rawValue), .integer(Int64(chatLimit))])
+                // Then by bytes: every line from the one that takes the newest lines'
+                // total past the budget, back.
+                try database.run("""
+                    DELETE FROM chat WHERE room = ?1 AND number <= (
+                      SELECT number FROM (
+                        SELECT number, SUM(LENGTH(CAST(line AS BLOB))) OVER (ORDER BY number DESC) AS total
+                        FROM chat WHERE room = ?1)
+                      WHERE total > ?2 ORDER BY number DESC LIMIT 1)
+                    """, [.text(room.rawValue), .integer(Int64(chatBytes))])
             }
             try database.execute("COMMIT")
             return false

@@ -102,6 +102,21 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Seconds an empty room, with its owner, policy and bans, is kept (default 2592000, 30 days).")
     var roomExpiry: String?
 
+    @Option(help: "Seconds an empty room nobody ever used (nothing shared, said or set) is kept (default 86400, a day).")
+    var unusedRoomExpiry: String?
+
+    @Option(help: "Rooms one address may create in a minute, 0 for no limit; operators' creation tokens are not counted (default 20).")
+    var roomCreationRate: String?
+
+    @Option(help: "Bytes of chat text each room keeps for newcomers and restarts, within its 200 lines (default 32768).")
+    var chatHistoryBytes: String?
+
+    @Option(help: "Bytes of chat all rooms together keep in memory for newcomers; past it the oldest go (default 67108864).")
+    var chatTotalBytes: String?
+
+    @Option(help: "Bytes the queue's and subtitle tracks' links and titles may take, sent in every state (default 32768).")
+    var maxStateBytes: String?
+
     @Option(help: "Whether bans and kicks also keep out the member's address: true or false (default true).")
     var addressBans: String?
 
@@ -173,6 +188,8 @@ struct ServeCommand: ParsableCommand {
             ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("closing-read-limit", closingReadLimit), ("stuck-timeout", stuckTimeout),
             ("ping-interval", pingInterval), ("idle-timeout", idleTimeout), ("resume-grace", resumeGrace),
             ("kick-cooldown", kickCooldown), ("room-expiry", roomExpiry), ("address-bans", addressBans),
+            ("unused-room-expiry", unusedRoomExpiry), ("room-creation-rate", roomCreationRate),
+            ("chat-history-bytes", chatHistoryBytes), ("chat-total-bytes", chatTotalBytes), ("max-state-bytes", maxStateBytes),
             ("max-bans", maxBans), ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
             ("trusted-proxies", trustedProxies), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
             ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
@@ -217,6 +234,7 @@ struct ServeCommand: ParsableCommand {
             let advertise = settings.advertiseURL ?? "ws://127.0.0.1:\(port)"
             do {
                 let store = try PostgresStore(url: url, node: node, fencing: true, chatLimit: settings.gateway.room.chatHistory,
+                                              chatBytes: settings.gateway.room.chatHistoryBytes,
                                               logger: Logger(label: "cowatch.store"))
                 let leases = PostgresLeases(url: url, settings: PostgresLeases.Settings(
                     node: node, advertiseURL: advertise, leaseSeconds: settings.leaseSeconds,
@@ -231,11 +249,12 @@ struct ServeCommand: ParsableCommand {
                 "database": "\(PostgresStore.redacted(url))", "node": "\(node)", "advertise": "\(advertise)",
                 "lease": "\(settings.leaseSeconds)s"])
         case .memory:
-            roomStore = MemoryStore(chatLimit: settings.gateway.room.chatHistory)
+            roomStore = MemoryStore(chatLimit: settings.gateway.room.chatHistory, chatBytes: settings.gateway.room.chatHistoryBytes)
             logger.notice("store: memory; rooms are lost when the server stops")
         case .sqlite:
             do {
                 roomStore = try SQLiteStore(directory: settings.dataDirectory, chatLimit: settings.gateway.room.chatHistory,
+                                            chatBytes: settings.gateway.room.chatHistoryBytes,
                                             logger: Logger(label: "cowatch.store"))
             } catch {
                 Output.error("cowatch serve: \(error)")

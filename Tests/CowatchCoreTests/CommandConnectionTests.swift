@@ -142,13 +142,14 @@ struct CommandConnectionTests {
         #expect(room.connectRefusal?.code == .roomFull)
     }
 
-    @Test("a member in its grace period keeps its place, and its resume is accepted in a full room")
-    func graceHoldsAPlace() {
+    @Test("a member in its grace period holds no place (the room counts who is there), and its resume is accepted in a full room")
+    func graceHoldsNoPlace() {
         var room = Scenario(configuration: RoomConfiguration(maximumMembers: 2))
         room.connect("alice")
         let bob = room.connect("bob")
         room.disconnect("bob")
-        #expect(room.connect("carol") == nil)
+        #expect(room.connect("carol") != nil)
+        #expect(room.connect("dave") == nil)
         #expect(room.connectRefusal?.code == .roomFull)
         #expect(room.reconnect("bob") == bob)
     }
