@@ -535,7 +535,7 @@ def start_server(args):
     log = open(os.path.join(args.work, "server.log"), "w")
     command = [args.binary, "serve", "--host", HOST, "--port", "0", "--store", "memory",
                "--max-connections-per-address", str(args.connections * 2 + 2000),
-               "--max-members", "1000", "--max-rooms", "10000",
+               "--max-members", "1000", "--max-rooms", "10000", "--room-creation-rate", "0",
                "--resume-grace", str(RESUME_GRACE), "--stuck-timeout", str(STUCK_TIMEOUT),
                "--outbox-limit", str(OUTBOX_LIMIT), "--shutdown-grace", str(SHUTDOWN_GRACE),
                "--log-level", "warning", "--media-check", "false"]
