@@ -181,8 +181,21 @@ extension Room {
                           by id: MemberID, now: ServerInstant) -> Ban {
         var identities = [SHA256.hex(member.resumeToken)]
         if let device = member.deviceDigest { identities.append(device) }
+        var address = configuration.addressBans ? member.address : nil
+        // An address is one person's only while nobody else in the room uses it: a
+        // household, a school or a proxy that forwards no client address would be
+        // shut out whole. The host is told what the ban keeps out instead.
+        if let shared = address {
+            let others = members.values.filter { $0.id != member.id && $0.address == shared }.count
+            if others > 0 {
+                address = nil
+                tell(id, "\(member.name)'s address is also \(others == 1 ? "1 other member's" : "\(others) other members'") here "
+                     + "(a household, a school or a proxy), so the \(kind == .ban ? "ban" : "kick") keeps out "
+                     + "\(member.name)'s identity and name, not the address")
+            }
+        }
         let ban = Ban(number: 0, kind: kind, name: member.name, identities: identities,
-                      address: configuration.addressBans ? member.address : nil, until: until, reason: reason,
+                      address: address, until: until, reason: reason,
                       by: members[id]?.name ?? .guest, at: now)
         return addBan(ban)
     }

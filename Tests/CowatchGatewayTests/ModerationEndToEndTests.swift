@@ -38,19 +38,38 @@ struct ModerationEndToEndTests {
         _ = try server.join(name: "carol", query: "device=desktop-9")
     }
 
-    @Test("with address bans on (the default), a kick also keeps out the member's address")
+    @Test("with address bans on (the default), a kick of the only member on an address also keeps out that address")
     func addressBanKeepsOutTheAddress() throws {
+        let server = try TestServer { $0.trustedProxies = ["127.0.0.1"] }
+        defer { server.stop() }
+        func from(_ address: String) -> [(name: String, value: String)] { [("X-Forwarded-For", address)] }
+        let alice = try server.join(name: "alice", headers: from("192.0.2.1"))
+        let key = try #require(Self.welcome(alice)?.string("ownerKey"))
+        _ = try server.join(name: "mallory", headers: from("198.51.100.7"))
+        alice.send("/kick mallory")
+        _ = alice.event("participant-left")
+        let stranger = TestMember(name: "stranger", encoding: .json)
+        stranger.connection = server.clients.connect(server.address("/rooms/lobby?name=fresh-name&device=other"),
+                                                     encoding: .json, handlers: stranger.handlers, headers: from("198.51.100.7"))
+        #expect(stranger.error()?.string("code") == "banned")
+        // The owner key passes any ban.
+        _ = try server.join(name: "alice-tablet", query: "owner=\(key)", headers: from("198.51.100.7"))
+    }
+
+    @Test("a ban of someone whose address others use (no proxy, one household) keeps out that person only, and the host is told")
+    func sharedAddressBanHitsOnlyItsTarget() throws {
         let server = try TestServer()
         defer { server.stop() }
         let alice = try server.join(name: "alice")
-        let key = try #require(Self.welcome(alice)?.string("ownerKey"))
-        _ = try server.join(name: "mallory")
-        alice.send("/kick mallory")
+        _ = try server.join(name: "eve", query: "device=eve-laptop")
+        let bob = try server.join(name: "bob", query: "device=bob-phone")
+        alice.send("/ban eve spoilers")
+        #expect(alice.event("notice") { $0.string("text")?.contains("not the address") == true } != nil)
         _ = alice.event("participant-left")
-        let stranger = server.open("/rooms/lobby?name=fresh-name&device=other")
-        #expect(stranger.error()?.string("code") == "banned")
-        // The owner key passes any ban.
-        _ = try server.join(name: "alice-tablet", query: "owner=\(key)")
+        #expect(bob.closeInfo == nil)
+        _ = try server.join(name: "carol", query: "device=carol-tablet")
+        let eve = server.open("/rooms/lobby?name=evelyn&device=eve-laptop")
+        #expect(eve.error()?.string("code") == "banned")
     }
 
     @Test("a banned member is refused under a new name, and after a restart; /unban lets them back")

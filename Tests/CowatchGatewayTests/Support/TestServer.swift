@@ -26,10 +26,10 @@ final class TestServer: @unchecked Sendable {
 
     /// Connects a member and waits for its welcome (and the state after it).
     func join(_ room: String = "lobby", name: String, encoding: ClientEncoding = .json,
-              query: String = "") throws -> TestMember {
+              query: String = "", headers: [(name: String, value: String)] = []) throws -> TestMember {
         let member = TestMember(name: name, encoding: encoding)
         let path = "/rooms/\(room)?name=\(name)\(query.isEmpty ? "" : "&" + query)"
-        member.connection = clients.connect(address(path), encoding: encoding, handlers: member.handlers)
+        member.connection = clients.connect(address(path), encoding: encoding, handlers: member.handlers, headers: headers)
         guard member.next(where: { $0.contains(encoding == .json ? "\"type\":\"welcome\"" : "* welcome to") }) != nil else {
             throw TestFailure("\(name) was not welcomed: \(member.closeInfo.map { "\($0)" } ?? "no close")")
         }
