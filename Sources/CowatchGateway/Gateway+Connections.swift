@@ -330,6 +330,23 @@ extension Gateway {
         return lower[schemeEnd.upperBound...] == host.lowercased()
     }
 
+    /// The client's address (below), warning once per peer when a peer that is not
+    /// a trusted proxy sends `X-Forwarded-For`: behind a proxy that is not in
+    /// `trusted-proxies`, everyone has the proxy's address, so one address ban or
+    /// limit would hit them all (deploy/README.md).
+    func clientAddress(peer: String, forwardedFor: String?) -> String {
+        if forwardedFor != nil, !configuration.trustedProxies.contains(peer),
+           untrustedForwarders.count < Self.untrustedForwardersWarned, untrustedForwarders.insert(peer).inserted {
+            metrics.untrustedForwarding += 1
+            logger.warning("a peer that is not a trusted proxy sent X-Forwarded-For; its clients all count as its address. If it is your proxy, add it to trusted-proxies",
+                           metadata: ["peer": "\(peer)", "trusted-proxies": "\(configuration.trustedProxies.joined(separator: ","))"])
+        }
+        return Self.clientAddress(peer: peer, forwardedFor: forwardedFor, trusted: configuration.trustedProxies)
+    }
+
+    /// Peers warned about, at most: enough for any real setup, bounded for a stranger.
+    static let untrustedForwardersWarned = 64
+
     /// The client's address: the peer's, or, when the peer is a trusted proxy, the
     /// last address its `X-Forwarded-For` adds (the one that proxy saw).
     static func clientAddress(peer: String, forwardedFor: String?, trusted: [String]) -> String {

@@ -40,6 +40,8 @@ public final class Gateway: @unchecked Sendable {
     var connectionsPerAddress: [String: Int] = [:]
     /// Rooms created per address lately (`room-creation-rate`).
     var roomCreations: RoomCreationLimit
+    /// Peers that sent `X-Forwarded-For` without being trusted proxies, warned about once.
+    var untrustedForwarders: Set<String> = []
     /// The operator's controls (`Gateway+Admin.swift`), kept in memory.
     var operatorState = OperatorState()
     var timers = TimerQueue()

@@ -22,6 +22,7 @@ struct GatewayMetrics {
     /// Empty rooms forgotten at their expiry.
     var roomsExpired = 0
     var unusedRoomsGivenUp = 0
+    var untrustedForwarding = 0
     var chatBytesDropped = 0
     var fanOut = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var roundTrip = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1])
@@ -82,6 +83,8 @@ struct GatewayMetrics {
         single("cowatch_connections", "gauge", "Open WebSocket connections.", gauges.connections)
         single("cowatch_rooms", "gauge", "Rooms in memory, empty ones kept until their expiry included.", gauges.rooms)
         single("cowatch_rooms_expired_total", "counter", "Empty rooms forgotten at their expiry.", roomsExpired)
+        single("cowatch_untrusted_forwarding_peers", "gauge",
+               "Peers (up to 64) that sent X-Forwarded-For without being in trusted-proxies.", untrustedForwarding)
         single("cowatch_unused_rooms_given_up_total", "counter", "Empty rooms nobody used, forgotten to make room for a new one.",
                unusedRoomsGivenUp)
         single("cowatch_chat_bytes_dropped_total", "counter", "Chat bytes dropped to keep all rooms under chat-total-bytes.",

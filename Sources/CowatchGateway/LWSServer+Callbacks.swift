@@ -15,8 +15,7 @@ extension LWSServer {
                 let request = AdminRequest(
                     post: lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0, path: path,
                     token: Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
-                    address: Gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
-                                                   trusted: gateway.configuration.trustedProxies),
+                    address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR)),
                     arguments: { [self] name in argument(wsi, name) })
                 return respond(wsi, gateway.adminResponse(request))
             }
@@ -190,8 +189,7 @@ extension LWSServer {
             token: argument(wsi, "token") ?? Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
             create: argument(wsi, "create"),
             origin: header(wsi, WSI_TOKEN_ORIGIN), hostHeader: header(wsi, WSI_TOKEN_HOST),
-            address: Gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
-                                           trusted: gateway.configuration.trustedProxies))
+            address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR)))
     }
 
     /// The token of an `Authorization: Bearer <token>` header.

@@ -78,3 +78,25 @@ struct ServerBoundsTests {
         #expect(kept > 0)
     }
 }
+
+@Suite("Forwarded addresses", .serialized)
+struct ForwardedAddressTests {
+    @Test("a peer that is not a trusted proxy but sends X-Forwarded-For is warned about in the log, once")
+    func untrustedForwardingIsWarned() throws {
+        let server = try ServerProcess(arguments: ["--store", "memory"], logLevel: "warning")
+        let socket = try RawSocket(port: server.port)
+        let head = try socket.upgrade(path: "/rooms/proxied?name=alice", protocolName: "cowatch.v1.json",
+                                      headers: ["X-Forwarded-For: 203.0.113.4"])
+        #expect(head.hasPrefix("HTTP/1.1 101"))
+        let second = try RawSocket(port: server.port)
+        _ = try second.upgrade(path: "/rooms/proxied?name=bob", protocolName: "cowatch.v1.json",
+                               headers: ["X-Forwarded-For: 203.0.113.5"])
+        socket.close()
+        second.close()
+        #expect(server.terminate() == 0)
+        let log = server.remainingOutput()
+        let warnings = log.split(separator: "\n").filter { $0.contains("not a trusted proxy sent X-Forwarded-For") }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("127.0.0.1") == true)
+    }
+}
