@@ -33,31 +33,72 @@ static inline void *cw_timer_owner(lws_sorted_usec_list_t *sul) {
 }
 
 /*
- * A complete small HTTP response: status, content type, body, then the end of
- * the transaction. Returns what the HTTP callback should return.
+ * A complete small HTTP response with extra header lines ("name: value\n" each),
+ * a body sent or, for HEAD, only announced by its length, and the connection
+ * kept for the next request or closed after this one. Returns what the HTTP
+ * callback should return.
  */
-static inline int cw_http_respond(struct lws *wsi, unsigned int status, const char *content_type,
-                                  const unsigned char *body, size_t body_length) {
-    unsigned char buffer[LWS_PRE + 1024];
+static inline int cw_http_respond_with(struct lws *wsi, unsigned int status, const char *content_type,
+                                       const char *headers, const unsigned char *body, size_t body_length,
+                                       int send_body, int close) {
+    unsigned char buffer[LWS_PRE + 4096];
     unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
     if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_length, &p, end))
-        return 1;
+        return -1;
     if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
                                      (const unsigned char *)"no-store", 8, &p, end))
-        return 1;
+        return -1;
+    const char *line = headers;
+    while (line && *line) {
+        const char *colon = strchr(line, ':');
+        const char *stop = strchr(line, '\n');
+        if (!stop)
+            stop = line + strlen(line);
+        if (!colon || colon > stop || colon - line > 62)
+            return -1;
+        char name[64];
+        memcpy(name, line, (size_t)(colon - line) + 1);
+        name[colon - line + 1] = '\0';
+        const char *value = colon + 1;
+        while (value < stop && *value == ' ')
+            value++;
+        if (lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value,
+                                        (int)(stop - value), &p, end))
+            return -1;
+        line = *stop ? stop + 1 : stop;
+    }
+    if (close && lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *)"close", 5, &p, end))
+        return -1;
     if (lws_finalize_write_http_header(wsi, start, &p, end))
-        return 1;
-    if (body_length) {
+        return -1;
+    if (send_body && body_length) {
         unsigned char *payload = malloc(LWS_PRE + body_length);
         if (!payload)
-            return 1;
+            return -1;
         memcpy(payload + LWS_PRE, body, body_length);
         int written = lws_write(wsi, payload + LWS_PRE, body_length, LWS_WRITE_HTTP_FINAL);
         free(payload);
         if (written < (int)body_length)
-            return 1;
+            return -1;
     }
+    if (close)
+        return -1;
     return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+/*
+ * Answers a connection that libwebsockets handed over as raw bytes (a CONNECT
+ * request, or a request its parser gave up on) with a plain refusal; the caller
+ * then closes it.
+ */
+static inline void cw_raw_refuse(struct lws *wsi, const char *response) {
+    size_t length = strlen(response);
+    unsigned char *payload = malloc(LWS_PRE + length);
+    if (!payload)
+        return;
+    memcpy(payload + LWS_PRE, response, length);
+    (void)lws_write(wsi, payload + LWS_PRE, length, LWS_WRITE_RAW);
+    free(payload);
 }
 
 /*
@@ -70,7 +111,8 @@ static inline int cw_http_refuse_upgrade(struct lws *wsi, unsigned int status, c
     char head[256];
     int head_length = snprintf(head, sizeof(head),
                                "HTTP/1.1 %u %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
-                               "content-length: %zu\r\ncache-control: no-store\r\nconnection: close\r\n\r\n",
+                               "content-length: %zu\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\n"
+                               "connection: close\r\n\r\n",
                                status, reason, body_length);
     if (head_length <= 0 || head_length >= (int)sizeof(head))
         return -1;

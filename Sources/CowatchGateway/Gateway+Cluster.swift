@@ -46,7 +46,7 @@ final class ClusterState {
 
 /// What other threads hand the service thread (`Gateway.post`).
 enum ServiceMessage: Sendable {
-    case mediaCheck(UInt64, MediaCheck.Verdict, started: MonotonicInstant)
+    case mediaCheck(UInt64, MediaCheck.Verdict, started: MonotonicInstant, address: String)
     case placement(RoomName, PostgresLeases.Placement)
     case renewal(PostgresLeases.Renewal)
     case fenced(RoomName, epoch: Int64)
@@ -72,8 +72,8 @@ extension Gateway {
 
     func handle(_ message: ServiceMessage) {
         switch message {
-        case .mediaCheck(let id, let verdict, let started):
-            applyMediaCheck(id, verdict: verdict, started: started)
+        case .mediaCheck(let id, let verdict, let started, let address):
+            applyMediaCheck(id, verdict: verdict, started: started, address: address)
         case .placement(let room, let placement):
             placed(room, placement)
         case .renewal(let renewal):

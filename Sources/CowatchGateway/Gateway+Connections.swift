@@ -13,6 +13,10 @@ extension Gateway {
         if request.room == nil && !request.echo {
             return (400, "a room name is 1 to 64 characters of A-Z a-z 0-9 . _ -\n")
         }
+        if let host = request.hostHeader, !hostAllowlist.allows(host) {
+            metrics.refusedConnections["host", default: 0] += 1
+            return (421, "this server does not answer for \(host.prefix(100)); its operator lists the names it serves in allowed-hosts\n")
+        }
         if let origin = request.origin, !Self.originAllowed(origin, host: request.hostHeader, allowed: configuration.allowedOrigins) {
             metrics.refusedConnections["origin", default: 0] += 1
             return (403, "pages on \(origin.prefix(100)) may not open connections to this server\n")

@@ -11,6 +11,8 @@ extension Gateway {
     /// A check in flight for a connection, with the lines that came after it.
     struct PendingMediaCheck {
         var input: InputLine
+        /// Whose place among `maximumPerAddress` the check takes.
+        var address: String
         var held: [Result<InputLine, CommandError>] = []
     }
 
@@ -43,12 +45,19 @@ extension Gateway {
         case .failure(let error):
             send(.error(error), to: connection)
         case .success(let input):
-            if let link = linkToCheck(input) {
+            // The room decides first: a line it would refuse or ignore reaches it
+            // at once and is answered there, and nobody's link is fetched for it.
+            if let link = linkToCheck(input), roomWouldChange(input, from: connection) {
                 startCheck(link, input: input, on: connection)
             } else {
                 toRoom(input, from: connection)
             }
         }
+    }
+
+    private func roomWouldChange(_ input: InputLine, from connection: Connection) -> Bool {
+        guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { return false }
+        return entry.room.wouldChange(input, from: member, now: ServerClock.now())
     }
 
     private func toRoom(_ input: InputLine, from connection: Connection) {
@@ -58,6 +67,16 @@ extension Gateway {
     }
 
     private func startCheck(_ link: String, input: InputLine, on connection: Connection) {
+        // One address's checks take at most a few of the server's places, so that
+        // a stranger with a slow link cannot leave other rooms' links unchecked.
+        guard mediaChecksByAddress[connection.address, default: 0] < configuration.mediaCheck.maximumPerAddress else {
+            metrics.mediaChecks["address-busy", default: 0] += 1
+            let command: CommandName? = if case .command(let command) = input { command.name } else { nil }
+            send(.error(CommandError(.rateLimited, command: command, message:
+                "/\(command?.rawValue ?? "watch"): links from your address are already being checked; send it again once they are done")),
+                 to: connection)
+            return
+        }
         guard mediaChecksInFlight < configuration.mediaCheck.maximumConcurrent else {
             metrics.mediaChecks["busy", default: 0] += 1
             toRoom(input, from: connection)
@@ -66,17 +85,20 @@ extension Gateway {
             return
         }
         mediaChecksInFlight += 1
-        connection.mediaCheck = PendingMediaCheck(input: input)
+        mediaChecksByAddress[connection.address, default: 0] += 1
+        connection.mediaCheck = PendingMediaCheck(input: input, address: connection.address)
         let id = connection.id
         let started = ServerClock.monotonic()
+        let address = connection.address
         MediaProbe.check(link, settings: configuration.mediaCheck) { [weak self] verdict in
-            self?.mediaCheckFinished(id, verdict: verdict, started: started)
+            self?.mediaCheckFinished(id, verdict: verdict, started: started, address: address)
         }
     }
 
     /// On the service thread: a check's answer, posted by `mediaCheckFinished`.
-    func applyMediaCheck(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant) {
+    func applyMediaCheck(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant, address: String) {
         mediaChecksInFlight -= 1
+        if let count = mediaChecksByAddress[address] { mediaChecksByAddress[address] = count > 1 ? count - 1 : nil }
         metrics.mediaChecks[verdict.label, default: 0] += 1
         metrics.mediaCheckTime.observe(seconds: Double((ServerClock.monotonic() - started).microseconds) / 1e6)
         guard let connection = connections[id], var pending = connection.mediaCheck else { return }

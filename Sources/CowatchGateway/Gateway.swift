@@ -37,7 +37,12 @@ public final class Gateway: @unchecked Sendable {
     var upgrades: [UInt64: UpgradeRequest] = [:]
     var rooms: [RoomName: RoomEntry] = [:]
     var mediaChecksInFlight = 0
+    /// Checks in flight by the address that asked (`MediaCheck.Settings.maximumPerAddress`).
+    var mediaChecksByAddress: [String: Int] = [:]
     var connectionsPerAddress: [String: Int] = [:]
+    /// Sockets of every kind, per peer and in total (`SocketLimits.swift`); sized at start.
+    var socketLimits = SocketLimits(perAddress: 64, total: 1024)
+    let hostAllowlist: HostAllowlist
     /// Rooms created per address lately (`room-creation-rate`).
     var roomCreations: RoomCreationLimit
     /// Peers that sent `X-Forwarded-For` without being trusted proxies, warned about once.
@@ -80,8 +85,8 @@ public final class Gateway: @unchecked Sendable {
     }
 
     /// From a probe's thread: hand the answer to the service thread.
-    func mediaCheckFinished(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant) {
-        post(.mediaCheck(id, verdict, started: started))
+    func mediaCheckFinished(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant, address: String) {
+        post(.mediaCheck(id, verdict, started: started, address: address))
     }
 
     /// `cluster`: this node is one of several sharing a PostgreSQL database
@@ -95,6 +100,10 @@ public final class Gateway: @unchecked Sendable {
         self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
         self.roomCreations = RoomCreationLimit(perMinute: configuration.roomCreationRate)
         self.web = WebRoot()
+        let originHosts = configuration.allowedOrigins.compactMap { origin in
+            origin.range(of: "://").flatMap { HostAllowlist.hostPart(String(origin[$0.upperBound...])) }
+        }
+        self.hostAllowlist = HostAllowlist(names: configuration.allowedHosts + originHosts)
         if let directory = web.directory {
             logger.info("browser client", metadata: ["directory": "\(directory)"])
         } else {

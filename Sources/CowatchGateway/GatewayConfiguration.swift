@@ -14,8 +14,20 @@ public struct GatewayConfiguration: Sendable {
     /// Longest line inside a message, in bytes; longer gets `too-long`.
     public var maximumLineBytes: Int
     public var maximumRooms: Int
-    /// Open WebSocket connections from one IP address.
+    /// Open connections from one IP address, of every kind: sockets as they are
+    /// accepted (where a trusted proxy's count toward `maximumConnections`
+    /// only), and WebSocket members by their client's address.
     public var maximumConnectionsPerAddress: Int
+    /// Open connections of every kind in all (plain HTTP included); kept under
+    /// the process's descriptor limit less `SocketLimits.reservedDescriptors`.
+    public var maximumConnections: Int = 50_000
+    /// Seconds a request may take to arrive, and a plain HTTP connection may sit
+    /// idle between requests, before it is closed.
+    public var httpRequestTimeoutSeconds: Int = 10
+    /// Names this server answers for in `Host`, besides addresses, `localhost` and
+    /// the hosts of `allowedOrigins` (`HostAllowlist`); `*.example.org` takes the
+    /// names under it, `*` any name.
+    public var allowedHosts: [String] = []
     /// Commands (lines) each connection may send per second, on average...
     public var commandsPerSecond: Double
     /// ...and in a burst.

@@ -9,6 +9,8 @@ struct GatewayMetrics {
     var outboxDrops = 0
     var outboxResyncs = 0
     var httpRequests: [String: Int] = [:]
+    /// Plain HTTP requests answered with a refusal, by status.
+    var httpRefusals: [UInt32: Int] = [:]
     var refusedConnections: [String: Int] = [:]
     var broadcasts = 0
     var deliveries = 0
@@ -114,6 +116,8 @@ struct GatewayMetrics {
         single("cowatch_outbox_resyncs_total", "counter", "Times a slow connection was sent the latest state instead of its backlog.", outboxResyncs)
         family("cowatch_http_requests_total", "counter", "Plain HTTP requests, by route.")
         labelled("cowatch_http_requests_total", "route", httpRequests)
+        family("cowatch_http_refusals_total", "counter", "Plain HTTP requests refused before any route (bad framing, Host, method, path), by status.")
+        labelled("cowatch_http_refusals_total", "status", Dictionary(uniqueKeysWithValues: httpRefusals.map { ("\($0.key)", $0.value) }))
         Self.histogram("cowatch_broadcast_fanout_seconds",
                   "Time from a broadcast until its frame was written to the last recipient.", fanOut, into: &out)
         Self.histogram("cowatch_round_trip_seconds", "WebSocket ping round trips.", roundTrip, into: &out)

@@ -6,6 +6,10 @@ struct HTTPResponse {
     var status: UInt32
     var contentType: String
     var body: [UInt8]
+    /// Header lines beyond the common ones (`name: value`).
+    var headers: [String] = []
+    /// The connection is closed after this response rather than kept for another.
+    var close = false
 
     init(status: UInt32, contentType: String, body: String) {
         self.init(status: status, contentType: contentType, bytes: Array(body.utf8))
@@ -20,11 +24,31 @@ struct HTTPResponse {
     init(_ file: WebRoot.File) {
         self.init(status: 200, contentType: file.contentType, bytes: file.body)
     }
+
+    /// Sent with every response. The page runs only the scripts and styles this
+    /// server serves (no inline script, so an injected tag cannot run), may be
+    /// framed only by this server's own pages (another site framing it could
+    /// otherwise lure a host into clicking its buttons), and sends no referrer,
+    /// since room addresses can carry owner keys and invites. Media and
+    /// subtitles come from wherever a room shares them (`media-src *`,
+    /// `connect-src` for subtitle files); the page's own WebSocket is `'self'`.
+    static let securityHeaders = [
+        "content-security-policy: default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+            + "media-src * data: blob:; connect-src 'self' ws: wss: http: https:; frame-src 'none'; "
+            + "frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'",
+        "x-frame-options: SAMEORIGIN",
+        "x-content-type-options: nosniff",
+        "referrer-policy: no-referrer",
+    ]
+
+    static func text(_ status: UInt32, _ message: String) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "text/plain; charset=utf-8", body: message + "\n")
+    }
 }
 
 extension Gateway {
     /// Plain HTTP: health, metrics, and the pages that tell people how to join.
-    func httpResponse(for path: String) -> HTTPResponse {
+    func httpResponse(for path: String, host: String?) -> HTTPResponse {
         switch path {
         case "/healthz":
             metrics.httpRequests["healthz", default: 0] += 1
@@ -62,7 +86,8 @@ extension Gateway {
             metrics.httpRequests["room", default: 0] += 1
             if let file = web.file("/room.html") { return HTTPResponse(file) }
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8",
-                                body: HTTPPages.room(room, members: rooms[room]?.connections.count ?? 0))
+                                body: HTTPPages.room(room, members: rooms[room]?.connections.count ?? 0,
+                                                    host: host ?? "HOST:PORT"))
         }
     }
 }
@@ -70,31 +95,30 @@ extension Gateway {
 /// Pages for when the browser client's files cannot be found (a binary copied
 /// without its resources): how to join a room with the terminal client.
 enum HTTPPages {
+    // No script and no inline style here: the pages are served under the same
+    // Content-Security-Policy as the browser client's (HTTPResponse.securityHeaders).
     static func landing(port: Int) -> String {
         page(title: "Cowatch", body: """
         <h1>Cowatch</h1>
-        <p>Watch videos together, in sync. Pick a room name (letters, digits, <code>.</code>, <code>_</code>, <code>-</code>):</p>
-        <form onsubmit="location.href='/rooms/'+encodeURIComponent(this.room.value);return false">
-          <input name="room" pattern="[A-Za-z0-9._-]{1,64}" required placeholder="movie-night">
-          <button>Open room</button>
-        </form>
+        <p>Watch videos together, in sync. A room is at <code>/rooms/NAME</code>, where NAME is
+        1 to 64 letters, digits, <code>.</code>, <code>_</code> or <code>-</code>: for example
+        <a href="/rooms/movie-night">/rooms/movie-night</a>.</p>
         <p>From a terminal: <code>cowatch connect ws://HOST:\(port)/rooms/movie-night --name alice</code>,
         then type <code>/help</code>.</p>
         """)
     }
 
-    static func room(_ room: RoomName, members: Int) -> String {
+    static func room(_ room: RoomName, members: Int, host: String) -> String {
         let here = members == 1 ? "1 member is" : "\(members) members are"
         let commands = CommandTable.specs.map { "<li><code>\(escape($0.usage))</code> \(escape($0.summary))</li>" }.joined(separator: "\n")
         return page(title: "\(room) - Cowatch", body: """
         <h1>Room <code>\(room)</code></h1>
         <p>\(here) connected right now.</p>
         <p>Join from a terminal:</p>
-        <pre>cowatch connect ws://HOST:PORT/rooms/\(room) --name alice</pre>
+        <pre>cowatch connect ws://\(escape(host))/rooms/\(room) --name alice</pre>
         <p>Or any WebSocket client: connect to this address with subprotocol <code>cowatch.v1.text</code>
         (lines for people) or <code>cowatch.v1.json</code> (one JSON object per event), and send lines:</p>
         <ul>\(commands)</ul>
-        <script>document.querySelectorAll('pre').forEach(p=>p.textContent=p.textContent.replace('HOST:PORT',location.host))</script>
         """)
     }
 
@@ -103,7 +127,6 @@ enum HTTPPages {
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
         <title>\(escape(title))</title>
-        <style>body{font:16px/1.5 system-ui,sans-serif;max-width:46em;margin:2em auto;padding:0 1em}code,pre{background:#f3f3f3;padding:.1em .3em}</style>
         </head><body>
         \(body)
         </body></html>

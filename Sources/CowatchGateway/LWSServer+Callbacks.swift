@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CowatchConnection
 import CLibWebSockets
 import CowatchCore
@@ -9,17 +12,36 @@ extension LWSServer {
         switch reason {
         case LWS_CALLBACK_HTTP:
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
-            if path == "/admin" || path.hasPrefix("/admin/") {
+            let head = requestHead(wsi, path: path)
+            let headOnly = head.method == .head
+            if let refusal = HTTPRequestRules.refusal(head, hosts: gateway.hostAllowlist) {
+                gateway.metrics.httpRefusals[refusal.status, default: 0] += 1
+                var response = HTTPResponse.text(refusal.status, refusal.message)
+                if let allow = refusal.allow { response.headers.append("allow: \(allow)") }
+                response.close = refusal.close
+                return respond(wsi, response, headOnly: headOnly)
+            }
+            if HTTPRequestRules.isAdmin(path) {
                 var address = [CChar](repeating: 0, count: 128)
                 let peer = lws_get_peer_simple(wsi, &address, address.count).map { String(cString: $0) } ?? "unknown"
                 let request = AdminRequest(
-                    post: lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0, path: path,
+                    post: head.method == .post, path: path,
                     token: Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
                     address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR)),
                     arguments: { [self] name in argument(wsi, name) })
-                return respond(wsi, gateway.adminResponse(request))
+                return respond(wsi, gateway.adminResponse(request), headOnly: headOnly)
             }
-            return respond(wsi, gateway.httpResponse(for: path))
+            return respond(wsi, gateway.httpResponse(for: path, host: head.hosts.first), headOnly: headOnly)
+
+        case LWS_CALLBACK_RAW_ADOPT:
+            // A CONNECT request, or one libwebsockets' parser gave up on, arrives here
+            // as raw bytes: neither is anything this server serves.
+            gateway.metrics.httpRefusals[400, default: 0] += 1
+            cw_raw_refuse(wsi, Self.rawRefusal)
+            return -1
+
+        case LWS_CALLBACK_RAW_RX:
+            return -1
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             let request = upgradeRequest(wsi)
@@ -77,10 +99,17 @@ extension LWSServer {
             var code = "1005"
             var malformed = length == 1
             if let input, length >= 2 {
-                let bytes = UnsafeRawBufferPointer(start: input, count: length)
+                let bytes = UnsafeMutableRawBufferPointer(start: input, count: length)
+                // libwebsockets answers the codes RFC 6455 reserves with 1002 by
+                // rewriting them here, where its echo is made from, but lets codes
+                // of 5000 and above through: those are no close code either.
+                if UInt16(bytes[0]) << 8 | UInt16(bytes[1]) >= 5000 {
+                    bytes[0] = 0x03
+                    bytes[1] = 0xEA
+                }
                 code = String(UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
                 // The server checks UTF-8 itself (see `ConnectionState`), close reasons included.
-                malformed = !UTF8Validator.isValid(bytes.dropFirst(2))
+                malformed = !UTF8Validator.isValid(UnsafeRawBufferPointer(bytes).dropFirst(2))
             }
             let finished = gateway.peerClosed(connection, code: malformed ? "malformed" : code)
             // A malformed close (a one-byte payload, a reason that is not UTF-8) fails
@@ -102,7 +131,32 @@ extension LWSServer {
             return 0
 
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-            return gateway.stopping ? 1 : 0
+            if gateway.stopping { return 1 }
+            guard let user else { return 1 }
+            let arguments = user.assumingMemoryBound(to: lws_filter_network_conn_args.self)
+            let address = Self.numericAddress(arguments)
+            let trusted = gateway.configuration.trustedProxies.contains(address)
+            if let refusal = gateway.socketLimits.refusal(for: address, trusted: trusted) {
+                gateway.metrics.refusedConnections[refusal.rawValue, default: 0] += 1
+                let response = Array(refusal.response.utf8)
+                _ = response.withUnsafeBytes { send(arguments.pointee.accept_fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                return 1
+            }
+            // The socket's wsi is made next, in this same call into the library.
+            acceptedAddress = address
+            return 0
+
+        case LWS_CALLBACK_WSI_CREATE:
+            if let address = acceptedAddress {
+                acceptedAddress = nil
+                socketAddresses[wsi] = address
+                gateway.socketLimits.opened(address)
+            }
+            return 0
+
+        case LWS_CALLBACK_WSI_DESTROY:
+            if let address = socketAddresses.removeValue(forKey: wsi) { gateway.socketLimits.closed(address) }
+            return 0
 
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, length)
@@ -113,10 +167,25 @@ extension LWSServer {
         switch status {
         case 400: "Bad Request"
         case 404: "Not Found"
+        case 421: "Misdirected Request"
         case 429: "Too Many Requests"
         case 503: "Service Unavailable"
         default: "Error"
         }
+    }
+
+    /// The peer's address as libwebsockets writes it elsewhere (`lws_get_peer_simple`).
+    static func numericAddress(_ arguments: UnsafeMutablePointer<lws_filter_network_conn_args>) -> String {
+        var host = [CChar](repeating: 0, count: 64)
+        let found = withUnsafePointer(to: &arguments.pointee.cli_addr) { storage in
+            storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                getnameinfo(address, arguments.pointee.clilen, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST)
+            }
+        }
+        guard found == 0 else { return "unknown" }
+        let text = host.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } ?? "unknown" }
+        // An IPv4 peer of a dual-stack socket, as libwebsockets reports it.
+        return text.hasPrefix("::ffff:") && text.contains(".") ? String(text.dropFirst(7)) : text
     }
 
     private func connectionID(_ user: UnsafeMutableRawPointer?) -> UInt64? {
@@ -125,10 +194,47 @@ extension LWSServer {
         return id == 0 ? nil : id
     }
 
-    private func respond(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
-        response.body.withUnsafeBufferPointer { buffer in
-            cw_http_respond(wsi, response.status, response.contentType, buffer.baseAddress, buffer.count)
+    private func respond(_ wsi: OpaquePointer, _ response: HTTPResponse, headOnly: Bool) -> Int32 {
+        let headers = (HTTPResponse.securityHeaders + response.headers).map { $0 + "\n" }.joined()
+        return response.body.withUnsafeBufferPointer { buffer in
+            cw_http_respond_with(wsi, response.status, response.contentType, headers, buffer.baseAddress, buffer.count,
+                                 headOnly ? 0 : 1, response.close ? 1 : 0)
         }
+    }
+
+    static let rawRefusal: String = {
+        let body = "this server answers GET and HEAD, and WebSocket upgrades\n"
+        return "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            + "content-length: \(body.utf8.count)\r\nconnection: close\r\n\r\n" + body
+    }()
+
+    /// The parts of a request's head that `HTTPRequestRules` judges.
+    private func requestHead(_ wsi: OpaquePointer, path: String) -> HTTPRequestHead {
+        let methods: [(lws_token_indexes, HTTPRequestHead.Method)] = [
+            (WSI_TOKEN_GET_URI, .get), (WSI_TOKEN_POST_URI, .post), (WSI_TOKEN_OPTIONS_URI, .options),
+            (WSI_TOKEN_PUT_URI, .put), (WSI_TOKEN_PATCH_URI, .patch), (WSI_TOKEN_DELETE_URI, .delete),
+            (WSI_TOKEN_HEAD_URI, .head),
+        ]
+        let found = methods.first { lws_hdr_total_length(wsi, $0.0) > 0 }
+        // libwebsockets ends the path's first fragment at `;` or `&` and starts another.
+        let continues = found.map { fragments(wsi, $0.0).count > 1 } ?? false
+        return HTTPRequestHead(
+            method: found?.1, path: path, pathContinues: continues, hosts: fragments(wsi, WSI_TOKEN_HOST),
+            http10: header(wsi, WSI_TOKEN_HTTP).map { !$0.hasPrefix("HTTP/1.1") } ?? true,
+            contentLengths: fragments(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
+            transferEncoding: lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0)
+    }
+
+    /// Each value libwebsockets kept for a header: one per field line, since it
+    /// chains a repeated header's lines as fragments.
+    private func fragments(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> [String] {
+        var values: [String] = []
+        var buffer = [CChar](repeating: 0, count: 1024)
+        for index in 0..<16 {
+            guard lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), token, Int32(index)) >= 0 else { break }
+            values.append(buffer.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } ?? "" })
+        }
+        return values
     }
 
     /// What is queued for a connection leaves in one write of ready-made frames

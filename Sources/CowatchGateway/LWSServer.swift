@@ -52,6 +52,10 @@ final class LWSServer {
     var writingDirectly = true
     /// The connection whose received data is being handled, if any.
     var receiving: UInt64?
+    /// Each accepted socket's peer address, by its libwebsockets handle, for
+    /// `SocketLimits`; the address of the socket being accepted until its handle exists.
+    var socketAddresses: [OpaquePointer: String] = [:]
+    var acceptedAddress: String?
 
     init(gateway: Gateway) throws {
         self.gateway = gateway
@@ -62,7 +66,14 @@ final class LWSServer {
         guard let loop = ev_loop_new(UInt32(EVFLAG_AUTO) | UInt32(EVFLAG_NOSIGMASK)) else {
             throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
         }
-        Self.raiseFileLimit()
+        let descriptors = Self.raiseFileLimit()
+        let sockets = SocketLimits.total(configured: configuration.maximumConnections, descriptorLimit: descriptors)
+        if sockets < configuration.maximumConnections {
+            gateway.logger.warning("max-connections is above what the descriptor limit allows; using the lower figure",
+                                   metadata: ["max-connections": "\(configuration.maximumConnections)", "using": "\(sockets)",
+                                              "descriptor-limit": "\(descriptors)"])
+        }
+        gateway.socketLimits = SocketLimits(perAddress: configuration.maximumConnectionsPerAddress, total: sockets)
         lws_set_log_level(LLL_ERR | LLL_WARN) { level, line in
             guard let line else { return }
             var text = String(cString: line)
@@ -127,7 +138,11 @@ final class LWSServer {
         info.user = Unmanaged.passUnretained(gateway).toOpaque()
         info.retry_and_idle_policy = UnsafePointer(noKeepalive)
         info.max_http_header_pool = 512
+        // How long a request may take to arrive, headers and all, and how long a
+        // plain HTTP connection may sit idle between requests.
         info.timeout_secs = 10
+        info.timeout_secs_ah_idle = UInt32(configuration.httpRequestTimeoutSeconds)
+        info.keepalive_timeout = Int32(configuration.httpRequestTimeoutSeconds)
         info.pt_serv_buf_size = 64 * 1024
         info.ka_time = 0
         cStrings = strings
@@ -254,16 +269,19 @@ final class LWSServer {
     }
 
     /// Each connection is a file descriptor; the default limit of 1,024 would cap
-    /// a server far below its configured limits.
-    static func raiseFileLimit() {
+    /// a server far below its configured limits. Returns the limit in force.
+    @discardableResult
+    static func raiseFileLimit() -> Int {
         var limit = rlimit()
-        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return }
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return 1024 }
         let wanted: rlim_t = 1 << 20
         var raised = rlimit(rlim_cur: Swift.max(limit.rlim_cur, wanted), rlim_max: Swift.max(limit.rlim_max, wanted))
         if setrlimit(RLIMIT_NOFILE_VALUE, &raised) != 0 {
             raised = rlimit(rlim_cur: limit.rlim_max, rlim_max: limit.rlim_max)
             _ = setrlimit(RLIMIT_NOFILE_VALUE, &raised)
         }
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return 1024 }
+        return Int(clamping: limit.rlim_cur)
     }
 
     private static var RLIMIT_NOFILE_VALUE: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }

@@ -20,15 +20,20 @@ public enum MediaCheck {
         /// Lines a connection sends while its link is checked, kept in order to
         /// follow it; beyond them lines are refused.
         public var maximumHeldLines: Int
+        /// Checks in flight for one client address; beyond them its links are
+        /// refused (`rate-limited`) until one is done.
+        public var maximumPerAddress: Int
 
         public init(enabled: Bool = false, allowPrivateAddresses: Bool = false, timeoutSeconds: Double = 4,
-                    maximumRedirects: Int = 3, maximumConcurrent: Int = 16, maximumHeldLines: Int = 32) {
+                    maximumRedirects: Int = 3, maximumConcurrent: Int = 16, maximumHeldLines: Int = 32,
+                    maximumPerAddress: Int = 2) {
             self.enabled = enabled
             self.allowPrivateAddresses = allowPrivateAddresses
             self.timeoutSeconds = timeoutSeconds
             self.maximumRedirects = maximumRedirects
             self.maximumConcurrent = maximumConcurrent
             self.maximumHeldLines = maximumHeldLines
+            self.maximumPerAddress = maximumPerAddress
         }
     }
 

@@ -84,6 +84,22 @@ struct Setting: Sendable {
         Setting(key: "max-connections-per-address") { value, settings in
             settings.gateway.maximumConnectionsPerAddress = try integer(value, 1...10_000_000)
         },
+        Setting(key: "max-connections") { value, settings in
+            settings.gateway.maximumConnections = try integer(value, 16...10_000_000)
+        },
+        Setting(key: "http-request-timeout") { value, settings in
+            settings.gateway.httpRequestTimeoutSeconds = try integer(value, 1...3600)
+        },
+        Setting(key: "allowed-hosts") { value, settings in
+            let hosts = list(value).map { $0.lowercased() }
+            for host in hosts {
+                let name = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
+                guard host == "*" || HostAllowlist.hostPart(name) == name else {
+                    throw SettingsError("expected host names such as watch.example.org or *.example.org (no scheme, port or path), separated by commas")
+                }
+            }
+            settings.gateway.allowedHosts = hosts
+        },
         Setting(key: "max-queue") { value, settings in
             settings.gateway.room.maximumQueueLength = try integer(value, 1...100_000)
         },
@@ -169,6 +185,9 @@ struct Setting: Sendable {
         },
         Setting(key: "max-media-checks") { value, settings in
             settings.gateway.mediaCheck.maximumConcurrent = try integer(value, 1...1000)
+        },
+        Setting(key: "max-media-checks-per-address") { value, settings in
+            settings.gateway.mediaCheck.maximumPerAddress = try integer(value, 1...1000)
         },
         Setting(key: "admin-token-file") { value, settings in
             // A file, so that the secret stays out of the command line and the environment.

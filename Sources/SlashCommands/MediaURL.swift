@@ -8,9 +8,12 @@ public struct MediaURL: Hashable, Sendable, CustomStringConvertible {
 
     public let text: String
 
+    /// The scheme is written in lower case (`HTTP://` is `http://`, RFC 3986
+    /// section 6.2.2.1), so that whatever reads the URL by its scheme, the
+    /// server's link check and the members' players, reads it the same way.
     public init?(_ text: String) {
-        guard Self.validationProblem(text) == nil else { return nil }
-        self.text = text
+        guard Self.validationProblem(text) == nil, let colon = text.firstIndex(of: ":") else { return nil }
+        self.text = text[..<colon].lowercased() + text[colon...]
     }
 
     public var description: String { text }

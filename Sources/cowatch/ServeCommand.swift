@@ -60,8 +60,17 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Subtitle tracks one shared video may have (default 8).")
     var maxSubtitles: String?
 
-    @Option(help: "Open connections per client IP address (default 64).")
+    @Option(help: "Open connections per client IP address, plain HTTP and WebSocket alike (default 64).")
     var maxConnectionsPerAddress: String?
+
+    @Option(help: "Open connections in all, plain HTTP included (default 50000; kept under the descriptor limit less 256).")
+    var maxConnections: String?
+
+    @Option(help: "Seconds a request may take to arrive, or a plain HTTP connection sit idle, before it is closed (default 10).")
+    var httpRequestTimeout: String?
+
+    @Option(help: "Names this server answers for in Host, besides addresses, localhost, this machine's name and the allowed origins' hosts, comma-separated (watch.example.org, *.example.org).")
+    var allowedHosts: String?
 
     @Option(help: "Commands each connection may send per second (default 20).")
     var commandsPerSecond: String?
@@ -147,6 +156,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Link checks in flight at once; beyond them links are shared unchecked (default 16).")
     var maxMediaChecks: String?
 
+    @Option(help: "Links from one client address checked at once (default 2); more are refused until one is done.")
+    var maxMediaChecksPerAddress: String?
+
     @Option(help: "For --store postgres: the database, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.")
     var databaseUrl: String?
 
@@ -191,9 +203,11 @@ struct ServeCommand: ParsableCommand {
             ("unused-room-expiry", unusedRoomExpiry), ("room-creation-rate", roomCreationRate),
             ("chat-history-bytes", chatHistoryBytes), ("chat-total-bytes", chatTotalBytes), ("max-state-bytes", maxStateBytes),
             ("max-bans", maxBans), ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
-            ("trusted-proxies", trustedProxies), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
+            ("trusted-proxies", trustedProxies), ("max-connections", maxConnections),
+            ("http-request-timeout", httpRequestTimeout), ("allowed-hosts", allowedHosts), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
             ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
             ("media-check-timeout", mediaCheckTimeout), ("max-media-checks", maxMediaChecks),
+            ("max-media-checks-per-address", maxMediaChecksPerAddress),
             ("database-url", databaseUrl), ("node-id", nodeId), ("advertise-url", advertiseUrl), ("lease-seconds", leaseSeconds),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]
@@ -263,7 +277,13 @@ struct ServeCommand: ParsableCommand {
             logger.notice("store: sqlite", metadata: ["path": "\(settings.dataDirectory)/cowatch.sqlite"])
         }
 
-        let gateway = Gateway(configuration: settings.gateway, store: roomStore, cluster: cluster,
+        // The server's own names: this machine's, and the address other nodes reach it by.
+        var configuration = settings.gateway
+        configuration.allowedHosts += [ProcessInfo.processInfo.hostName.lowercased()]
+        if let advertise = settings.advertiseURL, let host = HostAllowlist.hostPart(String(advertise.dropFirst("ws://".count))) {
+            configuration.allowedHosts.append(host)
+        }
+        let gateway = Gateway(configuration: configuration, store: roomStore, cluster: cluster,
                               logger: Logger(label: "cowatch.gateway"))
         // Watching before anything is announced: a SIGTERM right after the banner
         // must still shut down gracefully.

@@ -109,3 +109,135 @@ struct MediaCheckEndToEndTests {
         #expect(media.paths.isEmpty)
     }
 }
+
+/// The room decides before anything is fetched, and one address cannot take the
+/// server's places for checks.
+@Suite("Checking a shared link, after the room's decision")
+struct MediaCheckDecisionTests {
+    static func settings() -> MediaCheck.Settings {
+        MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeoutSeconds: 3)
+    }
+
+    @Test("a member the room would refuse (playback for hosts, muted) is refused by the room, and nothing is fetched")
+    func refusedFirst() throws {
+        let media = try MediaCheckEndToEndTests.media()
+        defer { media.stop() }
+        let server = try TestServer { $0.mediaCheck = Self.settings() }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let bob = try server.join(name: "bob")
+        alice.send("/policy control hosts")
+        #expect(bob.event("state") { $0.object("policy")?.string("control") == "hosts" } != nil)
+        bob.send("/watch \(media.url("/page")) Page")
+        let forbidden = try #require(bob.error())
+        #expect(forbidden.string("code") == "forbidden")
+        alice.send("/policy control everyone")
+        #expect(bob.event("state") { $0.object("policy")?.string("control") == "everyone" } != nil)
+        alice.send("/mute bob")
+        #expect(bob.event("notice") { $0.string("text")?.contains("muted") == true } != nil)
+        bob.send("/queue \(media.url("/page")) Page")
+        #expect(try #require(bob.error()).string("code") != nil)
+        // What the room has said to bob so far is all it says: no "shared anyway".
+        bob.send("/status")
+        #expect(bob.event("reply") != nil)
+        #expect(bob.allFrames.allSatisfy { !$0.contains("shared anyway") })
+        #expect(media.paths.isEmpty)
+    }
+
+    @Test("with media-hosts, a link from another host is refused without being visited")
+    func mediaHostsFirst() throws {
+        let media = try MediaCheckEndToEndTests.media()
+        defer { media.stop() }
+        let server = try TestServer {
+            $0.mediaCheck = Self.settings()
+            $0.room.mediaHosts = ["media.example.org"]
+        }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        alice.send("/watch \(media.url("/moved.mp4")) Clip")
+        #expect(try #require(alice.error()).string("code") == "media-host")
+        alice.send("/status")
+        #expect(alice.event("reply") != nil)
+        #expect(media.paths.isEmpty)
+    }
+
+    @Test("HTTP:// in upper case is checked like http://, and shared in lower case")
+    func schemeNormalised() throws {
+        let media = try MediaCheckEndToEndTests.media()
+        defer { media.stop() }
+        let server = try TestServer { $0.mediaCheck = Self.settings() }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let upper = media.url("/page").replacingOccurrences(of: "http://", with: "HTTP://")
+        alice.send("/watch \(upper) Page")
+        #expect(try #require(alice.error()).string("code") == "not-media")
+        alice.send("/watch \(media.url("/clip.mp4").replacingOccurrences(of: "http://", with: "HtTp://")) Clip")
+        let state = try #require(alice.state("paused"))
+        #expect(state.object("session")?.object("activity")?.string("url")?.hasPrefix("http://") == true)
+        #expect(media.paths == ["/page", "/clip.mp4"])
+    }
+
+    @Test("one address has at most max-media-checks-per-address checks in flight; past them its links are refused in words")
+    func perAddress() throws {
+        // A server that takes connections and never answers: each check waits out its timeout.
+        let silent = try SilentListener()
+        defer { silent.stop() }
+        let server = try TestServer { $0.mediaCheck = Self.settings() }
+        defer { server.stop() }
+        let members = try (1...3).map { try server.join(name: "m\($0)") }
+        members[0].send("/watch http://127.0.0.1:\(silent.port)/a.mp4 A")
+        members[1].send("/watch http://127.0.0.1:\(silent.port)/b.mp4 B")
+        #expect(silent.waitForConnections(2))
+        members[2].send("/watch http://127.0.0.1:\(silent.port)/c.mp4 C")
+        let refused = try #require(members[2].error())
+        #expect(refused.string("code") == "rate-limited")
+        #expect(refused.string("message")?.contains("already being checked") == true)
+    }
+}
+
+/// A TCP listener that accepts connections and never answers them.
+final class SilentListener: @unchecked Sendable {
+    let port: Int
+    private let descriptor: Int32
+    private let lock = NSLock()
+    private var accepted: [Int32] = []
+
+    init() throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let descriptor = descriptor
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0 else { throw TestFailure("cannot listen") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in
+            while true {
+                let client = accept(descriptor, nil, nil)
+                if client < 0 { return }
+                lock.withLock { accepted.append(client) }
+            }
+        }.start()
+    }
+
+    func waitForConnections(_ count: Int, timeout: Double = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if lock.withLock({ accepted.count }) >= count { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    func stop() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        close(descriptor)
+        lock.withLock { for client in accepted { close(client) } }
+    }
+}

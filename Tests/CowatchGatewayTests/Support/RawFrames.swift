@@ -28,6 +28,13 @@ enum RawFrames {
         return frame
     }
 
+    /// A client's masked close frame with `code`.
+    static func maskedClose(code: UInt16) -> [UInt8] {
+        let mask: [UInt8] = [0x11, 0x22, 0x33, 0x44]
+        let payload = [UInt8(code >> 8), UInt8(code & 0xFF)]
+        return [0x88, 0x80 | 2] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+    }
+
     /// The complete frames in `bytes` (server frames are unmasked).
     static func parse(_ bytes: [UInt8]) -> [Frame] {
         var frames: [Frame] = []

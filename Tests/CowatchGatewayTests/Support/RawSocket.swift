@@ -10,11 +10,25 @@ final class RawSocket: @unchecked Sendable {
 
     /// `receiveBuffer` shrinks the kernel's receive buffer (before connecting, so
     /// the window stays small) for a peer meant to fall behind.
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
+    /// `from` picks the loopback address the connection comes from (127.0.0.2, ...),
+    /// for limits kept per address.
+    init(port: Int, receiveBuffer: Int32? = nil, from source: String? = nil) throws {
         descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("socket() failed") }
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                Glibc.close(descriptor)
+                throw TestFailure("bind to \(source) failed")
+            }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
