@@ -3,6 +3,7 @@
 are the source tree's, through COWATCH_WEB_ROOT):
 
 - a reload of a room's tab is the same member; another tab is another member;
+  a token the server does not know makes a new member, whose token is kept;
   "Leave room" makes the member go at once;
 - an owner key in a link (`?owner=`) never replaces the key the browser keeps
   unless the server accepted it, and the person is told when it was refused;
@@ -347,6 +348,26 @@ def test_reload_keeps_the_member_and_another_tab_is_another_member(server, brows
                  " && [...c.model.participants.values()].every((p) => p.connected !== false);",
                  "the first tab sees both members connected")
     assert browser.js("return window.cowatch.model.meId") == before["id"]
+
+
+def test_a_token_the_server_does_not_know_joins_fresh_and_is_replaced(server, browser):
+    room = room_name("unknown")
+    browser.driver.get(server.url(f"/rooms/{room}?name=uma"))
+    before = browser.welcomed()
+    # What the tab keeps for its next load becomes a token the server never gave
+    # (as one whose grace ran out): written after the page's own pagehide.
+    browser.js("addEventListener('pagehide', () => sessionStorage.setItem(arguments[0],"
+               " JSON.stringify({ token: 'not-a-token', live: false })));", f"cowatch.resume.{room}")
+    browser.driver.refresh()
+    fresh = browser.welcomed()
+    assert fresh["id"] != before["id"], "an unknown token took back a member"
+    token = browser.js("return window.cowatch.connection.resumeToken")
+    assert token and token != "not-a-token"
+    assert json.loads(browser.js("return sessionStorage.getItem(arguments[0])", f"cowatch.resume.{room}"))["token"] == token
+    # The new member is the one the next reload takes back.
+    browser.driver.refresh()
+    again = browser.welcomed()
+    assert again["id"] == fresh["id"]
 
 
 def test_leave_room_goes_at_once_and_leaves_nothing_to_resume(server, browser):
