@@ -933,6 +933,9 @@ class Run:
                    f"the invite token is taken out of the address bar: {member['url']!r}")
         self.check(member["controls"]["hidden"] and not member["controls"]["buttons"],
                    f"a member who is not a host has no door controls: {member['controls']}")
+        # Someone else with the same link: a tab of its own, since this tab would
+        # come back as carol, who is in the room already (its resume token).
+        c.driver.switch_to.new_window("tab")
         c.open(link)
         reused = self.wait_js(c, CLOSED_JS, 5, "the used invite link to be refused")
         self.check(reused.startswith("This room is locked"),

@@ -41,7 +41,7 @@ export class Connection extends EventTarget {
    * @param {string} options.name   display name asked for
    * @param {boolean} options.player this page drives a media player (player=1)
    */
-  constructor({ room, name, player, device = null, ownerKey = null, invite = null }) {
+  constructor({ room, name, player, device = null, ownerKey = null, invite = null, resumeToken = null }) {
     super();
     this.room = room;
     this.name = name;
@@ -50,7 +50,8 @@ export class Connection extends EventTarget {
     this.ownerKey = ownerKey; // makes this page the room's owner (owner=)
     this.invite = invite; // an invite link's token (invite=), until the first welcome
     this.password = null; // the room password (password=), until the first welcome
-    this.resumeToken = null; // from the last `welcome`: the same member on reconnect
+    this.resumeToken = resumeToken; // from the last `welcome` (or this tab's last load): the same member
+    this.presented = { resume: null, owner: null }; // what the current socket was opened with
     this.socket = null;
     this.attempt = 0;
     this.timer = null;
@@ -76,6 +77,7 @@ export class Connection extends EventTarget {
     this.status(this.attempt === 0 ? 'connecting' : 'reconnecting');
     let socket;
     try {
+      this.presented = { resume: this.resumeToken, owner: this.ownerKey };
       socket = new WebSocket(this.url(), 'cowatch.v1.json');
     } catch (error) {
       this.status('closed', { reason: `Cannot connect: ${error.message}` });
@@ -89,7 +91,8 @@ export class Connection extends EventTarget {
       if (pending.length) socket.send(pending.join('\n'));
     });
     socket.addEventListener('message', (message) => {
-      if (typeof message.data !== 'string') return;
+      // A socket let go by reopen() may still deliver what was in flight.
+      if (this.socket !== socket || typeof message.data !== 'string') return;
       let event;
       try {
         event = JSON.parse(message.data);
@@ -161,10 +164,40 @@ export class Connection extends EventTarget {
     return false;
   }
 
-  close() {
+  /**
+   * Leaves the room on purpose: 1000 tells the server the member is gone at once
+   * (docs/protocol.md, "Close codes"), where a reload or a closed tab (the
+   * browser's 1001) keeps it for the resume grace. Resolves once the socket has
+   * closed, or after `waitMs` if the server does not answer, so that a page
+   * navigating away afterwards does not cut the close short.
+   */
+  close({ waitMs = 2000 } = {}) {
     this.stopped = true;
     clearTimeout(this.timer);
-    this.socket?.close(1000, 'bye');
+    const socket = this.socket;
+    if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, waitMs);
+      socket.addEventListener('close', () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+      socket.close(1000, 'bye');
+    });
+  }
+
+  /**
+   * Opens a new connection at once with what is set now (the resume token, the
+   * owner key), as the same member. The current socket is let go with a code
+   * other than 1000, so the member is kept until the new one takes it back.
+   */
+  reopen() {
+    const previous = this.socket;
+    this.socket = null;
+    clearTimeout(this.timer);
+    this.attempt = 0;
+    previous?.close(4000, 'reconnecting');
+    this.open();
   }
 
   status(phase, extra = {}) {

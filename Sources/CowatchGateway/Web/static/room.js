@@ -8,11 +8,27 @@ import { ServerClock } from './clock.js';
 import { PlayerSync, positionAt } from './sync.js';
 import { Subtitles } from './subtitles.js';
 import { isStale } from './sync/seq.js';
+import { ResumeSlot, ownerKeyAfterWelcome, ownerStorageKey } from './kept.js';
 import {
   $, ChatLog, describeDrift, describePlayer, describeSync, describeReason, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
 } from './ui.js';
 
 const ROOM_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+// What a link carries for this page alone (an owner key, an invite) leaves the
+// address bar before anything else happens, so that history, a shared screen or
+// a bookmark does not keep it; the page sends no Referer either (no-referrer).
+const fromLink = (() => {
+  const params = new URLSearchParams(location.search);
+  const taken = { owner: params.get('owner') || null, invite: params.get('invite') || null };
+  if (params.has('owner') || params.has('invite')) {
+    const clean = new URL(location.href);
+    clean.searchParams.delete('owner');
+    clean.searchParams.delete('invite');
+    history.replaceState(null, '', clean);
+  }
+  return taken;
+})();
 
 const room = (() => {
   const raw = location.pathname.replace(/^\/rooms\//, '').replace(/\/$/, '');
@@ -77,22 +93,25 @@ async function main() {
   }
   const name = await chooseName();
 
-  // The owner key: from a link that carries it (then kept, and taken out of the
-  // address bar), or kept by this browser when it created the room.
-  const ownerStorage = `cowatch.owner.${room}`;
-  const linkKey = new URLSearchParams(location.search).get('owner');
-  if (linkKey) localStorage.setItem(ownerStorage, linkKey);
-  // An invite link's token is used once, on the first connection.
-  const invite = new URLSearchParams(location.search).get('invite');
-  if (linkKey || invite) {
-    const clean = new URL(location.href);
-    clean.searchParams.delete('owner');
-    clean.searchParams.delete('invite');
-    history.replaceState(null, '', clean);
-  }
+  // The owner key this browser keeps for the room (it created the room, or a
+  // link's key was accepted). A key from a link is presented instead, and kept
+  // only once the welcome shows it made this page the owner (kept.js).
+  const ownerStorage = ownerStorageKey(room);
+  let linkKey = fromLink.owner;
+  // This tab's member of the room, from an earlier load of this tab (a reload).
+  const slot = new ResumeSlot(room);
   const connection = new Connection({
-    room, name, player: true, device: deviceIdentity(), ownerKey: localStorage.getItem(ownerStorage), invite,
+    room, name, player: true, device: deviceIdentity(), ownerKey: linkKey || localStorage.getItem(ownerStorage),
+    invite: fromLink.invite, resumeToken: slot.take(),
   });
+  // A reload or a closed tab: the browser closes the socket with 1001, which
+  // keeps the member for the resume grace, and the next load of this tab takes
+  // it back. (A page restored from the back-forward cache holds the slot again.)
+  addEventListener('pagehide', () => slot.release());
+  addEventListener('pageshow', (event) => {
+    if (event.persisted) slot.keep(connection.resumeToken);
+  });
+  let leaving = false;
   // Player reports and clock samples are not queued while disconnected: the
   // state that follows a reconnect asks for them again.
   const send = (line) => connection.send(line);
@@ -104,6 +123,10 @@ async function main() {
     if (detail.phase === 'open') clock.start();
     else clock.stop();
     if (detail.phase === 'closed') {
+      if (leaving) return;
+      // Removed, refused or left: this tab's member is gone, nothing to resume.
+      // (4002: another connection holds the member now; 4005: asked a password.)
+      if (detail.code !== 4002 && detail.code !== 4005) slot.forget();
       log.add('error', detail.reason || 'Disconnected.');
       if (detail.code === 4005) askPassword(detail.serverReason);
       else if (detail.code) {
@@ -136,9 +159,14 @@ async function main() {
         model.state = null; // the state follows; a restarted server may count seq anew
         sync.reset();
         sync.setMe(me());
-        if (event.ownerKey) {
-          localStorage.setItem(ownerStorage, event.ownerKey);
-          connection.ownerKey = event.ownerKey;
+        slot.keep(event.resume);
+        const owner = ownerKeyAfterWelcome({
+          linkKey, storedKey: localStorage.getItem(ownerStorage), presentedResume: connection.presented.resume, welcome: event,
+        });
+        linkKey = null; // answered: later connections present the key kept
+        if (owner.store) localStorage.setItem(ownerStorage, owner.store);
+        connection.ownerKey = owner.use;
+        if (owner.verdict === 'created') {
           const link = `${location.origin}/rooms/${encodeURIComponent(room)}?owner=${encodeURIComponent(event.ownerKey)}`;
           log.add('notice', `You created this room and own it. Keep this link: it makes you the owner again from any device, even after everyone has left. It is shown once: ${link}`);
         }
@@ -151,7 +179,20 @@ async function main() {
         log.add('system', returning
           ? 'Reconnected.'
           : `You are ${event.you.name} in room ${event.room}. Type /help for the commands.`);
+        if (owner.verdict === 'accepted') {
+          log.add('notice', 'The owner key in the link you opened was accepted: you own this room, and this browser keeps the key.');
+        } else if (owner.verdict === 'refused') {
+          log.add('error', 'The owner key in the link you opened was not accepted for this room. ' + (owner.use
+            ? 'The owner key this browser kept for the room is unchanged, and used instead.'
+            : 'Nothing was kept; you are in the room as a member.'));
+        } else if (owner.verdict === 'unchecked') {
+          log.add('notice', 'The owner key in the link you opened was not checked: this tab came back as the member it was, ' +
+            'who already owns the room. The owner key this browser kept is unchanged.');
+        }
         renderAll();
+        // A refused link key: come back at once as the same member with the key
+        // this browser kept, which makes it the owner again.
+        if (owner.verdict === 'refused' && owner.use) connection.reopen();
         break;
       }
       case 'state':
@@ -333,6 +374,13 @@ async function main() {
     if ($('end-dialog').returnValue === 'end') command('/end');
   });
   $('retry').addEventListener('click', () => connection.retryNow());
+  $('quit').addEventListener('click', async () => {
+    // Leaving on purpose: the member goes at once (1000), this tab keeps nothing to resume.
+    leaving = true;
+    slot.forget();
+    await connection.close();
+    location.assign('/');
+  });
   $('share').addEventListener('click', shareLink);
   $('overlay-action').addEventListener('click', () => {
     switch (sync.mode) {

@@ -1,0 +1,45 @@
+// The landing page (index.html): pick or create a room, choose a name, see the
+// rooms this browser was in and the rooms listed on this server. A file of its
+// own rather than an inline script, so that the pages run under a policy that
+// allows scripts from this server only (docs/browser.md, "Under a strict
+// Content-Security-Policy").
+
+const form = document.getElementById('open-room');
+document.getElementById('host').textContent = location.host;
+form.room.value = localStorage.getItem('cowatch.room') || '';
+
+// Rooms this browser was in (room.js keeps the list), then the rooms their
+// hosts listed on this server, with what is playing and how many watch.
+function link(name, detail) {
+  const item = document.createElement('li');
+  const anchor = document.createElement('a');
+  anchor.href = '/rooms/' + encodeURIComponent(name);
+  anchor.textContent = name;
+  item.append(anchor);
+  if (detail) item.append(' ', Object.assign(document.createElement('span'), { className: 'detail', textContent: detail }));
+  return item;
+}
+let mine = [];
+try { mine = JSON.parse(localStorage.getItem('cowatch.rooms') || '[]'); } catch { mine = []; }
+if (Array.isArray(mine) && mine.length) {
+  document.getElementById('my-rooms').replaceChildren(...mine.slice(0, 10).map((name) => link(String(name))));
+  document.getElementById('mine').hidden = false;
+}
+fetch('/rooms.json').then((response) => response.ok ? response.json() : { rooms: [] }).then(({ rooms }) => {
+  if (!rooms?.length) return;
+  document.getElementById('public-rooms').replaceChildren(...rooms.map((room) => {
+    const watching = room.watching === 1 ? '1 watching' : `${room.watching} watching`;
+    const what = room.title ? `${room.status === 'playing' ? 'playing' : room.status} "${room.title}"` : 'nothing playing yet';
+    return link(room.name, `${what}, ${watching}`);
+  }));
+  document.getElementById('listed').hidden = false;
+}).catch(() => {});
+form.name.value = localStorage.getItem('cowatch.name') || '';
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const room = form.room.value.trim().toLowerCase(); // room names are case-insensitive
+  const name = form.name.value.trim();
+  localStorage.setItem('cowatch.room', room);
+  if (name) localStorage.setItem('cowatch.name', name);
+  location.href = '/rooms/' + encodeURIComponent(room) + (name ? '?name=' + encodeURIComponent(name) : '');
+});

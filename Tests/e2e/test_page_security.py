@@ -1,0 +1,528 @@
+"""The browser page as a hardened web app, in headless Chromium against a real
+`cowatch serve --port 0 --store memory` (COWATCH_BIN names the binary; the pages
+are the source tree's, through COWATCH_WEB_ROOT):
+
+- a reload of a room's tab is the same member; another tab is another member;
+  a token the server does not know makes a new member, whose token is kept;
+  "Leave room" makes the member go at once;
+- an owner key in a link (`?owner=`) never replaces the key the browser keeps
+  unless the server accepted it, and the person is told when it was refused;
+- the landing page and the room work under the Content-Security-Policy the
+  server sends (no inline script, style or handler), with a subtitle track from
+  another host, and send no violation;
+- a page of another origin cannot frame the room page;
+- the server sends the security headers on its pages and files.
+
+The last two read the headers the server sends (docs/security.md, "The page").
+Run: COWATCH_BIN=.build/debug/cowatch python3 -m pytest -q Tests/e2e/test_page_security.py
+Skipped, with the reason, when chromium, chromedriver or selenium are missing
+(commands/setup --browser installs them), except the plain header check.
+"""
+import http.server
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from websockets.sync.client import connect as ws_connect
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+    SELENIUM = None
+except ImportError as error:  # commands/setup --browser installs it
+    SELENIUM = f"selenium is missing ({error})"
+
+REPO = Path(__file__).resolve().parent.parent.parent
+WEB_ROOT = REPO / "Sources" / "CowatchGateway" / "Web"
+BIN = os.environ.get("COWATCH_BIN", str(REPO / ".build" / "debug" / "cowatch"))
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+# Selenium Manager would fetch a driver when it finds none: never let it.
+os.environ["SE_OFFLINE"] = "true"
+
+WAIT_S = 20  # the longest any condition is waited for
+
+POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+          "media-src * data: blob:; connect-src 'self' ws: wss: http: https:; frame-src 'none'; "
+          "frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'")
+HEADERS = {
+    "X-Frame-Options": "SAMEORIGIN",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+# As in Tests/e2e/run_e2e.py, for one browser with a few tabs.
+CHROME_FLAGS = [
+    "--headless=new", "--no-sandbox", "--mute-audio", "--disable-gpu", "--no-first-run",
+    "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage", "--window-size=1280,900",
+]
+
+# Installed in every document before its own scripts: what the policy refused.
+VIOLATIONS_JS = """
+window.__violations = [];
+document.addEventListener('securitypolicyviolation', (event) => {
+  window.__violations.push(`${event.effectiveDirective} blocked ${event.blockedURI || '(inline)'}` +
+    ` at ${event.sourceFile || event.documentURI}:${event.lineNumber}`);
+});
+"""
+
+
+def browser_missing():
+    if SELENIUM:
+        return SELENIUM
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(path, os.X_OK):
+            return f"{path} is missing (commands/setup --browser installs chromium and chromium-driver)"
+    return None
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def parse_policy(text):
+    """A policy as {directive: set of sources}, so that spacing and order do not matter."""
+    directives = {}
+    for part in (text or "").split(";"):
+        words = part.split()
+        if words:
+            directives[words[0].lower()] = set(words[1:])
+    return directives
+
+
+def wait_until(predicate, what, timeout=WAIT_S):
+    """Polls `predicate` until it returns something true, up to a deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(0.05)
+
+
+# MARK: the server
+
+
+class Server:
+    """`cowatch serve` on a free loopback port, nothing kept on disk."""
+
+    def __init__(self, web_root, *extra):
+        assert os.access(BIN, os.X_OK), f"no cowatch binary at {BIN} (set COWATCH_BIN)"
+        self.cwd = tempfile.mkdtemp(prefix="cowatch-page-")
+        self.log_path = Path(self.cwd) / "server.log"
+        env = dict(os.environ, COWATCH_WEB_ROOT=str(web_root))
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [BIN, "serve", "--host", "127.0.0.1", "--port", "0", "--store", "memory", *extra],
+                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.cwd)
+        match = wait_until(lambda: self.process.poll() is None and re.search(
+            r"serving on http://127\.0\.0\.1:(\d+)/", self.log_path.read_text(errors="replace"))
+            or (self.process.poll() is not None and "exited"), "the server says where it serves", timeout=30)
+        assert match != "exited", f"cowatch serve exited:\n{self.log_path.read_text(errors='replace')}"
+        self.port = int(match.group(1))
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.cwd, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server(WEB_ROOT)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def policed_server():
+    """The pages with the policy as a <meta> (all of it but frame-ancestors, which
+    only a header carries), so that they are held to it whatever headers the
+    server sends; links are not checked, so that loopback media can be shared."""
+    root = Path(tempfile.mkdtemp(prefix="cowatch-page-web-")) / "Web"
+    shutil.copytree(WEB_ROOT, root)
+    meta_policy = "; ".join(part for part in POLICY.split("; ") if not part.startswith("frame-ancestors"))
+    for page in ("index.html", "room.html"):
+        path = root / page
+        text = path.read_text()
+        assert '<meta charset="utf-8">' in text
+        path.write_text(text.replace('<meta charset="utf-8">', '<meta charset="utf-8">\n  '
+                                     f'<meta http-equiv="Content-Security-Policy" content="{meta_policy}">', 1))
+    s = Server(root, "--media-check", "false")
+    yield s
+    s.stop()
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+class StaticSite:
+    """A tiny http.server on a free loopback port (another origin than the
+    server's): fixed paths, each with its body, type and extra headers."""
+
+    def __init__(self, files):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's name
+                entry = files.get(self.path.split("?")[0])
+                if entry is None:
+                    self.send_error(404)
+                    return
+                body, kind, headers = entry
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+# MARK: the browser
+
+
+class Browser:
+    """One headless Chromium (its own profile), driven tab by tab."""
+
+    def __init__(self):
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        self.profile = tempfile.mkdtemp(prefix="cowatch-page-chromium-")
+        for flag in CHROME_FLAGS + [f"--user-data-dir={self.profile}"]:
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+        self.watch_violations()
+
+    def watch_violations(self):
+        """Every later document of the current tab records the policy's refusals."""
+        self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": VIOLATIONS_JS})
+
+    def new_tab(self):
+        """A tab of its own (its own sessionStorage; the browser's localStorage)."""
+        self.driver.switch_to.new_window("tab")
+        self.watch_violations()
+        return self.driver.current_window_handle
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def wait(self, script, what, *args):
+        return WebDriverWait(self.driver, WAIT_S, poll_frequency=0.05).until(
+            lambda _: self.js(script, *args), message=what)
+
+    def welcomed(self):
+        """Waits for this tab's room page to be welcomed; its member (id, name, owner, role)."""
+        return self.wait("const c = window.cowatch; const me = c && c.model.participants.get(c.model.meId);"
+                         " return me && c.connection.phase === 'open' ? me : null;", "the room page is welcomed")
+
+    def log_text(self):
+        return self.js("return document.getElementById('log').textContent")
+
+    def violations(self):
+        found = list(self.js("return window.__violations || []") or [])
+        try:
+            found += [entry["message"] for entry in self.driver.get_log("browser")
+                      if "Content Security Policy" in entry["message"]]
+        except WebDriverException:
+            pass
+        return found
+
+    def close(self):
+        try:
+            self.driver.quit()
+        finally:
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@pytest.fixture
+def browser():
+    missing = browser_missing()
+    if missing:
+        pytest.skip(missing)
+    b = Browser()
+    yield b
+    b.close()
+
+
+class Observer:
+    """A plain WebSocket member of a room: sees who arrives and leaves."""
+
+    def __init__(self, server, room, name="observer"):
+        self.socket = ws_connect(f"ws://127.0.0.1:{server.port}/rooms/{room}?name={name}",
+                                 subprotocols=["cowatch.v1.json"], open_timeout=WAIT_S).__enter__()
+        self.events = []
+
+    def wait_for(self, predicate, what, timeout=WAIT_S):
+        """Reads events until one satisfies `predicate`; returns it."""
+        deadline = time.monotonic() + timeout
+        for event in self.events:
+            if predicate(event):
+                return event
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"not within {timeout} s: {what}; seen {[e.get('type') for e in self.events]}")
+            try:
+                event = json.loads(self.socket.recv(timeout=left))
+            except TimeoutError:
+                continue
+            self.events.append(event)
+            if predicate(event):
+                return event
+
+    def arrived(self, name):
+        return lambda e: e.get("type") == "participant" and e.get("change") == "arrived" and e["participant"]["name"] == name
+
+    def names_arrived(self):
+        return [e["participant"]["name"] for e in self.events
+                if e.get("type") == "participant" and e.get("change") == "arrived"]
+
+    def close(self):
+        self.socket.close()
+
+
+def room_name(prefix):
+    return f"{prefix}-{secrets.token_hex(4)}"
+
+
+# MARK: 1. a reload is the same member, another tab another member
+
+
+def test_reload_keeps_the_member_and_another_tab_is_another_member(server, browser):
+    room = room_name("reload")
+    first_tab = browser.driver.current_window_handle
+    browser.driver.get(server.url(f"/rooms/{room}?name=alice"))
+    before = browser.welcomed()
+    assert before["name"] == "alice"
+
+    browser.driver.refresh()
+    after = browser.welcomed()
+    assert (after["id"], after["name"]) == (before["id"], "alice"), "the reload came back as another member"
+    assert browser.js("return [...window.cowatch.model.participants.values()].map((p) => p.name)") == ["alice"]
+    assert "resume" not in browser.js("return location.href")
+
+    browser.new_tab()
+    browser.driver.get(server.url(f"/rooms/{room}?name=alice"))
+    other = browser.welcomed()
+    assert other["id"] != before["id"] and other["name"] == "alice-2", "a second tab took the first tab's member"
+
+    # The first tab is still in the room as itself, and sees both.
+    browser.driver.switch_to.window(first_tab)
+    browser.wait("const c = window.cowatch; return c.connection.phase === 'open' && c.model.participants.size === 2"
+                 " && [...c.model.participants.values()].every((p) => p.connected !== false);",
+                 "the first tab sees both members connected")
+    assert browser.js("return window.cowatch.model.meId") == before["id"]
+
+
+def test_a_token_the_server_does_not_know_joins_fresh_and_is_replaced(server, browser):
+    room = room_name("unknown")
+    browser.driver.get(server.url(f"/rooms/{room}?name=uma"))
+    before = browser.welcomed()
+    # What the tab keeps for its next load becomes a token the server never gave
+    # (as one whose grace ran out): written after the page's own pagehide.
+    browser.js("addEventListener('pagehide', () => sessionStorage.setItem(arguments[0],"
+               " JSON.stringify({ token: 'not-a-token', live: false })));", f"cowatch.resume.{room}")
+    browser.driver.refresh()
+    fresh = browser.welcomed()
+    assert fresh["id"] != before["id"], "an unknown token took back a member"
+    token = browser.js("return window.cowatch.connection.resumeToken")
+    assert token and token != "not-a-token"
+    assert json.loads(browser.js("return sessionStorage.getItem(arguments[0])", f"cowatch.resume.{room}"))["token"] == token
+    # The new member is the one the next reload takes back.
+    browser.driver.refresh()
+    again = browser.welcomed()
+    assert again["id"] == fresh["id"]
+
+
+def test_leave_room_goes_at_once_and_leaves_nothing_to_resume(server, browser):
+    room = room_name("leave")
+    observer = Observer(server, room)
+    try:
+        browser.driver.get(server.url(f"/rooms/{room}?name=lena"))
+        member = browser.welcomed()
+        browser.driver.find_element(By.ID, "quit").click()
+        # Closed with 1000: gone at once, long before the resume grace (60 s) would run out.
+        left = observer.wait_for(lambda e: e.get("type") == "participant-left" and e.get("id") == member["id"],
+                                 "the member that left is gone")
+        assert left.get("reason") == "left"
+        browser.wait("return location.pathname === '/'", "the page went to the landing page")
+        # The same tab opening the room again is a newcomer.
+        browser.driver.get(server.url(f"/rooms/{room}?name=lena"))
+        again = browser.welcomed()
+        assert again["id"] != member["id"]
+    finally:
+        observer.close()
+
+
+# MARK: 2. an owner key from a link never replaces the key kept unless accepted
+
+
+def test_a_refused_owner_key_in_a_link_does_not_replace_the_key_kept(server, browser):
+    room = room_name("owned")
+    browser.driver.get(server.url(f"/rooms/{room}?name=olivia"))
+    creator = browser.welcomed()
+    assert creator.get("owner") is True
+    storage = f"cowatch.owner.{room}"
+    real = browser.js("return localStorage.getItem(arguments[0])", storage)
+    assert real, "the creator's page keeps the owner key"
+
+    browser.new_tab()
+    browser.driver.get(server.url(f"/rooms/{room}?owner=0000&name=olivia"))
+    browser.welcomed()
+    assert "owner=" not in browser.js("return location.href"), "the link's key stays in the address bar"
+    browser.wait("return document.getElementById('log').textContent.includes("
+                 "'The owner key in the link you opened was not accepted')", "the page says the link's key was refused")
+    assert browser.js("return localStorage.getItem(arguments[0])", storage) == real
+    # The key kept makes this tab the owner: at once, and after a reload without the link.
+    tab = browser.wait("const c = window.cowatch; const me = c.model.participants.get(c.model.meId);"
+                       " return me && me.owner === true && me.role === 'host' && c.connection.phase === 'open' ? me : null;",
+                       "the key kept makes the page the owner")
+    browser.driver.refresh()
+    again = browser.welcomed()
+    assert again["id"] == tab["id"] and again.get("owner") is True and again["role"] == "host"
+    assert browser.js("return localStorage.getItem(arguments[0])", storage) == real
+
+
+def test_an_accepted_owner_key_in_a_link_is_kept(server, browser):
+    room = room_name("handed")
+    browser.driver.get(server.url(f"/rooms/{room}?name=olivia"))
+    browser.welcomed()
+    storage = f"cowatch.owner.{room}"
+    real = browser.js("return localStorage.getItem(arguments[0])", storage)
+    assert real
+    # As on another device: this browser keeps no key, the link brings it.
+    browser.js("localStorage.removeItem(arguments[0])", storage)
+    browser.new_tab()
+    browser.driver.get(server.url(f"/rooms/{room}?owner={real}&name=olivia"))
+    member = browser.welcomed()
+    assert member.get("owner") is True
+    browser.wait("return document.getElementById('log').textContent.includes("
+                 "'The owner key in the link you opened was accepted')", "the page says the link's key was accepted")
+    assert browser.js("return localStorage.getItem(arguments[0])", storage) == real
+    assert "owner=" not in browser.js("return location.href")
+
+
+# MARK: 3. the pages under the policy
+
+
+def test_the_pages_work_under_the_content_security_policy(server, policed_server, browser):
+    vtt = b"WEBVTT\n\n00:00:00.000 --> 01:00:00.000\nunder the policy\n"
+    media = StaticSite({
+        "/en.vtt": (vtt, "text/vtt", {"Access-Control-Allow-Origin": "*"}),
+        "/clip.mp4": (b"\0" * 4096, "video/mp4", {}),
+    })
+    try:
+        for label, target in (("the server's own headers", server), ("the pages held to the policy", policed_server)):
+            browser.driver.get(target.url("/"))
+            browser.wait("return document.readyState === 'complete'"
+                         " && document.getElementById('host').textContent === location.host",
+                         f"{label}: the landing page's script ran")
+            assert browser.violations() == [], f"{label}: the landing page"
+
+            room = room_name("policy")
+            browser.driver.get(target.url(f"/rooms/{room}?name=carol"))
+            browser.welcomed()
+            field = browser.driver.find_element(By.ID, "chat-input")
+            field.send_keys("hello under the policy", Keys.ENTER)
+            # The page shows a chat line when the server sends it back, not when it is typed.
+            browser.wait("return document.getElementById('log').textContent.includes('hello under the policy')",
+                         f"{label}: the chat line came back from the server")
+            assert browser.violations() == [], f"{label}: the room page"
+
+        # Media and subtitles from another host: the video is asked for there, the
+        # subtitles fetched and shown from a blob (media-src * data: blob:).
+        field = browser.driver.find_element(By.ID, "chat-input")
+        field.send_keys(f"/watch {media.url('/clip.mp4')} Clip", Keys.ENTER)
+        browser.wait("return window.cowatch.model.state?.session?.state === 'joined'", "the clip is shared")
+        field.send_keys(f"/subtitles {media.url('/en.vtt')} English", Keys.ENTER)
+        browser.wait("const s = document.getElementById('subtitles'); return !s.hidden && s.options.length === 2",
+                     "the subtitle track is offered")
+        browser.js("const s = document.getElementById('subtitles'); s.value = s.options[1].value;"
+                   " s.dispatchEvent(new Event('change'));")
+        browser.wait("const t = document.querySelector('#video track');"
+                     " return t && t.src.startsWith('blob:') && t.readyState === 2 && t.track.mode === 'showing';",
+                     "the subtitles are loaded from a blob and shown")
+        assert browser.violations() == [], "media and subtitles from another host"
+    finally:
+        media.close()
+
+
+# MARK: 4. another origin cannot frame the room page
+
+
+def test_another_origin_cannot_frame_the_room_page(server, browser):
+    room = room_name("framed")
+    framed_url = server.url(f"/rooms/{room}?name=framed")
+    framer = StaticSite({"/": (f'<!doctype html><title>framer</title><iframe id="room" src="{framed_url}"></iframe>'
+                               .encode(), "text/html; charset=utf-8", {})})
+    observer = Observer(server, room)
+    try:
+        browser.driver.get(framer.url("/"))
+        browser.wait("return document.readyState === 'complete'", "the framing page and its frame loaded")
+        browser.driver.switch_to.frame("room")
+        try:
+            framed = browser.js("return { href: location.href, room: !!window.cowatch }")
+        except WebDriverException as error:  # the browser's own error page
+            framed = {"href": str(error), "room": False}
+        browser.driver.switch_to.default_content()
+        assert framed["room"] is False, f"the room page ran inside another origin's frame ({framed['href']})"
+
+        # A page of the server's own, opened after the frame: once it has arrived,
+        # the frame had its chance, and nobody came in from it.
+        browser.new_tab()
+        browser.driver.get(server.url(f"/rooms/{room}?name=control"))
+        observer.wait_for(observer.arrived("control"), "the room page opened directly arrives")
+        assert "framed" not in observer.names_arrived()
+    finally:
+        observer.close()
+        framer.close()
+
+
+# MARK: 5. the headers
+
+
+@pytest.mark.parametrize("path", ["/", "/rooms/x", "/static/room.js"])
+def test_pages_and_files_carry_the_security_headers(server, path):
+    with urllib.request.urlopen(server.url(path), timeout=WAIT_S) as response:
+        headers = response.headers
+        assert response.status == 200
+    assert parse_policy(headers.get("Content-Security-Policy")) == parse_policy(POLICY), \
+        f"{path}: Content-Security-Policy is {headers.get('Content-Security-Policy')!r}"
+    for name, value in HEADERS.items():
+        assert (headers.get(name) or "").lower() == value.lower(), f"{path}: {name} is {headers.get(name)!r}"
