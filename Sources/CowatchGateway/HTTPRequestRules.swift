@@ -49,7 +49,7 @@ enum HTTPRequestRules {
         // A message whose length cannot be told for certain is where one request
         // hides inside another (RFC 9112, section 6.3): answered, and the
         // connection closed, since what follows it cannot be trusted.
-        if head.contentLengths.count > 1 && Set(head.contentLengths.map(trimmed)).count > 1 {
+        if head.contentLengths.count > 1 {
             return Refusal(status: 400, message: "a request carries one Content-Length", allow: nil, close: true)
         }
         if head.transferEncoding && !head.contentLengths.isEmpty {
