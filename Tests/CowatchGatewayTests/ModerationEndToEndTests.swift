@@ -271,11 +271,11 @@ struct UpgradeChecksTests {
         _ = alice.event("participant-left")
         mallory.close()
         let sameAddress = try open("someone", from: "10.1.1.1")
-        let refused = String(decoding: sameAddress.readAll(timeout: 2), as: UTF8.self)
+        let refused = String(decoding: sameAddress.read(until: { String(decoding: $0, as: UTF8.self).contains("\"code\":\"banned\"") }), as: UTF8.self)
         #expect(refused.contains("\"code\":\"banned\""))
         let otherAddress = try open("carol", from: "10.2.2.2")
         _ = alice.event("participant") { $0.object("participant")?.string("name") == "carol" }
-        let welcomed = String(decoding: otherAddress.readAll(timeout: 1), as: UTF8.self)
+        let welcomed = String(decoding: otherAddress.read(until: { String(decoding: $0, as: UTF8.self).contains("\"type\":\"welcome\"") }), as: UTF8.self)
         #expect(welcomed.contains("\"type\":\"welcome\""))
     }
 
@@ -312,7 +312,7 @@ struct BotTokenEndToEndTests {
         #expect(head.hasPrefix("HTTP/1.1 101"))
         _ = alice.event("participant") { $0.object("participant")?.string("bot") == "read" }
         try socket.write(RawFrames.maskedText("hello from a reader"))
-        let frames = String(decoding: socket.readAll(timeout: 1), as: UTF8.self)
+        let frames = String(decoding: socket.read(until: { String(decoding: $0, as: UTF8.self).contains("\"code\":\"forbidden\"") }), as: UTF8.self)
         #expect(frames.contains("\"code\":\"forbidden\""))
 
         let bot = try server.join("studio", name: "ignored", query: "token=\(controlToken)")

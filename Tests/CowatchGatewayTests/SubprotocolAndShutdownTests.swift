@@ -24,7 +24,7 @@ struct SubprotocolAndShutdownTests {
         let socket = try RawSocket(port: server.port)
         let head = try socket.upgrade(path: "/rooms/lobby?name=plain")
         #expect(head.hasPrefix("HTTP/1.1 101"))
-        let frames = String(decoding: socket.readAll(timeout: 0.5), as: UTF8.self)
+        let frames = String(decoding: socket.read(until: { String(decoding: $0, as: UTF8.self).contains("* welcome to lobby") }), as: UTF8.self)
         #expect(frames.contains("* welcome to lobby, plain"))
     }
 

@@ -74,6 +74,22 @@ final class RawSocket: @unchecked Sendable {
         return result
     }
 
+    /// Reads until `done` holds for what came so far, the peer closes, or
+    /// `timeout` seconds pass (a bound, not a wait: `done` ends it).
+    func read(until done: ([UInt8]) -> Bool, timeout: Double = 10) -> [UInt8] {
+        var result: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while Date() < deadline, !done(result) {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            result.append(contentsOf: buffer[0..<count])
+        }
+        return result
+    }
+
     /// Whether the peer has closed the connection (reads and discards what is pending).
     func isClosedByPeer(within timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
