@@ -19,9 +19,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
+        // ICU (Debian libicu-dev): Unicode's security mechanisms (UTS #39) and NFKC,
+        // so that names cannot pass for someone else's. Its symbols carry ICU's
+        // version and do not clash with the ICU inside Foundation.
+        .systemLibrary(
+            name: "CICU",
+            pkgConfig: "icu-i18n",
+            providers: [.apt(["libicu-dev"])]
+        ),
         // The line protocol's vocabulary: typed media time and rates, and the one
         // table of slash commands that drives parsing, /help and docs/commands.md.
-        .target(name: "SlashCommands", linkerSettings: libm),
+        .target(name: "SlashCommands", dependencies: ["CICU"], linkerSettings: libm),
         // Rooms, group sessions and the playback coordinator: pure state machines
         // that take `now` and inputs and return actions. No I/O, no clock.
         .target(name: "CowatchCore", dependencies: ["SlashCommands"], linkerSettings: libm),

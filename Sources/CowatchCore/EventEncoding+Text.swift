@@ -32,7 +32,9 @@ public enum TextEventEncoding {
             case .banned: return ["- \(name) was banned"]
             }
         case .chat(let line):
-            return [line.me ? "* \(line.name) \(line.text)" : "<\(line.name)> \(line.text)"]
+            // `*<alice> waves`: a notice's `* ` can never be followed by `<`, so no
+            // action line reads as something the server said.
+            return [line.me ? "*<\(line.name)> \(line.text)" : "<\(line.name)> \(line.text)"]
         case .notice(let notice):
             return ["* \(notice.text)"]
         case .reply(let reply):
@@ -58,7 +60,7 @@ public enum TextEventEncoding {
             if state.session?.state == .invalidated { return "= the session ended; /watch <url> starts a new one" }
             return "= nothing is playing; /watch <url> starts a session"
         }
-        let title = "\"\(session.activity.title)\" at \(playback.position), rate \(playback.rate)"
+        let title = "\(ShownText.quoted(session.activity.title)) at \(playback.position), rate \(playback.rate)"
         switch playback.status {
         case .idle, .paused: return "= paused \(title)"
         case .playing: return "= playing \(title)"
@@ -116,7 +118,7 @@ public enum TextEventEncoding {
             return lines
         case .queue(let items):
             guard !items.isEmpty else { return ["= the queue is empty"] }
-            return ["= queue:"] + items.enumerated().map { "=   \($0 + 1). \"\($1.title)\" \($1.url)" }
+            return ["= queue:"] + items.enumerated().map { "=   \($0 + 1). \(ShownText.quoted($1.title)) \($1.url)" }
         case .bans(let bans, let now):
             guard !bans.isEmpty else { return ["= nobody is banned or kept out"] }
             return ["= kept out:"] + bans.map { ban in

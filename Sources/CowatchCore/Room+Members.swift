@@ -229,20 +229,21 @@ extension Room {
         notify("\(successor.name) is now a host", cause: .host, by: nil)
     }
 
-    /// `name` if nobody else has it (ignoring case), else `name-2`, `name-3`...
-    /// shortened to stay within the length limit.
+    /// `name` if nobody else has it or a name that can be mistaken for it (the
+    /// same ignoring case, or with the same UTS #39 skeleton: "AIice" for "Alice"),
+    /// else `name-2`, `name-3`... shortened to stay within the length limit.
     func uniqueName(_ name: DisplayName, for id: MemberID) -> DisplayName {
-        func isFree(_ text: String) -> Bool {
-            let holder = nameIndex[text.lowercased()]
-            return holder == nil || holder == id
+        func isFree(_ name: DisplayName) -> Bool {
+            let holders = [nameIndex[Self.nameKey(name)]] + name.lookalikeKeys.map { lookalikeIndex[$0] }
+            return holders.allSatisfy { $0 == nil || $0 == id }
         }
-        if isFree(name.text) { return name }
+        if isFree(name) { return name }
         // Among this many suffixes at least one is free.
         for suffixNumber in 2...(nameIndex.count + 2) {
             let suffix = "-\(suffixNumber)"
             var base = String(name.text.prefix(DisplayName.maximumCharacters - suffix.count))
             while !base.isEmpty && base.utf8.count + suffix.utf8.count > DisplayName.maximumBytes { base.removeLast() }
-            if let candidate = DisplayName(base + suffix), isFree(candidate.text) { return candidate }
+            if let candidate = DisplayName(base + suffix), isFree(candidate) { return candidate }
         }
         return DisplayName(id.rawValue) ?? .guest
     }

@@ -13,7 +13,7 @@ extension Room {
             return
         }
         share(url: url, title: title, cause: .watch, by: id, now: now)
-        notify("\(displayName(id)) shared \"\(state.session?.activity.title ?? url.text)\"", cause: .watch, by: id)
+        notify("\(displayName(id)) shared \(ShownText.quoted(state.session?.activity.title ?? url.text))", cause: .watch, by: id)
     }
 
     /// Makes `url` the current activity, paused at 0 (docs/concepts.md, rule 9). Starts a new
@@ -156,7 +156,7 @@ extension Room {
         nextQueueNumber += 1
         state.queue.append(item)
         publish(.queue, by: id)
-        notify("\(displayName(id)) queued \"\(item.title)\"", cause: .queue, by: id)
+        notify("\(displayName(id)) queued \(ShownText.quoted(item.title))", cause: .queue, by: id)
     }
 
     /// `/subtitles`: a WebVTT track for the current activity, or none at all. The
@@ -169,12 +169,12 @@ extension Room {
         guard requireSessionMember(id, .subtitles), requireControl(id, .subtitles) else { return }
         guard let url else {
             guard !session.activity.subtitles.isEmpty else {
-                tell(id, "\"\(session.activity.title)\" has no subtitles")
+                tell(id, "\(ShownText.quoted(session.activity.title)) has no subtitles")
                 return
             }
             state.session?.activity.subtitles = []
             publish(.subtitles, by: id)
-            notify("\(displayName(id)) removed the subtitles of \"\(session.activity.title)\"", cause: .subtitles, by: id)
+            notify("\(displayName(id)) removed the subtitles of \(ShownText.quoted(session.activity.title))", cause: .subtitles, by: id)
             return
         }
         guard requireMediaHost(url, from: id, .subtitles) else { return }
@@ -185,7 +185,7 @@ extension Room {
         }
         guard tracks.count < configuration.maximumSubtitleTracks else {
             refuse(id, .notPossible, .subtitles,
-                   "/subtitles: \"\(session.activity.title)\" already has \(tracks.count) tracks, the most it may have")
+                   "/subtitles: \(ShownText.quoted(session.activity.title)) already has \(tracks.count) tracks, the most it may have")
             return
         }
         let number = (tracks.compactMap { Int($0.id.dropFirst()) }.max() ?? 0) + 1
@@ -197,7 +197,7 @@ extension Room {
         }
         state.session?.activity.subtitles.append(track)
         publish(.subtitles, by: id)
-        notify("\(displayName(id)) added subtitles \"\(track.label)\" to \"\(session.activity.title)\"", cause: .subtitles, by: id)
+        notify("\(displayName(id)) added subtitles \(ShownText.quoted(track.label)) to \(ShownText.quoted(session.activity.title))", cause: .subtitles, by: id)
     }
 
     /// The bytes of links, titles and labels the queue and the current item's
@@ -213,20 +213,20 @@ extension Room {
         guard requireHost(id, .dequeue), let index = queueIndex(reference, from: id, .dequeue) else { return }
         let item = state.queue.remove(at: index)
         publish(.queue, by: id)
-        notify("\(displayName(id)) took \"\(item.title)\" out of the queue", cause: .queue, by: id)
+        notify("\(displayName(id)) took \(ShownText.quoted(item.title)) out of the queue", cause: .queue, by: id)
     }
 
     mutating func move(_ reference: QueueReference, to position: Int, from id: MemberID) {
         guard requireHost(id, .move), let index = queueIndex(reference, from: id, .move) else { return }
         let target = min(position, state.queue.count) - 1
         guard target != index else {
-            tell(id, "\"\(state.queue[index].title)\" is already number \(index + 1) in the queue")
+            tell(id, "\(ShownText.quoted(state.queue[index].title)) is already number \(index + 1) in the queue")
             return
         }
         let item = state.queue.remove(at: index)
         state.queue.insert(item, at: target)
         publish(.queue, by: id)
-        notify("\(displayName(id)) moved \"\(item.title)\" to number \(target + 1) in the queue", cause: .queue, by: id)
+        notify("\(displayName(id)) moved \(ShownText.quoted(item.title)) to number \(target + 1) in the queue", cause: .queue, by: id)
     }
 
     private mutating func queueIndex(_ reference: QueueReference, from id: MemberID, _ command: CommandName) -> Int? {
@@ -256,7 +256,7 @@ extension Room {
         // paused one waits at its start.
         let playing = state.playback.status == .playing || state.playback.status == .waiting
         share(url: item.url, title: item.title, cause: .next, by: id, now: now, startPlaying: playing)
-        notify("\(displayName(id)) moved everyone to \"\(item.title)\"", cause: .next, by: id)
+        notify("\(displayName(id)) moved everyone to \(ShownText.quoted(item.title))", cause: .next, by: id)
     }
 
     /// A player reached the end of the item. With autoplay on for at least one
@@ -270,10 +270,10 @@ extension Room {
         if autoplayCount > 0, !state.queue.isEmpty {
             let item = state.queue.removeFirst()
             share(url: item.url, title: item.title, cause: .next, by: nil, now: now, startPlaying: true)
-            notify("autoplay: on to \"\(item.title)\"", cause: .next, by: nil)
+            notify("autoplay: on to \(ShownText.quoted(item.title))", cause: .next, by: nil)
         } else {
             holdPaused(at: state.playback.position(at: now), cause: .ended, by: id, now: now)
-            notify("\"\(state.session?.activity.title ?? "the item")\" ended", cause: .ended, by: id)
+            notify("\(ShownText.quoted(state.session?.activity.title ?? "the item")) ended", cause: .ended, by: id)
         }
     }
 

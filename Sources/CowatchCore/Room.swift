@@ -16,8 +16,11 @@ public struct Room: Sendable {
     public internal(set) var state: RoomState
     public internal(set) var members: [MemberID: Member] = [:]
 
-    /// Lowercased display name to member, for unique names and `/op bob`.
+    /// Lowercased display name to member, for `/op bob`.
     var nameIndex: [String: MemberID] = [:]
+    /// Each member's `DisplayName.lookalikeKeys` to the member: a name is taken
+    /// when any of its keys is here for someone else (UTS #39 skeletons).
+    var lookalikeIndex: [String: MemberID] = [:]
     var tokenIndex: [String: MemberID] = [:]
 
     /// Connected, joined, unsuspended players: those a coordinated start waits for.
@@ -140,6 +143,7 @@ public struct Room: Sendable {
         members[member.id] = member
         count(member, sign: 1)
         nameIndex[Self.nameKey(member.name)] = member.id
+        indexLookalikes(of: member.name, for: member.id)
         tokenIndex[member.resumeToken] = member.id
         if member.record != stored { actions.append(.persistMember(member.record)) }
     }
@@ -155,6 +159,8 @@ public struct Room: Sendable {
         if member.name != before.name {
             nameIndex[Self.nameKey(before.name)] = nil
             nameIndex[Self.nameKey(member.name)] = id
+            forgetLookalikes(of: before.name, for: id)
+            indexLookalikes(of: member.name, for: id)
         }
         if member.record != before.record { actions.append(.persistMember(member.record)) }
     }
@@ -164,6 +170,7 @@ public struct Room: Sendable {
         guard let member = members.removeValue(forKey: id) else { return nil }
         count(member, sign: -1)
         nameIndex[Self.nameKey(member.name)] = nil
+        forgetLookalikes(of: member.name, for: id)
         tokenIndex[member.resumeToken] = nil
         if !member.connected {
             actions.append(.cancel(.resumeExpires(id, serial: member.disconnectSerial)))
@@ -178,8 +185,18 @@ public struct Room: Sendable {
         return member
     }
 
-    /// Names are unique ignoring case.
+    /// Names are found ignoring case.
     static func nameKey(_ name: DisplayName) -> String { name.text.lowercased() }
+
+    /// A key already held (a name restored from before the lookalike rules) stays
+    /// with its holder; `uniqueName` keeps new names off every held key.
+    mutating func indexLookalikes(of name: DisplayName, for id: MemberID) {
+        for key in name.lookalikeKeys where lookalikeIndex[key] == nil { lookalikeIndex[key] = id }
+    }
+
+    mutating func forgetLookalikes(of name: DisplayName, for id: MemberID) {
+        for key in name.lookalikeKeys where lookalikeIndex[key] == id { lookalikeIndex[key] = nil }
+    }
 
     mutating func count(_ member: Member, sign: Int) {
         let eligible = isEligible(member)

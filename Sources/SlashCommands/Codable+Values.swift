@@ -61,7 +61,7 @@ extension MediaURL: TextCodable {
 }
 
 extension DisplayName: TextCodable {
-    public init?(storedText: String) { self.init(storedText) }
+    public init?(storedText: String) { self.init(stored: storedText) }
     public var storedText: String { text }
 }
 

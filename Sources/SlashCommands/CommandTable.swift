@@ -35,7 +35,7 @@ public enum CommandTable {
                 return .help(topic: topic)
             }
         case .nick:
-            return CommandSpec(name: name, arguments: "<name>", summary: "Change your display name (1-32 visible characters, single spaces between words; a name already taken gets a suffix).", audience: .anyone) { args throws(ArgumentProblem) in
+            return CommandSpec(name: name, arguments: "<name>", summary: "Change your display name (1-32 visible characters, single spaces between words, one script or Latin with Chinese, Japanese or Korean; a name already taken, or one that looks like it, gets a suffix).", audience: .anyone) { args throws(ArgumentProblem) in
                 guard let text = args.remainder() else { throw ArgumentProblem("missing name") }
                 if let problem = DisplayName.validationProblem(String(text)) { throw ArgumentProblem(problem) }
                 guard let name = DisplayName(String(text)) else { throw ArgumentProblem("not a valid name") }
@@ -300,12 +300,12 @@ public enum CommandTable {
                 return .untoken(number)
             }
         case .me:
-            return CommandSpec(name: name, arguments: "<text>", summary: "Say an action line in the chat (* alice waves).", audience: .anyone) { args throws(ArgumentProblem) in
-                guard let text = args.remainder() else { throw ArgumentProblem("missing text") }
+            return CommandSpec(name: name, arguments: "<text>", summary: "Say an action line in the chat (*<alice> waves).", audience: .anyone) { args throws(ArgumentProblem) in
+                guard let text = shownRemainder(&args) else { throw ArgumentProblem("missing text") }
                 guard text.count <= maximumTitleCharacters else {
                     throw ArgumentProblem("an action line has at most \(maximumTitleCharacters) characters")
                 }
-                return .me(String(text))
+                return .me(text)
             }
         }
     }
@@ -321,11 +321,11 @@ public enum CommandTable {
         let word = try args.requireWord("url")
         if let problem = MediaURL.validationProblem(String(word)) { throw ArgumentProblem(problem) }
         guard let url = MediaURL(String(word)) else { throw ArgumentProblem("not a valid URL") }
-        guard let title = args.remainder() else { return (url, nil) }
+        guard let title = shownRemainder(&args) else { return (url, nil) }
         guard title.count <= maximumTitleCharacters else {
             throw ArgumentProblem("a title has at most \(maximumTitleCharacters) characters")
         }
-        return (url, String(title))
+        return (url, title)
     }
 
     private static func timeArgument(_ word: Substring) throws(ArgumentProblem) -> TimeArgument {
@@ -386,13 +386,23 @@ public enum CommandTable {
         return name
     }
 
+    /// The rest of the line as others will read it (`ShownText.cleaned`), without
+    /// spaces at its ends; nil when nothing visible is left.
+    private static func shownRemainder(_ args: inout ArgumentReader) -> String? {
+        guard let text = args.remainder() else { return nil }
+        let shown = ShownText.cleaned(text)
+        guard let first = shown.firstIndex(where: { !$0.isWhitespace }),
+              let last = shown.lastIndex(where: { !$0.isWhitespace }) else { return nil }
+        return String(shown[first...last])
+    }
+
     /// The free text after a moderation command's arguments, if any.
     private static func reasonText(_ args: inout ArgumentReader) throws(ArgumentProblem) -> String? {
-        guard let text = args.remainder() else { return nil }
+        guard let text = shownRemainder(&args) else { return nil }
         guard text.count <= maximumReasonCharacters else {
             throw ArgumentProblem("a reason has at most \(maximumReasonCharacters) characters")
         }
-        return String(text)
+        return text
     }
 
     private static func policy(_ args: inout ArgumentReader) throws(ArgumentProblem) -> SlashCommand {

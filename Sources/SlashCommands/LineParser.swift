@@ -21,8 +21,8 @@ public struct LineParser: Sendable {
             return .failure(CommandError(.badArguments, command: name, message: problem + usage))
         }
         guard line.contains(where: { !$0.isWhitespace }) else { return .success(.empty) }
-        guard line.first == "/" else { return .success(.chat(String(line))) }
-        if line.hasPrefix("//") { return .success(.chat(String(line.dropFirst()))) }
+        guard line.first == "/" else { return .success(Self.chat(line)) }
+        if line.hasPrefix("//") { return .success(Self.chat(line.dropFirst())) }
 
         let body = line.dropFirst()
         let nameEnd = body.firstIndex(where: { $0 == " " || $0 == "\t" }) ?? body.endIndex
@@ -43,6 +43,13 @@ public struct LineParser: Sendable {
 
     public func parse(_ line: String) -> Result<InputLine, CommandError> {
         parse(line[...])
+    }
+
+    /// Chat as others will read it (`ShownText.cleaned`); nothing when nothing
+    /// visible is left, as for a blank line.
+    private static func chat(_ text: Substring) -> InputLine {
+        let shown = ShownText.cleaned(text)
+        return shown.contains(where: { !$0.isWhitespace }) ? .chat(shown) : .empty
     }
 
     private func commandName(of line: Substring) -> CommandName? {

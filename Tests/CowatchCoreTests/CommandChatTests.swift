@@ -102,7 +102,7 @@ struct CommandChatTests {
         room.connect("hidden", displayName: "dana\u{200B}")
         #expect(room.participant("hidden")?.name.text == "guest")
         #expect(room.error(for: "hidden")?.code == .badName)
-        #expect(room.error(for: "hidden")?.message == "your name was not taken: a name takes visible characters and single spaces only (no control or invisible characters). You are guest here; /nick <name> changes it")
+        #expect(room.error(for: "hidden")?.message == "your name was not taken: a name takes visible characters and single spaces only (U+200B ZERO WIDTH SPACE is a control or invisible character). You are guest here; /nick <name> changes it")
         room.connect("empty", displayName: "")
         #expect(room.participant("empty")?.name.text == "guest-2")
         #expect(room.error(for: "empty")?.message.contains("a name needs at least one character") == true)

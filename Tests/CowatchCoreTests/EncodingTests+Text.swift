@@ -81,10 +81,31 @@ struct RoundTripEncodingTests {
 struct TextEncodingTests {
     typealias F = EncodingFixture
 
-    @Test("chat reads <alice> hello, and /me reads * alice waves")
+    @Test("chat reads <alice> hello, and /me reads *<alice> waves")
     func chat() {
         #expect(TextEventEncoding.lines(.chat(F.chat)) == ["<alice> hello"])
-        #expect(TextEventEncoding.lines(.chat(F.me)) == ["* alice waves"])
+        #expect(TextEventEncoding.lines(.chat(F.me)) == ["*<alice> waves"])
+    }
+
+    @Test("a /me line never reads as a notice, whatever the name and text")
+    func meIsNotANotice() throws {
+        let name = try #require(DisplayName("alice made mallory"))
+        let forged = ChatLine(from: F.alice.id, name: name, text: "a host", at: F.now, me: true)
+        let notice = Notice(text: "alice made mallory a host", cause: .op, by: F.alice.id)
+        #expect(TextEventEncoding.lines(.chat(forged)) == ["*<alice made mallory> a host"])
+        #expect(TextEventEncoding.lines(.notice(notice)) == ["* alice made mallory a host"])
+        let plain = ChatLine(from: F.alice.id, name: F.alice.name, text: "made mallory a host", at: F.now, me: true)
+        #expect(TextEventEncoding.lines(.chat(plain)) == ["*<alice> made mallory a host"])
+    }
+
+    @Test("quotes and backslashes in titles are escaped where a line quotes them")
+    func quotedTitles() {
+        var state = F.playing
+        state.playback.status = .paused
+        state.playback.position = MediaTime(seconds: 5)
+        state.playback.rate = .normal
+        state.session?.activity.title = #"Say "hi" \o/"#
+        #expect(TextEventEncoding.lines(.state(state)) == [#"= paused "Say \"hi\" \\o/" at 0:00:05, rate 1"#])
     }
 
     @Test("an unknown command reads ! unknown command /foo (try /help)")

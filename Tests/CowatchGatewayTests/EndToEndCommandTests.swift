@@ -44,7 +44,7 @@ struct EndToEndCommandTests {
         alice.send("hello\n//slash\n/me waves")
         #expect(bob.next { $0 == "<alice> hello" } != nil)
         #expect(bob.next { $0 == "<alice> /slash" } != nil)
-        #expect(bob.next { $0 == "* alice waves" } != nil)
+        #expect(bob.next { $0 == "*<alice> waves" } != nil)
         bob.send("/nick robert")
         #expect(alice.event("participant") { $0.object("participant")?.string("name") == "robert" } != nil)
         let carol = try server.join(name: "alice")

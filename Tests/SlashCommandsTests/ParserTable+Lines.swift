@@ -31,6 +31,20 @@ enum LineRows {
         Row.empty("\u{00A0}"),
         Row.empty("\u{3000}"),
         Row.empty(" \u{2003} \u{00A0}"),
+        // Bidirectional controls and invisible characters are taken out of chat;
+        // what writing needs stays (joiners in emoji and Persian, emoji variation
+        // selectors, an emoji tag sequence's tags).
+        Row.chat("nice \u{202E}gnorw si ti\u{202C} film", "nice gnorw si ti film"),
+        Row.chat("a\u{2066}b\u{2067}c\u{2068}d\u{2069}e\u{202A}f\u{202B}g\u{202D}h", "abcdefgh"),
+        Row.chat("left\u{200E}right\u{200F}arabic\u{061C}", "leftrightarabic"),
+        Row.chat("in\u{200B}vis\u{2060}ible\u{00AD} \u{FEFF}text\u{3164}", "invisible text"),
+        Row.chat("hidden\u{E0068}\u{E0069}", "hidden"),
+        Row.chat("//\u{202E}olleh", "/olleh"),
+        Row.chat("❤️ 👩\u{200D}👩\u{200D}👧 می\u{200C}خواهم", "❤️ 👩\u{200D}👩\u{200D}👧 می\u{200C}خواهم"),
+        Row.chat("🏴\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}", "🏴\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}"),
+        Row.empty("\u{202E}"),
+        Row.empty(" \u{200B}\u{2066} "),
+        Row.chat("//\u{202E}", "/"),
     ]
 
     static let commandNames: [ParserCase] = [

@@ -3,6 +3,7 @@ against docs/protocol.md only. Run by commands/test against a real server."""
 import asyncio
 import json
 import os
+import urllib.parse
 
 import pytest
 import websockets
@@ -86,6 +87,40 @@ def test_text_subprotocol_and_default():
             await receive_until(bob, lambda frame: frame == "<ada> hello from python")
             await bob.send("/foo")
             await receive_until(bob, lambda frame: frame == "! unknown command /foo (try /help)")
+    run(scenario())
+
+
+@pytest.mark.parametrize("asked, given", [
+    ("\uff21\uff4c\uff49\uff43\uff45", "Alice-2"),  # fullwidth: Alice once NFKC-normalized
+    ("AIice", "AIice-2"),                                  # capital I for l: the same skeleton
+    ("\u0410lice", "guest"),                              # Cyrillic A among Latin letters
+    ("Alice\u200d", "guest"),                             # an invisible joiner
+    ("\u2800", "guest"),                                  # braille pattern blank
+    ("\u3164", "guest"),                                  # Hangul filler
+])
+def test_names_that_pass_for_another_are_renamed_or_refused(asked, given):
+    async def scenario():
+        room = f"{URL}/rooms/py-lookalike-{ord(asked[0]):x}-{len(asked)}"
+        query = urllib.parse.quote(asked, safe="")
+        async with websockets.connect(f"{room}?name=Alice", subprotocols=["cowatch.v1.json"]) as alice:
+            await receive_until(alice, event("welcome"))
+            async with websockets.connect(f"{room}?name={query}", subprotocols=["cowatch.v1.json"]) as other:
+                welcome = json.loads(await receive_until(other, event("welcome")))
+                assert welcome["you"]["name"] == given
+                if given == "guest":
+                    await receive_until(other, event("error", code="bad-name"))
+    run(scenario())
+
+
+def test_me_line_and_quoted_title_in_text():
+    async def scenario():
+        room = f"{URL}/rooms/py-me-title"
+        async with websockets.connect(f"{room}?name=ada", subprotocols=["cowatch.v1.text"]) as ada, \
+                websockets.connect(f"{room}?name=bob", subprotocols=["cowatch.v1.text"]) as bob:
+            await ada.send("/me waves")
+            await receive_until(bob, lambda frame: frame == "*<ada> waves")
+            await ada.send('/watch https://example.org/a.mp4 Say "hi" \\o/')
+            await receive_until(bob, lambda frame: frame == '= paused "Say \\"hi\\" \\\\o/" at 0:00:00, rate 1')
     run(scenario())
 
 
