@@ -1,5 +1,10 @@
 import CowatchCore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SlashCommands
 
 // The rules a room keeps whatever its members do, checked by `RoomDriver` after
@@ -152,20 +157,32 @@ extension RoomDriver {
     }
 
     /// Whether a line holds anything that ends a line: LF, VT, FF, CR, NEL, LINE
-    /// SEPARATOR or PARAGRAPH SEPARATOR (what `Character.isNewline` accepts), found by
-    /// scanning UTF-8 bytes because this runs for every event.
+    /// SEPARATOR or PARAGRAPH SEPARATOR (what `Character.isNewline` accepts). This
+    /// runs for every line of every event, and in the fuzzer's build a Swift loop
+    /// over the bytes calls into the coverage instrumentation for each compare:
+    /// the C library's `memchr` (not instrumented) finds the one-byte terminators
+    /// and the lead bytes of the others, and only those are looked at further.
     static func hasLineBreak(_ line: String) -> Bool {
-        var previous: UInt8 = 0
-        var beforePrevious: UInt8 = 0
-        for byte in line.utf8 {
-            switch byte {
-            case 0x0A...0x0D: return true
-            case 0x85 where previous == 0xC2: return true
-            case 0xA8, 0xA9: if previous == 0x80 && beforePrevious == 0xE2 { return true }
-            default: break
-            }
-            beforePrevious = previous
-            previous = byte
+        var line = line
+        return line.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            let count = bytes.count
+            for terminator: Int32 in 0x0A...0x0D where memchr(base, terminator, count) != nil { return true }
+            // NEL is C2 85; LINE and PARAGRAPH SEPARATOR are E2 80 A8 and E2 80 A9.
+            return contains(base, count, lead: 0xC2) { $0.count >= 2 && $0[1] == 0x85 }
+                || contains(base, count, lead: 0xE2) { $0.count >= 3 && $0[1] == 0x80 && ($0[2] == 0xA8 || $0[2] == 0xA9) }
+        }
+    }
+
+    /// Whether some occurrence of `lead` in the bytes starts a sequence `matches`
+    /// accepts (given the bytes from that occurrence to the end).
+    private static func contains(_ base: UnsafePointer<UInt8>, _ count: Int, lead: UInt8,
+                                 _ matches: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        var offset = 0
+        while offset < count, let found = memchr(base + offset, Int32(lead), count - offset) {
+            let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            if matches(UnsafeBufferPointer(start: base + index, count: count - index)) { return true }
+            offset = index + 1
         }
         return false
     }

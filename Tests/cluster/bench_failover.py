@@ -170,6 +170,21 @@ class Member:
         return [event for _, event in self.events if event["type"] == "state"]
 
 
+async def written(database, members, timeout=10):
+    """Waits until the database holds the room's newest state any member has
+    seen, playing: what the next owner takes over is then the room as it was."""
+    newest = max(s["seq"] for m in members for s in m.states())
+    deadline = time.monotonic() + timeout
+    while True:
+        kept = psql(database, f"SELECT snapshot FROM rooms WHERE name = '{ROOM}'")
+        state = json.loads(kept)["state"] if kept else None
+        if state and state["seq"] >= newest and state["playback"]["status"] == "playing":
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the owner's store did not write state {newest} within {timeout} s: {state and state['seq']}")
+        await asyncio.sleep(0.05)
+
+
 def summary(name, values):
     ordered = sorted(values)
     rank = max(1, -(-95 * len(ordered) // 100))  # nearest rank
@@ -212,7 +227,7 @@ async def scenario(nodes, database, kills):
                 raise SystemExit(f"{member.name} never saw the room playing")
             await asyncio.sleep(0.01)
     ids = {member.name: [e for _, e in member.events if e["type"] == "welcome"][-1]["you"]["id"] for member in members}
-    await asyncio.sleep(1)  # the playing state written by the owner's store
+    await written(database, members)
 
     first_back, all_back, failures = [], [], []
     print(f"{'kill':>4}  {'owner':>5}  {'epoch':>5}  {'first back':>10}  {'all back':>8}  closes seen  checks")
@@ -267,7 +282,7 @@ async def scenario(nodes, database, kills):
                 _, welcome = await member.connect(owner)
                 if welcome["you"]["id"] != ids[member.name]:
                     failures.append((kill, [f"{member.name} moved back as {welcome['you']['id']}"]))
-        await asyncio.sleep(1)  # the room settles and is written before the next kill
+        await written(database, members)
 
     for member in members:
         await member.close()

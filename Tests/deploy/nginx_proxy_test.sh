@@ -272,7 +272,9 @@ async def members():
                                           subprotocols=["cowatch.v1.json"], open_timeout=5, close_timeout=2)
         async with connect("bob") as bob:
             await until(bob, lambda e: e.get("type") == "welcome")
-            # Several server pings (every 1 s, idle timeout 3 s) cross the proxy.
+            # Several server pings (every 1 s, idle timeout 3 s) cross the proxy:
+            # time on purpose, longer than the idle timeout that would close a
+            # member whose pongs did not come back through nginx.
             await asyncio.sleep(4.5)
             check("control, no proxy: a member connected straight to the server stays across the same pings",
                   direct.close_code is None, f"closed {direct.close_code} {direct.close_reason!r}")

@@ -97,6 +97,8 @@ def test_bytes_keep_their_order_under_heavy_jitter():
                 sent.append(chunk)
                 writer.write(chunk)
                 await writer.drain()
+                # Input shaping, not a wait: writes apart reach the proxy as
+                # chunks of their own.
                 await asyncio.sleep(0.001)
             writer.write_eof()
             echoed = await received
@@ -250,6 +252,8 @@ def test_stalls_happen_with_the_configured_chance():
             for number in range(400):
                 writer.write(b"%04d" % number)
                 await writer.drain()
+                # Input shaping, not a wait: writes apart reach the proxy as
+                # chunks of their own.
                 await asyncio.sleep(0.002)
             writer.write_eof()
             echoed = await received
@@ -280,6 +284,8 @@ def test_a_stall_counts_each_segment_of_a_large_chunk():
             for _ in range(100):
                 writer.write(b"s" * 14_600)
                 await writer.drain()
+                # Input shaping, not a wait: writes apart reach the proxy as
+                # chunks of their own.
                 await asyncio.sleep(0.002)
             writer.write_eof()
             assert len(await received) == 1_460_000
