@@ -43,6 +43,10 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // The frame headers of the bytes libwebsockets reads for the server's
+        // members, so that an unmasked client frame is seen (RFC 6455, 5.1): C,
+        // since it defines the recv(2) that the library calls.
+        .target(name: "CFrameGuard"),
         // A WebSocket connection's life as a value: receiving and UTF-8, command
         // rate, outbox, closing, pings. Events and `now` in, actions out; no I/O.
         .target(
@@ -60,6 +64,7 @@ let package = Package(
                 "CowatchClient",
                 "SlashCommands",
                 "CLibWebSockets",
+                "CFrameGuard",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -164,7 +169,7 @@ let package = Package(
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(
             name: "CowatchGatewayTests",
-            dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "SlashCommands"]
+            dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "SlashCommands", "CFrameGuard"]
         ),
     ],
     swiftLanguageModes: [.v6]

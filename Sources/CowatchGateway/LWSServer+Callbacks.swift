@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CowatchConnection
 import CLibWebSockets
+import CFrameGuard
 import CowatchCore
 
 extension LWSServer {
@@ -67,11 +68,13 @@ extension LWSServer {
             guard let id = connectionID(user) else { return -1 }
             let protocolID = lws_get_protocol(wsi).map { $0.pointee.id } ?? ProtocolID.text.rawValue
             sockets[id] = wsi
+            cw_frame_guard_watch(lws_get_socket_fd(wsi))
             gateway.established(id: id, encoding: protocolID == ProtocolID.json.rawValue ? .json : .text)
             return 0
 
         case LWS_CALLBACK_RECEIVE:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return -1 }
+            if refuseUnmasked(wsi, connection) { return 0 }
             let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
             let midFrame = lws_remaining_packet_payload(wsi) != 0
             let final = lws_is_final_fragment(wsi) != 0 && !midFrame
@@ -85,6 +88,7 @@ extension LWSServer {
 
         case LWS_CALLBACK_RECEIVE_PONG:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return 0 }
+            if refuseUnmasked(wsi, connection) { return 0 }
             gateway.ponged(connection)
             return 0
 
@@ -118,6 +122,7 @@ extension LWSServer {
             return finished || malformed ? -1 : 0
 
         case LWS_CALLBACK_CLOSED:
+            cw_frame_guard_forget(lws_get_socket_fd(wsi))
             guard let id = connectionID(user) else { return 0 }
             if let connection = gateway.connections[id], connection.state.phase == .open {
                 gateway.metrics.closes[GatewayMetrics.CloseKey(code: "unattributed", initiator: "unknown"), default: 0] += 1
@@ -172,6 +177,16 @@ extension LWSServer {
         case 503: "Service Unavailable"
         default: "Error"
         }
+    }
+
+    /// A client whose frame came unmasked is failed with 1002 (RFC 6455, 5.1) and
+    /// nothing more it sends is read as a command; `CFrameGuard` saw the frame.
+    private func refuseUnmasked(_ wsi: OpaquePointer, _ connection: Connection) -> Bool {
+        guard cw_frame_guard_unmasked(lws_get_socket_fd(wsi)) != 0 else { return false }
+        if connection.state.isOpen {
+            gateway.close(connection, code: 1002, reason: "a client's frames must be masked")
+        }
+        return true
     }
 
     /// The peer's address as libwebsockets writes it elsewhere (`lws_get_peer_simple`).

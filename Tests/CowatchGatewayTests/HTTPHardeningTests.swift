@@ -1,3 +1,4 @@
+import CFrameGuard
 import Foundation
 import Testing
 
@@ -208,5 +209,61 @@ struct HTTPHardeningTests {
         try socket.write(RawFrames.maskedClose(code: 5000))
         let frames = RawFrames.parse(socket.readAll(timeout: 5))
         #expect(frames.last?.closeCode == 1002, "\(frames.map { ($0.opcode, $0.closeCode ?? 0) })")
+    }
+}
+
+/// RFC 6455, 5.1: a client masks every frame, and a server fails a connection
+/// whose frames are not masked.
+@Suite("Unmasked client frames")
+struct UnmaskedFrameTests {
+    static func scan(_ bytes: [UInt8], in pieces: Int = 1) -> Bool {
+        var scan = cw_frame_scan()
+        let size = max(1, bytes.count / pieces)
+        var start = 0
+        while start < bytes.count {
+            let piece = Array(bytes[start..<min(bytes.count, start + size)])
+            piece.withUnsafeBufferPointer { cw_frame_scan_feed(&scan, $0.baseAddress, $0.count) }
+            start += size
+        }
+        return scan.unmasked != 0
+    }
+
+    static func unmasked(_ text: String, opcode: UInt8 = 1) -> [UInt8] {
+        let payload = Array(text.utf8)
+        return [0x80 | opcode, UInt8(payload.count)] + payload
+    }
+
+    @Test("the scan follows masked frames of every length, split anywhere, and stops at the first unmasked one")
+    func scanRules() {
+        let masked = RawFrames.maskedText("/who") + RawFrames.maskedText(String(repeating: "x", count: 300))
+            + RawFrames.maskedText("") + RawFrames.maskedText("hi", opcode: 9)
+        for pieces in [1, 2, 3, 7, masked.count] {
+            #expect(!Self.scan(masked, in: pieces), "\(pieces) pieces")
+            #expect(Self.scan(masked + Self.unmasked("/who"), in: pieces), "\(pieces) pieces")
+        }
+        // A 64-bit length is followed to its end, not read as headers.
+        var long = RawFrames.maskedText(String(repeating: "y", count: 70_000))
+        #expect(!Self.scan(long, in: 5))
+        long += Self.unmasked("", opcode: 9)
+        #expect(Self.scan(long, in: 5))
+    }
+
+    @Test("an unmasked frame after the upgrade is answered with close 1002, and its command is not run")
+    func endToEnd() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let socket = try RawSocket(port: server.port)
+        let head = try socket.upgrade(path: "/rooms/lobby?name=eve", protocolName: "cowatch.v1.json")
+        #expect(head.hasPrefix("HTTP/1.1 101"))
+        _ = socket.read(until: { String(decoding: $0, as: UTF8.self).contains("\"type\":\"state\"") })
+        try socket.write(Self.unmasked("hello, unmasked"))
+        let frames = RawFrames.parse(socket.read(until: { RawFrames.parse($0).contains { $0.closeCode != nil } }))
+        #expect(frames.last?.closeCode == 1002, "\(frames.map(\.opcode))")
+        #expect(!frames.contains { $0.text.contains("hello, unmasked") })
+        // Masked clients carry on.
+        alice.send("/who")
+        #expect(alice.event("reply") != nil)
+        #expect(alice.allFrames.allSatisfy { !$0.contains("hello, unmasked") })
     }
 }

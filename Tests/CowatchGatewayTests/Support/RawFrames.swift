@@ -20,8 +20,11 @@ enum RawFrames {
         var frame: [UInt8] = [0x80 | opcode]
         if payload.count < 126 {
             frame.append(0x80 | UInt8(payload.count))
-        } else {
+        } else if payload.count < 65536 {
             frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        } else {
+            frame.append(0x80 | 127)
+            frame += (0..<8).reversed().map { UInt8((UInt64(payload.count) >> (8 * UInt64($0))) & 0xFF) }
         }
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
