@@ -144,10 +144,22 @@ extension Gateway {
             run(actions, in: entry)
             return Self.json(200, ["room": name, "revoked": number])
         case (true, "bans"):
-            guard let address = request.arguments("address"), !address.isEmpty else {
+            guard let given = request.arguments("address"), !given.isEmpty else {
                 return Self.json(400, ["error": "address=<client address> [minutes=<n>]"])
             }
-            let minutes = request.arguments("minutes").flatMap(Double.init)
+            // One client's address, written as the server writes the addresses it
+            // compares: a range or a name would ban nobody, or (0.0.0.0/0) read
+            // as if it banned everyone.
+            guard let address = Self.canonicalAddress(given) else {
+                return Self.json(400, ["error": "address= takes one IPv4 or IPv6 address (no range, no name), not \(given.prefix(100))"])
+            }
+            var minutes: Double?
+            if let text = request.arguments("minutes") {
+                guard let value = Double(text), value.isFinite, value > 0, value <= 5_256_000 else {
+                    return Self.json(400, ["error": "minutes= takes a number of minutes from 0 to 5256000 (ten years); leave it out for a ban without end"])
+                }
+                minutes = value
+            }
             // updateValue: a subscript assignment of nil (no end) would remove the key.
             operatorState.bannedAddresses.updateValue(minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) },
                                                       forKey: address)
@@ -159,7 +171,8 @@ extension Gateway {
             }
             return Self.json(200, ["banned": address, "closed": closed])
         case (true, "bans/lift"):
-            guard let address = request.arguments("address") else { return Self.json(400, ["error": "address=<client address>"]) }
+            guard let given = request.arguments("address") else { return Self.json(400, ["error": "address=<client address>"]) }
+            let address = Self.canonicalAddress(given) ?? given
             let lifted = operatorState.bannedAddresses.removeValue(forKey: address) != nil
             saveOperatorState()
             return Self.json(lifted ? 200 : 404, lifted ? ["lifted": address] : ["error": "\(address) is not banned"])
@@ -204,5 +217,23 @@ extension Gateway {
     static func json(_ status: UInt32, _ object: [String: Any]) -> HTTPResponse {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return HTTPResponse(status: status, contentType: "application/json", bytes: Array(data) + [10])
+    }
+}
+
+extension Gateway {
+    /// `text` as one IPv4 or IPv6 address in the form libwebsockets reports peers
+    /// in (`inet_ntop`'s), or nil when it is not one address.
+    static func canonicalAddress(_ text: String) -> String? {
+        for family in [AF_INET, AF_INET6] {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            guard inet_pton(family, text, &bytes) == 1 else { continue }
+            var written = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            guard inet_ntop(family, bytes, &written, socklen_t(written.count)) != nil else { return nil }
+            let address = written.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } ?? "" }
+            // An IPv4 client of a dual-stack socket is reported as its IPv4 address.
+            if family == AF_INET6, address.hasPrefix("::ffff:"), address.contains(".") { return String(address.dropFirst(7)) }
+            return address
+        }
+        return nil
     }
 }

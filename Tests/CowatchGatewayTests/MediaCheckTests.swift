@@ -144,6 +144,25 @@ struct MediaCheckDecisionTests {
         #expect(media.paths.isEmpty)
     }
 
+    @Test("a read bot's /watch is refused by the room, and its link is not fetched")
+    func readBot() throws {
+        let media = try MediaCheckEndToEndTests.media()
+        defer { media.stop() }
+        let server = try TestServer { $0.mediaCheck = Self.settings() }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        alice.send("/token reader read")
+        let reply = try #require(alice.event("reply") { $0.string("command") == "token" })
+        let token = try #require(reply.string("token"))
+        let bot = try server.join(name: "reader", query: "token=\(token)")
+        bot.send("/watch \(media.url("/page")) Page")
+        #expect(try #require(bot.error()).string("code") == "forbidden")
+        bot.send("/status")
+        #expect(bot.event("reply") != nil)
+        #expect(bot.allFrames.allSatisfy { !$0.contains("shared anyway") })
+        #expect(media.paths.isEmpty)
+    }
+
     @Test("with media-hosts, a link from another host is refused without being visited")
     func mediaHostsFirst() throws {
         let media = try MediaCheckEndToEndTests.media()

@@ -381,6 +381,23 @@ struct AdminAPITests {
         _ = try server.join(name: "back")
     }
 
+    @Test("a server-wide ban takes one address: names, ranges and bad minutes are refused with 400, and ban nobody")
+    func serverWideBanTakesOneAddress() throws {
+        let server = try TestServer { $0.adminToken = Self.token }
+        defer { server.stop() }
+        for address in ["not-an-ip", "0.0.0.0/0", "10.0.0.0/8", "example.org", "127.0.0.1 ", "::1/128", "1.2.3"] {
+            let encoded = address.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? address
+            #expect(try Self.call(server, "POST", "/admin/bans?address=\(encoded)").status == 400, "\(address)")
+        }
+        #expect(try Self.call(server, "POST", "/admin/bans?address=198.51.100.7&minutes=abc").status == 400)
+        #expect(try Self.call(server, "POST", "/admin/bans?address=198.51.100.7&minutes=-5").status == 400)
+        #expect(try Self.call(server, "GET", "/admin/bans").body?.array("bans")?.isEmpty == true)
+        // An IPv6 address is kept as the server writes peers' addresses.
+        #expect(try Self.call(server, "POST", "/admin/bans?address=2001:DB8:0:0::1&minutes=5").status == 200)
+        #expect(try Self.call(server, "GET", "/admin/bans").body?.array("bans")?.first?.string("address") == "2001:db8::1")
+        _ = try server.join(name: "still-welcome")
+    }
+
     @Test("draining refuses new rooms with 503 and keeps existing ones; creation tokens gate new rooms")
     func drainAndCreationTokens() throws {
         let server = try TestServer {
