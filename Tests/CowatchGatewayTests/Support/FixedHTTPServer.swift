@@ -16,8 +16,16 @@ final class FixedHTTPServer: @unchecked Sendable {
     /// `answers`: path → the whole response head (status line and headers).
     init(answers: [String: String]) throws {
         self.answers = answers
+        (descriptor, port) = try Self.listening()
+        let thread = Thread { [self] in serve() }
+        thread.start()
+    }
+
+    var paths: [String] { lock.withLock { asked } }
+
+    /// A socket listening on a free loopback port, and the port.
+    static func listening() throws -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.descriptor = descriptor
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -27,18 +35,16 @@ final class FixedHTTPServer: @unchecked Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(descriptor, 16) == 0 else { throw TestFailure("cannot listen") }
+        guard bound == 0, listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw TestFailure("cannot listen")
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        _ = length
-        let thread = Thread { [self] in serve() }
-        thread.start()
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
-
-    var paths: [String] { lock.withLock { asked } }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
