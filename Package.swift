@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // The line protocol's vocabulary: typed media time and rates, and the one
@@ -24,7 +25,17 @@ let package = Package(
         .target(name: "SlashCommands", linkerSettings: libm),
         // Rooms, group sessions and the playback coordinator: pure state machines
         // that take `now` and inputs and return actions. No I/O, no clock.
-        .target(name: "CowatchCore", dependencies: ["SlashCommands"], linkerSettings: libm),
+        // swift-crypto (BoringSSL underneath) for the digests, keyed derivations
+        // and password hashing of the secrets rooms keep.
+        .target(
+            name: "CowatchCore",
+            dependencies: [
+                "SlashCommands",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            linkerSettings: libm
+        ),
         // The gateway simulation and the invariants every room keeps, checked after
         // every input: shared by the randomized tests and the room fuzzer.
         .target(name: "CowatchCoreChecks", dependencies: ["CowatchCore", "SlashCommands"]),

@@ -9,9 +9,9 @@ extension Room {
     /// The invite in force that this token opens, if any.
     func validInvite(_ token: String?, now: ServerInstant) -> Int64? {
         guard let token, !protection.invites.isEmpty else { return nil }
-        let digest = SHA256.hex(token)
+        let digest = SecretDigest.hex(token)
         return protection.invites.first { invite in
-            SHA256.equal(invite.tokenDigest, digest) && now < invite.expires && invite.usesLeft > 0
+            SecretDigest.equal(invite.tokenDigest, digest) && now < invite.expires && invite.usesLeft > 0
         }?.number
     }
 
@@ -112,7 +112,7 @@ extension Room {
         }
         // Unique per room and change, and unguessable: drawn from the setter's
         // secret resume token.
-        let salt = String(SHA256.hex("\(member.resumeToken)/salt/\(now.milliseconds)/\(state.seq)").prefix(32))
+        let salt = String(SecretDigest.hex("\(member.resumeToken)/salt/\(now.milliseconds)/\(state.seq)").prefix(32))
         protection.password = PasswordDigest.make(password, salt: salt, rounds: configuration.passwordHashRounds)
         needsPersisting = true
         if !state.policy.password {
@@ -132,8 +132,8 @@ extension Room {
         }
         let number = protection.nextInviteNumber
         protection.nextInviteNumber += 1
-        let token = String(SHA256.hex("\(member.resumeToken)/invite/\(number)/\(now.milliseconds)").prefix(32))
-        let invite = Invite(number: number, tokenDigest: SHA256.hex(token), usesLeft: uses,
+        let token = String(SecretDigest.keyed("invite/\(number)/\(now.milliseconds)", secret: member.resumeToken).prefix(32))
+        let invite = Invite(number: number, tokenDigest: SecretDigest.hex(token), usesLeft: uses,
                             expires: now.advanced(by: ServerInterval(seconds: minutes * 60)), by: member.name, at: now)
         protection.invites.append(invite)
         needsPersisting = true
@@ -170,8 +170,8 @@ extension Room {
 extension Room {
     func validToken(_ token: String?) -> BotToken? {
         guard let token, !protection.tokens.isEmpty else { return nil }
-        let digest = SHA256.hex(token)
-        return protection.tokens.first { SHA256.equal($0.digest, digest) }
+        let digest = SecretDigest.hex(token)
+        return protection.tokens.first { SecretDigest.equal($0.digest, digest) }
     }
 
     /// A bot's line is refused when its scope does not cover it.
@@ -198,8 +198,8 @@ extension Room {
         }
         let number = protection.nextTokenNumber
         protection.nextTokenNumber += 1
-        let token = SHA256.hex("\(member.resumeToken)/token/\(number)/\(now.milliseconds)")
-        let bot = BotToken(number: number, name: name, scope: scope, digest: SHA256.hex(token), by: member.name, at: now)
+        let token = SecretDigest.keyed("token/\(number)/\(now.milliseconds)", secret: member.resumeToken)
+        let bot = BotToken(number: number, name: name, scope: scope, digest: SecretDigest.hex(token), by: member.name, at: now)
         protection.tokens.append(bot)
         needsPersisting = true
         actions.append(.send(.reply(.token(bot, token: token)), to: id))
@@ -233,10 +233,10 @@ extension Room {
     /// secret the gateway drew: the token's digest is kept, the token returned.
     public mutating func issueToken(name: DisplayName, scope: TokenScope, secret: String,
                                     now: ServerInstant) -> (token: String, actions: [RoomAction]) {
-        let token = SHA256.hex("\(secret)/operator-token/\(protection.nextTokenNumber)")
+        let token = SecretDigest.keyed("operator-token/\(protection.nextTokenNumber)", secret: secret)
         let actions = collect(now: now) { room in
             let bot = BotToken(number: room.protection.nextTokenNumber, name: name, scope: scope,
-                               digest: SHA256.hex(token), by: DisplayName("operator") ?? .guest, at: now)
+                               digest: SecretDigest.hex(token), by: DisplayName("operator") ?? .guest, at: now)
             room.protection.nextTokenNumber += 1
             room.protection.tokens.append(bot)
             room.needsPersisting = true

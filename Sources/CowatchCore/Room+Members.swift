@@ -139,7 +139,7 @@ extension Room {
         // The first member of a room without an owner founds it and gets the key.
         var ownerKey: String?
         if members.isEmpty, protection.ownerKeyDigest == nil, let key = request.newOwnerKey {
-            protection.ownerKeyDigest = SHA256.hex(key)
+            protection.ownerKeyDigest = SecretDigest.hex(key)
             ownerKey = key
         }
         let owner = presentsKey || ownerKey != nil
@@ -156,7 +156,7 @@ extension Room {
         member.owner = owner
         member.scope = bot?.scope
         member.tokenNumber = bot?.number
-        member.deviceDigest = request.device.map(SHA256.hex)
+        member.deviceDigest = request.device.map(SecretDigest.hex)
         member.address = request.address
         insertMember(member)
         welcome(id, ownerKey: ownerKey, now: now)
@@ -181,7 +181,7 @@ extension Room {
             // `player=1` on the new URL turns the flag on; without it the member
             // keeps the flag it had, as resuming restores it.
             $0.player = request.player || $0.player
-            if let device = request.device { $0.deviceDigest = SHA256.hex(device) }
+            if let device = request.device { $0.deviceDigest = SecretDigest.hex(device) }
             if let address = request.address { $0.address = address }
             if owner {
                 $0.owner = true

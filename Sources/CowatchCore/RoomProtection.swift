@@ -1,3 +1,4 @@
+import Crypto
 import SlashCommands
 
 /// What keeps a room in the hands of its own people: its owner, the members it
@@ -59,14 +60,14 @@ public struct PasswordDigest: Hashable, Sendable, Codable {
     }
 
     func matches(_ password: String) -> Bool {
-        SHA256.equal(Self.hash(password, salt: salt, rounds: rounds), digest)
+        SecretDigest.equal(Self.hash(password, salt: salt, rounds: rounds), digest)
     }
 
     static func hash(_ password: String, salt: String, rounds: Int) -> String {
         let saltBytes = Array(salt.utf8)
-        var value = SHA256.digest(saltBytes + Array(":\(password)".utf8))
-        for _ in 1..<Swift.max(1, rounds) { value = SHA256.digest(value + saltBytes) }
-        return SHA256.hexText(value)
+        var value = Array(SHA256.hash(data: saltBytes + Array(":\(password)".utf8)))
+        for _ in 1..<Swift.max(1, rounds) { value = Array(SHA256.hash(data: value + saltBytes)) }
+        return SecretDigest.hexText(value)
     }
 }
 
@@ -107,7 +108,7 @@ public struct Ban: Hashable, Sendable, Codable {
     func keepsOut(name: DisplayName?, identities presented: [String], address: String?, now: ServerInstant) -> Bool {
         if let until, now >= until { return false }
         if let name, name.text.lowercased() == self.name.text.lowercased() { return true }
-        if presented.contains(where: { identity in identities.contains { SHA256.equal($0, identity) } }) { return true }
+        if presented.contains(where: { identity in identities.contains { SecretDigest.equal($0, identity) } }) { return true }
         if let address, let banned = self.address, address == banned { return true }
         return false
     }
