@@ -167,7 +167,7 @@ let package = Package(
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(
             name: "CowatchGatewayTests",
-            dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "SlashCommands"]
+            dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "CowatchStore", "SlashCommands"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -29,10 +29,29 @@ extension Room {
         }
         if password.matches(given) {
             passwordFailures[request.address ?? "unknown"] = nil
+            upgradePassword(given, from: password, secret: request.newToken)
             return nil
         }
         recordFailure(from: request.address, now: now)
         return CommandError(.wrongPassword, command: nil, message: "wrong password")
+    }
+
+    /// A right password re-makes a digest of an older algorithm or other
+    /// parameters with the configured ones, so that rooms saved before move to
+    /// them one check at a time. The salt is keyed from the connection's fresh
+    /// secret, which the gateway drew from the system's random generator.
+    mutating func upgradePassword(_ password: String, from digest: PasswordDigest, secret: String) {
+        guard digest.isOutdated(for: configuration.passwordHashing),
+              let upgraded = PasswordDigest.make(password, salt: Self.passwordSalt(secret: secret, "upgrade"),
+                                                 hashing: configuration.passwordHashing)
+        else { return }
+        protection.password = upgraded
+    }
+
+    /// A salt for a password digest: 128 bits keyed (HMAC-SHA256) from a secret
+    /// the gateway drew from the system's random generator, unique per `context`.
+    static func passwordSalt(secret: String, _ context: String) -> String {
+        String(SecretDigest.keyed("password-salt/\(context)", secret: secret).prefix(32))
     }
 
     /// Wrong passwords and bot tokens, counted per address: past the limit within
@@ -110,10 +129,17 @@ extension Room {
             notify("\(displayName(id)) removed the room's password", cause: .password, by: id)
             return
         }
-        // Unique per room and change, and unguessable: drawn from the setter's
+        // Unique per room and change, and unguessable: keyed from the setter's
         // secret resume token.
-        let salt = String(SecretDigest.hex("\(member.resumeToken)/salt/\(now.milliseconds)/\(state.seq)").prefix(32))
-        protection.password = PasswordDigest.make(password, salt: salt, rounds: configuration.passwordHashRounds)
+        let salt = Self.passwordSalt(secret: member.resumeToken, "\(now.milliseconds)/\(state.seq)")
+        guard let digest = PasswordDigest.make(password, salt: salt, hashing: configuration.passwordHashing) else {
+            // Only parameters outside PasswordHashing's bounds get here: the
+            // settings refuse them, but a RoomConfiguration is a plain value.
+            refuse(id, .notPossible, .password,
+                   "/password: this server's password hashing settings (password-hash-*) are not usable; no password was set")
+            return
+        }
+        protection.password = digest
         needsPersisting = true
         if !state.policy.password {
             state.policy.password = true

@@ -73,6 +73,8 @@ extension Room {
         if let bot { request.name = bot.name.text }
         if !owner, let refusal = banRefusal(request, now: now) { return .refused(refusal) }
         let invite = owner || bot != nil ? nil : validInvite(request.invite, now: now)
+        // A right password may re-make an outdated digest: saved with the arrival.
+        let passwordBefore = protection.password
         if !owner, bot == nil, invite == nil, let refusal = accessRefusal(request, now: now) { return .refused(refusal) }
         // A room is full of the people in it: members waiting out their resume grace
         // do not count, so connections that drop at once cannot fill it; its owner
@@ -84,6 +86,7 @@ extension Room {
         let id = MemberID("m\(nextMemberNumber)")
         nextMemberNumber += 1
         return .accepted(id, collect(now: now) { room in
+            if room.protection.password != passwordBefore { room.needsPersisting = true }
             if let invite { room.useInvite(invite) }
             room.makeRoomForArrival(now: now)
             room.arrive(id, request: request, owner: owner, bot: bot, now: now)
