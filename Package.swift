@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // ICU (Debian libicu-dev): Unicode's security mechanisms (UTS #39) and NFKC,
@@ -32,7 +33,17 @@ let package = Package(
         .target(name: "SlashCommands", dependencies: ["CICU"], linkerSettings: libm),
         // Rooms, group sessions and the playback coordinator: pure state machines
         // that take `now` and inputs and return actions. No I/O, no clock.
-        .target(name: "CowatchCore", dependencies: ["SlashCommands"], linkerSettings: libm),
+        // swift-crypto (BoringSSL underneath) for the digests, keyed derivations
+        // and password hashing of the secrets rooms keep.
+        .target(
+            name: "CowatchCore",
+            dependencies: [
+                "SlashCommands",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            linkerSettings: libm
+        ),
         // The gateway simulation and the invariants every room keeps, checked after
         // every input: shared by the randomized tests and the room fuzzer.
         .target(name: "CowatchCoreChecks", dependencies: ["CowatchCore", "SlashCommands"]),
@@ -169,7 +180,7 @@ let package = Package(
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
         .testTarget(
             name: "CowatchGatewayTests",
-            dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "SlashCommands", "CFrameGuard"]
+            dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "CowatchStore", "SlashCommands", "CFrameGuard"]
         ),
     ],
     swiftLanguageModes: [.v6]

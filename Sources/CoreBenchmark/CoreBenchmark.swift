@@ -17,9 +17,10 @@ struct CoreBenchmark {
             let result = run(members: members, players: players, rounds: rounds)
             print(result.row)
         }
-        let hashRounds = RoomConfiguration().passwordHashRounds
-        let micros = passwordCheck(attempts: 2_000)
-        print("password check at the door (\(hashRounds) rounds of SHA-256): \(NumberText.decimal(micros, places: 1)) us per connection")
+        let hashing = RoomConfiguration().passwordHashing
+        let micros = passwordCheck(attempts: 300)
+        print("password check at the door (scrypt N=\(hashing.cost), r=\(hashing.blockSize), p=\(hashing.parallelism)): "
+            + "\(NumberText.decimal(micros, places: 1)) us per connection")
     }
 
     /// What a connection to a room with a password costs the service thread: each

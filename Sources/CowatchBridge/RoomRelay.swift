@@ -287,7 +287,7 @@ public struct RoomRelay: Sendable {
     /// A `device=` for a person: the same for the same nick on the same network,
     /// and nothing anyone can read the nick back from.
     func device(_ key: String) -> String {
-        String(SHA256.hex("cowatch-bridge\u{0}\(settings.network)\u{0}\(key)").prefix(32))
+        String(SecretDigest.hex("cowatch-bridge\u{0}\(settings.network)\u{0}\(key)").prefix(32))
     }
 
     /// The address the room keeps for a person (in bans, and in its per-address

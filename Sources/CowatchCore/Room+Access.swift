@@ -9,9 +9,9 @@ extension Room {
     /// The invite in force that this token opens, if any.
     func validInvite(_ token: String?, now: ServerInstant) -> Int64? {
         guard let token, !protection.invites.isEmpty else { return nil }
-        let digest = SHA256.hex(token)
+        let digest = SecretDigest.hex(token)
         return protection.invites.first { invite in
-            SHA256.equal(invite.tokenDigest, digest) && now < invite.expires && invite.usesLeft > 0
+            SecretDigest.equal(invite.tokenDigest, digest) && now < invite.expires && invite.usesLeft > 0
         }?.number
     }
 
@@ -29,10 +29,29 @@ extension Room {
         }
         if password.matches(given) {
             passwordFailures[request.address ?? "unknown"] = nil
+            upgradePassword(given, from: password, secret: request.newToken)
             return nil
         }
         recordFailure(from: request.address, now: now)
         return CommandError(.wrongPassword, command: nil, message: "wrong password")
+    }
+
+    /// A right password re-makes a digest of an older algorithm or other
+    /// parameters with the configured ones, so that rooms saved before move to
+    /// them one check at a time. The salt is keyed from the connection's fresh
+    /// secret, which the gateway drew from the system's random generator.
+    mutating func upgradePassword(_ password: String, from digest: PasswordDigest, secret: String) {
+        guard digest.isOutdated(for: configuration.passwordHashing),
+              let upgraded = PasswordDigest.make(password, salt: Self.passwordSalt(secret: secret, "upgrade"),
+                                                 hashing: configuration.passwordHashing)
+        else { return }
+        protection.password = upgraded
+    }
+
+    /// A salt for a password digest: 128 bits keyed (HMAC-SHA256) from a secret
+    /// the gateway drew from the system's random generator, unique per `context`.
+    static func passwordSalt(secret: String, _ context: String) -> String {
+        String(SecretDigest.keyed("password-salt/\(context)", secret: secret).prefix(32))
     }
 
     /// Wrong passwords and bot tokens, counted per address: past the limit within
@@ -110,10 +129,17 @@ extension Room {
             notify("\(displayName(id)) removed the room's password", cause: .password, by: id)
             return
         }
-        // Unique per room and change, and unguessable: drawn from the setter's
+        // Unique per room and change, and unguessable: keyed from the setter's
         // secret resume token.
-        let salt = String(SHA256.hex("\(member.resumeToken)/salt/\(now.milliseconds)/\(state.seq)").prefix(32))
-        protection.password = PasswordDigest.make(password, salt: salt, rounds: configuration.passwordHashRounds)
+        let salt = Self.passwordSalt(secret: member.resumeToken, "\(now.milliseconds)/\(state.seq)")
+        guard let digest = PasswordDigest.make(password, salt: salt, hashing: configuration.passwordHashing) else {
+            // Only parameters outside PasswordHashing's bounds get here: the
+            // settings refuse them, but a RoomConfiguration is a plain value.
+            refuse(id, .notPossible, .password,
+                   "/password: this server's password hashing settings (password-hash-*) are not usable; no password was set")
+            return
+        }
+        protection.password = digest
         needsPersisting = true
         if !state.policy.password {
             state.policy.password = true
@@ -132,8 +158,8 @@ extension Room {
         }
         let number = protection.nextInviteNumber
         protection.nextInviteNumber += 1
-        let token = String(SHA256.hex("\(member.resumeToken)/invite/\(number)/\(now.milliseconds)").prefix(32))
-        let invite = Invite(number: number, tokenDigest: SHA256.hex(token), usesLeft: uses,
+        let token = String(SecretDigest.keyed("invite/\(number)/\(now.milliseconds)", secret: member.resumeToken).prefix(32))
+        let invite = Invite(number: number, tokenDigest: SecretDigest.hex(token), usesLeft: uses,
                             expires: now.advanced(by: ServerInterval(seconds: minutes * 60)), by: member.name, at: now)
         protection.invites.append(invite)
         needsPersisting = true
@@ -170,8 +196,8 @@ extension Room {
 extension Room {
     func validToken(_ token: String?) -> BotToken? {
         guard let token, !protection.tokens.isEmpty else { return nil }
-        let digest = SHA256.hex(token)
-        return protection.tokens.first { SHA256.equal($0.digest, digest) }
+        let digest = SecretDigest.hex(token)
+        return protection.tokens.first { SecretDigest.equal($0.digest, digest) }
     }
 
     /// A bot's line is refused when its scope does not cover it.
@@ -198,8 +224,8 @@ extension Room {
         }
         let number = protection.nextTokenNumber
         protection.nextTokenNumber += 1
-        let token = SHA256.hex("\(member.resumeToken)/token/\(number)/\(now.milliseconds)")
-        let bot = BotToken(number: number, name: name, scope: scope, digest: SHA256.hex(token), by: member.name, at: now)
+        let token = SecretDigest.keyed("token/\(number)/\(now.milliseconds)", secret: member.resumeToken)
+        let bot = BotToken(number: number, name: name, scope: scope, digest: SecretDigest.hex(token), by: member.name, at: now)
         protection.tokens.append(bot)
         needsPersisting = true
         actions.append(.send(.reply(.token(bot, token: token)), to: id))
@@ -233,10 +259,10 @@ extension Room {
     /// secret the gateway drew: the token's digest is kept, the token returned.
     public mutating func issueToken(name: DisplayName, scope: TokenScope, secret: String,
                                     now: ServerInstant) -> (token: String, actions: [RoomAction]) {
-        let token = SHA256.hex("\(secret)/operator-token/\(protection.nextTokenNumber)")
+        let token = SecretDigest.keyed("operator-token/\(protection.nextTokenNumber)", secret: secret)
         let actions = collect(now: now) { room in
             let bot = BotToken(number: room.protection.nextTokenNumber, name: name, scope: scope,
-                               digest: SHA256.hex(token), by: DisplayName("operator") ?? .guest, at: now)
+                               digest: SecretDigest.hex(token), by: DisplayName("operator") ?? .guest, at: now)
             room.protection.nextTokenNumber += 1
             room.protection.tokens.append(bot)
             room.needsPersisting = true

@@ -73,6 +73,8 @@ extension Room {
         if let bot { request.name = bot.name.text }
         if !owner, let refusal = banRefusal(request, now: now) { return .refused(refusal) }
         let invite = owner || bot != nil ? nil : validInvite(request.invite, now: now)
+        // A right password may re-make an outdated digest: saved with the arrival.
+        let passwordBefore = protection.password
         if !owner, bot == nil, invite == nil, let refusal = accessRefusal(request, now: now) { return .refused(refusal) }
         // A room is full of the people in it: members waiting out their resume grace
         // do not count, so connections that drop at once cannot fill it; its owner
@@ -84,6 +86,7 @@ extension Room {
         let id = MemberID("m\(nextMemberNumber)")
         nextMemberNumber += 1
         return .accepted(id, collect(now: now) { room in
+            if room.protection.password != passwordBefore { room.needsPersisting = true }
             if let invite { room.useInvite(invite) }
             room.makeRoomForArrival(now: now)
             room.arrive(id, request: request, owner: owner, bot: bot, now: now)
@@ -139,7 +142,7 @@ extension Room {
         // The first member of a room without an owner founds it and gets the key.
         var ownerKey: String?
         if members.isEmpty, protection.ownerKeyDigest == nil, let key = request.newOwnerKey {
-            protection.ownerKeyDigest = SHA256.hex(key)
+            protection.ownerKeyDigest = SecretDigest.hex(key)
             ownerKey = key
         }
         let owner = presentsKey || ownerKey != nil
@@ -156,7 +159,7 @@ extension Room {
         member.owner = owner
         member.scope = bot?.scope
         member.tokenNumber = bot?.number
-        member.deviceDigest = request.device.map(SHA256.hex)
+        member.deviceDigest = request.device.map(SecretDigest.hex)
         member.address = request.address
         insertMember(member)
         welcome(id, ownerKey: ownerKey, now: now)
@@ -181,7 +184,7 @@ extension Room {
             // `player=1` on the new URL turns the flag on; without it the member
             // keeps the flag it had, as resuming restores it.
             $0.player = request.player || $0.player
-            if let device = request.device { $0.deviceDigest = SHA256.hex(device) }
+            if let device = request.device { $0.deviceDigest = SecretDigest.hex(device) }
             if let address = request.address { $0.address = address }
             if owner {
                 $0.owner = true

@@ -9,7 +9,7 @@ extension Room {
     /// Whether the connection presents the room's owner key.
     func presentsOwnerKey(_ request: ConnectRequest) -> Bool {
         guard let key = request.ownerKey, let digest = protection.ownerKeyDigest else { return false }
-        return SHA256.equal(SHA256.hex(key), digest)
+        return SecretDigest.equal(SecretDigest.hex(key), digest)
     }
 
     /// The ban or kick cooldown that keeps this connection out, if any. Members
@@ -19,8 +19,8 @@ extension Room {
         guard !protection.bans.isEmpty else { return nil }
         let name = request.name.flatMap { DisplayName($0) }
         var identities: [String] = []
-        if let token = request.resume { identities.append(SHA256.hex(token)) }
-        if let device = request.device { identities.append(SHA256.hex(device)) }
+        if let token = request.resume { identities.append(SecretDigest.hex(token)) }
+        if let device = request.device { identities.append(SecretDigest.hex(device)) }
         let address = configuration.addressBans ? request.address : nil
         guard let ban = protection.bans.first(where: {
             $0.keepsOut(name: name, identities: identities, address: address, now: now)
@@ -179,7 +179,7 @@ extension Room {
     /// Records a ban or kick of a member present, by its identities, name and address.
     mutating func keepOut(_ member: Member, kind: Ban.Kind, until: ServerInstant?, reason: String?,
                           by id: MemberID, now: ServerInstant) -> Ban {
-        var identities = [SHA256.hex(member.resumeToken)]
+        var identities = [SecretDigest.hex(member.resumeToken)]
         if let device = member.deviceDigest { identities.append(device) }
         var address = configuration.addressBans ? member.address : nil
         // An address is one person's only while nobody else in the room uses it: a

@@ -31,8 +31,10 @@ public struct RoomConfiguration: Hashable, Sendable {
     /// is refused without checking.
     public var passwordAttempts: Int
     public var passwordAttemptWindow: ServerInterval
-    /// SHA-256 rounds of a room password's digest (each check costs this many).
-    public var passwordHashRounds: Int
+    /// scrypt's parameters for room passwords set from now on (each check at
+    /// the door costs one scrypt); digests made with others are re-made on the
+    /// next right password.
+    public var passwordHashing: PasswordHashing
     /// Invite links a room keeps in force.
     public var maximumInvites: Int
     /// Hosts `/watch` and `/queue` may share media from (lowercase, exact); empty: any.
@@ -64,7 +66,7 @@ public struct RoomConfiguration: Hashable, Sendable {
         maximumBans: Int = 1_000,
         passwordAttempts: Int = 5,
         passwordAttemptWindow: ServerInterval = ServerInterval(milliseconds: 60_000),
-        passwordHashRounds: Int = 1_000,
+        passwordHashing: PasswordHashing = PasswordHashing(),
         maximumInvites: Int = 100,
         mediaHosts: [String] = []
     ) {
@@ -83,7 +85,7 @@ public struct RoomConfiguration: Hashable, Sendable {
         self.maximumBans = maximumBans
         self.passwordAttempts = passwordAttempts
         self.passwordAttemptWindow = passwordAttemptWindow
-        self.passwordHashRounds = passwordHashRounds
+        self.passwordHashing = passwordHashing
         self.maximumInvites = maximumInvites
         self.mediaHosts = mediaHosts
     }

@@ -15,7 +15,7 @@ public struct RoomProtection: Hashable, Sendable, Codable {
     /// When the last member was forgotten; nil while anyone is in the room. The
     /// room expires a configured time after it.
     public var emptySince: ServerInstant?
-    /// The room password's salted digest; nil: no password.
+    /// The room password's salted hash (`PasswordDigest.swift`); nil: no password.
     public var password: PasswordDigest?
     /// Invite links in force, oldest first.
     public var invites: [Invite] = []
@@ -44,29 +44,6 @@ public struct RoomProtection: Hashable, Sendable, Codable {
         nextInviteNumber = try values.decodeIfPresent(Int64.self, forKey: .nextInviteNumber) ?? 1
         tokens = try values.decodeIfPresent([BotToken].self, forKey: .tokens) ?? []
         nextTokenNumber = try values.decodeIfPresent(Int64.self, forKey: .nextTokenNumber) ?? 1
-    }
-}
-
-/// A room password as the room keeps it: SHA-256 iterated `rounds` times over
-/// the salt and the password, so the store holds nothing to read it back from.
-public struct PasswordDigest: Hashable, Sendable, Codable {
-    public var salt: String
-    public var rounds: Int
-    public var digest: String
-
-    static func make(_ password: String, salt: String, rounds: Int) -> PasswordDigest {
-        PasswordDigest(salt: salt, rounds: rounds, digest: hash(password, salt: salt, rounds: rounds))
-    }
-
-    func matches(_ password: String) -> Bool {
-        SHA256.equal(Self.hash(password, salt: salt, rounds: rounds), digest)
-    }
-
-    static func hash(_ password: String, salt: String, rounds: Int) -> String {
-        let saltBytes = Array(salt.utf8)
-        var value = SHA256.digest(saltBytes + Array(":\(password)".utf8))
-        for _ in 1..<Swift.max(1, rounds) { value = SHA256.digest(value + saltBytes) }
-        return SHA256.hexText(value)
     }
 }
 
@@ -107,7 +84,7 @@ public struct Ban: Hashable, Sendable, Codable {
     func keepsOut(name: DisplayName?, identities presented: [String], address: String?, now: ServerInstant) -> Bool {
         if let until, now >= until { return false }
         if let name, name.text.lowercased() == self.name.text.lowercased() { return true }
-        if presented.contains(where: { identity in identities.contains { SHA256.equal($0, identity) } }) { return true }
+        if presented.contains(where: { identity in identities.contains { SecretDigest.equal($0, identity) } }) { return true }
         if let address, let banned = self.address, address == banned { return true }
         return false
     }

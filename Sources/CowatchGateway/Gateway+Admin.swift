@@ -48,13 +48,13 @@ struct OperatorState: Codable {
 
     func creationTokenValid(_ token: String?) -> Bool {
         guard let token else { return false }
-        let digest = SHA256.hex(token)
-        return creationTokens.contains { SHA256.equal($0.key, digest) && $0.value > 0 }
+        let digest = SecretDigest.hex(token)
+        return creationTokens.contains { SecretDigest.equal($0.key, digest) && $0.value > 0 }
     }
 
     mutating func useCreationToken(_ token: String?) {
         guard let token else { return }
-        let digest = SHA256.hex(token)
+        let digest = SecretDigest.hex(token)
         guard let uses = creationTokens[digest] else { return }
         creationTokens[digest] = uses > 1 ? uses - 1 : nil
     }
@@ -101,7 +101,7 @@ extension Gateway {
            now < failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) {
             return Self.json(429, ["error": "too many wrong admin tokens from your address; wait a minute"])
         }
-        guard let token = request.token, SHA256.equal(SHA256.hex(token), SHA256.hex(expected)) else {
+        guard let token = request.token, SecretDigest.equal(SecretDigest.hex(token), SecretDigest.hex(expected)) else {
             var failure = operatorState.failures[request.address] ?? (0, now)
             if now >= failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) { failure = (0, now) }
             failure.count += 1
@@ -189,7 +189,7 @@ extension Gateway {
             let uses = request.arguments("uses").flatMap(Int.init) ?? 1
             guard (1...100_000).contains(uses) else { return Self.json(400, ["error": "uses=1..100000"]) }
             let token = Self.newToken() + Self.newToken()
-            operatorState.creationTokens[SHA256.hex(token)] = uses
+            operatorState.creationTokens[SecretDigest.hex(token)] = uses
             saveOperatorState()
             return Self.json(200, ["token": token, "uses": uses])
         default:

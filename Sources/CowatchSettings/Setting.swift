@@ -151,6 +151,15 @@ struct Setting: Sendable {
         Setting(key: "max-bans") { value, settings in
             settings.gateway.room.maximumBans = try integer(value, 1...100_000)
         },
+        Setting(key: "password-hash-cost") { value, settings in
+            try passwordHashing(&settings) { $0.cost = try integer(value, PasswordHashing.costs) }
+        },
+        Setting(key: "password-hash-block-size") { value, settings in
+            try passwordHashing(&settings) { $0.blockSize = try integer(value, PasswordHashing.blockSizes) }
+        },
+        Setting(key: "password-hash-parallelism") { value, settings in
+            try passwordHashing(&settings) { $0.parallelism = try integer(value, PasswordHashing.parallelisms) }
+        },
         Setting(key: "default-control") { value, settings in
             guard let control = ControlPolicy(rawValue: value.lowercased()) else {
                 throw SettingsError("expected everyone or hosts")
@@ -221,6 +230,14 @@ struct Setting: Sendable {
             settings.gateway.permessageDeflate = try boolean(value)
         },
     ]
+
+    /// One of scrypt's parameters, checked as scrypt will take them.
+    static func passwordHashing(_ settings: inout ServeSettings, _ change: (inout PasswordHashing) throws -> Void) throws {
+        var hashing = settings.gateway.room.passwordHashing
+        try change(&hashing)
+        if let problem = hashing.problem { throw SettingsError(problem) }
+        settings.gateway.room.passwordHashing = hashing
+    }
 
     static func integer(_ text: String, _ range: ClosedRange<Int>) throws -> Int {
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {

@@ -22,7 +22,9 @@ struct RoomStepDecoder {
 
     mutating func setup() -> RoomSetup {
         slots = 2 + input.below(7)
-        var configuration = RoomConfiguration()
+        // Sessions check the room's rules, not password hashing: the cheapest
+        // scrypt keeps `/password` from taking the fuzzer's time.
+        var configuration = RoomConfiguration(passwordHashing: PasswordHashing(cost: 2, blockSize: 1))
         let flags = input.byte()
         if flags & 1 != 0 { configuration.maximumMembers = 1 + input.below(slots + 1) }
         if flags & 2 != 0 { configuration.maximumQueueLength = 1 + input.below(4) }

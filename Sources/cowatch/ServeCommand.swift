@@ -132,6 +132,15 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Bans and kick cooldowns a room keeps, the oldest going first (default 1000).")
     var maxBans: String?
 
+    @Option(help: "scrypt's cost N for room passwords set from now on, a power of two; each check at the door costs 128 x N x block size bytes and their time (default 1024).")
+    var passwordHashCost: String?
+
+    @Option(help: "scrypt's block size r for room passwords, 1 to 16 (default 8).")
+    var passwordHashBlockSize: String?
+
+    @Option(help: "scrypt's parallelism p for room passwords, 1 to 16; each counts as one more check (default 1).")
+    var passwordHashParallelism: String?
+
     @Option(help: "Who controls playback in a new room: everyone or hosts (default everyone).")
     var defaultControl: String?
 
@@ -202,7 +211,9 @@ struct ServeCommand: ParsableCommand {
             ("kick-cooldown", kickCooldown), ("room-expiry", roomExpiry), ("address-bans", addressBans),
             ("unused-room-expiry", unusedRoomExpiry), ("room-creation-rate", roomCreationRate),
             ("chat-history-bytes", chatHistoryBytes), ("chat-total-bytes", chatTotalBytes), ("max-state-bytes", maxStateBytes),
-            ("max-bans", maxBans), ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
+            ("max-bans", maxBans), ("password-hash-cost", passwordHashCost),
+            ("password-hash-block-size", passwordHashBlockSize), ("password-hash-parallelism", passwordHashParallelism),
+            ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
             ("trusted-proxies", trustedProxies), ("max-connections", maxConnections),
             ("http-request-timeout", httpRequestTimeout), ("allowed-hosts", allowedHosts), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
             ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),

@@ -2,25 +2,6 @@ import CowatchCore
 import SlashCommands
 import Testing
 
-@Suite("SHA-256, for the digests a room keeps")
-struct SHA256Tests {
-    @Test("the FIPS 180-4 examples")
-    func knownDigests() {
-        #expect(SHA256.hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
-                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        #expect(SHA256.hex(String(repeating: "a", count: 1000)).hasPrefix("41edece42d63e8d9bf515a9ba6932e1c"))
-    }
-
-    @Test("digests compare equal only when every character is")
-    func constantTimeEquality() {
-        #expect(SHA256.equal(SHA256.hex("key"), SHA256.hex("key")))
-        #expect(!SHA256.equal(SHA256.hex("key"), SHA256.hex("kez")))
-        #expect(!SHA256.equal("abc", "abcd"))
-    }
-}
-
 @Suite("Room ownership (docs/security.md)")
 struct RoomOwnershipTests {
     static func founded() -> Scenario {
@@ -37,7 +18,7 @@ struct RoomOwnershipTests {
         guard case .welcome(let welcome)? = room.events(for: "alice").first else { Issue.record("no welcome"); return }
         #expect(welcome.ownerKey == "alice-key")
         #expect(welcome.you.role == .host && welcome.you.owner)
-        #expect(room.room.protection.ownerKeyDigest == SHA256.hex("alice-key"))
+        #expect(room.room.protection.ownerKeyDigest == SecretDigest.hex("alice-key"))
         room.connect("bob", newOwnerKey: "bob-key")
         guard case .welcome(let second)? = room.events(for: "bob").first else { Issue.record("no welcome"); return }
         #expect(second.ownerKey == nil)
@@ -113,7 +94,7 @@ struct RoomOwnershipTests {
         let snapshot = room.room.snapshot(at: room.now)
         let (restored, actions) = Room.restore(snapshot, members: [], chat: [], downSince: room.now,
                                                maximumDowntime: ServerInterval(milliseconds: 60_000), now: room.now)
-        #expect(restored.protection.ownerKeyDigest == SHA256.hex("alice-key"))
+        #expect(restored.protection.ownerKeyDigest == SecretDigest.hex("alice-key"))
         #expect(restored.protection.bans.map(\.name.text) == ["bob"])
         #expect(restored.protection.slowMode == ServerInterval(milliseconds: 5000))
         #expect(actions.contains { if case .schedule(.roomExpires, _) = $0 { true } else { false } })

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchStore
 import Foundation
 import Testing
 
@@ -230,6 +231,41 @@ struct AccessEndToEndTests {
         let limited = server.open("/rooms/club?name=eve&password=open-sesame")
         #expect(limited.error()?.string("code") == "too-many-attempts")
         #expect(limited.waitClosed()?.code == 4005)
+    }
+
+    @Test("a room saved with a password digest from before scrypt lets the right password in and is saved with scrypt")
+    func oldPasswordDigestUpgraded() throws {
+        let store = MemoryStore()
+        // A room as it was saved before: SHA-256 iterated 1,000 times over the salt and "hunter2".
+        var protection = RoomProtection()
+        protection.password = try JSONDecoder().decode(PasswordDigest.self, from: Data("""
+            {"salt":"0123456789abcdef0123456789abcdef","rounds":1000,\
+            "digest":"f36cf27016973887248956c456b8f8c7dea4ad0e5489770fa82efd14347c0507"}
+            """.utf8))
+        let now = ServerInstant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        let club = try #require(RoomName("club"))
+        var snapshot = Room(name: club, now: now).snapshot(at: now)
+        snapshot.state.policy.password = true
+        snapshot.protection = protection
+        store.write([.room(snapshot)])
+
+        let server = try TestServer(store: store)
+        let wrong = server.open("/rooms/club?name=eve&password=hunter3")
+        #expect(wrong.error()?.string("code") == "wrong-password")
+        #expect(wrong.waitClosed()?.code == 4005)
+        _ = try server.join("club", name: "bob", query: "password=hunter2")
+        // Stopping saves what the server had yet to write.
+        server.stop()
+        let saved = try #require(try store.load().rooms.first { $0.snapshot.room == club }?.snapshot.protection?.password)
+        #expect(saved.algorithm == .scrypt(PasswordHashing()))
+        #expect(saved.matches("hunter2"))
+
+        // The scrypt digest is what the room asks of the next newcomer, after a restart.
+        let restarted = try TestServer(store: store)
+        defer { restarted.stop() }
+        _ = try restarted.join("club", name: "carol", query: "password=hunter2")
+        let refused = restarted.open("/rooms/club?name=eve&password=hunter3")
+        #expect(refused.error()?.string("code") == "wrong-password")
     }
 }
 

@@ -52,6 +52,10 @@ struct ServeSettingsTests {
         (["database-url": "mysql://db/cowatch"], "--database-url: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, got \"mysql://db/cowatch\""),
         (["node-id": "node one"], "--node-id: expected 1 to 64 letters, digits, '-', '_' or '.', got \"node one\""),
         (["log-level": "loud"], "--log-level: expected one of"),
+        (["password-hash-cost": "1000"], "--password-hash-cost: the scrypt cost must be a power of two from 2 to 131072, got \"1000\""),
+        (["password-hash-cost": "262144"], "--password-hash-cost: expected a whole number from 2 to 131072"),
+        (["password-hash-block-size": "32"], "--password-hash-block-size: expected a whole number from 1 to 16"),
+        (["password-hash-parallelism": "0"], "--password-hash-parallelism: expected a whole number from 1 to 16"),
     ])
     func badFlag(flags: [String: String], message: String) {
         #expect {
@@ -59,6 +63,17 @@ struct ServeSettingsTests {
         } throws: { error in
             "\(error)".hasPrefix(message)
         }
+    }
+
+    @Test("scrypt's parameters for room passwords come from the settings like every limit")
+    func passwordHashing() throws {
+        let defaults = try ServeSettings.resolve(flags: [:], environment: [:]).gateway.room.passwordHashing
+        #expect((defaults.cost, defaults.blockSize, defaults.parallelism) == (1024, 8, 1))
+        let path = try Self.configFile("password-hash-block-size = 4\n")
+        let settings = try ServeSettings.resolve(flags: ["password-hash-cost": "4096", "config": path],
+                                                 environment: ["COWATCH_PASSWORD_HASH_PARALLELISM": "2"])
+        let hashing = settings.gateway.room.passwordHashing
+        #expect((hashing.cost, hashing.blockSize, hashing.parallelism) == (4096, 4, 2))
     }
 
     @Test("a bad environment value names the variable")

@@ -81,6 +81,39 @@ struct StoreContractTests {
         #expect(loaded.lastAlive == ServerInstant(milliseconds: 5_000))
     }
 
+    @Test("a password digest saved before scrypt comes back, and the scrypt digest a right password re-makes it into is saved", arguments: kinds)
+    func upgradedPasswordDigest(kind: Kind) throws {
+        let (store, reopen) = try Self.make(kind)
+        // As rooms were saved before: SHA-256 iterated 1,000 times, no algorithm named.
+        let old = try JSONDecoder().decode(PasswordDigest.self, from: Data("""
+            {"salt":"0123456789abcdef0123456789abcdef","rounds":1000,\
+            "digest":"f36cf27016973887248956c456b8f8c7dea4ad0e5489770fa82efd14347c0507"}
+            """.utf8))
+        var snapshot = Self.snapshot(seq: 4)
+        var protection = RoomProtection()
+        protection.password = old
+        snapshot.protection = protection
+        store.write([.room(snapshot)])
+        store.flush()
+
+        let loaded = try #require(try store.load().rooms.first?.snapshot)
+        #expect(loaded.protection?.password == old)
+        let now = ServerInstant(milliseconds: 10_000)
+        var (room, _) = Room.restore(loaded, members: [], chat: [], downSince: now,
+                                     maximumDowntime: ServerInterval(milliseconds: 60_000), now: now)
+        guard case .accepted(_, let actions) = room.connectionOpened(
+            ConnectRequest(name: "bob", newToken: "fresh", password: "hunter2"), now: now)
+        else { Issue.record("the right password was refused"); return }
+        store.write(actions.compactMap { if case .persist(let snapshot) = $0 { .room(snapshot) } else { nil } })
+        store.flush()
+
+        let again = try #require(try reopen().load().rooms.first?.snapshot.protection?.password)
+        #expect(again.algorithm == .scrypt(PasswordHashing()))
+        #expect(again == room.protection.password)
+        #expect(again.matches("hunter2"))
+        #expect(!again.matches("hunter3"))
+    }
+
     @Test("the server's own state comes back by name, the latest of each, apart from rooms", arguments: kinds)
     func serverState(kind: Kind) throws {
         let (store, reopen) = try Self.make(kind)

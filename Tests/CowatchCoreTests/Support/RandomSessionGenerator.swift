@@ -26,7 +26,9 @@ struct RandomSessionGenerator {
         rng = SplitMix64(seed: seed)
         names = Self.names + (byteHeavyNames ? Self.byteHeavyNames : [])
         let slotCount = rng.int(in: 3...8)
-        var configuration = RoomConfiguration()
+        // Sessions check the room's rules, not password hashing: the cheapest
+        // scrypt keeps `/password` from dominating their time.
+        var configuration = RoomConfiguration(passwordHashing: PasswordHashing(cost: 2, blockSize: 1))
         if rng.chance(0.3) { configuration.maximumMembers = rng.int(in: 2...(slotCount + 2)) }
         if rng.chance(0.3) { configuration.maximumQueueLength = rng.int(in: 1...4) }
         if rng.chance(0.4) { configuration.resumeGrace = ServerInterval(milliseconds: rng.int64(in: 500...8_000)) }

@@ -1,6 +1,7 @@
 import CowatchClient
 import CowatchCore
 import CowatchGateway
+import CowatchStore
 import Foundation
 import Logging
 
@@ -10,12 +11,13 @@ final class TestServer: @unchecked Sendable {
     let port: Int
     let clients: WebSocketClients
 
-    init(_ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+    /// `store`: where rooms are brought back from and saved; none by default.
+    init(store: (any RoomStore)? = nil, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
         var configuration = GatewayConfiguration(port: 0)
         configure(&configuration)
         var logger = Logger(label: "cowatch.test")
         logger.logLevel = .critical
-        gateway = Gateway(configuration: configuration, logger: logger)
+        gateway = Gateway(configuration: configuration, store: store, logger: logger)
         port = try gateway.start()
         clients = try WebSocketClients()
     }
