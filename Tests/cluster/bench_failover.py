@@ -160,9 +160,11 @@ class Member:
             raise TimeoutError(f"{self.name} was not closed within {timeout} s")
         return self.closed
 
-    async def close(self):
+    async def close(self, code=1000):
+        """Closes: 1000 leaves the room for good; 1001 (a page reloading) keeps
+        the member through its resume grace."""
         if self.ws:
-            await self.ws.close()
+            await self.ws.close(code=code)
             if self.reader:
                 await self.reader
 
@@ -171,17 +173,22 @@ class Member:
 
 
 async def written(database, members, timeout=10):
-    """Waits until the database holds the room's newest state any member has
-    seen, playing: what the next owner takes over is then the room as it was."""
-    newest = max(s["seq"] for m in members for s in m.states())
+    """Waits until the database holds what the next owner takes over: the room
+    playing, and every member's record with the resume token it holds now (a
+    welcome gives a new one), so that each comes back as itself."""
     deadline = time.monotonic() + timeout
     while True:
         kept = psql(database, f"SELECT snapshot FROM rooms WHERE name = '{ROOM}'")
-        state = json.loads(kept)["state"] if kept else None
-        if state and state["seq"] >= newest and state["playback"]["status"] == "playing":
+        playing = bool(kept) and json.loads(kept)["state"]["playback"]["status"] == "playing"
+        records = [json.loads(line) for line in
+                   psql(database, f"SELECT record FROM members WHERE room = '{ROOM}'").splitlines() if line]
+        tokens = {record.get("resumeToken") for record in records}
+        missing = [member.name for member in members if member.resume not in tokens]
+        if playing and not missing:
             return
         if time.monotonic() > deadline:
-            raise SystemExit(f"the owner's store did not write state {newest} within {timeout} s: {state and state['seq']}")
+            raise SystemExit(f"the owner's store did not write the room within {timeout} s "
+                             f"(playing: {playing}; tokens not stored: {', '.join(missing)})")
         await asyncio.sleep(0.05)
 
 
@@ -278,7 +285,7 @@ async def scenario(nodes, database, kills):
         owner.start()
         for member in members:
             if member.home is owner:
-                await member.close()
+                await member.close(code=1001)
                 _, welcome = await member.connect(owner)
                 if welcome["you"]["id"] != ids[member.name]:
                     failures.append((kill, [f"{member.name} moved back as {welcome['you']['id']}"]))

@@ -291,7 +291,7 @@ def scripted(run):
     a.type("/play")
     start = run.start_spread(after_seq=seq)
     run.measure("/play (coordinated start)", "playing", start=start)
-    time.sleep(3)
+    time.sleep(3)  # time on purpose: how far apart the videos drift while playing on
     run.measure("playing 3 s later", "playing")
     seq = run.seq()
     b.type("/seek 60")
@@ -304,7 +304,7 @@ def scripted(run):
     a.type("/play")
     start = run.start_spread(after_seq=seq)
     run.measure("/play again", "playing", start=start)
-    time.sleep(3)
+    time.sleep(3)  # time on purpose, as above
     run.measure("playing 3 s later", "playing")
     for _ in range(run.extra_starts):
         run.settled("playing")
@@ -472,7 +472,7 @@ def hidden_window(run):
               const v = document.querySelector('video');
               window.e2eTicks.push([performance.now(), document.visibilityState, v.currentTime, v.paused]);
             }, 50);""")
-    time.sleep(0.5)
+    run.wait_js(c, "return window.e2eTicks.length >= 10", 5, "C's interval ticking while visible")
     room_tab = c.driver.current_window_handle
     cover = c.driver.execute_cdp_cmd("Target.createTarget", {"url": "about:blank"})
     hidden_at = time.monotonic()
@@ -619,9 +619,12 @@ def run_condition(name, args, binary, media):
                 handles = {w.handle for w in run.windows}
                 run.check(len(handles) == 3 and states == ["visible"] * 3,
                           f"one browser session shows the room in three windows, each visible: {states}")
-            # The page samples the clock every half second for 10 s after it
-            # connects: give the estimate the quick samples it will have.
-            time.sleep(3)
+            # The page samples the clock in a burst of 8 when it connects, then
+            # every half second for 10 s: give the estimate the quick samples it
+            # has 3 s after connecting (8 + 6).
+            for window in run.windows:
+                run.wait_js(window, "return window.cowatch.clock.samples.length >= 14", 20,
+                            f"{window.label}'s first clock samples")
             if name.startswith("slow-viewer"):
                 slow_viewer(run, name.rsplit("-", 1)[1])
             elif name == "hidden-window":

@@ -283,6 +283,13 @@ class Window:
     def js(self, script, *args):
         return self.driver.execute_script(script, *args)
 
+    def repainted(self):
+        """Returns once the page has painted a frame after this call: the second
+        animation frame from now comes after the first one's paint."""
+        self.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));")
+
     def read(self):
         reading = self.js(READ_JS)
         if self.clock_shift_ms:
@@ -399,6 +406,8 @@ class Run:
     def measure(self, name, status, windows=None, start=None, note=""):
         windows = windows or self.windows
         readings = self.settled(status, windows)
+        # Part of what is measured, not a wait: the spread SETTLE_S after every
+        # window applied the transition.
         time.sleep(SETTLE_S)
         playback = readings[0]["playback"]
         playing = status == "playing"
@@ -459,8 +468,8 @@ class Run:
         errors = ", ".join(f"{s - at:+.1f}" for s in starts)
         log(f"  coordinated start: spread {spread:.1f} ms (each minus at: {errors} ms; lead {at - readings[0]['t']:.0f} ms)")
         if os.environ.get("E2E_DEBUG"):
-            time.sleep(0.2)
             for window in windows:
+                self.poll_js(window, "return window.cowatch.sync.history.some(h => h.includes('started'))", 2)
                 log(f"    {window.label}: " + " | ".join(window.js("return window.cowatch.sync.history.filter(h => h.includes('play()') || h.includes('started')).slice(-2)")))
         return spread
 
@@ -487,6 +496,7 @@ class Run:
         a.type("/play")
         start = self.start_spread(after_seq=seq)
         self.measure("/play (coordinated start)", "playing", start=start)
+        # Time on purpose: how far apart the videos drift while playing on.
         time.sleep(1.5)
         self.measure("playing 1.5 s later", "playing")
 
@@ -606,8 +616,9 @@ class Run:
 
         # /help is readable in the log.
         a.type("/help")
-        time.sleep(0.5)
-        commands = a.js("return document.querySelectorAll('#log .reply-body .command').length")
+        count = "return document.querySelectorAll('#log .reply-body .command').length"
+        self.poll_js(a, count + " >= 20", 5)
+        commands = a.js(count)
         self.check(commands >= 20, f"/help is shown as a list of commands ({commands} lines)")
 
         # A late joiner whose browser refuses autoplay: it shows the button,
@@ -631,7 +642,10 @@ class Run:
         b.type("the timecodes match on my screen")
         c.type("/me waves from the second window")
         late.type("hi all, joined late")
-        time.sleep(0.8)
+        self.wait_js(a, """const text = document.body.innerText;
+                           return ['Test pattern, part 3', 'the timecodes match on my screen',
+                                   'waves from the second window', 'hi all, joined late'].every(t => text.includes(t));""",
+                     10, "the queue and the conversation on A's page")
         self.screenshot(a)
 
     def press(self, window, key):
@@ -766,7 +780,7 @@ class Run:
         """The room page with a playing frame, for the README; its video area must
         not be blank."""
         window.js("document.getElementById('chat-input').blur()")
-        time.sleep(0.3)
+        window.repainted()
         data = window.driver.get_screenshot_as_png()
         rect = window.js("""const r = document.getElementById('video').getBoundingClientRect();
                             return [r.left, r.top, r.width, r.height, window.devicePixelRatio];""")
@@ -1139,7 +1153,7 @@ class Run:
                                   5, "the window at a phone's size")
             self.check(layout["scrollWidth"] <= layout["width"] and layout["stacked"],
                        f"at a phone's width the room stacks and does not overflow sideways: {layout}")
-            time.sleep(0.3)  # the player repaints at its new size
+            window.repainted()  # the player at its new size
             phone = window.driver.get_screenshot_as_png()
         finally:
             window.driver.set_window_size(size["width"], size["height"])

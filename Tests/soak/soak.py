@@ -159,6 +159,13 @@ class Soak:
             self.server_closes[(conn.close_code, member.role)] += 1
             self.close_reasons[(conn.close_code, conn.close_reason)] += 1
 
+    async def welcomed(self, member, timeout=10):
+        """Waits for the member's welcome and the state after it (or its end)."""
+        deadline = time.monotonic() + timeout
+        while member.last_state is None and not member.conn.ended.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return member.last_state is not None
+
     async def wait_ended(self, member, timeout):
         try:
             await asyncio.wait_for(member.conn.ended.wait(), timeout)
@@ -281,7 +288,7 @@ class Soak:
         small = number % 4 >= 2
         if not await self.open(member, receive_buffer=4096 if small else None):
             return
-        await asyncio.sleep(0.5)
+        await self.welcomed(member)
         conn = member.conn
         self.flood_starts.append(time.monotonic())
         conn.pause_reading()
@@ -318,7 +325,7 @@ class Soak:
         member = Member(self, "slow reader", random.choice(self.rooms))
         if not await self.open(member, receive_buffer=4096):
             return
-        await asyncio.sleep(0.5)
+        await self.welcomed(member)
         stalled = number % 2 == 1
         # A stall goes on until the server decides to close somebody with 1008 (seen in
         # /metrics, polled from here), then reads again well within the shutdown grace,
@@ -330,6 +337,8 @@ class Soak:
         # The rate limit's whole burst at once, then just under its rate: big replies
         # the reader does not take.
         member.send("\n".join(["/help"] * 38), "help (slow reader)")
+        # Time on purpose: the rate limit earns back some of the burst, so the
+        # lines below stay under it.
         await asyncio.sleep(0.5)
         # Flooders are closed with 1008 too: the ones started since shortly before the
         # first reading are not taken for ours.
@@ -493,6 +502,20 @@ def rss_kb(pid):
     except OSError:
         return None
     return None
+
+
+def healthy(port, timeout=20):
+    """Waits until the server answers /healthz; False after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{port}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return False
 
 
 def fd_count(pid):
@@ -716,7 +739,11 @@ def main():
     soak.server, soak.port = server, port
     print(f"soak: server pid {server.pid} on ws://{HOST}:{port}, {args.minutes:g} min, "
           f"{args.connections} seats, {args.rooms} rooms, seed {args.seed}", flush=True)
-    time.sleep(0.5)  # the server settles before its baseline is taken
+    # The baseline is taken once the server answers: its service thread runs.
+    if not healthy(port):
+        print("soak: the server does not answer /healthz", file=sys.stderr)
+        server.kill()
+        return 1
     try:
         result = asyncio.run(soak.run())
     finally:
