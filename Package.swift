@@ -21,12 +21,12 @@ let package = Package(
     ],
     targets: [
         // ICU (Debian libicu-dev): Unicode's security mechanisms (UTS #39) and NFKC,
-        // so that names cannot pass for someone else's. Its symbols carry ICU's
-        // version and do not clash with the ICU inside Foundation.
-        .systemLibrary(
+        // so that names cannot pass for someone else's. C of our own around it,
+        // whose header names no ICU type: Foundation's own ICU defines the same
+        // types differently, and a module that saw both would not build.
+        .target(
             name: "CICU",
-            pkgConfig: "icu-i18n",
-            providers: [.apt(["libicu-dev"])]
+            linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]
         ),
         // The line protocol's vocabulary: typed media time and rates, and the one
         // table of slash commands that drives parsing, /help and docs/commands.md.

@@ -1,7 +1,7 @@
 import CICU
 
 /// Unicode's security mechanisms for identifiers (UTS #39) and NFKC, from the
-/// system ICU (`Sources/CICU`): the confusables data, script resolution and
+/// system ICU (`Sources/CICU`, whose C keeps ICU's own types out of Swift): the confusables data, script resolution and
 /// restriction levels are ICU's, kept in step with Unicode by its maintainers,
 /// rather than tables of our own.
 enum UnicodeSecurity {
@@ -10,19 +10,17 @@ enum UnicodeSecurity {
     static func nfkc(_ text: String) -> String {
         // ASCII is its own NFKC: most names never reach ICU.
         guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return text }
-        guard let normalizer = ICU.shared.nfkc else { return text }
         let source = Array(text.utf16)
         var capacity = source.count * 2 + 16
         for _ in 0..<2 {
-            var status = U_ZERO_ERROR
-            var output = [UChar](repeating: 0, count: capacity)
-            let length = Int(cw_unorm2_normalize(normalizer, source, Int32(source.count), &output, Int32(capacity), &status))
-            if status == U_BUFFER_OVERFLOW_ERROR {
-                capacity = length
+            var output = [UInt16](repeating: 0, count: capacity)
+            let needed = Int(cw_icu_nfkc(source, Int32(source.count), &output, Int32(capacity)))
+            guard needed >= 0 else { return text }
+            if needed > capacity {
+                capacity = needed
                 continue
             }
-            guard status.rawValue <= U_ZERO_ERROR.rawValue else { return text }
-            return String(decoding: output[..<length], as: UTF16.self)
+            return String(decoding: output[..<needed], as: UTF16.self)
         }
         return text
     }
@@ -31,25 +29,21 @@ enum UnicodeSecurity {
     /// can be mistaken for each other ("Alice" and "AIice", Latin and Cyrillic
     /// "а"). Only for comparing: a skeleton is not meant to be shown.
     static func skeleton(_ text: String) -> String {
-        guard let checker = ICU.shared.checker else { return text }
-        var bytes = Array(text.utf8)
-        bytes.append(0)
+        let bytes = Array(text.utf8)
         var capacity = bytes.count * 4 + 16
         for _ in 0..<2 {
-            var status = U_ZERO_ERROR
             var output = [CChar](repeating: 0, count: capacity)
-            let length = bytes.withUnsafeBufferPointer { input in
+            let needed = bytes.withUnsafeBufferPointer { input in
                 input.withMemoryRebound(to: CChar.self) { input in
-                    Int(cw_uspoof_getSkeletonUTF8(checker, input.baseAddress, Int32(input.count - 1),
-                                                  &output, Int32(capacity), &status))
+                    Int(cw_icu_skeleton(input.baseAddress, Int32(input.count), &output, Int32(capacity)))
                 }
             }
-            if status == U_BUFFER_OVERFLOW_ERROR {
-                capacity = length + 1
+            guard needed >= 0 else { return text }
+            if needed > capacity {
+                capacity = needed + 1
                 continue
             }
-            guard status.rawValue <= U_ZERO_ERROR.rawValue else { return text }
-            return String(decoding: output[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return String(decoding: output[..<needed].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
         return text
     }
@@ -61,32 +55,27 @@ enum UnicodeSecurity {
     /// letters pass for Latin ones), digits of two number systems, a mark repeated
     /// on one letter, a dot hidden over i or j.
     static func spoofingProblem(_ text: String) -> String? {
-        guard let checker = ICU.shared.checker else {
+        guard cw_icu_available() != 0 else {
             return "this server cannot check names for lookalike characters (its ICU did not load)"
         }
         guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
-        var status = U_ZERO_ERROR
-        guard let result = cw_uspoof_openCheckResult(&status) else {
-            return "this server cannot check names for lookalike characters (its ICU did not load)"
-        }
-        defer { cw_uspoof_closeCheckResult(result) }
         let failed = text.utf8CString.withUnsafeBufferPointer { input in
-            cw_uspoof_check2UTF8(checker, input.baseAddress, Int32(input.count - 1), result, &status)
+            cw_icu_spoof_checks(input.baseAddress, Int32(input.count - 1))
         }
-        guard status.rawValue <= U_ZERO_ERROR.rawValue else {
+        guard failed >= 0 else {
             return "a name must be text this server can check for lookalike characters"
         }
-        if failed & cw_uspoof_restriction_level_check() != 0 {
+        if failed & CW_ICU_RESTRICTION_LEVEL != 0 {
             return "a name mixes scripts whose letters look alike (\(scriptNames(text).joined(separator: " and "))); "
                 + "write it in one script, or Latin with Chinese, Japanese or Korean"
         }
-        if failed & cw_uspoof_mixed_numbers_check() != 0 {
+        if failed & CW_ICU_MIXED_NUMBERS != 0 {
             return "a name mixes digits of different number systems"
         }
-        if failed & cw_uspoof_invisible_check() != 0 {
+        if failed & CW_ICU_INVISIBLE != 0 {
             return "a name cannot repeat a mark on one letter (the repeat is invisible)"
         }
-        if failed & cw_uspoof_hidden_overlay_check() != 0 {
+        if failed & CW_ICU_HIDDEN_OVERLAY != 0 {
             return "a name cannot put a dot over i or j, where it cannot be seen"
         }
         return nil
@@ -96,11 +85,7 @@ enum UnicodeSecurity {
     static func scriptNames(_ text: String) -> [String] {
         var names: [String] = []
         for scalar in text.unicodeScalars {
-            var status = U_ZERO_ERROR
-            let script = cw_uscript_getScript(UChar32(bitPattern: scalar.value), &status)
-            guard status.rawValue <= U_ZERO_ERROR.rawValue,
-                  script != USCRIPT_COMMON, script != USCRIPT_INHERITED, script != USCRIPT_UNKNOWN,
-                  let cName = cw_uscript_getName(script) else { continue }
+            guard let cName = cw_icu_script_name(scalar.value) else { continue }
             let name = String(cString: cName).replacingUnderscores()
             if !names.contains(name) { names.append(name) }
         }
@@ -110,28 +95,4 @@ enum UnicodeSecurity {
 
 private extension String {
     func replacingUnderscores() -> String { String(map { $0 == "_" ? " " : $0 }) }
-}
-
-/// ICU's spoof checker and NFKC normalizer, made once. ICU documents a
-/// configured checker as safe to use from several threads for checks and
-/// skeletons (uspoof.h: "thread safe"), and the normalizer instance as shared
-/// and immutable; both live for the whole process.
-private final class ICU: @unchecked Sendable {
-    static let shared = ICU()
-
-    let checker: OpaquePointer?
-    let nfkc: OpaquePointer?
-
-    private init() {
-        var status = U_ZERO_ERROR
-        let checker = cw_uspoof_open(&status)
-        if let checker, status.rawValue <= U_ZERO_ERROR.rawValue {
-            cw_uspoof_setChecks(checker, cw_uspoof_checks_for_names(), &status)
-            cw_uspoof_setRestrictionLevel(checker, cw_uspoof_moderately_restrictive())
-        }
-        self.checker = status.rawValue <= U_ZERO_ERROR.rawValue ? checker : nil
-        var normalizerStatus = U_ZERO_ERROR
-        let nfkc = cw_unorm2_getNFKCInstance(&normalizerStatus)
-        self.nfkc = normalizerStatus.rawValue <= U_ZERO_ERROR.rawValue ? nfkc : nil
-    }
 }
