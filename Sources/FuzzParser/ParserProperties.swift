@@ -45,7 +45,9 @@ enum ParserProperties {
         }
         switch result {
         case .success(.empty):
-            if body.contains(where: { !$0.isWhitespace }) { fail(line, "a line with text was taken as empty") }
+            // A line of bidirectional controls or invisible characters shows nothing.
+            let shown = ShownText.cleaned(body.hasPrefix("//") ? body.dropFirst() : body)
+            if shown.contains(where: { !$0.isWhitespace }) { fail(line, "a line with text was taken as empty") }
         case .success(.chat(let chat)):
             checkChat(chat, line: body)
         case .success(.command(let command)):
@@ -72,8 +74,9 @@ enum ParserProperties {
     }
 
     static func checkChat(_ chat: String, line: Substring) {
-        let expected = line.hasPrefix("//") ? line.dropFirst() : line
-        if chat != expected { fail(line, "chat text \(chat.debugDescription) is not the line as typed") }
+        let expected = ShownText.cleaned(line.hasPrefix("//") ? line.dropFirst() : line)
+        if chat != expected { fail(line, "chat text \(chat.debugDescription) is not the line as typed, less what others must not read") }
+        if ShownText.cleaned(chat) != chat { fail(line, "chat text \(chat.debugDescription) holds what others must not read") }
         if line.first == "/" && !line.hasPrefix("//") { fail(line, "a command line was taken as chat") }
         if hasForbiddenScalar(chat[...]) { fail(line, "chat text holds control characters") }
     }
