@@ -12,9 +12,10 @@
 #include <unicode/uscript.h>
 #include <unicode/uspoof.h>
 
-/* Made once and shared: ICU documents a configured checker as safe to use from
- * several threads for checks and skeletons (uspoof.h), and the NFKC instance as
- * shared and immutable. Both live for the whole process. */
+/* Made once and never changed or closed. Shared across threads because ICU says
+ * so: functions that take a const checker (checks, skeletons) are thread safe
+ * (uspoof.h, "Thread Safety"), and the NFKC instance is a singleton the caller
+ * must not delete (unorm2.h). */
 static USpoofChecker *checker;
 static const UNormalizer2 *nfkc;
 static pthread_once_t made = PTHREAD_ONCE_INIT;

@@ -55,10 +55,11 @@ enum UnicodeSecurity {
     /// letters pass for Latin ones), digits of two number systems, a mark repeated
     /// on one letter, a dot hidden over i or j.
     static func spoofingProblem(_ text: String) -> String? {
+        // ASCII is one script with one set of digits and no marks: nothing to find.
+        guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         guard cw_icu_available() != 0 else {
             return "this server cannot check names for lookalike characters (its ICU did not load)"
         }
-        guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         let failed = text.utf8CString.withUnsafeBufferPointer { input in
             cw_icu_spoof_checks(input.baseAddress, Int32(input.count - 1))
         }
