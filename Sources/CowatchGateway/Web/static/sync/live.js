@@ -1,0 +1,172 @@
+// Live HLS streams: one timeline for players that each count from where they began.
+//
+// A live playlist has no fixed timeline. Measured in Chromium 156 (which plays
+// HLS itself; Tests/e2e/hls_origin.py, docs/browser.md "Live streams"): the
+// video's `duration` is Infinity, `seekable` is empty (no seek lands), and
+// `currentTime` is 0 at the start of the segment the video began playing on
+// (three segments before the playlist's end), so two windows that opened the
+// stream at different times report different times for the same frame, by
+// exactly the media between their first segments.
+//
+// The common timeline ("stream time") is therefore named by the playlist: a
+// segment starts at its `#EXT-X-PROGRAM-DATE-TIME` (seconds since the epoch)
+// when the playlist carries one, else at its media sequence number times the
+// target duration (exact for segments cut at the target duration, as ffmpeg
+// cuts them at keyframes; otherwise off by what the segments between two
+// players' first segments differ from it). Each player finds the segment it
+// counts from among what its video fetched (Resource Timing: the playlist,
+// then the first listed segment as a probe, then the segments it plays in
+// order), and adds that segment's stream time to its `currentTime`.
+//
+// Since no seek lands, a live player follows the room without seeking: ahead
+// of the room, it pauses on its frame and plays again at the instant the
+// room's timeline reaches that frame (a scheduled start, as start.js, with no
+// seek); behind it, it loads the stream again, which begins three segments
+// before the end, ahead of the room by construction of the margin below.
+
+/** How far behind the playlist's end a player reports the room should play,
+ *  in target durations: the video begins three target durations before the end
+ *  it fetched, its playlist may be one target duration old (it is fetched
+ *  again once per target duration), and the room's anchor came from another
+ *  player's playlist, as old: with four, a player that loads the stream again
+ *  arrives ahead of the room and waits for it, rather than behind it with no
+ *  way forward. */
+export const LIVE_MARGIN_TARGET_DURATIONS = 4;
+/** ...plus this, for the load itself (the playlist and three segments), s. */
+export const LIVE_MARGIN_LOAD_S = 1;
+
+/** Behind the room by more than this (s), a live player loads the stream
+ *  again: a rate nudge (drift.js, at most 6 %) would take too long, and a seek
+ *  does not land. Same as drift.js's seek threshold, for the same reason. */
+export const LIVE_BEHIND_RELOAD_S = 0.25;
+
+/**
+ * The facts of a media playlist the timeline needs.
+ * @param {string} text an HLS media playlist
+ * @returns {{ targetDuration: number, mediaSequence: number, ended: boolean,
+ *   segments: { uri: string, sequence: number, duration: number, start: number, dated: boolean }[] } | null}
+ *   null when the text is not a media playlist (a master playlist has no segments)
+ */
+export function parsePlaylist(text) {
+  if (typeof text !== 'string' || !text.startsWith('#EXTM3U')) return null;
+  let targetDuration = NaN;
+  let mediaSequence = 0;
+  let ended = false;
+  let duration = null;
+  let date = null; // ms, for the next segment
+  const raw = [];
+  for (const line of text.split(/\r?\n/).map((l) => l.trim())) {
+    if (line.startsWith('#EXT-X-TARGETDURATION:')) targetDuration = Number(line.slice(22));
+    else if (line.startsWith('#EXT-X-MEDIA-SEQUENCE:')) mediaSequence = Number(line.slice(22));
+    else if (line.startsWith('#EXT-X-ENDLIST')) ended = true;
+    else if (line.startsWith('#EXTINF:')) duration = Number.parseFloat(line.slice(8));
+    else if (line.startsWith('#EXT-X-PROGRAM-DATE-TIME:')) {
+      const ms = Date.parse(line.slice(25));
+      date = Number.isFinite(ms) ? ms : null;
+    } else if (line && !line.startsWith('#') && duration != null) {
+      raw.push({ uri: line, duration, date });
+      duration = null;
+      date = null;
+    }
+  }
+  if (!Number.isFinite(targetDuration) || targetDuration <= 0 || !raw.length) return null;
+  // A date applies to its segment; the ones after it follow on by their durations.
+  let previous = null;
+  const segments = raw.map((s, i) => {
+    const sequence = mediaSequence + i;
+    let start;
+    let dated = true;
+    if (s.date != null) start = s.date / 1000;
+    else if (previous?.dated) start = previous.start + previous.duration;
+    else {
+      start = sequence * targetDuration;
+      dated = false;
+    }
+    previous = { uri: s.uri, sequence, duration: s.duration, start, dated };
+    return previous;
+  });
+  return { targetDuration, mediaSequence, ended, segments };
+}
+
+/** The file name of a URI or URL, for matching what the video fetched against
+ *  what the playlist lists (relative in one, absolute in the other). */
+function fileOf(uri) {
+  const path = String(uri).split(/[?#]/)[0];
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/**
+ * The segment the video counts its `currentTime` from: among the segments it
+ * fetched (in order), the first of the last run of consecutive ones (the first
+ * fetch of a live playlist is a probe of its first segment; the video then
+ * jumps to where it plays).
+ * @param {string[]} fetched URLs the video fetched, in order (the playlist's among them)
+ * @param {ReturnType<typeof parsePlaylist>} playlist
+ * @returns {{ sequence: number, start: number } | null} null until the video
+ *   fetched a segment the playlist lists
+ */
+export function originSegment(fetched, playlist) {
+  if (!playlist) return null;
+  const byFile = new Map(playlist.segments.map((s) => [fileOf(s.uri), s]));
+  const seen = [];
+  for (const url of fetched) {
+    const segment = byFile.get(fileOf(url));
+    if (!segment) continue;
+    if (seen.length && seen[seen.length - 1].sequence === segment.sequence) continue; // fetched twice
+    seen.push(segment);
+  }
+  if (!seen.length) return null;
+  let first = seen.length - 1;
+  while (first > 0 && seen[first - 1].sequence === seen[first].sequence - 1) first--;
+  return { sequence: seen[first].sequence, start: seen[first].start };
+}
+
+/** Stream time of the playlist's end (the end of its last segment). */
+export function playlistEnd(playlist) {
+  const last = playlist.segments[playlist.segments.length - 1];
+  return last.start + last.duration;
+}
+
+/** The safety margin behind the playlist's end, s. */
+export function liveMargin(targetDuration) {
+  return LIVE_MARGIN_TARGET_DURATIONS * targetDuration + LIVE_MARGIN_LOAD_S;
+}
+
+/** The position a player reports the room should play at now (`/duration
+ *  <seq> live <edge>`): the playlist's end less the margin. */
+export function liveEdge(playlist) {
+  return playlistEnd(playlist) - liveMargin(playlist.targetDuration);
+}
+
+/** `/duration <seq> live <edge>`, the edge to the millisecond. */
+export function liveReport(seq, edge) {
+  return `/duration ${seq} live ${edge.toFixed(3)}`;
+}
+
+/** A live item: the room says so, or the video does (no end). */
+export function isLive(activity, duration) {
+  return activity?.live === true || duration === Infinity;
+}
+
+/**
+ * How a live player paused at stream time `position` (with data to play from
+ * there) starts following a playing `timeline`, in which it cannot seek:
+ *   { kind: 'wait', startAt }   the room has not reached this frame: play at
+ *                               server time `startAt`, when it does
+ *   { kind: 'now' }             the room is here (within what the drift
+ *                               correction absorbs) or too close to time a start: play now
+ *   { kind: 'reload' }          the room is ahead: load the stream again
+ * @param {{ timeline: { playing: boolean, position: number, at: number, rate: number },
+ *   now: number, position: number, leadMs: number }} p `leadMs`: how far ahead
+ *   an instant must be to be hit (the timer's spin and play()'s latency), ms
+ */
+export function liveStart({ timeline, now, position, leadMs }) {
+  const rate = timeline.rate > 0 ? timeline.rate : 1;
+  if (position >= timeline.position) {
+    // The timeline holds its position until `at`, then moves at `rate`.
+    const startAt = timeline.at + ((position - timeline.position) / rate) * 1000;
+    if (startAt >= now + leadMs) return { kind: 'wait', startAt };
+  }
+  const there = timeline.position + (rate * Math.max(0, now + leadMs - timeline.at)) / 1000;
+  return there - position <= LIVE_BEHIND_RELOAD_S ? { kind: 'now' } : { kind: 'reload' };
+}

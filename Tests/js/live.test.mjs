@@ -1,0 +1,133 @@
+// Live HLS (sync/live.js): the stream time two players agree on although each
+// counts its currentTime from the segment it began on (Tests/e2e/hls_origin.py
+// measured that), the report of the live edge, and how a player that cannot
+// seek starts following the room.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import {
+  isLive, LIVE_BEHIND_RELOAD_S, liveEdge, liveMargin, liveReport, liveStart, originSegment, parsePlaylist, playlistEnd,
+} from '../../Sources/CowatchGateway/Web/static/sync/live.js';
+
+// As ffmpeg writes it (-f hls -hls_time 1 -hls_list_size 6 -hls_flags delete_segments+program_date_time).
+const DATED = `#EXTM3U
+#EXT-X-VERSION:3
+#EXT-X-TARGETDURATION:1
+#EXT-X-MEDIA-SEQUENCE:27
+#EXTINF:1.000000,
+#EXT-X-PROGRAM-DATE-TIME:2026-11-25T09:20:22.206+0000
+live27.ts
+#EXTINF:1.000000,
+#EXT-X-PROGRAM-DATE-TIME:2026-11-25T09:20:23.206+0000
+live28.ts
+#EXTINF:1.000000,
+live29.ts
+#EXTINF:1.000000,
+live30.ts
+#EXTINF:1.000000,
+live31.ts
+#EXTINF:0.966667,
+live32.ts
+`;
+const T27 = Date.parse('2026-11-25T09:20:22.206Z') / 1000;
+
+const UNDATED = `#EXTM3U
+#EXT-X-TARGETDURATION:6
+#EXT-X-MEDIA-SEQUENCE:100
+#EXTINF:6.006,
+seg/100.ts?token=a
+#EXTINF:5.994,
+seg/101.ts?token=b
+#EXTINF:6.0,
+seg/102.ts?token=c
+`;
+
+const near = (a, b, what) => assert.ok(Math.abs(a - b) < 1e-6, `${what}: ${a} vs ${b}`);
+
+test('a dated playlist names each segment by its program date; undated ones follow on by their durations', () => {
+  const p = parsePlaylist(DATED);
+  assert.equal(p.targetDuration, 1);
+  assert.equal(p.mediaSequence, 27);
+  assert.equal(p.ended, false);
+  assert.deepEqual(p.segments.map((s) => s.sequence), [27, 28, 29, 30, 31, 32]);
+  near(p.segments[0].start, T27, 'first');
+  near(p.segments[1].start, T27 + 1, 'dated');
+  near(p.segments[3].start, T27 + 3, 'following on');
+  near(playlistEnd(p), T27 + 5.966667, 'end');
+});
+
+test('without dates, a segment starts at its sequence number times the target duration', () => {
+  const p = parsePlaylist(UNDATED);
+  assert.deepEqual(p.segments.map((s) => [s.sequence, s.start, s.dated]), [[100, 600, false], [101, 606, false], [102, 612, false]]);
+  near(playlistEnd(p), 618, 'end');
+});
+
+test('what is not a media playlist is not read as one', () => {
+  assert.equal(parsePlaylist(''), null);
+  assert.equal(parsePlaylist('<html>'), null);
+  assert.equal(parsePlaylist(null), null);
+  // A master playlist lists variants, not segments.
+  assert.equal(parsePlaylist('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nlow.m3u8\n'), null);
+});
+
+test('the origin is the first of the last run of consecutive segments fetched (after the probe of the first listed)', () => {
+  const p = parsePlaylist(DATED);
+  // Two windows as measured: one probed 27 and played from 30; the other, later, probed 28 and played from 31.
+  const a = originSegment(['http://h/live.m3u8', 'http://h/live27.ts', 'http://h/live30.ts', 'http://h/live31.ts', 'http://h/live.m3u8', 'http://h/live32.ts'], p);
+  const b = originSegment(['http://h/live.m3u8', 'http://h/live28.ts', 'http://h/live31.ts'], p);
+  assert.equal(a.sequence, 30);
+  assert.equal(b.sequence, 31);
+  // The frame window A shows at currentTime 1.25 is the one B shows at 0.25.
+  near(a.start + 1.25, b.start + 0.25, 'one stream time');
+});
+
+test('the origin: a short playlist played from its first segment, a refetch, and nothing known yet', () => {
+  const p = parsePlaylist(UNDATED);
+  assert.equal(originSegment(['seg/100.ts?token=x', 'seg/100.ts?token=x', 'seg/101.ts?token=y'], p).sequence, 100);
+  assert.equal(originSegment(['live.m3u8'], p), null);
+  assert.equal(originSegment(['other/999.ts'], p), null);
+  assert.equal(originSegment(['seg/100.ts'], null), null);
+});
+
+test('the reported edge is the playlist end less the margin, which outlasts the video\'s own three segments', () => {
+  const p = parsePlaylist(UNDATED);
+  assert.ok(liveMargin(6) > 3 * 6 + 6, 'more than the three segments the video starts back, and a stale playlist');
+  near(liveEdge(p), 618 - liveMargin(6), 'edge');
+  assert.equal(liveReport(12, 1795598354.1234), '/duration 12 live 1795598354.123');
+});
+
+test('live: the room says so, or the video has no end', () => {
+  assert.equal(isLive({ live: true }, 30), true);
+  assert.equal(isLive({ live: false }, Infinity), true);
+  assert.equal(isLive({}, 30), false);
+  assert.equal(isLive(null, NaN), false);
+});
+
+const T = 1_800_000_000_000;
+
+test('ahead of the room, a live player waits on its frame until the room reaches it', () => {
+  const timeline = { playing: true, position: 1000, at: T, rate: 1 };
+  assert.deepEqual(liveStart({ timeline, now: T + 500, position: 1002, leadMs: 30 }), { kind: 'wait', startAt: T + 2000 });
+  // A coordinated start ahead: the room holds until `at`, then moves.
+  const ahead = { playing: true, position: 1000, at: T + 800, rate: 1 };
+  assert.deepEqual(liveStart({ timeline: ahead, now: T, position: 1000, leadMs: 30 }), { kind: 'wait', startAt: T + 800 });
+  assert.deepEqual(liveStart({ timeline: ahead, now: T, position: 1000.5, leadMs: 30 }), { kind: 'wait', startAt: T + 1300 });
+});
+
+test('at the room, or too close to its instant to time a start, a live player plays now', () => {
+  const timeline = { playing: true, position: 1000, at: T, rate: 1 };
+  assert.deepEqual(liveStart({ timeline, now: T + 1990, position: 1002, leadMs: 30 }), { kind: 'now' });
+  assert.deepEqual(liveStart({ timeline, now: T + 2100, position: 1002, leadMs: 30 }), { kind: 'now' });
+});
+
+test('behind the room by more than a nudge absorbs, a live player loads the stream again', () => {
+  const timeline = { playing: true, position: 1000, at: T, rate: 1 };
+  const behind = 1000 + 2 - LIVE_BEHIND_RELOAD_S - 0.05;
+  assert.deepEqual(liveStart({ timeline, now: T + 2000, position: behind, leadMs: 30 }), { kind: 'reload' });
+  // A window left paused while the room went on (its frame 30 s old).
+  assert.deepEqual(liveStart({ timeline, now: T + 30000, position: 1000, leadMs: 30 }), { kind: 'reload' });
+  // Before the room starts, a frame before its position is behind as well.
+  const ahead = { playing: true, position: 1000, at: T + 5000, rate: 1 };
+  assert.deepEqual(liveStart({ timeline: ahead, now: T, position: 999, leadMs: 30 }), { kind: 'reload' });
+});
