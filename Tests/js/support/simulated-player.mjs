@@ -177,7 +177,7 @@ export class SimulatedPlayer {
     if (type === 'playing') this.perform(core.playing(this.read()));
     if (type === 'ended') this.perform(core.ended(this.read()));
     if (type === 'error') this.perform(core.mediaFailed(this.read()));
-    if (type === 'loadedmetadata') this.perform(core.mediaLoaded());
+    if (type === 'loadedmetadata') this.perform(core.mediaLoaded(this.read()));
   }
 
   // MARK: the page's side
