@@ -10,7 +10,7 @@
 // load, autoplay refused).
 
 import { catchupOver, catchupTimeline } from './catchup.js';
-import { THRESHOLDS } from './drift.js';
+import { capabilitiesOf, holdTolerance } from './correct.js';
 import { Follower } from './follow.js';
 import { planPlayer } from './plan.js';
 import { bufferedAhead, HAVE_METADATA, hasEnoughData } from './readiness.js';
@@ -300,7 +300,7 @@ export class PlayerCore extends Follower {
       return;
     }
     const target = clampToMedia(plan.timeline.position, video.duration);
-    if (Math.abs(video.currentTime - target) > THRESHOLDS.hold) {
+    if (Math.abs(video.currentTime - target) > holdTolerance(capabilitiesOf(video))) {
       if (!(video.seeking && this.seekTarget === target)) this.seek(target);
       return;
     }
