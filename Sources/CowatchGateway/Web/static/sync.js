@@ -48,9 +48,13 @@ export class PlayerSync extends EventTarget {
     this.simulatedStallUntil = 0; // test hook: see simulateStall()
     this.history = []; // the last things the player did, for debugging (and the e2e test)
     this.kind = 'file'; // the kind of player in use
+    this.notice = null; // the last notice said (core.notice)
     this.player = null; // the adapter (null while one is being made)
     this.making = 0; // numbers the adapters made, so that a slow one replaced meanwhile is dropped
     this.use(new VideoPlayer(this.host, { video, apiUrl: null }));
+    video.addEventListener('volumechange', () => {
+      if (this.player && this.player.video !== video) this.player.setVolume(video.volume, video.muted);
+    });
     this.interval = setInterval(() => this.perform(this.core.tick(this.read())), TICK_MS);
   }
 
@@ -68,9 +72,14 @@ export class PlayerSync extends EventTarget {
     on('ended', (r) => this.core.ended(r));
     on('error', (r) => this.core.mediaFailed(r));
     on('loadedmetadata', (r) => this.core.mediaLoaded(r));
-    for (const type of ['ratechange', 'volumechange']) {
-      player.addEventListener(type, () => this.dispatchEvent(new CustomEvent(type)));
+    for (const type of ['loadedmetadata', 'ratechange']) {
+      player.addEventListener(type, () => {
+        if (this.player === player) this.dispatchEvent(new CustomEvent(type));
+      });
     }
+    // The page's sound controls set the <video>'s volume (room.js); another
+    // player takes it from there.
+    if (player.video !== this.video) player.setVolume(this.video.volume, this.video.muted);
   }
 
   /** Loads `activity` in the player its source needs, making that player first
@@ -174,6 +183,16 @@ export class PlayerSync extends EventTarget {
 
   // MARK: the player
 
+  /** The player's own readings, for the page's position and duration. */
+  readings() {
+    return this.player ? this.player.read() : EMPTY_READINGS;
+  }
+
+  /** The viewer drags the seek bar: show that position (room.js). */
+  preview(t) {
+    if (this.player && this.player.read().readyState >= 1) this.player.seek(t);
+  }
+
   /** The player's readings, as the decisions take them (sync/player.js). */
   read() {
     const readings = this.player ? this.player.read() : EMPTY_READINGS;
@@ -231,6 +250,11 @@ export class PlayerSync extends EventTarget {
           break;
       }
     }
+    if (this.core.notice !== this.notice) {
+      // Said once, when it changes: what the player does that the room did not ask.
+      this.notice = this.core.notice;
+      if (this.notice) this.dispatchEvent(new CustomEvent('notice', { detail: this.notice }));
+    }
     this.dispatchEvent(new CustomEvent('change'));
   }
 
@@ -280,6 +304,8 @@ export class PlayerSync extends EventTarget {
       running: !!core.running,
       mediaError: core.mediaError,
       blocked: core.blocked,
+      notice: core.notice,
+      seekLatency: core.seekLatency,
     };
   }
 }
