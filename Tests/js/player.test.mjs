@@ -114,7 +114,7 @@ test('a new item: the old start is dropped, the new source loaded, and the playe
   assert.ok(sim.core.join);
   sim.setState(roomState(3, { status: 'paused', position: 0, at: sim.now }, { item: 'item-2', url: 'http://media.test/next.mp4' }));
   assert.equal(sim.core.join, null);
-  assert.ok(sim.actions.some((a) => a.type === 'load' && a.url === 'http://media.test/next.mp4'));
+  assert.ok(sim.actions.some((a) => a.type === 'load' && a.activity.url === 'http://media.test/next.mp4'));
   sim.advance(500);
   assert.equal(sim.core.mode, 'paused');
   assert.equal(sim.video.currentTime, 0);

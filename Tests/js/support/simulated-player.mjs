@@ -34,11 +34,20 @@ export class SimulatedPlayer {
    * @param {number} options.metadataMs from a new source to `loadedmetadata`
    * @param {boolean} options.failLoads the media does not load (a MediaError)
    * @param {boolean} options.refuseAutoplay play() is refused (NotAllowedError) outside a gesture
+   * @param {object|null} options.capabilities what the player declares (players/player.js);
+   *   null: none given, as the <video>'s readings
+   * @param {number} options.readingError the position read is off by up to this
+   *   (seconds, either way), a new error drawn at each position update
+   *   (capabilities.positionUpdateMs): a coarse player such as YouTube's
    */
   constructor({
     duration = 600, seekMs = 40, playLatencyMs = 5, speed = 1, metadataMs = 30, failLoads = false, refuseAutoplay = false,
+    capabilities = null, readingError = 0,
   } = {}) {
-    Object.assign(this, { duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay });
+    Object.assign(this, { duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, capabilities, readingError });
+    this.error = 0; // the reading's current error, seconds
+    this.errorDrawnAt = -Infinity;
+    this.random = 0x2545f491; // xorshift state: the same errors every run
     this.core = new PlayerCore();
     this.now = T0;
     this.origin = T0 - 5000; // the page opened 5 s ago: monotonic = now - origin
@@ -177,7 +186,7 @@ export class SimulatedPlayer {
     if (type === 'playing') this.perform(core.playing(this.read()));
     if (type === 'ended') this.perform(core.ended(this.read()));
     if (type === 'error') this.perform(core.mediaFailed(this.read()));
-    if (type === 'loadedmetadata') this.perform(core.mediaLoaded());
+    if (type === 'loadedmetadata') this.perform(core.mediaLoaded(this.read()));
   }
 
   // MARK: the page's side
@@ -186,10 +195,16 @@ export class SimulatedPlayer {
     const video = this.video;
     const starved = this.now < this.starvedUntil;
     const loaded = video.readyState > 0;
+    const update = this.capabilities?.positionUpdateMs ?? 0;
+    if (this.readingError > 0 && this.now - this.errorDrawnAt >= update) {
+      this.errorDrawnAt = this.now;
+      this.error = (this.draw() * 2 - 1) * this.readingError;
+    }
     return {
       now: this.now,
       monotonic: this.now - this.origin,
-      currentTime: video.currentTime,
+      capabilities: this.capabilities,
+      currentTime: video.currentTime + (video.seeking || video.paused ? 0 : this.error),
       paused: video.paused,
       seeking: video.seeking,
       readyState: starved ? Math.min(video.readyState, 2) : video.readyState,
@@ -214,13 +229,14 @@ export class SimulatedPlayer {
           this.seekDoneAt = this.now + this.seekMs;
           break;
         case 'rate':
-          video.playbackRate = action.rate;
+          // A player with a list of rates plays the nearest (ties toward 1), as YouTube rounds.
+          video.playbackRate = this.playable(action.rate);
           this.rates.push({ at: this.now, rate: action.rate });
           break;
         case 'play': {
           // sync.js spins up to the instant, then calls play().
           const calledAt = Math.max(this.now, action.at);
-          video.playbackRate = action.rate;
+          video.playbackRate = this.playable(action.rate);
           if (this.refuseAutoplay) {
             this.pendingRefusal = true;
             break;
@@ -253,6 +269,25 @@ export class SimulatedPlayer {
           throw new Error(`unknown action ${action.type}`);
       }
     }
+  }
+
+  /** A uniform draw in [0, 1), repeatable. */
+  draw() {
+    let x = this.random;
+    x ^= x << 13; x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5; x >>>= 0;
+    this.random = x;
+    return x / 2 ** 32;
+  }
+
+  playable(rate) {
+    const rates = this.capabilities?.rates;
+    if (!Array.isArray(rates)) return rate;
+    return rates.reduce((best, r) => {
+      const gap = Math.abs(r - rate) - Math.abs(best - rate);
+      return gap < -1e-9 || (Math.abs(gap) <= 1e-9 && Math.abs(r - 1) < Math.abs(best - 1)) ? r : best;
+    });
   }
 
   // MARK: measuring

@@ -417,7 +417,7 @@ async function main() {
   seek.addEventListener('input', () => {
     beginScrub();
     $('position').textContent = formatTime(Number(seek.value));
-    if (video.readyState >= 1) video.currentTime = Number(seek.value);
+    sync.preview(Number(seek.value));
   });
   seek.addEventListener('change', () => endScrub(true));
   // A press without a move ends the suspension without moving anyone.
@@ -550,12 +550,13 @@ async function main() {
     action.textContent = button || '';
 
     const seek = $('seek');
-    const duration = video.duration;
+    const shown = sync.readings(); // the item's player: the <video> or a provider's
+    const duration = shown.duration;
     if (Number.isFinite(duration) && seek.max !== String(duration)) seek.max = String(duration);
     $('duration').textContent = formatTime(duration);
     if (!scrub.active) {
-      let position = video.currentTime;
-      if (video.readyState < 1 && state && state.playback.status !== 'idle') {
+      let position = shown.currentTime;
+      if (shown.readyState < 1 && state && state.playback.status !== 'idle') {
         position = positionAt({ ...state.playback, playing: state.playback.status === 'playing' }, clock.now());
       }
       seek.value = String(position);
@@ -576,7 +577,8 @@ async function main() {
     renderPlayer();
     renderControls();
   });
-  video.addEventListener('loadedmetadata', renderAll);
+  sync.addEventListener('loadedmetadata', renderAll);
+  sync.addEventListener('notice', ({ detail }) => log.add('notice', detail));
 
   // For people debugging a room, and for the e2e test.
   window.cowatch = {

@@ -1,4 +1,4 @@
-// The player: makes a <video> follow the room's playback state.
+// The player: makes the item's player follow the room's playback state.
 //
 // The server is the one authority (docs/protocol.md). This page never decides
 // anything about group playback: its controls send commands, and the player
@@ -13,10 +13,16 @@
 // rules). This file is what touches the world: it reads the <video>, feeds the
 // decisions its events, the ticks and the timer, and carries out the actions
 // they return, in one place (perform()).
+//
+// What plays the item is an adapter (players/player.js has the contract): the
+// page's <video> for media files, a provider's embedded player for a provider's
+// link, chosen from the item's `source.kind` and swapped when that changes.
 
 import { localNow } from './clock.js';
 import { PlayerCore } from './sync/player.js';
 import { HAVE_CURRENT_DATA } from './sync/readiness.js';
+import { apiUrlFor, EMPTY_READINGS, importAdapter, sourceKind } from './players/player.js';
+import VideoPlayer from './players/video.js';
 
 export { THRESHOLDS } from './sync/drift.js';
 export { positionAt } from './sync/timeline.js';
@@ -26,21 +32,38 @@ const HISTORY = 40;
 
 export class PlayerSync extends EventTarget {
   /**
-   * @param {HTMLVideoElement} video
+   * @param {HTMLVideoElement} video the page's <video>; its parent hosts the
+   *   other players
    * @param {import('./clock.js').ServerClock} clock
    * @param {(line: string) => boolean} send
    */
   constructor(video, clock, send) {
     super();
     this.video = video;
+    this.host = video.parentElement;
     this.clock = clock;
     this.send = send;
     this.core = new PlayerCore();
     this.wakeTimer = null; // the scheduled start's timer
     this.simulatedStallUntil = 0; // test hook: see simulateStall()
     this.history = []; // the last things the player did, for debugging (and the e2e test)
+    this.kind = 'file'; // the kind of player in use
+    this.notice = null; // the last notice said (core.notice)
+    this.player = null; // the adapter (null while one is being made)
+    this.making = 0; // numbers the adapters made, so that a slow one replaced meanwhile is dropped
+    this.use(new VideoPlayer(this.host, { video, apiUrl: null }));
+    video.addEventListener('volumechange', () => {
+      if (this.player && this.player.video !== video) this.player.setVolume(video.volume, video.muted);
+    });
+    this.interval = setInterval(() => this.perform(this.core.tick(this.read())), TICK_MS);
+  }
 
-    const on = (type, handle) => video.addEventListener(type, () => this.perform(handle(this.read())));
+  /** Listens to an adapter's events, as it listened to the <video>'s. */
+  use(player) {
+    this.player = player;
+    const on = (type, handle) => player.addEventListener(type, () => {
+      if (this.player === player) this.perform(handle(this.read()));
+    });
     for (const type of ['loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'progress']) {
       on(type, (r) => this.core.tick(r));
     }
@@ -48,8 +71,48 @@ export class PlayerSync extends EventTarget {
     on('playing', (r) => this.core.playing(r));
     on('ended', (r) => this.core.ended(r));
     on('error', (r) => this.core.mediaFailed(r));
-    on('loadedmetadata', () => this.core.mediaLoaded());
-    this.interval = setInterval(() => this.perform(this.core.tick(this.read())), TICK_MS);
+    on('loadedmetadata', (r) => this.core.mediaLoaded(r));
+    for (const type of ['loadedmetadata', 'ratechange']) {
+      player.addEventListener(type, () => {
+        if (this.player === player) this.dispatchEvent(new CustomEvent(type));
+      });
+    }
+    // The page's sound controls set the <video>'s volume (room.js); another
+    // player takes it from there.
+    if (player.video !== this.video) player.setVolume(this.video.volume, this.video.muted);
+  }
+
+  /** Loads `activity` in the player its source needs, making that player first
+   *  when the kind changed (the old one is destroyed). */
+  async loadActivity(activity) {
+    const kind = sourceKind(activity);
+    if (kind === this.kind && this.player) {
+      this.player.load(activity);
+      return;
+    }
+    this.player?.destroy();
+    this.player = null;
+    this.kind = kind;
+    const making = ++this.making;
+    let player;
+    try {
+      const { default: Adapter } = await importAdapter(kind);
+      player = new Adapter(this.host, { video: this.video, apiUrl: apiUrlFor(kind) });
+    } catch (error) {
+      if (making !== this.making) return;
+      this.note(`no ${kind} player: ${error.message}`);
+      this.perform(this.core.playerMissing(kind, this.read()));
+      return;
+    }
+    if (making !== this.making) {
+      player.destroy();
+      return;
+    }
+    this.use(player);
+    this.note(`${kind} player`);
+    player.load(activity);
+    this.dispatchEvent(new CustomEvent('player'));
+    this.perform(this.core.tick(this.read()));
   }
 
   // What the rest of the page (room.js, ui.js) and the e2e test read.
@@ -92,12 +155,13 @@ export class PlayerSync extends EventTarget {
   /** The "click to join playback" button: a user gesture lets play() through. */
   async unblock() {
     this.core.unblock();
+    const player = this.player;
     try {
-      await this.video.play();
+      await player?.play();
     } catch {
       // Still refused (no media yet, or the browser wants more): reconcile retries.
     }
-    this.video.pause();
+    player?.pause();
     this.perform(this.core.afterUnblock(this.read()));
   }
 
@@ -113,56 +177,60 @@ export class PlayerSync extends EventTarget {
    */
   simulateStall(ms) {
     this.simulatedStallUntil = performance.now() + ms;
-    this.video.dispatchEvent(new Event('waiting'));
-    this.video.pause(); // frozen, as without data; the player still counts as running
+    this.player?.dispatchEvent(new Event('waiting'));
+    this.player?.pause(); // frozen, as without data; the player still counts as running
   }
 
-  // MARK: the video
+  // MARK: the player
 
-  /** The video's readings, as the decisions take them (sync/player.js). */
+  /** The player's own readings, for the page's position and duration. */
+  readings() {
+    return this.player ? this.player.read() : EMPTY_READINGS;
+  }
+
+  /** The viewer drags the seek bar: show that position (room.js). */
+  preview(t) {
+    if (this.player && this.player.read().readyState >= 1) this.player.seek(t);
+  }
+
+  /** The player's readings, as the decisions take them (sync/player.js). */
   read() {
-    const video = this.video;
+    const readings = this.player ? this.player.read() : EMPTY_READINGS;
     const monotonic = performance.now();
     const now = this.clock.now();
     const starved = monotonic < this.simulatedStallUntil;
-    const buffered = [];
-    for (let i = 0; !starved && i < video.buffered.length; i++) buffered.push([video.buffered.start(i), video.buffered.end(i)]);
     return {
+      ...readings,
       now,
       monotonic,
-      currentTime: video.currentTime,
-      paused: video.paused,
-      seeking: video.seeking,
-      readyState: starved ? Math.min(video.readyState, HAVE_CURRENT_DATA) : video.readyState,
-      duration: video.duration,
-      playbackRate: video.playbackRate,
-      buffered,
-      error: video.error ? { code: video.error.code, message: video.error.message } : null,
+      readyState: starved ? Math.min(readings.readyState, HAVE_CURRENT_DATA) : readings.readyState,
+      buffered: starved ? [] : readings.buffered,
+      capabilities: this.player?.capabilities ?? null,
     };
   }
 
   /** Carries out the decisions' actions, in order. */
   perform(actions) {
-    const video = this.video;
+    const player = this.player;
     for (const action of actions) {
       switch (action.type) {
         case 'pause':
-          video.pause();
+          player?.pause();
           break;
         case 'seek':
-          video.currentTime = action.to;
+          player?.seek(action.to);
           break;
         case 'rate':
-          video.playbackRate = action.rate;
+          player?.setRate(action.rate);
           break;
         case 'play':
           this.playAt(action.at, action.rate);
           break;
         case 'load':
-          video.src = action.url;
+          this.loadActivity(action.activity);
           break;
         case 'reload':
-          video.load();
+          player?.reload();
           break;
         case 'wake': {
           clearTimeout(this.wakeTimer);
@@ -182,21 +250,27 @@ export class PlayerSync extends EventTarget {
           break;
       }
     }
+    if (this.core.notice !== this.notice) {
+      // Said once, when it changes: what the player does that the room did not ask.
+      this.notice = this.core.notice;
+      if (this.notice) this.dispatchEvent(new CustomEvent('notice', { detail: this.notice }));
+    }
     this.dispatchEvent(new CustomEvent('change'));
   }
 
   /** play() at server time `at`: the timer woke a few ms before; the rest is
    *  spun, since a timer alone fires a few ms early or late. */
   playAt(at, rate) {
-    const video = this.video;
+    const player = this.player;
+    if (!player) return;
     const target = this.clock.toLocal(at);
     const woke = localNow();
     while (localNow() < target) {
       // spin: the last few milliseconds
     }
-    video.playbackRate = rate;
+    player.setRate(rate);
     const calledAt = localNow();
-    const playing = video.play();
+    const playing = player.play();
     this.note(`play() ${(calledAt - target).toFixed(1)} ms after its instant (spun ${Math.max(0, target - woke).toFixed(1)} ms)`);
     playing?.catch((error) => this.perform(this.core.playRefused(error?.name, this.read())));
   }
@@ -218,7 +292,8 @@ export class PlayerSync extends EventTarget {
       status: core.state?.playback.status ?? null,
       drift: core.drift,
       nudging: core.nudging,
-      playbackRate: this.video.playbackRate,
+      playbackRate: this.player ? this.player.read().playbackRate : 1,
+      player: this.kind,
       playLatency: core.playLatency,
       joinLead: core.joinLead,
       lastStart: core.lastStart,
@@ -229,6 +304,8 @@ export class PlayerSync extends EventTarget {
       running: !!core.running,
       mediaError: core.mediaError,
       blocked: core.blocked,
+      notice: core.notice,
+      seekLatency: core.seekLatency,
     };
   }
 }

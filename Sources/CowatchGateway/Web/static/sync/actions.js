@@ -14,7 +14,8 @@
 //   { type: 'seek', to }         set currentTime
 //   { type: 'rate', rate }       set playbackRate
 //   { type: 'play', at, rate }   set the rate, and call play() at server time `at`
-//   { type: 'load', url }        a new source
+//   { type: 'load', activity }   a new item (`state.session.activity`): the
+//                                player its source needs loads it
 //   { type: 'reload' }           load the source again
 //   { type: 'wake', join, ms }   call wake(join) in `ms` (one timer: replaces any)
 //   { type: 'cancelWake' }
@@ -76,9 +77,9 @@ export class Actions {
     this.video.playbackRate = rate;
   }
 
-  loadSource(url) {
+  loadSource(activity) {
     this.pause();
-    this.out.push({ type: 'load', url });
+    this.out.push({ type: 'load', activity });
     Object.assign(this.video, {
       readyState: 0, currentTime: 0, duration: NaN, seeking: false, paused: true, buffered: [], error: null,
     });

@@ -10,13 +10,17 @@
 // run() when the plan says play along, and provides reconcile().
 
 import { Actions } from './actions.js';
-import { addDriftReading, needsRejoin, nudgeRate, THRESHOLDS } from './drift.js';
+import {
+  capabilitiesOf, correctionFor, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS,
+  seekAim, seekDecision, seekPolicy,
+} from './correct.js';
+import { addDriftReading, needsRejoin, nudgeRate } from './drift.js';
 import {
   JOIN_LEAD_MS, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, VERIFY_AFTER_MS,
 } from './latency.js';
 import { HAVE_METADATA, hasEnoughData } from './readiness.js';
 import { fireDecision, missedInstant, planStart, sameCourse, wakeDelay } from './start.js';
-import { atEnd, positionAt, timelineKey } from './timeline.js';
+import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
 const ms = (seconds) => (seconds * 1000).toFixed(1);
 
@@ -35,6 +39,11 @@ export class Follower extends Actions {
     this.lastStart = null; // { at, actual, error } of the last scheduled start, ms
     this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed (player.js)
     this.detail = '';
+    // Players corrected by seeking (correct.js):
+    this.fix = null; // the corrective seek in progress: { landedAt }
+    this.lastFixAt = -Infinity; // when the last one was done (monotonic ms)
+    this.seekLatency = SEEK_LATENCY_MS.initial;
+    this.notice = null; // in words, when the player cannot play the room's rate
   }
 
   /** Playing (the group's timeline or a catch-up): start on time, then keep to it. */
@@ -72,6 +81,8 @@ export class Follower extends Actions {
       if (this.verify) return; // the first moments belong to the start measurement
     }
     const raw = video.currentTime - expected;
+    const capabilities = capabilitiesOf(video);
+    if (correctionFor(capabilities) === 'seek') return this.correctBySeeking(timeline, raw, capabilities);
     const { drifts, drift } = addDriftReading(this.drifts, raw);
     this.drifts = drifts;
     this.drift = drift;
@@ -81,6 +92,48 @@ export class Follower extends Actions {
       return this.beginJoin(timeline, key);
     }
     this.nudge(drift, timeline.rate);
+  }
+
+  /** A player that cannot nudge: corrective seeks, by the rules of correct.js. */
+  correctBySeeking(timeline, raw, capabilities) {
+    const video = this.video;
+    const policy = seekPolicy(capabilities);
+    const played = playableRate(capabilities, timeline.rate);
+    this.setRate(played);
+    const fix = this.fix;
+    if (fix) {
+      if (video.seeking) return;
+      if (fix.landedAt == null) {
+        fix.landedAt = video.monotonic;
+        this.drifts = [];
+        return;
+      }
+      if (video.monotonic - fix.landedAt < policy.settleMs) return;
+    }
+    const { drifts, drift } = medianDrift(this.drifts, raw, policy.window);
+    this.drifts = drifts;
+    this.drift = drift;
+    if (fix) {
+      if (drifts.length < policy.window) return;
+      this.fix = null;
+      this.lastFixAt = video.monotonic;
+      // A player off the room's rate drifts on purpose (see below): only an
+      // exact one's landing says how long seeks take.
+      if (played === timeline.rate) this.seekLatency = learnSeekLatency(this.seekLatency, drift, timeline.rate);
+      this.note(`corrective seek landed ${ms(drift)} ms off; seek latency now ${this.seekLatency.toFixed(0)} ms`);
+    }
+    if (seekDecision({ policy, drift, raw, readings: drifts.length, monotonic: video.monotonic, lastFixAt: this.lastFixAt }) !== 'seek') {
+      return;
+    }
+    // At a rate other than the room's the drift grows steadily: land on the
+    // far side of the timeline, so that it crosses the whole band before the
+    // next correction.
+    const lead = played === timeline.rate ? 0 : -Math.sign(played - timeline.rate) * 0.8 * policy.start;
+    const to = clampToMedia(seekAim(timeline, video.now, this.seekLatency) + lead, video.duration);
+    this.note(`drift ${ms(drift)} ms: corrective seek to ${to.toFixed(3)}`);
+    this.fix = { landedAt: null };
+    this.drifts = [];
+    this.seek(to);
   }
 
   nudge(drift, rate) {
@@ -97,14 +150,19 @@ export class Follower extends Actions {
     this.stopVideo();
     this.drifts = [];
     this.verify = null;
+    const capabilities = capabilitiesOf(video);
+    const tolerance = holdTolerance(capabilities);
+    this.fix = null;
     const { startAt, position } = planStart({
-      timeline, now, video, enoughData: hasEnoughData(video), playLatency: this.playLatency, joinLead: this.joinLead,
+      timeline, now, video, enoughData: hasEnoughData(video), playLatency: this.playLatency, joinLead: this.joinLead, tolerance,
     });
-    const join = { id: ++this.joins, key, startAt, position, rate: timeline.rate, seekBegan: null, armed: false };
+    const rate = playableRate(capabilities, timeline.rate);
+    this.notice = rateNotice(capabilities, timeline.rate);
+    const join = { id: ++this.joins, key, startAt, position, rate, seekBegan: null, armed: false };
     this.join = join;
     this.note(`join: ${position.toFixed(3)} at ${(startAt % 100000).toFixed(1)} (in ${(startAt - now).toFixed(0)} ms)`);
-    this.setRate(timeline.rate);
-    if (Math.abs(video.currentTime - position) > THRESHOLDS.hold) {
+    this.setRate(rate);
+    if (Math.abs(video.currentTime - position) > tolerance) {
       join.seekBegan = video.monotonic;
       this.seek(position);
     }
@@ -179,6 +237,7 @@ export class Follower extends Actions {
 
   stopVideo() {
     this.stallCheck = null;
+    this.fix = null;
     this.pause();
     this.running = null;
     this.nudging = false;

@@ -10,7 +10,7 @@
 // load, autoplay refused).
 
 import { catchupOver, catchupTimeline } from './catchup.js';
-import { THRESHOLDS } from './drift.js';
+import { capabilitiesOf, holdTolerance } from './correct.js';
 import { Follower } from './follow.js';
 import { planPlayer } from './plan.js';
 import { bufferedAhead, HAVE_METADATA, hasEnoughData } from './readiness.js';
@@ -38,6 +38,7 @@ export class PlayerCore extends Follower {
     this.scrubbing = false; // the viewer drags the seek bar: hands off the video
 
     this.readySent = null; // seq of the last /ready
+    this.durationSent = null; // url of the item whose /duration was sent
     this.endedSent = null; // seq of the last /ended
     this.stall = null; // { since } while a /buffering is unanswered by recovery
     this.stallReadySentAt = -Infinity; // when /ready last asked to end a stallRecovery suspension
@@ -49,6 +50,7 @@ export class PlayerCore extends Follower {
   /** A new connection's welcome: reports may be needed again. */
   reset() {
     this.readySent = null;
+    this.durationSent = null;
     this.stallReadySentAt = -Infinity;
   }
 
@@ -59,7 +61,8 @@ export class PlayerCore extends Follower {
       const p = state.playback;
       this.note(`state ${state.seq} ${p.status} pos=${p.position} at=${p.at % 100000} rate=${p.rate} cause=${p.cause}`);
       const activity = state.session?.state === 'joined' ? state.session.activity : null;
-      if (activity && activity.url !== this.src) this.load(activity.url);
+      if (activity && activity.url !== this.src) this.load(activity);
+      if (activity) this.reportDuration(activity, state.seq);
       if (previous?.playback.item !== state.playback.item) this.endedSent = null;
       // Under `stall wait` the group answers our /buffering by waiting: the hold
       // logic reports readiness from here on.
@@ -119,11 +122,43 @@ export class PlayerCore extends Follower {
     return this.act(r, () => this.reconcile());
   }
 
-  /** `loadedmetadata`: a new item loaded (or a retry worked): we can follow the group again. */
-  mediaLoaded() {
-    if (!this.suspendedForMedia) return [];
-    this.suspendedForMedia = false;
-    return [{ type: 'send', line: '/resume coordinatedPlaybackNotPossible' }];
+  /** `loadedmetadata`: a new item loaded (or a retry worked): we can follow
+   *  the group again, and say how long the item is. */
+  mediaLoaded(r) {
+    return this.act(r, () => {
+      const activity = this.state?.session?.activity;
+      if (activity && this.state.session.state === 'joined') this.reportDuration(activity, this.state.seq);
+      if (!this.suspendedForMedia) return;
+      this.suspendedForMedia = false;
+      this.send('/resume coordinatedPlaybackNotPossible');
+    });
+  }
+
+  /** No player could be made for the item (its adapter failed to load): as a
+   *  media error, in words. */
+  playerMissing(kind, r) {
+    return this.mediaFailed({ ...r, error: { code: 0, words: `this page cannot play ${kind} videos here` } });
+  }
+
+  /**
+   * `/duration <seq> <seconds>` (or `live <edge>`) once the player knows the
+   * item's length, while the room does not: the room keeps the first report
+   * for an item, and says it does not know yet with `duration: null` (a room
+   * whose state has no `duration` at all takes no such reports).
+   */
+  reportDuration(activity, seq) {
+    const video = this.video;
+    if (activity.duration !== null || activity.url !== this.src || this.durationSent === activity.url) return;
+    if (video.readyState < HAVE_METADATA) return;
+    const live = video.live === true || video.duration === Infinity;
+    if (live) {
+      if (!Number.isFinite(video.liveEdge)) return;
+      this.send(`/duration ${seq} live ${video.liveEdge.toFixed(3)}`);
+    } else {
+      if (!(Number.isFinite(video.duration) && video.duration > 0)) return;
+      this.send(`/duration ${seq} ${video.duration.toFixed(3)}`);
+    }
+    this.durationSent = activity.url;
   }
 
   /** `error`: the group goes on without us; only our player is out of step. */
@@ -131,7 +166,7 @@ export class PlayerCore extends Follower {
     const error = r.error;
     if (!error || !this.src) return [];
     return this.act(r, () => {
-      this.mediaError = MEDIA_ERRORS[error.code] || error.message || 'unknown error';
+      this.mediaError = error.words || MEDIA_ERRORS[error.code] || error.message || 'unknown error';
       this.cancelJoin();
       this.running = null;
       if (!this.suspendedForMedia && this.me?.joined) {
@@ -265,7 +300,7 @@ export class PlayerCore extends Follower {
       return;
     }
     const target = clampToMedia(plan.timeline.position, video.duration);
-    if (Math.abs(video.currentTime - target) > THRESHOLDS.hold) {
+    if (Math.abs(video.currentTime - target) > holdTolerance(capabilitiesOf(video))) {
       if (!(video.seeking && this.seekTarget === target)) this.seek(target);
       return;
     }
@@ -282,13 +317,13 @@ export class PlayerCore extends Follower {
     this.detail = 'ready';
   }
 
-  load(url) {
-    this.src = url;
+  load(activity) {
+    this.src = activity.url;
     this.mediaError = null;
     this.cancelJoin();
     this.running = null;
     this.catchup = null;
     this.stall = null;
-    this.loadSource(url);
+    this.loadSource(activity);
   }
 }

@@ -27,10 +27,12 @@ export const LATE_START_MS = 100;
  * @param {boolean} p.enoughData the video has the data to play from where it is
  * @param {number} p.playLatency ms between calling play() and the video moving
  * @param {number} p.joinLead ms a seek with buffering is expected to take, and more
+ * @param {number} [p.tolerance] how close to the position counts as there
+ *   (correct.js holdTolerance: exact for the <video>)
  * @returns {{ startAt: number, position: number, rate: number, coordinated: boolean }}
  */
-export function planStart({ timeline, now, video, enoughData, playLatency, joinLead }) {
-  const atPosition = Math.abs(video.currentTime - timeline.position) <= THRESHOLDS.hold && !video.seeking;
+export function planStart({ timeline, now, video, enoughData, playLatency, joinLead, tolerance = THRESHOLDS.hold }) {
+  const atPosition = Math.abs(video.currentTime - timeline.position) <= tolerance && !video.seeking;
   // The timer and the spin need a few ms before the instant to hit it.
   const coordinated = timeline.at - now > SPIN_MS + playLatency + 2 && atPosition && enoughData;
   const startAt = coordinated ? timeline.at : Math.max(timeline.at, now + joinLead);
