@@ -254,7 +254,7 @@ def test_a_refused_rate_makes_a_seek_corrected_player(driver, servers):
 def test_a_video_that_cannot_be_embedded_is_told_in_words(driver, servers, video_id, words):
     open_player(driver, servers, video_id)
     r = wait(lambda: (lambda r: r if r["error"] else None)(read(driver)), 10, "an error")
-    assert words in r["error"]["message"] and "error" in r["events"]
+    assert words in r["error"]["words"] and "error" in r["events"]
 
 
 def test_a_private_video_is_told_in_words(driver, servers):
@@ -262,7 +262,7 @@ def test_a_private_video_is_told_in_words(driver, servers):
     wait(lambda: call(driver, "window.harness.ready()") is True, 10, "the player")
     assert call(driver, "window.harness.play()") == "PrivacyError"
     r = read(driver)
-    assert "private" in r["error"]["message"]
+    assert "private" in r["error"]["words"]
 
 
 def test_refused_autoplay_rejects_play_with_not_allowed(servers):

@@ -77,6 +77,11 @@ export class PlayerSync extends EventTarget {
         if (this.player === player) this.dispatchEvent(new CustomEvent(type));
       });
     }
+    // An adapter that learns it can do less than it declared (a Vimeo video
+    // whose rate cannot be changed) says so once, in words.
+    player.addEventListener('capabilitieschange', () => {
+      if (this.player === player && player.notice) this.dispatchEvent(new CustomEvent('notice', { detail: player.notice }));
+    });
     // The page's sound controls set the <video>'s volume (room.js); another
     // player takes it from there.
     if (player.video !== this.video) player.setVolume(this.video.volume, this.video.muted);

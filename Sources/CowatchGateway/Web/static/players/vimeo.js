@@ -9,46 +9,42 @@
 // buffering and seeks are followed from the documented events. Decisions and
 // words are in sync/vimeo.js; this file only calls the SDK and keeps readings.
 
+import { loadScript, namedError, sourceOf } from './player.js';
 import { RemotePosition } from '../sync/remote-position.js';
 import { HAVE_CURRENT_DATA, HAVE_ENOUGH_DATA, HAVE_METADATA } from '../sync/readiness.js';
 import {
   RATE_REFUSED_NOTICE, VIMEO_POLL_MS, vimeoCapabilities, vimeoErrorText, vimeoScriptFailed,
 } from '../sync/vimeo.js';
 
-/** The SDK script, loaded once per page (a classic script that sets window.Vimeo). */
-const scripts = new Map();
+/** The SDK, loaded once per page (a classic script that sets window.Vimeo). */
 function loadSdk(url) {
-  if (!scripts.has(url)) {
-    scripts.set(url, new Promise((resolve, reject) => {
-      if (window.Vimeo?.Player) return resolve(window.Vimeo);
-      const script = document.createElement('script');
-      script.src = url;
-      script.async = true;
-      const failed = () => Object.assign(new Error(vimeoScriptFailed(url)), { name: 'ScriptError' });
-      script.onload = () => (window.Vimeo?.Player ? resolve(window.Vimeo) : reject(failed()));
-      script.onerror = () => {
-        scripts.delete(url); // a later load may try again
-        reject(failed());
-      };
-      document.head.append(script);
-    }));
-  }
-  return scripts.get(url);
+  const failed = (why) => Object.assign(new Error(vimeoScriptFailed(url ?? 'nowhere', why)), { name: 'ScriptError' });
+  if (window.Vimeo?.Player) return Promise.resolve(window.Vimeo);
+  return loadScript(url).then(
+    () => (window.Vimeo?.Player ? window.Vimeo : Promise.reject(failed('it defines no Vimeo.Player'))),
+    (error) => Promise.reject(failed(error.message)),
+  );
 }
 
 export class VimeoPlayer extends EventTarget {
   /**
-   * @param {HTMLElement} container where the player's iframe goes
-   * @param {{ apiUrl: string }} options `apiUrl`: the SDK script (the `vimeo-api-url` setting)
+   * @param {HTMLElement} host the room's screen: the player's box goes in it
+   * @param {{ apiUrl: string | null }} config `apiUrl`: the SDK script (the `vimeo-api-url` setting)
    */
-  constructor(container, { apiUrl }) {
+  constructor(host, { apiUrl }) {
     super();
-    this.container = container;
+    this.box = document.createElement('div');
+    this.box.className = 'provider-player';
+    host.insertBefore(this.box, host.querySelector('.overlay'));
     this.apiUrl = apiUrl;
+    this.viewerVolume = 1;
+    this.viewerMuted = false;
+    this.pendingPlay = null; // { reject } of a play() not yet answered
+    this.destroyed = false;
     this.capabilities = vimeoCapabilities(false);
     this.notice = null; // words for the viewer about this player's limits
     this.player = null;
-    this.host = null; // the element the SDK puts its iframe in
+    this.host = null; // the element the SDK puts its iframe in (one per item)
     this.activity = null;
     this.generation = 0; // numbers the loads: callbacks of a replaced player are ignored
     this.position = new RemotePosition();
@@ -86,21 +82,20 @@ export class VimeoPlayer extends EventTarget {
       playbackRate: this.rate,
       buffered: this.bufferedTo > 0 ? [[0, this.bufferedTo]] : [],
       error: this.error,
-      live: false,
     };
   }
 
   /** A new item: `activity.source` is `{ kind: 'vimeo', id }`. */
   load(activity) {
+    this.abortPlay();
     this.destroyPlayer();
     this.activity = activity;
     this.clear();
     const generation = ++this.generation;
-    const id = String(activity?.source?.id ?? '');
-    const current = () => generation === this.generation;
+    const id = String(sourceOf(activity).id ?? '');
+    const current = () => generation === this.generation && !this.destroyed;
     this.host = document.createElement('div');
-    this.host.className = 'provider-player';
-    this.container.append(this.host);
+    this.box.append(this.host);
     loadSdk(this.apiUrl).then((Vimeo) => {
       if (!current()) return;
       // No autoplay and no controls of Vimeo's own: the room decides when it plays.
@@ -108,14 +103,9 @@ export class VimeoPlayer extends EventTarget {
         id: Number(id), autoplay: false, controls: false, autopause: false, playsinline: true, muted: false,
       });
       this.player = player;
-      this.listen(player, current);
+      this.listen(player, current, id);
       return player.ready().then(() => {
-        if (!current()) return;
-        return Promise.all([player.getDuration(), player.getPlaybackRate()]).then(([duration, rate]) => {
-          if (!current()) return;
-          if (duration > 0) this.duration = duration;
-          this.rate = rate || 1;
-        });
+        if (current()) this.applyVolume();
       });
     }).catch((error) => {
       if (current()) this.fail(error, id);
@@ -128,19 +118,41 @@ export class VimeoPlayer extends EventTarget {
 
   /** Resolves when Vimeo plays; rejects with the browser's error name (NotAllowedError: autoplay refused). */
   play() {
-    if (!this.player) return Promise.reject(Object.assign(new Error('no Vimeo player yet'), { name: 'InvalidStateError' }));
+    this.abortPlay();
+    if (!this.player || this.error) return Promise.reject(namedError('AbortError', 'the Vimeo player is not ready'));
     this.paused = false;
     this.ended = false;
     this.position.setMoving(!this.buffering && !this.seeking, performance.now());
-    return this.player.play().catch((error) => {
-      this.paused = true;
-      this.position.setMoving(false, performance.now());
-      if (error?.name === 'PrivacyError' || error?.name === 'PasswordError') this.fail(error, this.activity?.source?.id);
-      throw error;
+    const generation = this.generation;
+    return new Promise((resolve, reject) => {
+      const pending = { reject };
+      this.pendingPlay = pending;
+      this.player.play().then(() => {
+        if (this.pendingPlay !== pending) return;
+        this.pendingPlay = null;
+        resolve();
+      }, (error) => {
+        if (this.pendingPlay !== pending) return;
+        this.pendingPlay = null;
+        if (generation === this.generation) {
+          this.paused = true;
+          this.position.setMoving(false, performance.now());
+          if (error?.name === 'PrivacyError' || error?.name === 'PasswordError') this.fail(error, sourceOf(this.activity).id);
+        }
+        reject(error);
+      });
     });
   }
 
+  /** A pause() or a new item before play() was answered: play() rejects with AbortError, as the <video>'s. */
+  abortPlay() {
+    const pending = this.pendingPlay;
+    this.pendingPlay = null;
+    pending?.reject(namedError('AbortError', 'play() was interrupted'));
+  }
+
   pause() {
+    this.abortPlay();
     this.paused = true;
     this.position.setMoving(false, performance.now());
     this.player?.pause().catch(() => {}); // the `pause` event and the next reading say where it stopped
@@ -185,28 +197,58 @@ export class VimeoPlayer extends EventTarget {
       this.capabilities = vimeoCapabilities(true);
       this.notice = RATE_REFUSED_NOTICE;
       this.dispatch('capabilitieschange');
+      this.dispatch('ratechange');
     });
   }
 
+  setVolume(volume, muted) {
+    this.viewerVolume = volume;
+    this.viewerMuted = muted;
+    this.applyVolume();
+    this.dispatch('volumechange');
+  }
+
+  volume() {
+    return { volume: this.viewerVolume, muted: this.viewerMuted };
+  }
+
+  applyVolume() {
+    if (!this.player) return;
+    this.player.setVolume(this.viewerVolume).catch(() => {});
+    this.player.setMuted(this.viewerMuted).catch(() => {});
+  }
+
   destroy() {
+    this.abortPlay();
     this.destroyPlayer();
     this.generation++;
+    this.destroyed = true;
     this.activity = null;
     this.clear();
+    this.box.remove();
   }
 
   // MARK: the SDK's side
 
-  listen(player, current) {
+  listen(player, current, id) {
     const on = (event, handle) => player.on(event, (data) => {
       if (current()) handle(data || {});
     });
     const now = () => performance.now();
     on('loaded', () => {
-      this.loaded = true;
-      this.dispatch('loadedmetadata');
-      this.dispatch('canplay');
-      this.startPolling(current);
+      // `loadedmetadata` once the duration is known (the interface's promise).
+      Promise.all([player.getDuration(), player.getPlaybackRate()]).then(([duration, rate]) => {
+        if (!current()) return;
+        if (duration > 0) this.duration = duration;
+        if (rate > 0) this.rate = rate;
+        this.loaded = true;
+        this.dispatch('loadedmetadata');
+        this.dispatch('canplay');
+        this.dispatch('canplaythrough');
+        this.startPolling(current);
+      }, (error) => {
+        if (current()) this.fail(error, id);
+      });
     });
     on('durationchange', (d) => {
       if (d.duration > 0) this.duration = d.duration;
@@ -248,6 +290,7 @@ export class VimeoPlayer extends EventTarget {
       if (d.playbackRate > 0) {
         this.rate = d.playbackRate;
         this.position.setRate(d.playbackRate, now());
+        this.dispatch('ratechange');
       }
     });
     on('ended', (d) => {
@@ -260,7 +303,7 @@ export class VimeoPlayer extends EventTarget {
     on('error', (d) => {
       // Errors of our own calls are handled where they are made; the rest stop the video.
       if (d.method) return;
-      this.fail(d, this.activity?.source?.id);
+      this.fail(d, id);
     });
   }
 
@@ -280,7 +323,9 @@ export class VimeoPlayer extends EventTarget {
   }
 
   fail(error, id) {
-    this.error = { code: 0, message: vimeoErrorText(error, id) };
+    this.abortPlay();
+    const words = vimeoErrorText(error, id);
+    this.error = { code: 0, message: String(error?.message || words), words };
     this.dispatch('error');
   }
 
@@ -296,7 +341,7 @@ export class VimeoPlayer extends EventTarget {
   }
 
   dispatch(type) {
-    this.dispatchEvent(new Event(type));
+    if (!this.destroyed) this.dispatchEvent(new Event(type));
   }
 }
 

@@ -55,6 +55,6 @@ export function vimeoErrorText(error, id) {
 }
 
 /** The player script could not be loaded. */
-export function vimeoScriptFailed(url) {
-  return `the Vimeo player could not be loaded (from ${url}); check the connection, or a blocker in the browser`;
+export function vimeoScriptFailed(url, why) {
+  return `the Vimeo player could not be loaded from ${url}${why ? ` (${why})` : ''}; check the connection, or a blocker in the browser`;
 }
