@@ -131,3 +131,74 @@ test('behind the room by more than a nudge absorbs, a live player loads the stre
   const ahead = { playing: true, position: 1000, at: T + 5000, rate: 1 };
   assert.deepEqual(liveStart({ timeline: ahead, now: T, position: 999, leadMs: 30 }), { kind: 'reload' });
 });
+
+// The player's live path (sync/follow.js, sync/player.js) with a live video's
+// readings: no seek is ever asked; the player waits on its frame, plays, or
+// loads the stream again.
+
+import { PlayerCore } from '../../Sources/CowatchGateway/Web/static/sync/player.js';
+
+const S = 1_795_598_000; // stream time, seconds (a program date)
+const URL_ = 'http://127.0.0.1:9/live.m3u8';
+
+function liveRoom(seq, playback) {
+  return {
+    seq,
+    session: { state: 'joined', activity: { id: 'a1', url: URL_, title: 'live', live: true, duration: null, source: { kind: 'file' } } },
+    playback: { status: 'paused', item: 'i1', rate: 1, position: S, at: T, by: null, cause: 'watch', ...playback },
+  };
+}
+
+function liveReadings(now, currentTime, extra = {}) {
+  return {
+    now, monotonic: now - T, currentTime, paused: true, seeking: false, readyState: 4, duration: Infinity,
+    playbackRate: 1, buffered: [[currentTime, currentTime + 3]], error: null, live: true, liveEdge: currentTime - 1, ...extra,
+  };
+}
+
+function liveCore(state, r) {
+  const core = new PlayerCore();
+  core.setMe({ id: 'me', name: 'me', joined: true, player: true, suspensions: [] }, r);
+  const actions = core.setState(state, r);
+  return { core, actions };
+}
+
+test('a live player ahead of the playing room waits on its frame, and asks no seek', () => {
+  const r = liveReadings(T + 1000, S + 3); // the room is at S + 1 now; this frame is 2 s on
+  const { core, actions } = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), r);
+  // The load of the item comes first (the page's src), then the join.
+  const rest = core.tick(r);
+  for (const a of [...actions, ...rest]) assert.notEqual(a.type, 'seek');
+  assert.ok(core.join, 'a start is planned');
+  assert.equal(core.join.position, S + 3);
+  assert.equal(core.join.startAt, T + 3000);
+});
+
+test('a live player the room has passed loads the stream again, and no more than LIVE_RELOADS_MAX times in a row', () => {
+  const state = liveRoom(5, { status: 'playing', position: S, at: T });
+  const r = liveReadings(T + 30000, S + 2); // left 28 s behind (it was paused)
+  const { core } = liveCore(state, r);
+  let reloads = 0;
+  for (let i = 0; i < 6; i++) {
+    const actions = core.tick(liveReadings(T + 30000 + i * 50, S + 2));
+    assert.ok(actions.every((a) => a.type !== 'seek'));
+    reloads += actions.filter((a) => a.type === 'reload').length;
+  }
+  assert.ok(reloads >= 1, 'loaded again');
+  assert.ok(reloads <= 3, `not forever (${reloads})`);
+});
+
+test('a paused or waiting live room: the player holds where it stands and says /ready with data', () => {
+  const r = liveReadings(T + 500, S + 7);
+  const { core, actions } = liveCore(liveRoom(6, { status: 'waiting', position: S + 2, at: T }), r);
+  const all = [...actions, ...core.tick(r)];
+  assert.ok(all.every((a) => a.type !== 'seek'), 'no seek in a live stream');
+  assert.ok(all.some((a) => a.type === 'send' && a.line === '/ready 6'), JSON.stringify(all));
+});
+
+test('a live item is reported with its edge: /duration <seq> live <edge>', () => {
+  const r = liveReadings(T, S + 10, { liveEdge: S + 4.5 });
+  const { core, actions } = liveCore(liveRoom(7, { status: 'paused', position: S, at: T }), r);
+  const all = [...actions, ...core.mediaLoaded(r)];
+  assert.ok(all.some((a) => a.type === 'send' && a.line === `/duration 7 live ${(S + 4.5).toFixed(3)}`), JSON.stringify(all));
+});

@@ -3,6 +3,8 @@
 // element's own events passed on, and each command is the element's property or
 // method, so a file plays exactly as it did before there were other players.
 
+import { isLive } from '../sync/live.js';
+import { LiveTracker } from './live.js';
 import { VIDEO_CAPABILITIES } from './player.js';
 
 const EVENTS = [
@@ -18,13 +20,18 @@ export default class VideoPlayer extends EventTarget {
     this.forward = (event) => this.dispatchEvent(new Event(event.type));
     for (const type of EVENTS) video.addEventListener(type, this.forward);
     video.hidden = false;
+    this.activity = null;
+    // An HLS live stream's readings are in stream time (players/live.js): the
+    // same frame has the same time in every window.
+    this.live = new LiveTracker();
+    this.liveKnown = false;
   }
 
   read() {
     const video = this.video;
     const buffered = [];
     for (let i = 0; i < video.buffered.length; i++) buffered.push([video.buffered.start(i), video.buffered.end(i)]);
-    return {
+    const readings = {
       currentTime: video.currentTime,
       paused: video.paused,
       seeking: video.seeking,
@@ -34,13 +41,38 @@ export default class VideoPlayer extends EventTarget {
       buffered,
       error: video.error ? { code: video.error.code, message: video.error.message } : null,
     };
+    if (!isLive(this.activity, readings.duration)) return readings;
+    const live = this.live.map(readings);
+    if (live.readyState > 0 && !this.liveKnown) {
+      // Stream time is known from now on: the readings have what `loadedmetadata` promises.
+      this.liveKnown = true;
+      queueMicrotask(() => this.dispatchEvent(new Event('loadedmetadata')));
+    }
+    return live;
   }
 
-  load(activity) { this.video.src = activity.url; }
-  reload() { this.video.load(); }
+  load(activity) {
+    this.activity = activity;
+    this.liveKnown = false;
+    this.live.reset(activity.url);
+    this.video.src = activity.url;
+  }
+
+  reload() {
+    this.liveKnown = false;
+    this.live.reset(this.activity?.url ?? null);
+    this.video.load();
+  }
+
   play() { return this.video.play(); }
   pause() { this.video.pause(); }
-  seek(t) { this.video.currentTime = t; }
+
+  /** No seek lands in a live stream (its `seekable` is empty): the player
+   *  logic follows one by waiting and loading again (sync/live.js). */
+  seek(t) {
+    if (isLive(this.activity, this.video.duration)) return;
+    this.video.currentTime = t;
+  }
   setRate(r) { this.video.playbackRate = r; }
 
   setVolume(volume, muted) {
@@ -59,5 +91,6 @@ export default class VideoPlayer extends EventTarget {
     video.removeAttribute('src');
     video.load();
     video.hidden = true;
+    this.live.reset(null);
   }
 }

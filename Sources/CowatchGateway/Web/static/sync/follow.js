@@ -19,7 +19,8 @@ import {
   JOIN_LEAD_MS, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, VERIFY_AFTER_MS,
 } from './latency.js';
 import { HAVE_METADATA, hasEnoughData } from './readiness.js';
-import { fireDecision, missedInstant, planStart, sameCourse, wakeDelay } from './start.js';
+import { LIVE_RELOADS_MAX, liveStart } from './live.js';
+import { fireDecision, missedInstant, planStart, sameCourse, SPIN_MS, wakeDelay } from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
 const ms = (seconds) => (seconds * 1000).toFixed(1);
@@ -44,6 +45,7 @@ export class Follower extends Actions {
     this.lastFixAt = -Infinity; // when the last one was done (monotonic ms)
     this.seekLatency = SEEK_LATENCY_MS.initial;
     this.notice = null; // in words, when the player cannot play the room's rate
+    this.liveReloads = 0; // loads of a live stream in a row that found the room past it
   }
 
   /** Playing (the group's timeline or a catch-up): start on time, then keep to it. */
@@ -150,6 +152,7 @@ export class Follower extends Actions {
     this.stopVideo();
     this.drifts = [];
     this.verify = null;
+    if (video.live === true) return this.beginLiveJoin(timeline, key);
     const capabilities = capabilitiesOf(video);
     const tolerance = holdTolerance(capabilities);
     this.fix = null;
@@ -166,6 +169,36 @@ export class Follower extends Actions {
       join.seekBegan = video.monotonic;
       this.seek(position);
     }
+    this.progressJoin(timeline, key);
+  }
+
+  /** A live stream cannot be sought (sync/live.js): wait on this frame until
+   *  the room reaches it, play now when it is there, or load the stream again
+   *  (which begins ahead of the room) when the room is past it. */
+  beginLiveJoin(timeline, key) {
+    const video = this.video;
+    const now = video.now;
+    const leadMs = this.playLatency + SPIN_MS + 2;
+    let decision = liveStart({ timeline, now, position: video.currentTime, leadMs });
+    if (decision.kind === 'reload' && this.liveReloads >= LIVE_RELOADS_MAX) {
+      this.note(`live: still behind after ${this.liveReloads} loads: playing from here`);
+      decision = { kind: 'now' };
+    }
+    if (decision.kind === 'reload') {
+      this.liveReloads += 1;
+      this.note(`live: the room is past ${video.currentTime.toFixed(3)}: load the stream again`);
+      this.detail = 'rejoining the live edge';
+      this.out.push({ type: 'reload' });
+      Object.assign(this.video, { readyState: 0, paused: true, buffered: [] });
+      return;
+    }
+    this.liveReloads = 0;
+    const startAt = decision.kind === 'wait' ? decision.startAt : now + leadMs;
+    const rate = playableRate(capabilitiesOf(video), timeline.rate);
+    const join = { id: ++this.joins, key, startAt, position: video.currentTime, rate, seekBegan: null, armed: false };
+    this.join = join;
+    this.note(`live join: ${join.position.toFixed(3)} at ${(startAt % 100000).toFixed(1)} (in ${(startAt - now).toFixed(0)} ms)`);
+    this.setRate(rate);
     this.progressJoin(timeline, key);
   }
 

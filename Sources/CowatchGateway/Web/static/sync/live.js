@@ -40,6 +40,11 @@ export const LIVE_MARGIN_LOAD_S = 1;
  *  does not land. Same as drift.js's seek threshold, for the same reason. */
 export const LIVE_BEHIND_RELOAD_S = 0.25;
 
+/** Loads in a row that still found the room past the stream's start: after
+ *  this many the player plays from where it is, behind, rather than loading
+ *  forever (a stream whose segments are longer than its target duration). */
+export const LIVE_RELOADS_MAX = 3;
+
 /**
  * The facts of a media playlist the timeline needs.
  * @param {string} text an HLS media playlist

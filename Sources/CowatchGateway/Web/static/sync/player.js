@@ -300,7 +300,9 @@ export class PlayerCore extends Follower {
       return;
     }
     const target = clampToMedia(plan.timeline.position, video.duration);
-    if (Math.abs(video.currentTime - target) > holdTolerance(capabilitiesOf(video))) {
+    // A live stream holds where it stands (no seek lands in it); /play restarts
+    // everyone at the live edge (sync/live.js).
+    if (video.live !== true && Math.abs(video.currentTime - target) > holdTolerance(capabilitiesOf(video))) {
       if (!(video.seeking && this.seekTarget === target)) this.seek(target);
       return;
     }
