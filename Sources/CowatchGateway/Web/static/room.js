@@ -564,6 +564,10 @@ async function main() {
       seek.setAttribute('aria-valuetext', `${formatTime(position)} of ${formatTime(duration)}`);
     }
     $('seek').disabled = $('play').disabled || !Number.isFinite(duration);
+    // A live stream has no timeline to seek in (the room refuses /seek): no seek bar, no times.
+    const live = shown.live === true || duration === Infinity;
+    seek.hidden = live;
+    $('position').parentElement.hidden = live;
   }
 
   let lastPaint = 0;
