@@ -226,6 +226,22 @@ def test_plays_pauses_seeks_and_knows_where_it_is(driver, servers):
     assert abs(frame_read(driver)["position"] - 120.5) < 0.05
 
 
+def test_a_stall_is_waiting_then_playing(driver, servers):
+    open_player(driver, servers, VIDEO_ID)
+    wait(lambda: "loadedmetadata" in read(driver)["events"], 20, "loadedmetadata")
+    assert call(driver, "window.harness.play()") == "ok"
+    wait(lambda: read(driver)["currentTime"] > 0.5, 10, "playing")
+    driver.execute_script(
+        "const f = document.querySelector('#player iframe');"
+        "f.contentWindow.postMessage({ standin: 'stall', ms: 1500 }, new URL(f.src).origin);")
+    r = wait(lambda: (lambda r: r if "waiting" in r["events"] else None)(read(driver)), 5, "waiting")
+    assert r["readyState"] == 2 and not r["paused"]
+    frozen = read(driver)["currentTime"]
+    time.sleep(0.5)  # stalled: the position stands still for the stall's length
+    assert abs(read(driver)["currentTime"] - frozen) < 0.01
+    wait(lambda: read(driver)["readyState"] == 4 and read(driver)["currentTime"] > frozen + 0.2, 10, "playing again")
+
+
 def test_rate_taken_in_range(driver, servers):
     open_player(driver, servers, VIDEO_ID)
     wait(lambda: "loadedmetadata" in read(driver)["events"], 20, "loadedmetadata")

@@ -33,6 +33,9 @@ developer.vimeo.com/player/sdk/reference), written here from that description:
   403. A play() the browser refuses (autoplay policy) is rejected with the
   browser's error name (NotAllowedError).
 
+A test hook of its own (not Vimeo's): the message `{ standin: 'stall', ms }`
+to the player's frame makes it run out of data for `ms`.
+
 What it cannot reproduce is listed in docs/browser.md ("The Vimeo stand-in").
 
     with VimeoStandIn(media_path, rate_locked_ids={"1000000"}) as vimeo:
@@ -210,7 +213,7 @@ VIDEO_HTML = r"""<!doctype html>
   video.addEventListener('loadedmetadata', function () { loaded = true; emit('loaded', { id: Number(CONFIG.id) }); emit('durationchange', { duration: video.duration }); });
   video.addEventListener('play', function () { emit('play', timing()); });
   video.addEventListener('playing', function () { bufferEnd(); emit('playing', timing()); });
-  video.addEventListener('pause', function () { emit('pause', timing()); });
+  video.addEventListener('pause', function () { if (!stalled) emit('pause', timing()); });
   video.addEventListener('ended', function () { emit('ended', timing()); });
   video.addEventListener('waiting', bufferStart);
   video.addEventListener('canplay', function () { if (!video.seeking) bufferEnd(); });
@@ -277,9 +280,26 @@ VIDEO_HTML = r"""<!doctype html>
     removeEventListener: function (name) { delete listening[name]; },
   };
 
+  // Test hook, not Vimeo's: `{ standin: 'stall', ms }` from the embedding page
+  // makes the player run out of data for `ms`, as a slow network would: the
+  // video stops without a `pause` event, `bufferstart`, and `bufferend` when it
+  // plays again.
+  var stalled = false;
+  function stall(ms) {
+    if (video.paused || stalled) return;
+    stalled = true;
+    video.pause();
+    bufferStart();
+    setTimeout(function () {
+      stalled = false;
+      video.play().catch(function () {});
+    }, ms);
+  }
+
   window.addEventListener('message', function (e) {
     if (e.source !== parent) return;
     var data = typeof e.data === 'string' ? JSON.parse(e.data) : e.data;
+    if (data && data.standin === 'stall') return stall(Number(data.ms) || 0);
     if (!data || !data.method) return;
     parentOrigin = e.origin;
     var handler = methods[data.method];
