@@ -82,11 +82,20 @@ test('the origin is the first of the last run of consecutive segments fetched (a
   near(a.start + 1.25, b.start + 0.25, 'one stream time');
 });
 
+test('a playlist read too late (the video\'s first segments gone from it) tells no origin rather than a wrong one', () => {
+  const p = parsePlaylist(DATED); // lists 27..32
+  // The video probed 20 and played 23, 24, ... 32: 23..26 are gone from the page's playlist.
+  const fetched = ['live20.ts', 'live23.ts', 'live24.ts', 'live25.ts', 'live26.ts', 'live27.ts', 'live28.ts'].map((f) => `http://h/${f}`);
+  assert.equal(originSegment(fetched, p), null);
+});
+
 test('the origin: a short playlist played from its first segment, a refetch, and nothing known yet', () => {
   const p = parsePlaylist(UNDATED);
   assert.equal(originSegment(['seg/100.ts?token=x', 'seg/100.ts?token=x', 'seg/101.ts?token=y'], p).sequence, 100);
   assert.equal(originSegment(['live.m3u8'], p), null);
-  assert.equal(originSegment(['other/999.ts'], p), null);
+  assert.equal(originSegment(['seg/100.ts', 'other/999.ts'], p), null);
+  // The probe's segment gone from this playlist: the rest still tells.
+  assert.equal(originSegment(['seg/99.ts', 'seg/101.ts', 'seg/102.ts'], p).sequence, 101);
   assert.equal(originSegment(['seg/100.ts'], null), null);
 });
 

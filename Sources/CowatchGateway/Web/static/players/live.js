@@ -13,6 +13,8 @@ import { liveEdge, originSegment, parsePlaylist } from '../sync/live.js';
 
 /** Before the playlist says its target duration, it is fetched this often (ms). */
 const FIRST_REFRESH_MS = 1000;
+/** With a frame but no origin for this many target durations, the stream is loaded again. */
+const LOST_AFTER_TARGET_DURATIONS = 3;
 
 export class LiveTracker {
   constructor() {
@@ -28,7 +30,17 @@ export class LiveTracker {
     this.fetchedAt = -Infinity;
     this.problem = null; // why there is no stream time, in words
     this.epoch = (this.epoch ?? 0) + 1;
+    this.framedAt = null; // when the video first had a frame while the origin was unknown
     performance.clearResourceTimings?.();
+    // At once: the playlist must still list the segment the video begins on.
+    if (url) this.refresh();
+  }
+
+  /** The origin could not be told for a while after the video had a frame
+   *  (the page read the playlist too late): the stream must be loaded again. */
+  lost() {
+    if (this.origin || this.framedAt == null || !this.playlist) return false;
+    return performance.now() - this.framedAt > LOST_AFTER_TARGET_DURATIONS * this.playlist.targetDuration * 1000;
   }
 
   /** Called with each reading of a live video: keeps the playlist fresh and
@@ -38,7 +50,9 @@ export class LiveTracker {
     const now = performance.now();
     const every = this.playlist ? this.playlist.targetDuration * 1000 : FIRST_REFRESH_MS;
     if (!this.fetching && now - this.fetchedAt >= every) this.refresh();
-    if (this.origin || !this.playlist || readyState < 2) return;
+    if (this.origin || readyState < 2) return;
+    this.framedAt ??= now;
+    if (!this.playlist) return;
     const fetched = performance.getEntriesByType('resource').map((entry) => entry.name);
     const origin = originSegment(fetched, this.playlist);
     // Taken only from a playlist at least as new as the last segment the video fetched.

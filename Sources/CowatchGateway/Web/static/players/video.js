@@ -43,6 +43,11 @@ export default class VideoPlayer extends EventTarget {
     };
     if (!isLive(this.activity, readings.duration)) return readings;
     const live = this.live.map(readings);
+    if (this.live.lost()) {
+      // Its first segment could not be told (sync/live.js): begin again, at the live edge.
+      this.reload();
+      return { ...live, readyState: 0 };
+    }
     if (live.readyState > 0 && !this.liveKnown) {
       // Stream time is known from now on: the readings have what `loadedmetadata` promises.
       this.liveKnown = true;

@@ -104,19 +104,25 @@ function fileOf(uri) {
  * The segment the video counts its `currentTime` from: among the segments it
  * fetched (in order), the first of the last run of consecutive ones (the first
  * fetch of a live playlist is a probe of its first segment; the video then
- * jumps to where it plays).
- * @param {string[]} fetched URLs the video fetched, in order (the playlist's among them)
+ * jumps to where it plays). Every segment fetched after the probe must be in
+ * `playlist` (fetched as early as the video's own): a segment already gone
+ * from it would leave the run's true start unknown, and a wrong origin is
+ * worse than none.
+ * @param {string[]} fetched URLs the video fetched, in order (playlists among them)
  * @param {ReturnType<typeof parsePlaylist>} playlist
- * @returns {{ sequence: number, start: number } | null} null until the video
- *   fetched a segment the playlist lists
+ * @returns {{ sequence: number, start: number } | null} null while it cannot be told
  */
 export function originSegment(fetched, playlist) {
   if (!playlist) return null;
   const byFile = new Map(playlist.segments.map((s) => [fileOf(s.uri), s]));
+  const files = fetched.map(fileOf).filter((file) => file && !file.toLowerCase().endsWith('.m3u8'));
   const seen = [];
-  for (const url of fetched) {
-    const segment = byFile.get(fileOf(url));
-    if (!segment) continue;
+  for (const [i, file] of files.entries()) {
+    const segment = byFile.get(file);
+    if (!segment) {
+      if (i === 0) continue; // the probe, of a segment already gone from this playlist
+      return null;
+    }
     if (seen.length && seen[seen.length - 1].sequence === segment.sequence) continue; // fetched twice
     seen.push(segment);
   }

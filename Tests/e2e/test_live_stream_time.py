@@ -1,0 +1,184 @@
+"""An HLS live stream's stream time (players/live.js, sync/live.js) in two
+headless Chromium windows that opened the stream several segments apart:
+every frame both windows show has one stream time in both, although each
+<video> counts its own currentTime from the segment it began on; and the
+readings say `live`, `duration` Infinity and a `liveEdge` behind the end by
+the margin. Without a Cowatch server: a page loads players/video.js on its
+own and plays the stream from live_stream.py (ffmpeg, in real time).
+
+Run: python3 -m pytest -q Tests/e2e/test_live_stream_time.py
+Skipped, with the reason, when chromium, chromedriver, selenium or ffmpeg are missing.
+"""
+import concurrent.futures
+import http.server
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from live_stream import LiveStream, PLAYLIST_SEGMENTS, SEGMENT_SECONDS  # noqa: E402
+from media_server import QuietServer  # noqa: E402
+
+try:
+    from selenium import webdriver
+except ImportError:
+    webdriver = None
+
+REPO = HERE.parent.parent
+STATIC = REPO / "Sources" / "CowatchGateway" / "Web" / "static"
+GAP_SEGMENTS = 4  # the second window arrives this many segments after the first
+
+PAGE = """<!doctype html><meta charset="utf-8"><title>live</title>
+<div id="screen"><video muted playsinline crossorigin="anonymous" width="640" height="360"></video></div>
+<canvas width="160" height="90"></canvas>
+<script type="module">
+import VideoPlayer from '/static/players/video.js';
+const video = document.querySelector('video');
+const player = new VideoPlayer(document.getElementById('screen'), { video, apiUrl: null });
+// As PlayerSync does: read every 50 ms (the readings keep the playlist fresh),
+// and play again what was loaded again.
+let started = false;
+setInterval(() => {
+  player.read();
+  if (started && video.paused) video.play().catch(() => {});
+}, 50);
+window.harness = {
+  start(url) {
+    started = true;
+    player.load({ url, live: true, duration: null, source: { kind: 'file' } });
+    return player.play().then(() => 'ok', (e) => e.name);
+  },
+  read() { return player.read(); },
+  // Frames presented during `ms`: a hash of each (a small copy of its pixels)
+  // with its stream time (the frame's own mediaTime plus the player's shift).
+  async frames(ms) {
+    const canvas = document.querySelector('canvas').getContext('2d', { willReadFrequently: true });
+    const out = {};
+    const end = performance.now() + ms;
+    while (performance.now() < end) {
+      const meta = await new Promise((done) => {
+        video.requestVideoFrameCallback((_, m) => done(m));
+        setTimeout(() => done(null), 200);
+      });
+      if (!meta) continue;
+      const shift = player.read().currentTime - video.currentTime;
+      canvas.drawImage(video, 0, 0, 160, 90);
+      const digest = await crypto.subtle.digest('SHA-256', canvas.getImageData(0, 0, 160, 90).data);
+      const hash = Array.from(new Uint8Array(digest).slice(0, 8)).map((b) => b.toString(16).padStart(2, '0')).join('');
+      out[hash] = meta.mediaTime + shift;
+    }
+    return out;
+  },
+};
+</script>"""
+
+
+def missing():
+    if webdriver is None:
+        return "selenium is not installed (commands/setup --browser)"
+    if not shutil.which("chromium") or not Path("/usr/bin/chromedriver").exists():
+        return "chromium or chromedriver is missing (commands/setup --browser)"
+    if not shutil.which("ffmpeg"):
+        return "ffmpeg is missing"
+    return None
+
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+
+
+class PageHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):  # noqa: N802 - the base class's name
+        if self.path == "/":
+            data = PAGE.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        super().do_GET()
+
+    def translate_path(self, path):
+        return str(STATIC.parent) + path.split("?")[0]
+
+    def guess_type(self, path):
+        return "text/javascript" if str(path).endswith(".js") else super().guess_type(path)
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    (REPO / ".build-e2e").mkdir(exist_ok=True)
+    profile = tempfile.mkdtemp(prefix="cowatch-live-", dir=str(REPO / ".build-e2e"))
+    for flag in ["--headless=new", "--no-sandbox", "--mute-audio", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--no-first-run", "--autoplay-policy=no-user-gesture-required", f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path="/usr/bin/chromedriver"))
+    driver.set_script_timeout(20)
+    driver.profile_dir = profile
+    return driver
+
+
+def wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what} (last: {last})")
+
+
+def test_two_windows_agree_on_stream_time():
+    page = QuietServer(("127.0.0.1", 0), PageHandler)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    work = Path(tempfile.mkdtemp(prefix="cowatch-live-", dir=str(REPO / ".build-e2e")))
+    drivers = []
+    try:
+        with LiveStream(work / "live") as live:
+            live.wait_segments(3, timeout=30)
+            for i in range(2):
+                if i == 1:
+                    live.wait_sequence(live.media_sequence() + GAP_SEGMENTS, timeout=GAP_SEGMENTS * 3 + 20)
+                d = browser()
+                drivers.append(d)
+                d.get(f"http://127.0.0.1:{page.server_address[1]}/")
+                wait(lambda: d.execute_script("return !!window.harness"), 10, "the page")
+                started = d.execute_async_script(
+                    "const done = arguments[arguments.length - 1]; window.harness.start(arguments[0]).then(done);", live.url)
+                assert started == "ok"
+            readings = [wait(lambda: (lambda r: r if r["readyState"] > 0 and r["currentTime"] > 0 else None)(
+                d.execute_script("return window.harness.read()")), 20, "stream time") for d in drivers]
+            for r in readings:
+                assert r["live"] is True and r["duration"] is None or r["duration"] == float("inf")
+                # The edge: behind the playlist's end by the margin (4 target durations and 1 s).
+                assert r["liveEdge"] < r["currentTime"] + PLAYLIST_SEGMENTS * SEGMENT_SECONDS
+            with concurrent.futures.ThreadPoolExecutor() as pool:
+                tables = list(pool.map(lambda d: d.execute_async_script(
+                    "const done = arguments[arguments.length - 1]; window.harness.frames(2500).then(done);"), drivers))
+            common = set(tables[0]) & set(tables[1])
+            assert len(common) >= 10, f"the windows showed too few of the same frames ({len(common)})"
+            differences = sorted(abs(tables[0][h] - tables[1][h]) for h in common)
+            median = differences[len(differences) // 2]
+            print(f"stream time of one frame in two windows {GAP_SEGMENTS} segments apart: "
+                  f"median difference {median * 1000:.2f} ms over {len(common)} frames, largest {differences[-1] * 1000:.2f} ms")
+            # One frame lasts 33 ms: a mapping off by a segment would be 1000 ms.
+            assert median < 0.002, differences
+    finally:
+        for d in drivers:
+            d.quit()
+            shutil.rmtree(d.profile_dir, ignore_errors=True)
+        page.shutdown()
+        page.server_close()
+        shutil.rmtree(work, ignore_errors=True)
