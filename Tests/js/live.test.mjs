@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  isLive, LIVE_BEHIND_RELOAD_S, liveEdge, liveMargin, liveReport, liveStart, originSegment, parsePlaylist, playlistEnd,
+  isLive, LIVE_RELOADS_MAX, liveCourse, liveEdge, liveMargin, liveReport, liveTolerance, originSegment, parsePlaylist, playlistEnd,
 } from '../../Sources/CowatchGateway/Web/static/sync/live.js';
 
 // As ffmpeg writes it (-f hls -hls_time 1 -hls_list_size 6 -hls_flags delete_segments+program_date_time).
@@ -99,10 +99,10 @@ test('the origin: a short playlist played from its first segment, a refetch, and
   assert.equal(originSegment(['seg/100.ts'], null), null);
 });
 
-test('the reported edge is the playlist end less the margin, which outlasts the video\'s own three segments', () => {
+test('the reported edge is the playlist end less three target durations, where a loaded video begins', () => {
   const p = parsePlaylist(UNDATED);
-  assert.ok(liveMargin(6) > 3 * 6 + 6, 'more than the three segments the video starts back, and a stale playlist');
-  near(liveEdge(p), 618 - liveMargin(6), 'edge');
+  assert.equal(liveMargin(6), 18);
+  near(liveEdge(p), 618 - 18, 'edge');
   assert.equal(liveReport(12, 1795598354.1234), '/duration 12 live 1795598354.123');
 });
 
@@ -115,30 +115,14 @@ test('live: the room says so, or the video has no end', () => {
 
 const T = 1_800_000_000_000;
 
-test('ahead of the room, a live player waits on its frame until the room reaches it', () => {
-  const timeline = { playing: true, position: 1000, at: T, rate: 1 };
-  assert.deepEqual(liveStart({ timeline, now: T + 500, position: 1002, leadMs: 30 }), { kind: 'wait', startAt: T + 2000 });
-  // A coordinated start ahead: the room holds until `at`, then moves.
-  const ahead = { playing: true, position: 1000, at: T + 800, rate: 1 };
-  assert.deepEqual(liveStart({ timeline: ahead, now: T, position: 1000, leadMs: 30 }), { kind: 'wait', startAt: T + 800 });
-  assert.deepEqual(liveStart({ timeline: ahead, now: T, position: 1000.5, leadMs: 30 }), { kind: 'wait', startAt: T + 1300 });
-});
-
-test('at the room, or too close to its instant to time a start, a live player plays now', () => {
-  const timeline = { playing: true, position: 1000, at: T, rate: 1 };
-  assert.deepEqual(liveStart({ timeline, now: T + 1990, position: 1002, leadMs: 30 }), { kind: 'now' });
-  assert.deepEqual(liveStart({ timeline, now: T + 2100, position: 1002, leadMs: 30 }), { kind: 'now' });
-});
-
-test('behind the room by more than a nudge absorbs, a live player loads the stream again', () => {
-  const timeline = { playing: true, position: 1000, at: T, rate: 1 };
-  const behind = 1000 + 2 - LIVE_BEHIND_RELOAD_S - 0.05;
-  assert.deepEqual(liveStart({ timeline, now: T + 2000, position: behind, leadMs: 30 }), { kind: 'reload' });
-  // A window left paused while the room went on (its frame 30 s old).
-  assert.deepEqual(liveStart({ timeline, now: T + 30000, position: 1000, leadMs: 30 }), { kind: 'reload' });
-  // Before the room starts, a frame before its position is behind as well.
-  const ahead = { playing: true, position: 1000, at: T + 5000, rate: 1 };
-  assert.deepEqual(liveStart({ timeline: ahead, now: T, position: 999, leadMs: 30 }), { kind: 'reload' });
+test('a live player within tolerance plays on; out of it, it loads again, but not forever', () => {
+  const tolerance = liveTolerance(1);
+  assert.equal(tolerance, 1.5);
+  assert.equal(liveCourse({ drift: 0.9, tolerance, reloads: 0 }), 'play');
+  assert.equal(liveCourse({ drift: -1.4, tolerance, reloads: 0 }), 'play');
+  assert.equal(liveCourse({ drift: 1.6, tolerance, reloads: 0 }), 'reload');
+  assert.equal(liveCourse({ drift: -30, tolerance, reloads: LIVE_RELOADS_MAX - 1 }), 'reload');
+  assert.equal(liveCourse({ drift: -30, tolerance, reloads: LIVE_RELOADS_MAX }), 'play');
 });
 
 // The player's live path (sync/follow.js, sync/player.js) with a live video's
@@ -172,15 +156,22 @@ function liveCore(state, r) {
   return { core, actions };
 }
 
-test('a live player ahead of the playing room waits on its frame, and asks no seek', () => {
-  const r = liveReadings(T + 1000, S + 3); // the room is at S + 1 now; this frame is 2 s on
-  const { core, actions } = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), r);
-  // The load of the item comes first (the page's src), then the join.
-  const rest = core.tick(r);
-  for (const a of [...actions, ...rest]) assert.notEqual(a.type, 'seek');
-  assert.ok(core.join, 'a start is planned');
-  assert.equal(core.join.position, S + 3);
-  assert.equal(core.join.startAt, T + 3000);
+test('a playing live player near the room is followed as it is: no pause, no seek, rate 1', () => {
+  const r = liveReadings(T + 1000, S + 1.8, { liveTargetDuration: 1, paused: false }); // the room is at S + 1 now
+  const { core } = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), r); // loads the item
+  const all = core.tick(r); // the video plays (loaded again, it played at once)
+  assert.ok(all.every((a) => !['seek', 'reload', 'pause'].includes(a.type)), JSON.stringify(all));
+  assert.ok(all.every((a) => a.type !== 'rate' || a.rate === 1));
+  assert.ok(core.running, 'following');
+});
+
+test('a paused live player, or one out of tolerance, loads the stream again (which plays it)', () => {
+  const paused = liveReadings(T + 1000, S + 1, { liveTargetDuration: 1, paused: true });
+  const one = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), paused);
+  assert.ok([...one.actions, ...one.core.tick(paused)].some((a) => a.type === 'reload'));
+  const far = liveReadings(T + 1000, S + 3, { liveTargetDuration: 1, paused: false });
+  const two = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), far);
+  assert.ok([...two.actions, ...two.core.tick(far)].some((a) => a.type === 'reload'));
 });
 
 test('a live player the room has passed loads the stream again, and no more than LIVE_RELOADS_MAX times in a row', () => {
@@ -189,7 +180,7 @@ test('a live player the room has passed loads the stream again, and no more than
   const { core } = liveCore(state, r);
   let reloads = 0;
   for (let i = 0; i < 6; i++) {
-    const actions = core.tick(liveReadings(T + 30000 + i * 50, S + 2));
+    const actions = core.tick(liveReadings(T + 30000 + i * 50, S + 2, { liveTargetDuration: 1 }));
     assert.ok(actions.every((a) => a.type !== 'seek'));
     reloads += actions.filter((a) => a.type === 'reload').length;
   }

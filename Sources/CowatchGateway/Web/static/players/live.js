@@ -98,6 +98,7 @@ export class LiveTracker {
       duration: Infinity,
       live: true,
       liveEdge: liveEdge(this.playlist),
+      liveTargetDuration: this.playlist.targetDuration,
     };
   }
 }

@@ -7,6 +7,10 @@ import { isLive } from '../sync/live.js';
 import { LiveTracker } from './live.js';
 import { VIDEO_CAPABILITIES } from './player.js';
 
+const LIVE_CAPABILITIES = Object.freeze({
+  rates: [1], rateRange: [1, 1], positionPrecision: 0.0001, positionUpdateMs: 0, reportsStalls: true, exactSeek: false,
+});
+
 const EVENTS = [
   'loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'waiting', 'ended', 'error', 'progress',
   'ratechange', 'volumechange',
@@ -16,7 +20,7 @@ export default class VideoPlayer extends EventTarget {
   constructor(host, { video }) {
     super();
     this.video = video;
-    this.capabilities = VIDEO_CAPABILITIES;
+    this.fileCapabilities = VIDEO_CAPABILITIES;
     this.forward = (event) => this.dispatchEvent(new Event(event.type));
     for (const type of EVENTS) video.addEventListener(type, this.forward);
     video.hidden = false;
@@ -25,6 +29,12 @@ export default class VideoPlayer extends EventTarget {
     // same frame has the same time in every window.
     this.live = new LiveTracker();
     this.liveKnown = false;
+  }
+
+  /** A live HLS stream in Chromium plays only at rate 1 (any other rate fails
+   *  it) and cannot be sought (sync/live.js). */
+  get capabilities() {
+    return isLive(this.activity, this.video.duration) ? LIVE_CAPABILITIES : this.fileCapabilities;
   }
 
   read() {
@@ -64,9 +74,14 @@ export default class VideoPlayer extends EventTarget {
   }
 
   reload() {
+    const live = isLive(this.activity, this.video.duration); // before load() forgets the duration
     this.liveKnown = false;
     this.live.reset(this.activity?.url ?? null);
     this.video.load();
+    // A live stream loaded again is played at once: one left paused after
+    // loading fails or jumps when played later (sync/live.js). A refusal
+    // (autoplay) leaves it paused, and the player logic's start takes it from there.
+    if (live) this.video.play().catch(() => {});
   }
 
   play() { return this.video.play(); }
@@ -78,7 +93,10 @@ export default class VideoPlayer extends EventTarget {
     if (isLive(this.activity, this.video.duration)) return;
     this.video.currentTime = t;
   }
-  setRate(r) { this.video.playbackRate = r; }
+  setRate(r) {
+    if (isLive(this.activity, this.video.duration) && r !== 1) return; // it would fail the stream
+    this.video.playbackRate = r;
+  }
 
   setVolume(volume, muted) {
     this.video.volume = volume;

@@ -19,7 +19,7 @@ import {
   JOIN_LEAD_MS, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, VERIFY_AFTER_MS,
 } from './latency.js';
 import { HAVE_METADATA, hasEnoughData } from './readiness.js';
-import { LIVE_RELOADS_MAX, liveStart } from './live.js';
+import { LIVE_RELOADS_MAX, liveCourse, liveRoomPosition, liveTolerance } from './live.js';
 import { fireDecision, missedInstant, planStart, sameCourse, SPIN_MS, wakeDelay } from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
@@ -82,6 +82,7 @@ export class Follower extends Actions {
       this.verifyStart();
       if (this.verify) return; // the first moments belong to the start measurement
     }
+    if (video.live === true) return this.followLive(timeline, key, video.currentTime - liveRoomPosition(timeline, now));
     const raw = video.currentTime - expected;
     const capabilities = capabilitiesOf(video);
     if (correctionFor(capabilities) === 'seek') return this.correctBySeeking(timeline, raw, capabilities);
@@ -149,10 +150,10 @@ export class Follower extends Actions {
   beginJoin(timeline, key) {
     const video = this.video;
     const now = video.now;
+    if (video.live === true) return this.beginLiveJoin(timeline, key);
     this.stopVideo();
     this.drifts = [];
     this.verify = null;
-    if (video.live === true) return this.beginLiveJoin(timeline, key);
     const capabilities = capabilitiesOf(video);
     const tolerance = holdTolerance(capabilities);
     this.fix = null;
@@ -172,34 +173,55 @@ export class Follower extends Actions {
     this.progressJoin(timeline, key);
   }
 
-  /** A live stream cannot be sought (sync/live.js): wait on this frame until
-   *  the room reaches it, play now when it is there, or load the stream again
-   *  (which begins ahead of the room) when the room is past it. */
+  /** A live stream can be neither sought nor played at another rate, and a
+   *  paused one does not play on from its frame (sync/live.js): a playing
+   *  video within tolerance of the room is followed as it is; a paused one, or
+   *  one out of tolerance, loads the stream again, which plays it at once. */
   beginLiveJoin(timeline, key) {
     const video = this.video;
     const now = video.now;
-    const leadMs = this.playLatency + SPIN_MS + 2;
-    let decision = liveStart({ timeline, now, position: video.currentTime, leadMs });
-    if (decision.kind === 'reload' && this.liveReloads >= LIVE_RELOADS_MAX) {
-      this.note(`live: still behind after ${this.liveReloads} loads: playing from here`);
-      decision = { kind: 'now' };
-    }
-    if (decision.kind === 'reload') {
+    this.cancelJoin();
+    this.drifts = [];
+    this.verify = null;
+    this.nudging = false;
+    const drift = video.currentTime - liveRoomPosition(timeline, now);
+    const tolerance = liveTolerance(video.liveTargetDuration || 1);
+    const course = video.paused && this.liveReloads < LIVE_RELOADS_MAX
+      ? 'reload'
+      : liveCourse({ drift, tolerance, reloads: this.liveReloads });
+    if (course === 'reload') {
       this.liveReloads += 1;
-      this.note(`live: the room is past ${video.currentTime.toFixed(3)}: load the stream again`);
+      this.running = null;
+      this.note(`live: ${video.paused ? 'paused' : `${ms(drift)} ms from the room`}: load the stream again`);
       this.detail = 'rejoining the live edge';
       this.out.push({ type: 'reload' });
       Object.assign(this.video, { readyState: 0, paused: true, buffered: [] });
       return;
     }
+    if (Math.abs(drift) > tolerance) this.note(`live: still ${ms(drift)} ms off after ${this.liveReloads} loads: playing from here`);
     this.liveReloads = 0;
-    const startAt = decision.kind === 'wait' ? decision.startAt : now + leadMs;
-    const rate = playableRate(capabilitiesOf(video), timeline.rate);
-    const join = { id: ++this.joins, key, startAt, position: video.currentTime, rate, seekBegan: null, armed: false };
+    this.setRate(1);
+    if (!video.paused) {
+      this.running = key;
+      this.note(`live: following, ${ms(drift)} ms from the room`);
+      return;
+    }
+    // Loads are spent: play from here, at once.
+    const join = { id: ++this.joins, key, startAt: now + this.playLatency + SPIN_MS + 2, position: video.currentTime, rate: 1, seekBegan: null, armed: false };
     this.join = join;
-    this.note(`live join: ${join.position.toFixed(3)} at ${(startAt % 100000).toFixed(1)} (in ${(startAt - now).toFixed(0)} ms)`);
-    this.setRate(rate);
     this.progressJoin(timeline, key);
+  }
+
+  /** Playing a live stream: nothing to nudge or seek; out of tolerance, it loads again. */
+  followLive(timeline, key, raw) {
+    const { drifts, drift } = addDriftReading(this.drifts, raw);
+    this.drifts = drifts;
+    this.drift = drift;
+    const tolerance = liveTolerance(this.video.liveTargetDuration || 1);
+    if (Math.abs(raw) > tolerance && Math.abs(drift) > tolerance) {
+      this.note(`live drift ${ms(drift)} ms`);
+      return this.beginJoin(timeline, key);
+    }
   }
 
   /** A start waits for its seek and data, then arms its timer. */

@@ -18,31 +18,32 @@
 // then the first listed segment as a probe, then the segments it plays in
 // order), and adds that segment's stream time to its `currentTime`.
 //
-// Since no seek lands, a live player follows the room without seeking: ahead
-// of the room, it pauses on its frame and plays again at the instant the
-// room's timeline reaches that frame (a scheduled start, as start.js, with no
-// seek); behind it, it loads the stream again, which begins three segments
-// before the end, ahead of the room by construction of the margin below.
+// Nothing else can steer such a video (measured the same way, Chromium 156):
+// a playbackRate other than 1, even 1.001, fails it at once with
+// MEDIA_ERR_SRC_NOT_SUPPORTED; and after a pause, play() does not go on from
+// the paused frame but jumps ahead, back to about three target durations
+// behind the playlist's end, where it began. A live player therefore plays at
+// rate 1 from where loading the stream puts it, and the only correction is to
+// load it again: the room's timeline for a live item is set where a freshly
+// loaded video plays (the playlist's end less three target durations), and a
+// player farther than LIVE_TOLERANCE_TARGET_DURATIONS from it loads again.
 
 /** How far behind the playlist's end a player reports the room should play,
- *  in target durations: the video begins three target durations before the end
- *  it fetched, its playlist may be one target duration old (it is fetched
- *  again once per target duration), and the room's anchor came from another
- *  player's playlist, as old: with four, a player that loads the stream again
- *  arrives ahead of the room and waits for it, rather than behind it with no
- *  way forward. */
-export const LIVE_MARGIN_TARGET_DURATIONS = 4;
-/** ...plus this, for the load itself (the playlist and three segments), s. */
-export const LIVE_MARGIN_LOAD_S = 1;
+ * in target durations: where the video begins when the stream is loaded (its
+ * first segment is the third from the end of the playlist it read). */
+export const LIVE_MARGIN_TARGET_DURATIONS = 3;
 
-/** Behind the room by more than this (s), a live player loads the stream
- *  again: a rate nudge (drift.js, at most 6 %) would take too long, and a seek
- *  does not land. Same as drift.js's seek threshold, for the same reason. */
-export const LIVE_BEHIND_RELOAD_S = 0.25;
+/** A live player farther than this from the room's position (in target
+ *  durations) loads the stream again. Players that load at nearly the same
+ *  time begin on one segment, but one whose playlist was read just after a new
+ *  segment came begins a segment later, and the room's anchor came from one
+ *  player's playlist: within one target duration is as close as loading can
+ *  put a player, so anything under one and a half is kept. */
+export const LIVE_TOLERANCE_TARGET_DURATIONS = 1.5;
 
-/** Loads in a row that still found the room past the stream's start: after
- *  this many the player plays from where it is, behind, rather than loading
- *  forever (a stream whose segments are longer than its target duration). */
+/** Loads in a row that still left the player out of tolerance: after this
+ *  many it plays from where it is, rather than loading forever (a stream whose
+ *  segments are longer than its target duration). */
 export const LIVE_RELOADS_MAX = 3;
 
 /**
@@ -140,7 +141,7 @@ export function playlistEnd(playlist) {
 
 /** The safety margin behind the playlist's end, s. */
 export function liveMargin(targetDuration) {
-  return LIVE_MARGIN_TARGET_DURATIONS * targetDuration + LIVE_MARGIN_LOAD_S;
+  return LIVE_MARGIN_TARGET_DURATIONS * targetDuration;
 }
 
 /** The position a player reports the room should play at now (`/duration
@@ -159,25 +160,26 @@ export function isLive(activity, duration) {
   return activity?.live === true || duration === Infinity;
 }
 
+/** Where a playing live room is at server time `now`: its course extended
+ *  before its `at` as well (a live edge does not wait for a start). */
+export function liveRoomPosition(timeline, now) {
+  if (!timeline.playing) return timeline.position;
+  return timeline.position + (timeline.rate * (now - timeline.at)) / 1000;
+}
+
+/** The room's distance a live player may keep from it, s. */
+export function liveTolerance(targetDuration) {
+  return LIVE_TOLERANCE_TARGET_DURATIONS * targetDuration;
+}
+
 /**
- * How a live player paused at stream time `position` (with data to play from
- * there) starts following a playing `timeline`, in which it cannot seek:
- *   { kind: 'wait', startAt }   the room has not reached this frame: play at
- *                               server time `startAt`, when it does
- *   { kind: 'now' }             the room is here (within what the drift
- *                               correction absorbs) or too close to time a start: play now
- *   { kind: 'reload' }          the room is ahead: load the stream again
- * @param {{ timeline: { playing: boolean, position: number, at: number, rate: number },
- *   now: number, position: number, leadMs: number }} p `leadMs`: how far ahead
- *   an instant must be to be hit (the timer's spin and play()'s latency), ms
+ * What a live player does about its distance from the room, `drift` (its
+ * position less the room's, s; positive ahead): 'play' (keep playing, or
+ * start now: waiting would not hold its frame) when within `tolerance`, else
+ * 'reload' (load the stream again), unless it already did `reloads` times in
+ * a row (LIVE_RELOADS_MAX): then 'play' from where it is.
  */
-export function liveStart({ timeline, now, position, leadMs }) {
-  const rate = timeline.rate > 0 ? timeline.rate : 1;
-  if (position >= timeline.position) {
-    // The timeline holds its position until `at`, then moves at `rate`.
-    const startAt = timeline.at + ((position - timeline.position) / rate) * 1000;
-    if (startAt >= now + leadMs) return { kind: 'wait', startAt };
-  }
-  const there = timeline.position + (rate * Math.max(0, now + leadMs - timeline.at)) / 1000;
-  return there - position <= LIVE_BEHIND_RELOAD_S ? { kind: 'now' } : { kind: 'reload' };
+export function liveCourse({ drift, tolerance, reloads }) {
+  if (Math.abs(drift) <= tolerance) return 'play';
+  return reloads >= LIVE_RELOADS_MAX ? 'play' : 'reload';
 }
