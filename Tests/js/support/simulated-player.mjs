@@ -34,11 +34,14 @@ export class SimulatedPlayer {
    * @param {number} options.metadataMs from a new source to `loadedmetadata`
    * @param {boolean} options.failLoads the media does not load (a MediaError)
    * @param {boolean} options.refuseAutoplay play() is refused (NotAllowedError) outside a gesture
+   * @param {boolean} options.rangeRequests the media's server answers range requests; without them,
+   *   as Chromium does, the video is seekable at 0 alone and a seek elsewhere lands at 0
    */
   constructor({
     duration = 600, seekMs = 40, playLatencyMs = 5, speed = 1, metadataMs = 30, failLoads = false, refuseAutoplay = false,
+    rangeRequests = true,
   } = {}) {
-    Object.assign(this, { duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay });
+    Object.assign(this, { duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, rangeRequests });
     this.core = new PlayerCore();
     this.now = T0;
     this.origin = T0 - 5000; // the page opened 5 s ago: monotonic = now - origin
@@ -196,6 +199,7 @@ export class SimulatedPlayer {
       duration: video.duration,
       playbackRate: video.playbackRate,
       buffered: loaded && !starved ? [[0, this.duration]] : [],
+      seekable: !loaded ? [] : this.rangeRequests ? [[0, this.duration]] : [[0, 0]],
       error: video.error,
     };
   }
@@ -209,7 +213,7 @@ export class SimulatedPlayer {
           video.paused = true;
           break;
         case 'seek':
-          video.currentTime = action.to;
+          video.currentTime = this.rangeRequests ? action.to : 0;
           video.seeking = true;
           this.seekDoneAt = this.now + this.seekMs;
           break;

@@ -127,6 +127,8 @@ export class PlayerSync extends EventTarget {
     const starved = monotonic < this.simulatedStallUntil;
     const buffered = [];
     for (let i = 0; !starved && i < video.buffered.length; i++) buffered.push([video.buffered.start(i), video.buffered.end(i)]);
+    const seekable = [];
+    for (let i = 0; i < video.seekable.length; i++) seekable.push([video.seekable.start(i), video.seekable.end(i)]);
     return {
       now,
       monotonic,
@@ -137,6 +139,7 @@ export class PlayerSync extends EventTarget {
       duration: video.duration,
       playbackRate: video.playbackRate,
       buffered,
+      seekable,
       error: video.error ? { code: video.error.code, message: video.error.message } : null,
     };
   }
@@ -229,6 +232,7 @@ export class PlayerSync extends EventTarget {
       running: !!core.running,
       mediaError: core.mediaError,
       blocked: core.blocked,
+      unseekable: core.unseekable,
     };
   }
 }
