@@ -11,25 +11,34 @@ are the source tree's, through COWATCH_WEB_ROOT):
 - a visitor asked for a password types it in a masked field; a visitor kept out
   (a locked room, a ban) reads the refusal once, and is offered nothing it
   cannot do;
+- a video from a file server without range requests (`python3 -m http.server`)
+  that the group seeks in: the page says once, in words, that this player cannot
+  go there, shows no other status beside it, and does not seek again and again;
 - with nothing playing, the box to paste a video link is in view without
   scrolling on a 1280 x 800 screen and on a phone (390 x 844), each less the
   browser's own bars.
 
 Run: COWATCH_BIN=.build/debug/cowatch python3 -m pytest -q Tests/e2e/test_host_panel.py
-(COWATCH_TEST_PORT=N serves on port N and runs chromedriver on N + 1, for a
-machine where ports are shared out; by default both take free ones.)
+(COWATCH_TEST_PORT=N serves on ports N and N + 2 (the second server does not
+check links, so that loopback media can be shared), runs chromedriver on N + 1
+and the plain file server on N + 3, for a machine where ports are shared out; by
+default all take free ones.)
 Skipped, with the reason, when chromium, chromedriver or selenium are missing
 (commands/setup --browser installs them).
 """
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import urllib.parse
 import urllib.request
 
 import pytest
 
-from test_page_security import WAIT_S, WEB_ROOT, Browser, Observer, Server, browser_missing, room_name
+from test_page_security import WAIT_S, WEB_ROOT, Browser, Observer, Server, browser_missing, free_port, room_name, wait_until
 
 try:
     from selenium.webdriver.common.by import By
@@ -325,3 +334,88 @@ def test_the_box_to_paste_a_link_is_in_view_without_scrolling(server, browser, s
     assert found["scrollY"] == 0 and 0 <= found["top"] and found["bottom"] <= height, \
         f"the link box is not in view at {width}x{height}: {found}"
     assert found["scrollWidth"] <= width, found
+
+
+# MARK: a video that cannot seek
+
+
+@pytest.fixture(scope="module")
+def unchecked_server():
+    s = Server(WEB_ROOT, "--media-check", "false", port=PORT + 2 if PORT else 0)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def plain_file_server():
+    """`python3 -m http.server` over a short generated video: it answers no range
+    requests, so a browser can play the video from the start only."""
+    if not shutil.which("ffmpeg"):
+        pytest.skip("ffmpeg is missing (commands/setup --browser installs it)")
+    folder = tempfile.mkdtemp(prefix="cowatch-plain-files-")
+    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi",
+                    "-i", "testsrc2=size=320x180:rate=30:duration=90", "-c:v", "libx264", "-preset", "veryfast",
+                    "-crf", "30", "-g", "30", "-pix_fmt", "yuv420p", "-movflags", "+faststart",
+                    os.path.join(folder, "clip.mp4")], check=True, timeout=120)
+    port = PORT + 3 if PORT else free_port()
+    process = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", folder],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def answers():
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/clip.mp4", timeout=1) as response:
+                return response.status == 200 and "Accept-Ranges" not in response.headers
+        except OSError:
+            return False
+
+    wait_until(answers, "the plain file server answers, without range requests")
+    yield f"http://127.0.0.1:{port}/clip.mp4"
+    process.terminate()
+    process.wait(timeout=10)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+STATUS_JS = """const c = window.cowatch; const line = document.getElementById('player-line');
+return {mode: c.sync.mode, shown: line.hidden ? null : line.innerText.trim(),
+        kind: document.getElementById('sync-indicator').dataset.kind,
+        drift: document.getElementById('player-drift').textContent,
+        seeks: c.sync.history.filter((h) => h.includes('cannot seek')).length};"""
+
+
+def test_a_video_that_cannot_seek_is_said_once_in_words_and_not_looped_on(unchecked_server, plain_file_server, browser):
+    room = room_name("noranges")
+    browser.driver.get(unchecked_server.url(f"/rooms/{room}?name=hana"))
+    browser.welcomed()
+    field = browser.driver.find_element(By.ID, "chat-input")
+    field.send_keys(f"/watch {plain_file_server} Clip\n")
+    browser.wait("return document.getElementById('video').readyState >= 1", "the video's metadata")
+    field.send_keys("/play\n")
+    playing = browser.wait(STATUS_JS.replace("return {", "const s = {") + " return s.shown && s.shown.startsWith('Playing') && s;",
+                           "the group playing, from the start")
+    assert playing["kind"] in ("in-sync", "catching-up"), playing
+    field.send_keys("/seek 40\n")
+    said = browser.wait(STATUS_JS.replace("return {", "const s = {") + " return s.shown && s.shown.includes('0:40') && s;",
+                        "the page says the video cannot go to 0:40")
+    assert said["shown"].startswith("This video's server does not let players jump to a position"), said
+    assert said["kind"] == "problem" and said["drift"] == "", said
+    # A while later: the same words, alone, and no seek tried again.
+    browser.wait("return window.cowatch.model.participants.get(window.cowatch.model.meId)"
+                 ".suspensions.includes('coordinatedPlaybackNotPossible')", "this player stands aside from the group")
+    later = browser.wait(STATUS_JS.replace("return {", "const s = {") + " return s.mode === 'suspended' && s;",
+                         "the player suspended")
+    assert later["shown"] == said["shown"] and later["seeks"] == 1, later
+    assert "In sync" not in visible_text(browser) and "Catching up" not in visible_text(browser)
+    # Back to the start, where the video can go: it rejoins the group. (Another
+    # member moves the group: a suspended member's /seek is refused, docs/protocol.md.)
+    observer = Observer(unchecked_server, room, name="otto")
+    try:
+        observer.wait_for(lambda e: e.get("type") == "state", "the observer's first state")
+        observer.socket.send("/pause\n/seek 0")
+        browser.wait("return !window.cowatch.model.participants.get(window.cowatch.model.meId)"
+                     ".suspensions.includes('coordinatedPlaybackNotPossible')", "this player back with the group")
+        observer.socket.send("/play")
+        back = browser.wait(STATUS_JS.replace("return {", "const s = {") + " return s.shown && s.shown.startsWith('Playing') && s;",
+                            "the player playing with the group again")
+        assert back["seeks"] == 1, back
+    finally:
+        observer.close()

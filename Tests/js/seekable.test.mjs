@@ -43,11 +43,23 @@ test('a group held where the video cannot seek: one /suspend, no seek loop, no /
   assert.equal(sim.core.mode, 'suspended');
   assert.deepEqual(sim.lines(), [SUSPEND]);
   assert.equal(sim.count('seek'), 0);
-  // The group goes back to the start: the video can be there, so it rejoins.
-  sim.setState(roomState(4, { status: 'paused', position: 0, at: T0 + 4500 }));
+  // The group plays on from the start: it is past 0:00 before this player could be back.
+  sim.setState(roomState(4, { status: 'playing', position: 0, at: T0 + 4300 }));
+  sim.advance(500);
+  assert.deepEqual(sim.lines(), [SUSPEND]);
+  // Paused at the start: the video can be there, so it rejoins, and starts with the group.
+  sim.setState(roomState(5, { status: 'paused', position: 0, at: T0 + 4800 }));
   sim.advance(100);
   assert.deepEqual(sim.lines(), [SUSPEND, RESUME]);
   assert.equal(sim.core.unseekable, null);
+  sim.setMe(member());
+  sim.setState(roomState(6, { status: 'waiting', position: 0, at: T0 + 5000 }));
+  sim.advance(200);
+  assert.deepEqual(sim.lines(), [SUSPEND, RESUME, '/ready 6']);
+  sim.setState(roomState(7, { status: 'playing', position: 0, at: T0 + 5400 }));
+  sim.advance(1000);
+  assert.ok(Math.abs(sim.driftMs({ playing: true, position: 0, at: T0 + 5400, rate: 1 })) < 10, 'started with the group');
+  assert.deepEqual(sim.lines(), [SUSPEND, RESUME, '/ready 6']);
 });
 
 test('a late joiner to a group playing far from the start: said once, not re-joined every tick', () => {

@@ -312,11 +312,14 @@ export class PlayerCore extends Follower {
   }
 
   /** Separated because the video could not seek: back with the group once it
-   *  is where this video can go (the start, or within the seekable ranges). */
+   *  holds still where this video can go (paused at the start, or within the
+   *  seekable ranges), from where a coordinated start takes everyone along. A
+   *  group playing on has moved past any such point by the time the player is
+   *  back: rejoining then would only find it out of reach again. */
   seekableAgain() {
     const timeline = groupTimeline(this.state?.playback);
-    if (!timeline || this.video.readyState < HAVE_METADATA) return;
-    const target = clampToMedia(positionAt(timeline, Math.max(this.video.now, timeline.at)), this.video.duration);
+    if (!timeline || timeline.playing || this.video.readyState < HAVE_METADATA) return;
+    const target = clampToMedia(timeline.position, this.video.duration);
     if (!canSeekTo(this.video.seekable, target)) return;
     this.note(`can seek to ${target.toFixed(3)} again`);
     this.unseekable = null;

@@ -24,6 +24,6 @@ export function canSeekTo(seekable, position) {
 export function unseekableWords(position, formatTime) {
   return `This video's server does not let players jump to a position (it answers no range requests), `
     + `so your player cannot go to ${formatTime(position)} where the group is. `
-    + 'It stays out of step until the group goes back to the start or plays another video; '
+    + 'It stays out of step until the group is paused at the start or plays another video; '
     + 'a link from a server that takes range requests works everywhere.';
 }
