@@ -122,7 +122,7 @@ def test_the_owner_key_is_kept_in_a_box_with_a_copy_button(server, browser):
     link = server.url(f"/rooms/{room}?owner={urllib.parse.quote(key, safe='')}")
     assert box["values"] == [link, key], box
     assert box["buttons"] == ["×", "Copy", "Copy"], box
-    assert "shown once" in box["text"] and "makes you the owner again" in box["text"], box["text"]
+    assert "Shown once" in box["text"] and "makes you the owner again" in box["text"], box["text"]
     # The key is not in the chat, where it would scroll away (and be seen on a shared screen).
     assert key not in browser.log_text()
 

@@ -183,8 +183,8 @@ async function main() {
           showSecret($('secrets'), {
             kind: 'owner',
             title: 'You created this room and own it',
-            text: 'Keep this owner link: it makes you the owner again, from any device, even after everyone has left '
-              + '(this browser keeps the key too). Anyone who has it owns the room. It is shown once.',
+            text: 'Keep this link: it makes you the owner again from any device, even after everyone has left '
+              + '(this browser keeps the key too). Anyone who has it owns the room. Shown once.',
             values: [
               { label: 'Owner link', value: roomLink(`owner=${encodeURIComponent(event.ownerKey)}`) },
               { label: 'Owner key', value: event.ownerKey },
