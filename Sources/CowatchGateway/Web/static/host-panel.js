@@ -70,6 +70,7 @@ export class HostPanel {
       // No longer a host: nothing to show, nothing to ask the server for.
       this.details.open = false;
       this.lists = { bans: null, invites: null, tokens: null };
+      this.asked = { bans: 0, invites: 0, tokens: 0 }; // a refused request has no reply to wait for
       return;
     }
     this.access = access || {};
