@@ -60,7 +60,7 @@ export class Door {
     if (view.askPassword) {
       const field = el('input', {
         id: 'door-password', type: 'password', name: 'password', required: true, maxlength: '64',
-        autocomplete: 'current-password', 'aria-labelledby': 'door-heading',
+        autocomplete: 'current-password', 'aria-labelledby': 'door-heading', placeholder: 'The room\'s password',
       });
       // The room's name as the "user" a password manager files the password under.
       const user = el('input', { type: 'text', name: 'username', autocomplete: 'username', value: this.room, readonly: true, hidden: true });
