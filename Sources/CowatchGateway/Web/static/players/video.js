@@ -24,6 +24,8 @@ export default class VideoPlayer extends EventTarget {
     const video = this.video;
     const buffered = [];
     for (let i = 0; i < video.buffered.length; i++) buffered.push([video.buffered.start(i), video.buffered.end(i)]);
+    const seekable = [];
+    for (let i = 0; i < video.seekable.length; i++) seekable.push([video.seekable.start(i), video.seekable.end(i)]);
     return {
       currentTime: video.currentTime,
       paused: video.paused,
@@ -32,6 +34,7 @@ export default class VideoPlayer extends EventTarget {
       duration: video.duration,
       playbackRate: video.playbackRate,
       buffered,
+      seekable,
       error: video.error ? { code: video.error.code, message: video.error.message } : null,
     };
   }
