@@ -97,8 +97,12 @@ extension Gateway {
             toRoom(input, from: connection)
             return
         }
-        let itemActive = connection.room.flatMap { rooms[$0]?.room.state.session?.isActive } ?? false
-        switch LinkDecision.after(verdict, link: link, command: command.name, itemActive: itemActive) {
+        // Another item is playing that this link would replace (the same item, by
+        // any link to it, is only renamed).
+        let session = connection.room.flatMap { rooms[$0]?.room.state.session }
+        let identifier = (MediaSource.classify(link).source ?? .file).identifier(for: link)
+        let replacesItem = session?.isActive == true && session?.activity.identifier != identifier
+        switch LinkDecision.after(verdict, link: link, command: command.name, replacesItem: replacesItem) {
         case .share:
             toRoom(input, from: connection)
         case .shareWithNotice(let text):

@@ -2,8 +2,8 @@ import CowatchCore
 import SlashCommands
 
 /// What becomes of a shared link once its check answered (`MediaCheck.Verdict`).
-/// Pure: the verdict, the link, the command and whether the room has an item
-/// playing in, a decision out.
+/// Pure: the verdict, the link, the command and whether it would replace another
+/// item playing in the room, a decision out.
 ///
 /// A link that could not be checked is shared with a word to its sender, except
 /// where it would do harm: a `/watch` that would replace what everyone is watching
@@ -20,14 +20,14 @@ public enum LinkDecision: Hashable, Sendable {
     case refuse(ErrorCode, String)
 
     public static func after(_ verdict: MediaCheck.Verdict, link: MediaURL, command: CommandName,
-                             itemActive: Bool) -> LinkDecision {
+                             replacesItem: Bool) -> LinkDecision {
         switch verdict {
         case .media:
             return .share
         case .notMedia(let why):
             return .refuse(.notMedia, "/\(command.rawValue): \(why)")
         case .unchecked(let why):
-            if command == .watch, itemActive, !looksPlayable(link) {
+            if command == .watch, replacesItem, !looksPlayable(link) {
                 return .refuse(.notMedia, "/watch: that link could not be checked (\(why)) and does not look like a "
                                + "media file (.mp4, .webm, .m3u8...), so it would replace what everyone is watching with "
                                + "something no player may play; /queue it to share it anyway")

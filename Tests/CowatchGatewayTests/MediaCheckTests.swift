@@ -267,6 +267,9 @@ struct MediaCheckProviderTests {
         alice.send("/watch \(media.url("/broken")) Broken")
         #expect(alice.state("paused") != nil)
         #expect(alice.event("notice") { $0.string("text")?.contains("could not be checked") == true } != nil)
+        // The same link again replaces nothing: a new title renames it.
+        alice.send("/watch \(media.url("/broken")) Renamed")
+        #expect(alice.event("state") { $0.object("session")?.object("activity")?.string("title") == "Renamed" } != nil)
         alice.send("/watch \(media.url("/clip.mp4")) Clip")
         #expect(alice.event("state") { $0.object("session")?.object("activity")?.string("title") == "Clip" } != nil)
         alice.send("/watch \(media.url("/broken")) Broken")
@@ -291,8 +294,8 @@ struct LinkDecisionTests {
 
     @Test("media is shared; not-media is refused naming the command")
     func checked() {
-        #expect(LinkDecision.after(.media, link: Self.link("https://example.org/a"), command: .watch, itemActive: true) == .share)
-        #expect(LinkDecision.after(.notMedia("a page"), link: Self.link("https://example.org/a"), command: .queue, itemActive: false)
+        #expect(LinkDecision.after(.media, link: Self.link("https://example.org/a"), command: .watch, replacesItem: true) == .share)
+        #expect(LinkDecision.after(.notMedia("a page"), link: Self.link("https://example.org/a"), command: .queue, replacesItem: false)
                 == .refuse(.notMedia, "/queue: a page"))
     }
 
@@ -307,8 +310,8 @@ struct LinkDecisionTests {
         ("https://example.org/page?name=a.mp4", .watch, true, false),
         ("https://youtu.be/dQw4w9WgXcQ", .watch, true, true),
     ] as [(String, CommandName, Bool, Bool)])
-    func unchecked(link: String, command: CommandName, itemActive: Bool, shared: Bool) {
-        let decision = LinkDecision.after(.unchecked("it timed out"), link: Self.link(link), command: command, itemActive: itemActive)
+    func unchecked(link: String, command: CommandName, replacesItem: Bool, shared: Bool) {
+        let decision = LinkDecision.after(.unchecked("it timed out"), link: Self.link(link), command: command, replacesItem: replacesItem)
         switch decision {
         case .shareWithNotice(let text):
             #expect(shared)
