@@ -86,7 +86,15 @@ extension Room {
     }
 
     /// The last path segment of the URL, without query: a readable default title.
+    /// A provider's video is named by its provider and id (its links' last segment
+    /// is often just `watch`); the page's player may know its real title, the
+    /// server does not.
     static func defaultTitle(for url: MediaURL) -> String {
+        switch source(of: url) {
+        case .youtube(let id, _, _): return "YouTube video \(id)"
+        case .vimeo(let id, _): return "Vimeo video \(id)"
+        case .file: break
+        }
         let path = url.text.prefix { $0 != "?" && $0 != "#" }
         let segment = path.split(separator: "/").last.map(String.init) ?? url.text
         return segment.isEmpty ? url.text : segment

@@ -78,6 +78,16 @@ struct RuleSourcesTests {
         #expect(room.playback.position.seconds == 42)
     }
 
+    @Test("a provider's video shared without a title is named by its provider and id")
+    func defaultTitles() {
+        var room = Scenario()
+        room.connect("alice")
+        room.say("alice", "/watch https://www.youtube.com/watch?v=dQw4w9WgXcQ")
+        #expect(room.state.session?.activity.title == "YouTube video dQw4w9WgXcQ")
+        room.say("alice", "/queue https://vimeo.com/76979871")
+        #expect(room.state.queue.first?.title == "Vimeo video 76979871")
+    }
+
     @Test("media-hosts applies to a provider's link by the link's host")
     func mediaHostsApply() {
         var configuration = RoomConfiguration()
