@@ -69,6 +69,14 @@ public enum JSONEventEncoding {
                     json.key("url"); json.string(session.activity.url.text)
                     json.key("title"); json.string(session.activity.title)
                     json.key("identifier"); json.string(session.activity.identifier)
+                    json.key("source")
+                    json.object { json in
+                        json.key("kind"); json.string(session.activity.source.kind)
+                        if let id = session.activity.source.providerID { json.key("id"); json.string(id) }
+                    }
+                    json.key("live"); json.bool(session.activity.live)
+                    json.key("duration")
+                    if let duration = session.activity.duration { json.number(duration.seconds) } else { json.null() }
                     json.key("subtitles")
                     json.array(session.activity.subtitles) { json, track in
                         json.object { json in

@@ -52,7 +52,9 @@ public enum TextEventEncoding {
     /// How much of the room's recent chat a text client is shown on arrival.
     static let recentChatLines = 10
 
-    /// `= playing "Episode 1" at 0:12:03, rate 1`, the position as of `now`.
+    /// `= playing "Episode 1" at 0:12:03, rate 1`, the position as of `now`; with
+    /// `of 0:45:00` once a player told the item's length, and `(live)` after the
+    /// title of a live stream.
     static func stateLine(_ state: RoomState, now: ServerInstant? = nil) -> String {
         var playback = state.playback
         if let now, playback.status == .playing { playback.position = playback.position(at: now) }
@@ -60,7 +62,10 @@ public enum TextEventEncoding {
             if state.session?.state == .invalidated { return "= the session ended; /watch <url> starts a new one" }
             return "= nothing is playing; /watch <url> starts a session"
         }
-        let title = "\(ShownText.quoted(session.activity.title)) at \(playback.position), rate \(playback.rate)"
+        let activity = session.activity
+        let live = activity.live ? " (live)" : ""
+        let length = activity.duration.map { " of \($0)" } ?? ""
+        let title = "\(ShownText.quoted(activity.title))\(live) at \(playback.position)\(length), rate \(playback.rate)"
         switch playback.status {
         case .idle, .paused: return "= paused \(title)"
         case .playing: return "= playing \(title)"

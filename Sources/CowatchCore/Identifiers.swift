@@ -77,4 +77,6 @@ public struct Cause: Hashable, Sendable, RawRepresentable, CustomStringConvertib
     public static let host = Cause(rawValue: "host")
     public static let restore = Cause(rawValue: "restore")
     public static let subtitles = Cause(rawValue: "subtitles")
+    /// A player told the room the item's length, or that it is a live stream (`/duration`).
+    public static let media = Cause(rawValue: "media")
 }

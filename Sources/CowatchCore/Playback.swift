@@ -53,21 +53,42 @@ public struct Activity: Hashable, Sendable, Codable {
     public var id: String
     public var url: MediaURL
     public var title: String
-    /// What readiness and end reports are matched against; the URL by default.
+    /// The item's identity, which readiness and end reports are matched against:
+    /// `youtube:<id>` or `vimeo:<id>` for a provider's video (two links to one video
+    /// are one item), the URL for a file (`MediaSource.identifier(for:)`).
     public var identifier: String
     /// WebVTT tracks for this activity (`/subtitles`); each viewer picks one or none.
     public var subtitles: [SubtitleTrack] = []
+    /// Which player plays it, as its link says.
+    public var source: MediaSource = .file
+    /// A live stream: no timeline to seek in, played at its live edge. Set by the
+    /// first player's `/duration` report (a `/live/` link says so until then).
+    public var live = false
+    /// Its length, once a player reported it; nil while unknown and for live streams.
+    public var duration: MediaTime?
+    /// For a live item, where its live edge was at a server instant, from the first
+    /// player's report: the edge now is this position plus the time since, at rate 1.
+    /// Kept with the room, not sent.
+    public var liveEdge: LiveEdge?
 
-    public init(id: String, url: MediaURL, title: String, identifier: String, subtitles: [SubtitleTrack] = []) {
+    public init(id: String, url: MediaURL, title: String, identifier: String, subtitles: [SubtitleTrack] = [],
+                source: MediaSource = .file, live: Bool = false, duration: MediaTime? = nil, liveEdge: LiveEdge? = nil) {
         self.id = id
         self.url = url
         self.title = title
         self.identifier = identifier
         self.subtitles = subtitles
+        self.source = source
+        self.live = live
+        self.duration = duration
+        self.liveEdge = liveEdge
     }
 
+    /// Whether a player has told what the item is (`/duration`): only the first report counts.
+    public var lengthKnown: Bool { duration != nil || liveEdge != nil }
+
     enum CodingKeys: String, CodingKey {
-        case id, url, title, identifier, subtitles
+        case id, url, title, identifier, subtitles, source, live, duration, liveEdge
     }
 
     public init(from decoder: any Decoder) throws {
@@ -76,8 +97,30 @@ public struct Activity: Hashable, Sendable, Codable {
         url = try container.decode(MediaURL.self, forKey: .url)
         title = try container.decode(String.self, forKey: .title)
         identifier = try container.decode(String.self, forKey: .identifier)
-        // Rooms saved before subtitles have none.
+        // Rooms saved before subtitles have none; before sources, every item was a file of unknown length.
         subtitles = try container.decodeIfPresent([SubtitleTrack].self, forKey: .subtitles) ?? []
+        source = try container.decodeIfPresent(MediaSource.self, forKey: .source) ?? .file
+        live = try container.decodeIfPresent(Bool.self, forKey: .live) ?? false
+        duration = try container.decodeIfPresent(MediaTime.self, forKey: .duration)
+        liveEdge = try container.decodeIfPresent(LiveEdge.self, forKey: .liveEdge)
+    }
+}
+
+/// A live stream's edge: the media position a player following it would play at
+/// a server instant. It moves at rate 1 as the stream is made.
+public struct LiveEdge: Hashable, Sendable, Codable {
+    public var position: MediaTime
+    public var at: ServerInstant
+
+    public init(position: MediaTime, at: ServerInstant) {
+        self.position = position
+        self.at = at
+    }
+
+    /// The edge at `now` (held at `position` before `at`).
+    public func position(at now: ServerInstant) -> MediaTime {
+        guard now > at else { return position }
+        return position.offset(by: now.interval(since: at).seconds)
     }
 }
 

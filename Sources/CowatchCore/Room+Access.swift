@@ -93,27 +93,65 @@ extension Room {
     mutating func lock(_ on: Bool, from id: MemberID) {
         switchPolicy(\.locked, to: on, command: on ? .lock : .unlock, cause: .lock, from: id,
                      unchanged: on ? "the room is already locked" : "the room is not locked",
-                     done: on ? "locked the room: only invite links let anyone new in" : "unlocked the room")
+                     done: on ? "locked the room: only invite links let anyone new in" : "unlocked the room",
+                     tellsListing: true)
     }
 
+    /// `/public on` asks for the room to be listed; a locked room or one with a
+    /// password is left off the list while it is so (the landing page must not
+    /// show a door that does not open), and the answer says so rather than
+    /// claiming a listing nobody sees.
     mutating func list(_ on: Bool, from id: MemberID) {
-        switchPolicy(\.listed, to: on, command: .public, cause: .policy, from: id,
-                     unchanged: on ? "the room is already listed" : "the room is not listed",
-                     done: on ? "listed the room on the server's front page" : "took the room off the server's front page")
+        guard on, let hold = listingHold else {
+            switchPolicy(\.listed, to: on, command: .public, cause: .policy, from: id,
+                         unchanged: on ? "the room is already listed" : "the room is not listed",
+                         done: on ? "listed the room on the server's front page" : "took the room off the server's front page")
+            return
+        }
+        switchPolicy(\.listed, to: true, command: .public, cause: .policy, from: id,
+                     unchanged: "the room is to be listed, but it is not on the server's front page while \(hold)",
+                     done: "asked for the room to be listed on the server's front page; it is not listed while \(hold)")
+    }
+
+    /// Why a room is kept off the front page whatever its hosts asked, if anything.
+    var listingHold: String? {
+        switch (state.policy.locked, state.policy.password) {
+        case (true, true): "it is locked and has a password"
+        case (true, false): "it is locked"
+        case (false, true): "it has a password"
+        case (false, false): nil
+        }
+    }
+
+    /// Whether the front page shows the room now (`GET /rooms.json`).
+    public var isShownInListing: Bool {
+        state.policy.listed && listingHold == nil
+    }
+
+    /// The words a lock or password change adds when it takes a listed room off
+    /// the front page or puts it back.
+    func listingChange(wasShown: Bool) -> String {
+        switch (wasShown, isShownInListing) {
+        case (true, false): "; the room is off the server's front page while \(listingHold ?? "it is closed")"
+        case (false, true): "; the room is listed on the server's front page again"
+        default: ""
+        }
     }
 
     /// A host turns one of the room's switches: published with the state (so every
-    /// page shows it) and told to everyone in words.
+    /// page shows it) and told to everyone in words; with `tellsListing`, the words
+    /// also say when the change takes a listed room off the front page or puts it back.
     mutating func switchPolicy(_ flag: WritableKeyPath<RoomPolicy, Bool>, to on: Bool, command: CommandName, cause: Cause,
-                               from id: MemberID, unchanged: String, done: String) {
+                               from id: MemberID, unchanged: String, done: String, tellsListing: Bool = false) {
         guard requireHost(id, command) else { return }
         guard state.policy[keyPath: flag] != on else {
             tell(id, unchanged)
             return
         }
+        let wasShown = isShownInListing
         state.policy[keyPath: flag] = on
         publish(cause, by: id)
-        notify("\(displayName(id)) \(done)", cause: cause, by: id)
+        notify("\(displayName(id)) \(done)" + (tellsListing ? listingChange(wasShown: wasShown) : ""), cause: cause, by: id)
     }
 
     mutating func setPassword(_ password: String?, from id: MemberID, now: ServerInstant) {
@@ -123,10 +161,11 @@ extension Room {
                 tell(id, "the room has no password")
                 return
             }
+            let wasShown = isShownInListing
             protection.password = nil
             state.policy.password = false
             publish(.password, by: id)
-            notify("\(displayName(id)) removed the room's password", cause: .password, by: id)
+            notify("\(displayName(id)) removed the room's password" + listingChange(wasShown: wasShown), cause: .password, by: id)
             return
         }
         // Unique per room and change, and unguessable: keyed from the setter's
@@ -139,13 +178,15 @@ extension Room {
                    "/password: this server's password hashing settings (password-hash-*) are not usable; no password was set")
             return
         }
+        let wasShown = isShownInListing
         protection.password = digest
         needsPersisting = true
         if !state.policy.password {
             state.policy.password = true
             publish(.password, by: id)
         }
-        notify("\(displayName(id)) set a password for the room: newcomers are asked for it", cause: .password, by: id)
+        notify("\(displayName(id)) set a password for the room: newcomers are asked for it" + listingChange(wasShown: wasShown),
+               cause: .password, by: id)
     }
 
     mutating func invite(uses: Int, minutes: Double, from id: MemberID, now: ServerInstant) {

@@ -58,6 +58,7 @@ extension Room {
         case .ready(let seq): ready(id, seq: seq, now: now)
         case .buffering: buffering(id, now: now)
         case .ended(let seq): ended(id, seq: seq, now: now)
+        case .duration(let seq, let length): mediaReport(id, seq: seq, length: length, now: now)
         case .time(let client): actions.append(.send(.time(client: client, server: now), to: id))
         case .who: actions.append(.send(.reply(.who(participants)), to: id))
         case .status:

@@ -2,26 +2,43 @@ import SlashCommands
 
 extension Room {
     /// `/watch`: start the group session, or replace its activity for everyone.
+    /// The item already current, by any link to it, is not shared again: a new
+    /// title given with it renames it.
     mutating func watch(_ url: MediaURL, title: String?, from id: MemberID, now: ServerInstant) {
         let active = state.session?.isActive == true
         if active {
             guard requireSessionMember(id, .watch) else { return }
         }
         guard requireControl(id, .watch), requireMediaHost(url, from: id, .watch) else { return }
-        if active, state.session?.activity.identifier == url.text {
-            tell(id, "already watching \(url)")
+        if active, let current = state.session?.activity, current.identifier == Self.source(of: url).identifier(for: url) {
+            guard let title, title != current.title else {
+                tell(id, "already watching \(ShownText.quoted(current.title)) (\(current.url))")
+                return
+            }
+            state.session?.activity.title = title
+            publish(.watch, by: id)
+            notify("\(displayName(id)) renamed \(ShownText.quoted(current.title)) to \(ShownText.quoted(title))", cause: .watch, by: id)
             return
         }
         share(url: url, title: title, cause: .watch, by: id, now: now)
         notify("\(displayName(id)) shared \(ShownText.quoted(state.session?.activity.title ?? url.text))", cause: .watch, by: id)
     }
 
-    /// Makes `url` the current activity, paused at 0 (docs/concepts.md, rule 9). Starts a new
+    /// What plays a link. The parser refuses the links no player plays, so a
+    /// refusal here is only a link stored before those rules: it stays a file, as it was.
+    static func source(of url: MediaURL) -> MediaSource {
+        MediaSource.classify(url).source ?? .file
+    }
+
+    /// Makes `url` the current activity, paused at the link's starting time (0
+    /// unless a provider's link names one; docs/concepts.md, rule 9). Starts a new
     /// session when none is active, joining every member who joins sessions.
     mutating func share(url: MediaURL, title: String?, cause: Cause, by id: MemberID?, now: ServerInstant,
                         startPlaying: Bool = false) {
+        let source = Self.source(of: url)
         let activity = Activity(id: "a\(nextActivityNumber)", url: url,
-                                title: title ?? Self.defaultTitle(for: url), identifier: url.text)
+                                title: title ?? Self.defaultTitle(for: url), identifier: source.identifier(for: url),
+                                source: source, live: source.isLiveLink)
         nextActivityNumber += 1
         if state.session?.isActive == true {
             state.session?.activity = activity
@@ -34,11 +51,12 @@ extension Room {
             }
         }
         disarmWaitLimit()
+        let start = source.start ?? .zero
         state.playback = Playback(status: .paused, item: activity.identifier, rate: state.playback.rate,
-                                  position: .zero, at: now, by: id, cause: cause)
+                                  position: start, at: now, by: id, cause: cause)
         itemSeq = state.seq + 1
         if startPlaying {
-            beginCoordinatedStart(at: .zero, cause: cause, by: id, now: now)
+            beginCoordinatedStart(at: start, cause: cause, by: id, now: now)
         } else {
             renewReadinessAnchor()
             publish(cause, by: id)
@@ -68,7 +86,15 @@ extension Room {
     }
 
     /// The last path segment of the URL, without query: a readable default title.
+    /// A provider's video is named by its provider and id (its links' last segment
+    /// is often just `watch`); the page's player may know its real title, the
+    /// server does not.
     static func defaultTitle(for url: MediaURL) -> String {
+        switch source(of: url) {
+        case .youtube(let id, _, _): return "YouTube video \(id)"
+        case .vimeo(let id, _): return "Vimeo video \(id)"
+        case .file: break
+        }
         let path = url.text.prefix { $0 != "?" && $0 != "#" }
         let segment = path.split(separator: "/").last.map(String.init) ?? url.text
         return segment.isEmpty ? url.text : segment

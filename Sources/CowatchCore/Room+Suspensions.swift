@@ -21,8 +21,9 @@ extension Room {
     /// moves the whole group there (SharePlay's `end(proposingNewTime:)`).
     mutating func resume(_ id: MemberID, reason: SuspensionReason?, at time: TimeArgument?, now: ServerInstant) {
         guard requireSessionMember(id, .resume), let member = members[id] else { return }
-        if time != nil {
-            guard requireControl(id, .resume) else { return }
+        if let time {
+            guard requireControl(id, .resume),
+                  requireSeekable(time.resolved(from: state.playback.position(at: now)), from: id, .resume) else { return }
         }
         if let reason, !member.suspensions.contains(reason) {
             refuse(id, .notSuspended, .resume, "/resume: you are not suspended for \(reason)")
@@ -122,7 +123,8 @@ extension Room {
     /// `/catchup`: for this member alone, rewind and replay at 2x inside a
     /// suspension that ends by itself when it is level with the group.
     mutating func catchup(_ id: MemberID, seconds: Double, now: ServerInstant) {
-        guard requireSessionMember(id, .catchup), state.playback.status != .idle else { return }
+        guard requireSessionMember(id, .catchup), state.playback.status != .idle,
+              requireNotLive(id, .catchup, "a live stream cannot be replayed faster than it is made") else { return }
         let replayRate = 2.0
         let groupRate = state.playback.status == .playing ? state.playback.rate.value : 0
         guard groupRate < replayRate else {

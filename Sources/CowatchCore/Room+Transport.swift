@@ -11,6 +11,10 @@ extension Room {
         case .waiting where !immediately:
             tell(id, "already waiting for players to be ready")
         case .paused, .waiting:
+            if let edge = currentLiveEdge {
+                rejoinLiveEdge(edge, immediately: immediately, from: id, now: now)
+                return
+            }
             if immediately {
                 startPlaying(cause: .play, by: id, now: now)
                 notify("\(displayName(id)) started playback at \(state.playback.position) without waiting", cause: .play, by: id)
@@ -18,6 +22,23 @@ extension Room {
                 beginCoordinatedStart(at: state.playback.position, cause: .play, by: id, now: now)
                 notify("\(displayName(id)) pressed play at \(state.playback.position)", cause: .play, by: id)
             }
+        }
+    }
+
+    /// `/play` of a live stream: everyone starts again at its live edge as it is
+    /// now, at rate 1, together (or at once with `now`).
+    mutating func rejoinLiveEdge(_ edge: LiveEdge, immediately: Bool, from id: MemberID, now: ServerInstant) {
+        let position = edge.position(at: now)
+        state.playback.rate = .normal
+        if immediately {
+            state.playback.position = position
+            state.playback.at = now
+            renewReadinessAnchor()
+            startPlaying(cause: .play, by: id, now: now)
+            notify("\(displayName(id)) started playback at the live edge (\(position)) without waiting", cause: .play, by: id)
+        } else {
+            beginCoordinatedStart(at: position, cause: .play, by: id, now: now)
+            notify("\(displayName(id)) pressed play: everyone rejoins the live edge at \(position)", cause: .play, by: id)
         }
     }
 
@@ -34,12 +55,14 @@ extension Room {
     mutating func seek(_ time: TimeArgument, from id: MemberID, now: ServerInstant) {
         guard requireTransport(id, .seek) else { return }
         let target = time.resolved(from: state.playback.position(at: now))
+        guard requireSeekable(target, from: id, .seek) else { return }
         moveGroup(to: target, cause: .seek, by: id, now: now)
         notify("\(displayName(id)) moved to \(target)", cause: .seek, by: id)
     }
 
     mutating func setRate(_ rate: PlaybackRate, from id: MemberID, now: ServerInstant) {
-        guard requireTransport(id, .rate) else { return }
+        guard requireTransport(id, .rate),
+              requireNotLive(id, .rate, "a live stream plays at rate 1, as fast as it is made") else { return }
         guard rate != state.playback.rate else {
             tell(id, "the rate is already \(rate)")
             return

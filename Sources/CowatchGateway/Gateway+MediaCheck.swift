@@ -16,16 +16,14 @@ extension Gateway {
         var held: [Result<InputLine, CommandError>] = []
     }
 
-    /// The link to check before `input` reaches the room, if any.
+    /// The link to check before `input` reaches the room, if any. A provider's
+    /// video (`MediaSource`) is known by its form: its page is not a media file,
+    /// and its provider's player on each page plays it, so it is not fetched.
     func linkToCheck(_ input: InputLine) -> String? {
         guard configuration.mediaCheck.enabled, case .command(let command) = input else { return nil }
-        let url: MediaURL?
-        switch command {
-        case .watch(let link, _): url = link
-        case .queue(let link, _): url = link
-        default: url = nil
-        }
-        guard let text = url?.text, text.hasPrefix("http://") || text.hasPrefix("https://") else { return nil }
+        guard let url = Self.sharedLink(command), MediaSource.classify(url) == .accepted(.file) else { return nil }
+        let text = url.text
+        guard text.hasPrefix("http://") || text.hasPrefix("https://") else { return nil }
         return text
     }
 
@@ -79,9 +77,7 @@ extension Gateway {
         }
         guard mediaChecksInFlight < configuration.mediaCheck.maximumConcurrent else {
             metrics.mediaChecks["busy", default: 0] += 1
-            toRoom(input, from: connection)
-            send(.notice(Notice(text: "that link was not checked (the server is checking many others); shared anyway",
-                                cause: nil, by: nil)), to: connection)
+            decide(input, verdict: .unchecked("the server is checking many others"), on: connection)
             return
         }
         mediaChecksInFlight += 1
@@ -95,6 +91,36 @@ extension Gateway {
         }
     }
 
+    /// Carries out what `LinkDecision` makes of a checked (or unchecked) link.
+    private func decide(_ input: InputLine, verdict: MediaCheck.Verdict, on connection: Connection) {
+        guard case .command(let command) = input, let link = Self.sharedLink(command) else {
+            toRoom(input, from: connection)
+            return
+        }
+        // Another item is playing that this link would replace (the same item, by
+        // any link to it, is only renamed).
+        let session = connection.room.flatMap { rooms[$0]?.room.state.session }
+        let identifier = (MediaSource.classify(link).source ?? .file).identifier(for: link)
+        let replacesItem = session?.isActive == true && session?.activity.identifier != identifier
+        switch LinkDecision.after(verdict, link: link, command: command.name, replacesItem: replacesItem) {
+        case .share:
+            toRoom(input, from: connection)
+        case .shareWithNotice(let text):
+            toRoom(input, from: connection)
+            send(.notice(Notice(text: text, cause: nil, by: nil)), to: connection)
+        case .refuse(let code, let message):
+            send(.error(CommandError(code, command: command.name, message: message)), to: connection)
+        }
+    }
+
+    static func sharedLink(_ command: SlashCommand) -> MediaURL? {
+        switch command {
+        case .watch(let link, _): link
+        case .queue(let link, _): link
+        default: nil
+        }
+    }
+
     /// On the service thread: a check's answer, posted by `mediaCheckFinished`.
     func applyMediaCheck(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant, address: String) {
         mediaChecksInFlight -= 1
@@ -103,19 +129,14 @@ extension Gateway {
         metrics.mediaCheckTime.observe(seconds: Double((ServerClock.monotonic() - started).microseconds) / 1e6)
         guard let connection = connections[id], var pending = connection.mediaCheck else { return }
         connection.mediaCheck = nil
-        let command: CommandName? = if case .command(let command) = pending.input { command.name } else { nil }
         switch verdict {
-        case .media:
-            toRoom(pending.input, from: connection)
+        case .media: break
         case .unchecked(let why):
             logger.info("link not checked", metadata: ["room": "\(connection.room.map { "\($0)" } ?? "-")", "why": "\(why)"])
-            toRoom(pending.input, from: connection)
-            send(.notice(Notice(text: "that link could not be checked (\(why)); shared anyway: if it does not play, it is not a video file",
-                                cause: nil, by: nil)), to: connection)
         case .notMedia(let why):
             logger.info("link refused", metadata: ["room": "\(connection.room.map { "\($0)" } ?? "-")", "why": "\(why)"])
-            send(.error(CommandError(.notMedia, command: command, message: "/\(command?.rawValue ?? "watch"): \(why)")), to: connection)
         }
+        decide(pending.input, verdict: verdict, on: connection)
         // The lines that waited, in order, until one of them starts another check.
         while connection.mediaCheck == nil, !pending.held.isEmpty {
             deliver(pending.held.removeFirst(), on: connection)

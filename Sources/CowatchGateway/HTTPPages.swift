@@ -154,7 +154,7 @@ extension Gateway {
     /// rooms with a password are not shown; at most `publicListingLimit`.
     func publicRooms() -> HTTPResponse {
         let listed = rooms.values
-            .filter { $0.room.state.policy.listed && !$0.room.state.policy.locked && !$0.room.state.policy.password }
+            .filter { $0.room.isShownInListing }
             .sorted { ($0.connections.count, $1.room.name.rawValue) > ($1.connections.count, $0.room.name.rawValue) }
             .prefix(Self.publicListingLimit)
             .map { entry -> [String: Any] in

@@ -40,6 +40,8 @@ enum CanonicalLine {
         case .catchup(let seconds): return name + argument(decimal(seconds))
         case .autoplay(let on), .player(let on), .listed(let on): return name + (on ? " on" : " off")
         case .ready(let seq), .ended(let seq): return name + argument(String(seq))
+        case .duration(let seq, .seconds(let seconds)): return name + argument(String(seq)) + argument(decimal(seconds))
+        case .duration(let seq, .live(let edge)): return name + argument(String(seq)) + " live" + argument(decimal(edge.seconds))
         case .time(let client): return name + argument((client < 0 ? "-" : "") + decimal(client.magnitude))
         case .policy(let change):
             return name + argument(change.control.map { "control " + $0.rawValue })
@@ -91,7 +93,7 @@ enum CanonicalLine {
     /// Commands holding a Double that may not be a whole number.
     static func hasFractionalValue(_ command: SlashCommand) -> Bool {
         switch command {
-        case .seek, .rate, .catchup, .time, .resume(_, at: _?): true
+        case .seek, .rate, .catchup, .time, .resume(_, at: _?), .duration: true
         case .policy(let change): change.waitSeconds != nil
         default: false
         }

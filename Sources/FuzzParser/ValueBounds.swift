@@ -22,6 +22,9 @@ enum ValueBounds {
             return DisplayName(name.text) == name ? nil : "name \(name.text.debugDescription) does not validate"
         case .watch(let url, let title), .queue(let url?, let title):
             if MediaURL(url.text) != url { return "URL \(url.text.debugDescription) does not validate" }
+            if case .refused(let reason) = MediaSource.classify(url) {
+                return "URL \(url.text.debugDescription) is one no player plays (\(reason))"
+            }
             if let title, title.isEmpty || title.count > CommandTable.maximumTitleCharacters {
                 return "title of \(title.count) characters"
             }
@@ -30,6 +33,14 @@ enum ValueBounds {
             return SuspensionReason(rawValue: reason.rawValue) == reason ? nil : "reason \(reason.rawValue) does not validate"
         case .ready(let seq), .ended(let seq):
             return seq >= 0 ? nil : "seq \(seq)"
+        case .duration(let seq, let length):
+            if seq < 0 { return "seq \(seq)" }
+            switch length {
+            case .seconds(let seconds):
+                return seconds.isFinite && seconds > 0 && seconds <= CommandTable.maximumReportedSeconds ? nil : "duration of \(seconds) s"
+            case .live(let edge):
+                return edge.seconds <= CommandTable.maximumReportedSeconds ? nil : "live edge at \(edge.seconds) s"
+            }
         case .op(let name), .deop(let name), .unban(let name), .mute(let name), .unmute(let name):
             return !name.isEmpty && name.utf8.count <= DisplayName.maximumBytes ? nil : "member name of \(name.utf8.count) bytes"
         case .kick(let name, let reason), .ban(let name, _, let reason):

@@ -74,3 +74,43 @@ extension SuspensionReason: TextCodable {
 
 extension ControlPolicy: Codable {}
 extension StallPolicy: Codable {}
+
+/// Stored as `{"kind": "youtube", "id": "...", "start": 90, "live": false}`, the
+/// id checked again as a link's is, so a damaged store cannot make up a source.
+extension MediaSource: Codable {
+    enum CodingKeys: String, CodingKey {
+        case kind, id, start, live
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try container.decode(String.self, forKey: .kind)
+        let start = try container.decodeIfPresent(MediaTime.self, forKey: .start)
+        switch kind {
+        case "file":
+            self = .file
+        case "youtube":
+            let id = try container.decode(String.self, forKey: .id)
+            guard Self.isYouTubeID(id[...]) else {
+                throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "not a YouTube video id")
+            }
+            self = .youtube(id: id, start: start, live: try container.decodeIfPresent(Bool.self, forKey: .live) ?? false)
+        case "vimeo":
+            let id = try container.decode(String.self, forKey: .id)
+            guard Self.isVimeoID(id[...]) else {
+                throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "not a Vimeo video number")
+            }
+            self = .vimeo(id: id, start: start)
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .kind, in: container, debugDescription: "no media source \(kind)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encodeIfPresent(providerID, forKey: .id)
+        try container.encodeIfPresent(start, forKey: .start)
+        if isLiveLink { try container.encode(true, forKey: .live) }
+    }
+}

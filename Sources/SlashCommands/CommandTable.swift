@@ -20,6 +20,10 @@ public enum CommandTable {
     public static let maximumReasonCharacters = 200
     /// The longest room password, in characters.
     public static let maximumPasswordCharacters = 64
+    /// The largest length or live-edge position a player may report, in seconds
+    /// (about 31 years: a live stream that never stops counts its position from
+    /// its first day, beyond what `/seek` takes).
+    public static let maximumReportedSeconds = 1_000_000_000.0
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
     private static func spec(for name: CommandName) -> CommandSpec {
@@ -42,8 +46,8 @@ public enum CommandTable {
                 return .nick(name)
             }
         case .watch:
-            return CommandSpec(name: name, arguments: "<url> [title...]", summary: "Share a video with the room: start the group session, or replace what everyone is watching.", audience: .controllers) { args throws(ArgumentProblem) in
-                let (url, title) = try mediaItem(&args)
+            return CommandSpec(name: name, arguments: "<url> [title...]", summary: "Share a video with the room (a link to a media file, or a YouTube or Vimeo video's link): start the group session, or replace what everyone is watching.", audience: .controllers) { args throws(ArgumentProblem) in
+                let (url, title) = try mediaItem(&args, playable: true)
                 return .watch(url, title: title)
             }
         case .join:
@@ -112,7 +116,7 @@ public enum CommandTable {
         case .queue:
             return CommandSpec(name: name, arguments: "[<url> [title...]]", summary: "Without arguments, list the queue; with a URL, add it to the end of the queue.", audience: .controllers) { args throws(ArgumentProblem) in
                 guard !args.isAtEnd else { return .queue(nil, title: nil) }
-                let (url, title) = try mediaItem(&args)
+                let (url, title) = try mediaItem(&args, playable: true)
                 return .queue(url, title: title)
             }
         case .next:
@@ -160,6 +164,25 @@ public enum CommandTable {
         case .ended:
             return CommandSpec(name: name, arguments: "<seq>", summary: "Player report: reached the end of the item of state seq.", audience: .players) { args throws(ArgumentProblem) in
                 .ended(seq: try sequenceNumber(&args))
+            }
+        case .duration:
+            return CommandSpec(name: name, arguments: "<seq> <seconds>|live <edge>", summary: "Player report: the item of state seq, once loaded, lasts this many seconds, or is a live stream whose live edge (less the player's margin) is at media position edge now.", audience: .players) { args throws(ArgumentProblem) in
+                let seq = try sequenceWord(&args)
+                let word = try args.requireWord("seconds, or live and the edge")
+                if word.lowercased() == "live" {
+                    let edge = try args.requireWord("the live edge's position")
+                    try args.requireEnd()
+                    guard let seconds = ArgumentValues.decimal(edge, maximumWholeDigits: 10), seconds <= maximumReportedSeconds else {
+                        throw ArgumentProblem("the live edge is a position in seconds, from 0 to \(Int(maximumReportedSeconds))")
+                    }
+                    return .duration(seq: seq, .live(edge: MediaTime(seconds: seconds)))
+                }
+                try args.requireEnd()
+                guard let seconds = ArgumentValues.decimal(word, maximumWholeDigits: 10), seconds > 0,
+                      seconds <= maximumReportedSeconds else {
+                    throw ArgumentProblem("the duration is seconds, more than 0 and at most \(Int(maximumReportedSeconds)), or live and the edge")
+                }
+                return .duration(seq: seq, .seconds(seconds))
             }
         case .time:
             return CommandSpec(name: name, arguments: "<client-ms>", summary: "Clock sync: the server answers with your value and its own time in milliseconds.", audience: .anyone) { args throws(ArgumentProblem) in
@@ -317,10 +340,14 @@ public enum CommandTable {
         }
     }
 
-    private static func mediaItem(_ args: inout ArgumentReader) throws(ArgumentProblem) -> (MediaURL, String?) {
+    /// A link and the title (or label) after it. `playable`: the link is something
+    /// to watch, so it must be a media file or a provider's video (`MediaSource`),
+    /// not a page no player can play.
+    private static func mediaItem(_ args: inout ArgumentReader, playable: Bool = false) throws(ArgumentProblem) -> (MediaURL, String?) {
         let word = try args.requireWord("url")
         if let problem = MediaURL.validationProblem(String(word)) { throw ArgumentProblem(problem) }
         guard let url = MediaURL(String(word)) else { throw ArgumentProblem("not a valid URL") }
+        if playable, case .refused(let reason) = MediaSource.classify(url) { throw ArgumentProblem(reason) }
         guard let title = shownRemainder(&args) else { return (url, nil) }
         guard title.count <= maximumTitleCharacters else {
             throw ArgumentProblem("a title has at most \(maximumTitleCharacters) characters")
@@ -358,8 +385,13 @@ public enum CommandTable {
     }
 
     private static func sequenceNumber(_ args: inout ArgumentReader) throws(ArgumentProblem) -> Int64 {
-        let word = try args.requireWord("seq")
+        let seq = try sequenceWord(&args)
         try args.requireEnd()
+        return seq
+    }
+
+    private static func sequenceWord(_ args: inout ArgumentReader) throws(ArgumentProblem) -> Int64 {
+        let word = try args.requireWord("seq")
         guard let seq = ArgumentValues.wholeNumber(word) else {
             throw ArgumentProblem("seq must be a whole number (the seq of a state event)")
         }

@@ -32,6 +32,9 @@ public enum SlashCommand: Hashable, Sendable {
     case ready(seq: Int64)
     case buffering
     case ended(seq: Int64)
+    /// What the player found the item of state `seq` to be once loaded: its length,
+    /// or a live stream and the position that follows its live edge now.
+    case duration(seq: Int64, MediaLength)
     /// The client's own clock reading, echoed back (any unit the client likes,
     /// normally epoch milliseconds, possibly fractional from `performance.now()`).
     case time(client: Double)
@@ -94,6 +97,7 @@ public enum SlashCommand: Hashable, Sendable {
         case .ready: .ready
         case .buffering: .buffering
         case .ended: .ended
+        case .duration: .duration
         case .time: .time
         case .who: .who
         case .status: .status
@@ -125,9 +129,18 @@ public enum SlashCommand: Hashable, Sendable {
 /// The names of every command, in the order `/help` lists them.
 public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
-    case catchup, queue, next, dequeue, move, subtitles, autoplay, player, ready, buffering, ended, time, who
+    case catchup, queue, next, dequeue, move, subtitles, autoplay, player, ready, buffering, ended, duration, time, who
     case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow
     case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, `public`, me
+}
+
+/// A player's report of what the item is (`/duration`).
+public enum MediaLength: Hashable, Sendable {
+    /// A fixed timeline of this many seconds.
+    case seconds(Double)
+    /// A live stream, whose live edge (less the player's safety margin) is at
+    /// this media position now.
+    case live(edge: MediaTime)
 }
 
 /// What a bot's token lets its connections do: `read` only sees the room's events

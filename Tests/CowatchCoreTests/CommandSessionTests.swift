@@ -44,11 +44,14 @@ struct CommandWatchTests {
         #expect(room.participant("alice")?.joined == true)
     }
 
-    @Test("/watch of the item already current only tells the sender")
+    @Test("/watch of the item already current, with no title or its own, only tells the sender")
     func watchSameItem() {
         var room = Scenario.sharing("alice", "bob")
         let before = room.state
-        room.say("bob", "/watch https://example.org/a.mp4 Other title")
+        room.say("bob", "/watch https://example.org/a.mp4")
+        #expect(room.told("bob") == ["already watching \"Episode 1\" (https://example.org/a.mp4)"])
+        #expect(room.published.isEmpty)
+        room.say("bob", "/watch https://example.org/a.mp4 Episode 1")
         #expect(room.told("bob").count == 1)
         #expect(room.published.isEmpty)
         #expect(room.state == before)

@@ -286,6 +286,41 @@ struct RoomAccessTests {
         #expect(room.connect("frank") != nil)
     }
 
+    @Test("/public on in a room with a password says it is not listed while it has one; removing the password lists it")
+    func listingWithAPassword() {
+        var room = Self.founded()
+        room.say("alice", "/password hunter2")
+        room.say("alice", "/public on")
+        #expect(room.state.policy.listed)
+        #expect(!room.room.isShownInListing)
+        #expect(room.notices.map(\.text)
+            == ["alice asked for the room to be listed on the server's front page; it is not listed while it has a password"])
+        room.say("alice", "/public on")
+        #expect(room.told("alice") == ["the room is to be listed, but it is not on the server's front page while it has a password"])
+        room.say("alice", "/lock")
+        #expect(room.notices.map(\.text) == ["alice locked the room: only invite links let anyone new in"])
+        room.say("alice", "/password off")
+        #expect(room.notices.map(\.text) == ["alice removed the room's password"])
+        room.say("alice", "/unlock")
+        #expect(room.room.isShownInListing)
+        #expect(room.notices.map(\.text) == ["alice unlocked the room; the room is listed on the server's front page again"])
+        room.say("alice", "/password hunter2")
+        #expect(!room.room.isShownInListing)
+        #expect(room.notices.map(\.text) == ["alice set a password for the room: newcomers are asked for it; "
+            + "the room is off the server's front page while it has a password"])
+    }
+
+    @Test("/public on in an open room lists it, and says so")
+    func listingAnOpenRoom() {
+        var room = Self.founded()
+        room.say("alice", "/public on")
+        #expect(room.room.isShownInListing)
+        #expect(room.notices.map(\.text) == ["alice listed the room on the server's front page"])
+        room.say("alice", "/public off")
+        #expect(!room.room.isShownInListing)
+        #expect(room.notices.map(\.text) == ["alice took the room off the server's front page"])
+    }
+
     @Test("lock, password and invites come back with a restored room")
     func accessIsRestored() {
         var room = Self.founded()

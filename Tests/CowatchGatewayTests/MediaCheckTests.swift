@@ -1,5 +1,6 @@
 import CowatchGateway
 import Foundation
+import SlashCommands
 import Testing
 
 /// Shared links are looked at before the room sees them (docs/security.md, "What
@@ -211,6 +212,117 @@ struct MediaCheckDecisionTests {
         let refused = try #require(members[2].error())
         #expect(refused.string("code") == "rate-limited")
         #expect(refused.string("message")?.contains("already being checked") == true)
+    }
+}
+
+/// A provider's link is known by its form and never fetched; a link that could
+/// not be checked does not replace what is playing unless it looks like media.
+@Suite("Checking a shared link: provider links and unchecked links")
+struct MediaCheckProviderTests {
+    @Test("a YouTube link is shared without a fetch with the check on, and a channel page is refused in words")
+    func youTubeNotFetched() throws {
+        let media = try MediaCheckEndToEndTests.media()
+        defer { media.stop() }
+        let server = try TestServer { $0.mediaCheck = MediaCheckDecisionTests.settings() }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        alice.send("/watch \(media.url("/clip.mp4")) Clip")
+        #expect(alice.state("paused") != nil)
+        // Fetched, this link would be a web page (not-media) or, with no way out
+        // to YouTube, a link that could not be checked (a notice): neither comes.
+        alice.send("/watch https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42 Rick")
+        let state = try #require(alice.event("state") {
+            $0.object("session")?.object("activity")?.string("identifier") == "youtube:dQw4w9WgXcQ"
+        })
+        let activity = state.object("session")?.object("activity")
+        #expect(activity?.object("source")?.string("kind") == "youtube")
+        #expect(activity?.object("source")?.string("id") == "dQw4w9WgXcQ")
+        #expect(activity?.bool("live") == false)
+        #expect(activity?.isNull("duration") == true)
+        #expect(state.object("playback")?.number("position") == 42)
+        alice.send("/queue https://vimeo.com/76979871 Vimeo")
+        #expect(alice.event("state") { $0.array("queue")?.count == 1 } != nil)
+        alice.send("/watch https://www.youtube.com/@someone")
+        let refused = try #require(alice.error())
+        #expect(refused.string("code") == "bad-arguments")
+        #expect(refused.string("message")?.contains("a YouTube channel, not a video") == true)
+        alice.send("/status")
+        #expect(alice.event("reply") != nil)
+        #expect(alice.allFrames.allSatisfy { !$0.contains("could not be checked") })
+        #expect(media.paths.allSatisfy { $0 == "/clip.mp4" })
+    }
+
+    @Test("a link that could not be checked and does not look like media does not replace what is playing; /queue shares it")
+    func uncheckedDoesNotReplace() throws {
+        let media = try FixedHTTPServer(answers: [
+            "/clip.mp4": "HTTP/1.1 206 Partial Content\r\nContent-Type: video/mp4",
+            "/broken": "HTTP/1.1 503 Service Unavailable",
+            "/broken.webm": "HTTP/1.1 503 Service Unavailable",
+        ])
+        defer { media.stop() }
+        let server = try TestServer { $0.mediaCheck = MediaCheckDecisionTests.settings() }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        // With nothing playing, it is shared with a word, as before.
+        alice.send("/watch \(media.url("/broken")) Broken")
+        #expect(alice.state("paused") != nil)
+        #expect(alice.event("notice") { $0.string("text")?.contains("could not be checked") == true } != nil)
+        // The same link again replaces nothing: a new title renames it.
+        alice.send("/watch \(media.url("/broken")) Renamed")
+        #expect(alice.event("state") { $0.object("session")?.object("activity")?.string("title") == "Renamed" } != nil)
+        alice.send("/watch \(media.url("/clip.mp4")) Clip")
+        #expect(alice.event("state") { $0.object("session")?.object("activity")?.string("title") == "Clip" } != nil)
+        alice.send("/watch \(media.url("/broken")) Broken")
+        let refused = try #require(alice.error())
+        #expect(refused.string("code") == "not-media")
+        #expect(refused.string("message")?.contains("/queue it to share it anyway") == true)
+        alice.send("/queue \(media.url("/broken")) Broken")
+        #expect(alice.event("state") { $0.array("queue")?.count == 1 } != nil)
+        alice.send("/watch \(media.url("/broken.webm")) Named like media")
+        #expect(alice.event("state") {
+            $0.object("session")?.object("activity")?.string("title") == "Named like media"
+        } != nil)
+    }
+}
+
+@Suite("What becomes of a checked link")
+struct LinkDecisionTests {
+    static func link(_ text: String) -> MediaURL {
+        guard let url = MediaURL(text) else { fatalError("test URL \(text) is not valid") }
+        return url
+    }
+
+    @Test("media is shared; not-media is refused naming the command")
+    func checked() {
+        #expect(LinkDecision.after(.media, link: Self.link("https://example.org/a"), command: .watch, replacesItem: true) == .share)
+        #expect(LinkDecision.after(.notMedia("a page"), link: Self.link("https://example.org/a"), command: .queue, replacesItem: false)
+                == .refuse(.notMedia, "/queue: a page"))
+    }
+
+    @Test("unchecked: refused only for a /watch that would replace an item with a link that does not look like media", arguments: [
+        ("https://example.org/page", CommandName.watch, true, false),
+        ("https://example.org/page", .watch, false, true),
+        ("https://example.org/page", .queue, true, true),
+        ("https://example.org/film.mp4", .watch, true, true),
+        ("https://example.org/live/index.M3U8?token=1", .watch, true, true),
+        ("https://example.org/film.mp4#t=5", .watch, true, true),
+        ("https://example.mp4/page", .watch, true, false),
+        ("https://example.org/page?name=a.mp4", .watch, true, false),
+        ("https://youtu.be/dQw4w9WgXcQ", .watch, true, true),
+    ] as [(String, CommandName, Bool, Bool)])
+    func unchecked(link: String, command: CommandName, replacesItem: Bool, shared: Bool) {
+        let decision = LinkDecision.after(.unchecked("it timed out"), link: Self.link(link), command: command, replacesItem: replacesItem)
+        switch decision {
+        case .shareWithNotice(let text):
+            #expect(shared)
+            #expect(text.contains("could not be checked (it timed out); shared anyway"))
+        case .refuse(let code, let message):
+            #expect(!shared)
+            #expect(code == .notMedia)
+            #expect(message.hasPrefix("/watch: that link could not be checked (it timed out) and does not look like a media file"))
+        case .share:
+            Issue.record("an unchecked link was shared without a word")
+        }
     }
 }
 

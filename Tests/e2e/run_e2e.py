@@ -822,15 +822,14 @@ class Run:
         log(f"moderation (room {room}):")
 
         a.open(f"{room_url}?name=alice")
-        notice = self.wait_js(a, """const line = [...document.querySelectorAll('#log .line.notice')]
-                                      .find((l) => l.textContent.includes('Keep this link'));
-                                    return line ? line.textContent : null;""",
-                              10, "the owner-link notice in the creator's log")
+        notice = self.wait_js(a, """const box = document.querySelector('#secrets .secret.owner input');
+                                    return box ? box.value : null;""",
+                              10, "the owner link's box beside the creator's chat")
         key = a.js(f"return localStorage.getItem('cowatch.owner.{room}')")
         match = re.search(r"(\S+)/rooms/" + re.escape(room) + r"\?owner=(\S+)", notice)
         self.check(key and match and match.group(1) == self.server.url("")
                    and urllib.parse.unquote(match.group(2)) == key,
-                   f"the creator's log shows its owner link, with the key it keeps: {notice!r}")
+                   f"the creator's page shows its owner link, with the key it keeps: {notice!r}")
 
         b.open(f"{room_url}?name=bob")
         host_view = self.wait_js(a, MEMBERS_JS + "return rows.length === 2 && rows;", 10,
@@ -872,10 +871,7 @@ class Run:
 
         a.js("window.prompt = () => 'testing'")
         a.driver.find_element(By.XPATH, moderate.format("kick")).click()
-        removed = self.wait_js(b, """const banner = document.getElementById('connection');
-                                     return window.cowatch.connection.phase === 'closed' && !banner.hidden
-                                       && document.getElementById('connection-text').textContent;""",
-                               5, "the kicked window to say it was removed")
+        removed = self.wait_js(b, CLOSED_JS, 5, "the kicked window to say it was removed")
         self.check(removed.startswith("You were removed from the room by a host.") and "testing" in removed
                    and "alice" in removed,
                    f"the kicked window says who removed it and why: {removed!r}")
@@ -884,10 +880,7 @@ class Run:
                    "the host's log says the member was removed")
 
         b.open(f"{room_url}?name=bobby")
-        refusal = self.wait_js(b, """const banner = document.getElementById('connection');
-                                     return window.cowatch && window.cowatch.connection.phase === 'closed'
-                                       && !banner.hidden && document.getElementById('connection-text').textContent;""",
-                               5, "the kicked browser, back under another name, to be refused")
+        refusal = self.wait_js(b, CLOSED_JS, 5, "the kicked browser, back under another name, to be refused")
         self.check(refusal.startswith("You cannot enter this room right now.") and "kicked" in refusal
                    and "testing" in refusal,
                    f"the kicked browser is refused under another name, and told of the kick: {refusal!r}")
@@ -928,13 +921,12 @@ class Run:
 
         # An invite link, shown to the host alone, lets the newcomer in once.
         a.driver.find_element(By.XPATH, door.format("invite link")).click()
-        notice = self.wait_js(a, """const line = [...document.querySelectorAll('#log .line.notice')]
-                                      .find((l) => l.textContent.includes('Invite link'));
-                                    return line ? line.textContent : null;""",
-                              5, "the invite link in the host's log")
+        notice = self.wait_js(a, """const box = document.querySelector('#secrets .secret.invite input');
+                                    return box ? box.value : null;""",
+                              5, "the invite link's box beside the host's chat")
         match = re.search(r"(\S+)/rooms/" + re.escape(room) + r"\?invite=(\S+)", notice)
         self.check(match and match.group(1) == self.server.url(""),
-                   f"the host's log shows an invite link to the room: {notice!r}")
+                   f"the host's page shows an invite link to the room: {notice!r}")
         link = match.group(0)
         c.open(link)
         self.wait_js(a, MEMBERS_JS + "return rows.some((r) => r.name === 'carol');", 5,
@@ -955,34 +947,31 @@ class Run:
         self.check(reused.startswith("This room is locked"),
                    f"an invite link lets one person in: used again, it is refused: {reused!r}")
 
-        # Unlocked, with a password: the page asks for it, and tries again.
+        # Unlocked, with a password: the page asks for it (a masked field), and tries again.
         a.driver.find_element(By.XPATH, door.format("unlock room")).click()
         self.wait_js(a, CONTROLS_JS + "return !controls.tags.includes('locked') && controls.buttons[0] === 'lock room';",
                      5, "the room unlocked in alice's door controls")
         a.type("/password pw")
         self.wait_js(a, CONTROLS_JS + "return controls.tags.includes('password');", 5,
                      "the password tag in alice's door controls")
-        # A fresh page has its own window.prompt: answer it before the page runs,
-        # wrong first, then right.
-        script = c.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
-            window.promptsAsked = [];
-            window.prompt = (question) => {
-              window.promptsAsked.push(question);
-              return window.promptsAsked.length === 1 ? 'not-it' : 'pw';
-            };"""})
-        try:
-            c.open(f"{room_url}?name=dora")
-            self.wait_js(a, MEMBERS_JS + "return rows.some((r) => r.name === 'dora');", 5,
-                         "dora, after the password, in alice's member list")
-            asked = c.js("return window.promptsAsked")
-            self.check(asked == ["This room asks for a password:", "Wrong password. Try again:"],
-                       f"the page asks for the password, and again after a wrong one: {asked}")
-            errors = c.js("return [...document.querySelectorAll('#log .line.error .text')].map((l) => l.textContent)")
-            said = [e for e in errors if e.startswith("This room")]
-            self.check(said == ["This room asks for a password.", "This room asks for a password. Wrong password."],
-                       f"the newcomer's log says why each attempt was refused: {errors}")
-        finally:
-            c.driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+        c.open(f"{room_url}?name=dora")
+        asked = []
+        for attempt, expected in (("not-it", "Ask a host of the room for it, or for an invite link."),
+                                  ("pw", "That password is not the room's. Try again:")):
+            said = self.wait_js(c, """const field = document.getElementById('door-password');
+                                      return field && field.type === 'password' && !document.getElementById('door').hidden
+                                        && document.getElementById('door-text').textContent;""",
+                                5, "the door to ask the password")
+            asked.append(said)
+            c.driver.find_element(By.ID, "door-password").send_keys(attempt, Keys.ENTER)
+        self.wait_js(a, MEMBERS_JS + "return rows.some((r) => r.name === 'dora');", 5,
+                     "dora, after the password, in alice's member list")
+        self.check(asked == ["Ask a host of the room for it, or for an invite link.",
+                             "That password is not the room's. Try again:"],
+                   f"the page asks for the password in a masked field, and again after a wrong one: {asked}")
+        errors = c.js("return [...document.querySelectorAll('#log .line.error .text')].map((l) => l.textContent)")
+        self.check(not [e for e in errors if "password" in e],
+                   f"the refusals are said at the door, not again in the newcomer's log: {errors}")
         log(f"  locked: \"{refusal}\"")
         log(f"  access checks took {time.monotonic() - started:.1f} s")
 
@@ -1200,9 +1189,9 @@ const lines = [...document.querySelectorAll('#log .line')].map((line) => ({
 }));
 """
 
-CLOSED_JS = """const banner = document.getElementById('connection');
+CLOSED_JS = """const door = document.getElementById('door');
 return window.cowatch && window.cowatch.connection.phase === 'closed'
-  && !banner.hidden && document.getElementById('connection-text').textContent;"""
+  && !door.hidden && document.getElementById('door-text').textContent;"""
 
 MEMBERS_JS = """
 const rows = [...document.querySelectorAll('#members li')].map((li) => ({

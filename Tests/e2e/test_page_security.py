@@ -123,14 +123,14 @@ def wait_until(predicate, what, timeout=WAIT_S):
 class Server:
     """`cowatch serve` on a free loopback port, nothing kept on disk."""
 
-    def __init__(self, web_root, *extra):
+    def __init__(self, web_root, *extra, port=0):
         assert os.access(BIN, os.X_OK), f"no cowatch binary at {BIN} (set COWATCH_BIN)"
         self.cwd = tempfile.mkdtemp(prefix="cowatch-page-")
         self.log_path = Path(self.cwd) / "server.log"
         env = dict(os.environ, COWATCH_WEB_ROOT=str(web_root))
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [BIN, "serve", "--host", "127.0.0.1", "--port", "0", "--store", "memory", *extra],
+                [BIN, "serve", "--host", "127.0.0.1", "--port", str(port), "--store", "memory", *extra],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.cwd)
         match = wait_until(lambda: self.process.poll() is None and re.search(
             r"serving on http://127\.0\.0\.1:(\d+)/", self.log_path.read_text(errors="replace"))
@@ -219,14 +219,15 @@ class StaticSite:
 class Browser:
     """One headless Chromium (its own profile), driven tab by tab."""
 
-    def __init__(self):
+    def __init__(self, driver_port=0):
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
         self.profile = tempfile.mkdtemp(prefix="cowatch-page-chromium-")
         for flag in CHROME_FLAGS + [f"--user-data-dir={self.profile}"]:
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+        self.driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(
+            executable_path=CHROMEDRIVER, port=driver_port))
         self.watch_violations()
 
     def watch_violations(self):

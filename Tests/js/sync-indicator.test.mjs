@@ -1,41 +1,86 @@
-// The "are we in sync?" badge (static/ui.js, describeSync): what a viewer is told
-// from the player's snapshot and the clock estimate.
+// The one status under the video (static/ui.js, describeStatus): what a viewer
+// is told from the player's snapshot and the clock estimate. One source, so the
+// dot's colour, the words and the number beside them never disagree.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeSync, IN_SYNC_MS } from '../../Sources/CowatchGateway/Web/static/ui.js';
+import { describeStatus, IN_SYNC_MS } from '../../Sources/CowatchGateway/Web/static/ui.js';
 
 const clock = { offset: -2500.4, uncertainty: 3.2 };
+const state = { playback: { status: 'playing', rate: 1, position: 83.2 } };
+const status = (snapshot, me = null) => describeStatus(snapshot, state, me, clock);
 
-test('a player on the group timeline is in sync, with both measurements in the title', () => {
-  const badge = describeSync({ mode: 'playing', drift: 0.0031, nudging: false }, clock);
-  assert.equal(badge.kind, 'in-sync');
-  assert.equal(badge.label, 'In sync');
-  assert.match(badge.title, /\+3\.1 ms from the group/);
-  assert.match(badge.title, /\+2\.50 s from the server's \(known to ±3\.2 ms\)/);
+test('a player on the group timeline is in sync, with its distance beside the words and both measurements in the title', () => {
+  const shown = status({ mode: 'playing', drift: 0.0031, nudging: false });
+  assert.deepEqual([shown.kind, shown.words, shown.drift], ['in-sync', 'Playing in sync', '+3.1 ms']);
+  assert.match(shown.title, /\+3\.1 ms from the group/);
+  assert.match(shown.title, /\+2\.50 s from the server's \(known to ±3\.2 ms\)/);
+  assert.equal(describeStatus({ mode: 'playing', drift: 0 }, { playback: { ...state.playback, rate: 1.5 } }, null, clock).words,
+    'Playing in sync at 1.5×');
 });
 
-test('a player off by more than the threshold, or being nudged, or joining, is catching up', () => {
-  assert.equal(describeSync({ mode: 'playing', drift: (IN_SYNC_MS + 1) / 1000 }, clock).kind, 'catching-up');
-  assert.equal(describeSync({ mode: 'playing', drift: -0.002, nudging: true }, clock).kind, 'catching-up');
-  assert.equal(describeSync({ mode: 'playing', drift: 0, joining: true }, clock).kind, 'catching-up');
-  assert.equal(describeSync({ mode: 'catchup', drift: 0.4 }, clock).label, 'Catching up');
+test('off by more than the threshold, or being nudged, is catching up, and says so in words', () => {
+  const off = status({ mode: 'playing', drift: (IN_SYNC_MS + 1) / 1000 });
+  assert.deepEqual([off.kind, off.words], ['catching-up', 'Catching up…']);
+  const nudged = status({ mode: 'playing', drift: -0.002, nudging: true });
+  assert.deepEqual([nudged.kind, nudged.words, nudged.drift], ['catching-up', 'Catching up…', '−2.0 ms (correcting)']);
+  assert.deepEqual([status({ mode: 'playing', drift: 0, joining: true }).words], ['Joining the group…']);
+  assert.equal(status({ mode: 'catchup', drift: 0.4 }).words, 'Catching up at 2×…');
+});
+
+test('far off, the words never say "in sync" and no frozen distance is shown beside them', () => {
+  // A player left 59.7 s behind (a seek that landed at 0:00): not "Playing in sync" beside "Catching up".
+  for (const snapshot of [
+    { mode: 'playing', drift: -59.7061 },
+    { mode: 'playing', drift: -59.7061, detail: 're-syncing (59706 ms off)' },
+    { mode: 'playing', drift: -59.7061, joining: true },
+  ]) {
+    const shown = status(snapshot);
+    assert.equal(shown.kind, 'catching-up', JSON.stringify(snapshot));
+    assert.doesNotMatch(shown.words, /in sync/i);
+    assert.equal(shown.drift, '', 'a distance from a player that is re-joining means nothing');
+    assert.doesNotMatch(shown.title, /59/);
+  }
+});
+
+test('a video that cannot seek is told in words, and nothing else is said beside it', () => {
+  const shown = status({ mode: 'playing', drift: -59.7, unseekable: { position: 59.7 } });
+  assert.equal(shown.kind, 'problem');
+  assert.match(shown.words, /cannot go to 0:59 where the group is/);
+  assert.equal(shown.drift, '');
+  const suspended = status({ mode: 'suspended', unseekable: { position: 59.7 } }, { suspensions: ['coordinatedPlaybackNotPossible'] });
+  assert.equal(suspended.words, shown.words);
 });
 
 test('waiting for the others, starting together and buffering are said as such', () => {
-  assert.equal(describeSync({ mode: 'waiting' }, clock).label, 'Waiting for others');
-  assert.equal(describeSync({ mode: 'starting' }, clock).label, 'Starting together');
-  assert.equal(describeSync({ mode: 'stalled' }, clock).label, 'Buffering');
-  assert.equal(describeSync({ mode: 'playing', detail: 'buffering', drift: 0 }, clock).label, 'Buffering');
+  assert.equal(status({ mode: 'waiting', detail: 'ready' }).words, 'Ready: waiting for the others…');
+  assert.equal(status({ mode: 'starting' }).words, 'Starting together…');
+  assert.equal(status({ mode: 'stalled' }).words, 'Buffering…');
+  assert.equal(status({ mode: 'playing', detail: 'buffering', drift: 0 }).words, 'Buffering…');
+  for (const mode of ['waiting', 'starting', 'stalled']) assert.equal(status({ mode }).kind, 'waiting', mode);
 });
 
-test('paused together is in sync; no group to follow shows no badge', () => {
-  assert.equal(describeSync({ mode: 'paused' }, clock).kind, 'in-sync');
-  for (const mode of ['idle', 'left', 'error', 'suspended', 'blocked', 'scrubbing']) {
-    assert.equal(describeSync({ mode }, clock), null, mode);
+test('paused together is in sync; problems are problems; no room state or an idle room shows nothing', () => {
+  assert.deepEqual([status({ mode: 'paused' }).kind, status({ mode: 'paused' }).words], ['in-sync', 'Paused together at 1:23.']);
+  assert.equal(status({ mode: 'error', mediaError: 'a network error stopped the download' }).kind, 'problem');
+  assert.equal(status({ mode: 'blocked' }).kind, 'problem');
+  assert.equal(status({ mode: 'suspended' }, { suspensions: ['stallRecovery'] }).words, 'Separated from the group (buffering).');
+  assert.equal(status({ mode: 'idle' }), null);
+  assert.equal(describeStatus({ mode: 'paused' }, null, null, clock), null);
+});
+
+test('every mode gives one status or none, never a number without words', () => {
+  const modes = ['idle', 'left', 'error', 'blocked', 'suspended', 'stalled', 'scrubbing', 'catchup', 'paused', 'waiting', 'starting', 'playing'];
+  for (const mode of modes) {
+    for (const drift of [null, 0.001, 0.1, -59.7]) {
+      const shown = status({ mode, drift, mediaError: 'x' }, { suspensions: [] });
+      if (shown == null) continue;
+      assert.ok(shown.words.length > 0, mode);
+      if (shown.drift) assert.ok(['in-sync', 'catching-up'].includes(shown.kind), `${mode}: a distance beside ${shown.kind}`);
+    }
   }
 });
 
 test('before the clock is measured, the title says so', () => {
-  const badge = describeSync({ mode: 'paused' }, { offset: 0, uncertainty: Infinity });
-  assert.match(badge.title, /Measuring this device's clock/);
+  const shown = describeStatus({ mode: 'paused' }, state, null, { offset: 0, uncertainty: Infinity });
+  assert.match(shown.title, /Measuring this device's clock/);
 });

@@ -181,6 +181,11 @@ struct RandomSessionGenerator {
         case 14:
             return rng.pick(["/buffering", "/buffering", "/buffering", "/buffering now"])
         case 15:
+            if rng.chance(0.3) {
+                // The item's length or live edge, as a player reports it once loaded.
+                return "/duration " + rng.pick(["{seq}", "{seq}", "{seq-1}", "{seq+1}", "abc"])
+                    + rng.pick([" 60", " 3600.5", " 0.001", " 0", " live 0", " live 7200", " live 1000000000", " live", " soon"])
+            }
             return "/ended " + rng.pick(["{seq}", "{seq}", "{seq}", "{seq-1}", "{seq-3}", "{seq+1}", "0", "abc"])
         case 16:
             return "/autoplay " + rng.pick(["on", "on", "off", "yes", "no", "maybe", ""])
@@ -217,7 +222,9 @@ struct RandomSessionGenerator {
         let url = rng.pick(["https://example.org/a.mp4", "https://example.org/a.mp4", "https://example.org/b.mp4",
                             "https://example.org/b.mp4", "http://example.org/c.mp4?x=1#t", "https://EXAMPLE.org/a.mp4",
                             "https://user@example.org/v.mp4", "https://example.org/", "ftp://example.org/x",
-                            "https://", "http://:80/x", "notaurl"])
+                            "https://", "http://:80/x", "notaurl", "https://youtu.be/dQw4w9WgXcQ?t=90",
+                            "https://www.youtube.com/watch?v=dQw4w9WgXcQ", "https://www.youtube.com/live/jfKfPfyJRdk",
+                            "https://vimeo.com/76979871#t=1m2s", "https://www.youtube.com/@channel"])
         let title = rng.pick(["", "", "", " Episode 1", " Episode 1", " \"quoted\" \\ title", " 🎬 Movie night",
                               " " + String(repeating: "t", count: 201), " line\u{2028}break"])
         return url + title

@@ -39,12 +39,16 @@ export class SimulatedPlayer {
    * @param {number} options.readingError the position read is off by up to this
    *   (seconds, either way), a new error drawn at each position update
    *   (capabilities.positionUpdateMs): a coarse player such as YouTube's
+   * @param {boolean} options.rangeRequests the media's server answers range requests; without them,
+   *   as Chromium does, the video is seekable at 0 alone and a seek elsewhere lands at 0
    */
   constructor({
     duration = 600, seekMs = 40, playLatencyMs = 5, speed = 1, metadataMs = 30, failLoads = false, refuseAutoplay = false,
-    capabilities = null, readingError = 0,
+    capabilities = null, readingError = 0, rangeRequests = true,
   } = {}) {
-    Object.assign(this, { duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, capabilities, readingError });
+    Object.assign(this, {
+      duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, capabilities, readingError, rangeRequests,
+    });
     this.error = 0; // the reading's current error, seconds
     this.errorDrawnAt = -Infinity;
     this.random = 0x2545f491; // xorshift state: the same errors every run
@@ -211,6 +215,7 @@ export class SimulatedPlayer {
       duration: video.duration,
       playbackRate: video.playbackRate,
       buffered: loaded && !starved ? [[0, this.duration]] : [],
+      seekable: !loaded ? [] : this.rangeRequests ? [[0, this.duration]] : [[0, 0]],
       error: video.error,
     };
   }
@@ -224,7 +229,7 @@ export class SimulatedPlayer {
           video.paused = true;
           break;
         case 'seek':
-          video.currentTime = action.to;
+          video.currentTime = this.rangeRequests ? action.to : 0;
           video.seeking = true;
           this.seekDoneAt = this.now + this.seekMs;
           break;

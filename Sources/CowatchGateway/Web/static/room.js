@@ -9,11 +9,16 @@ import { PlayerSync, positionAt } from './sync.js';
 import { Subtitles } from './subtitles.js';
 import { isStale } from './sync/seq.js';
 import { ResumeSlot, ownerKeyAfterWelcome, ownerStorageKey } from './kept.js';
+import { copyText } from './copy.js';
+import { Door, DOOR_ERRORS } from './door.js';
+import { HostPanel } from './host-panel.js';
+import { showSecret } from './secret-box.js';
 import {
-  $, ChatLog, describeDrift, describePlayer, describeSync, describeReason, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
+  $, ChatLog, describeReason, describeStatus, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
 } from './ui.js';
 
 const ROOM_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> [title]…';
 
 // What a link carries for this page alone (an owner key, an invite) leaves the
 // address bar before anything else happens, so that history, a shared screen or
@@ -117,6 +122,18 @@ async function main() {
   const send = (line) => connection.send(line);
   const clock = new ServerClock(send);
   const sync = new PlayerSync(video, clock, send);
+  const roomLink = (query) => `${location.origin}/rooms/${encodeURIComponent(room)}?${query}`;
+  const hostPanel = new HostPanel($('host-panel'), {
+    room, send: (line) => command(line), secrets: $('secrets'), roomLink, toLocal: (ms) => clock.toLocal(ms),
+  });
+  // A room that asks a password: the door asks for it (masked) and tries again.
+  const door = new Door($('door'), {
+    room,
+    onPassword: (password) => {
+      connection.password = password;
+      connection.retryNow();
+    },
+  });
 
   connection.addEventListener('status', ({ detail }) => {
     renderConnection($('connection'), $('connection-text'), $('retry'), detail);
@@ -127,31 +144,27 @@ async function main() {
       // Removed, refused or left: this tab's member is gone, nothing to resume.
       // (4002: another connection holds the member now; 4005: asked a password.)
       if (detail.code !== 4002 && detail.code !== 4005) slot.forget();
-      log.add('error', detail.reason || 'Disconnected.');
-      if (detail.code === 4005) askPassword(detail.serverReason);
-      else if (detail.code) {
-        // Closed for good (removed, refused, replaced): nothing typed here would be sent.
-        $('chat-input').disabled = true;
-        $('chat-input').placeholder = 'You are not in this room any more.';
+      if (!detail.code) {
+        log.add('error', detail.reason || 'Disconnected.');
+        return;
       }
+      // Closed for good (removed, refused, replaced): the door says why, once,
+      // in place of the banner; nothing typed here would be sent.
+      $('connection').hidden = true;
+      $('chat-input').disabled = true;
+      $('chat-input').placeholder = 'You are not in this room any more.';
+      door.shut(detail);
+      renderPlayer();
     }
   });
   connection.addEventListener('event', ({ detail }) => handle(detail));
 
-  /** A room with a password: ask for it and try again (the server says whether
-   *  none was given, it was wrong, or this address must wait). */
-  function askPassword(reason) {
-    if (/try again in/.test(reason || '')) return;
-    const wrong = /wrong/.test(reason || '');
-    const answer = globalThis.prompt?.(wrong ? 'Wrong password. Try again:' : 'This room asks for a password:', '');
-    if (!answer) return;
-    connection.password = answer;
-    connection.retryNow();
-  }
-
   function handle(event) {
     switch (event.type) {
       case 'welcome': {
+        if (door.isShut) door.open();
+        $('chat-input').disabled = false;
+        $('chat-input').placeholder = CHAT_PLACEHOLDER;
         const returning = model.meId === event.you.id;
         model.meId = event.you.id;
         model.participants = new Map(event.participants.map((p) => [p.id, p]));
@@ -167,8 +180,17 @@ async function main() {
         if (owner.store) localStorage.setItem(ownerStorage, owner.store);
         connection.ownerKey = owner.use;
         if (owner.verdict === 'created') {
-          const link = `${location.origin}/rooms/${encodeURIComponent(room)}?owner=${encodeURIComponent(event.ownerKey)}`;
-          log.add('notice', `You created this room and own it. Keep this link: it makes you the owner again from any device, even after everyone has left. It is shown once: ${link}`);
+          showSecret($('secrets'), {
+            kind: 'owner',
+            title: 'You created this room and own it',
+            text: 'Keep this link: it makes you the owner again from any device, even after everyone has left '
+              + '(this browser keeps the key too). Anyone who has it owns the room. Shown once.',
+            values: [
+              { label: 'Owner link', value: roomLink(`owner=${encodeURIComponent(event.ownerKey)}`) },
+              { label: 'Owner key', value: event.ownerKey },
+            ],
+          });
+          log.add('notice', 'You created this room and own it: keep the owner link shown beside the chat.');
         }
         if (!returning) {
           // What was said before this page came, as the server kept it.
@@ -221,6 +243,7 @@ async function main() {
         const name = event.name || gone?.name || 'someone';
         const how = { kicked: 'was removed by a host', banned: 'was banned by a host' }[event.reason] || 'left';
         log.add('system', `${name} ${how}.`);
+        if (event.reason === 'kicked' || event.reason === 'banned') hostPanel.refresh('bans');
         renderAll();
         break;
       }
@@ -231,9 +254,10 @@ async function main() {
         log.add('notice', event.text);
         break;
       case 'reply':
-        if (event.command === 'invite' && event.token) {
-          const link = `${location.origin}/rooms/${encodeURIComponent(room)}?invite=${encodeURIComponent(event.token)}`;
-          log.add('notice', `Invite link (${event.text.replace(/^= /, '').replace(/add \?invite=\S+ to the room's link; /, '')}): ${link}`);
+        // Lists the host panel asked for, and secrets shown once, are its own.
+        if (hostPanel.reply(event)) {
+          if (event.command === 'invite') log.add('notice', 'Invite link made: it is shown beside the chat, with a copy button.');
+          if (event.command === 'token') log.add('notice', 'Bot token made: it is shown beside the chat, with a copy button.');
           break;
         }
         log.add('reply', event.text ?? JSON.stringify(event, null, 2));
@@ -241,6 +265,8 @@ async function main() {
       case 'error':
         // A player report that raced with a newer state: the page answers that one.
         if (event.code === 'stale-report') break;
+        // A refusal at the door: the door says it when the close follows.
+        if (event.command == null && DOOR_ERRORS.has(event.code)) break;
         log.add('error', event.message || event.code);
         if (event.command === 'resume' && event.code === 'forbidden' && scrub.suspended) {
           // Only hosts may move the group here: end the seek-bar suspension plainly.
@@ -427,32 +453,7 @@ async function main() {
 
   async function shareLink() {
     const link = `${location.origin}/rooms/${encodeURIComponent(room)}`;
-    let copied = false;
-    try {
-      if (navigator.clipboard && window.isSecureContext) {
-        await navigator.clipboard.writeText(link);
-        copied = true;
-      }
-    } catch {
-      copied = false;
-    }
-    if (!copied) {
-      // Plain http on a LAN is not a secure context: no clipboard API. The old
-      // way still works from a click.
-      const field = document.createElement('textarea');
-      field.value = link;
-      field.setAttribute('readonly', '');
-      field.style.position = 'fixed';
-      field.style.opacity = '0';
-      document.body.append(field);
-      field.select();
-      try {
-        copied = document.execCommand('copy');
-      } catch {
-        copied = false;
-      }
-      field.remove();
-    }
+    const copied = await copyText(link);
     $('share-status').textContent = copied ? 'Link copied.' : '';
     if (!copied) log.add('system', `Share this link: ${link}`);
     setTimeout(() => { $('share-status').textContent = ''; }, 3000);
@@ -463,6 +464,7 @@ async function main() {
   function renderAll() {
     renderMembers($('members'), model.participants, model.meId, (line) => command(line));
     renderRoomControls($('room-controls'), me(), model.state?.access, (line) => command(line));
+    hostPanel.render(me(), model.state?.access);
     renderQueue($('queue'), $('queue-empty'), model.state?.queue || [],
       me()?.role === 'host' ? (line) => command(line) : null);
     const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
@@ -504,16 +506,17 @@ async function main() {
   function renderPlayer() {
     const snapshot = sync.snapshot();
     const state = model.state;
-    const words = describePlayer(snapshot, sync.state, me());
+    // One status, from the snapshot alone: its colour, words and number agree.
+    const status = door.isShut ? null
+      : describeStatus(snapshot, sync.state, me(), { offset: clock.offset, uncertainty: clock.uncertainty });
+    $('player-line').hidden = !status;
+    const words = status?.words ?? '';
     if ($('player-status').textContent !== words) $('player-status').textContent = words;
-    $('player-drift').textContent = describeDrift(snapshot);
-    const badge = $('sync-indicator');
-    const verdict = describeSync(snapshot, { offset: clock.offset, uncertainty: clock.uncertainty });
-    badge.hidden = !verdict;
-    if (verdict) {
-      if (badge.dataset.kind !== verdict.kind) badge.dataset.kind = verdict.kind;
-      if (badge.textContent !== verdict.label) badge.textContent = verdict.label;
-      badge.title = verdict.title;
+    $('player-drift').textContent = status?.drift ?? '';
+    if (status) {
+      const badge = $('sync-indicator');
+      if (badge.dataset.kind !== status.kind) badge.dataset.kind = status.kind;
+      $('player-line').title = status.title;
     }
     // Overlay: what the viewer must know or do.
     const overlay = $('overlay');
@@ -543,8 +546,11 @@ async function main() {
       default:
         break;
     }
+    if (door.isShut) message = button = null; // the door says all there is
     overlay.hidden = message == null;
     overlay.dataset.mode = snapshot.mode;
+    // Nothing playing: the link box comes up under the video, where the overlay points.
+    $('player').dataset.idle = String(snapshot.mode === 'idle' && !door.isShut);
     text.textContent = message || '';
     action.hidden = button == null;
     action.textContent = button || '';

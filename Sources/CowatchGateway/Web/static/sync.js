@@ -311,6 +311,7 @@ export class PlayerSync extends EventTarget {
       blocked: core.blocked,
       notice: core.notice,
       seekLatency: core.seekLatency,
+      unseekable: core.unseekable,
     };
   }
 }

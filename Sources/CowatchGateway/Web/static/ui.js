@@ -2,11 +2,14 @@
 // the connection banner and the player's overlay and status. Everything from
 // the server is put in the page as text (textContent), never as HTML.
 
+import { unseekableWords } from './sync/seekable.js';
+
 export function $(id) {
   return document.getElementById(id);
 }
 
-function el(tag, attributes = {}, ...children) {
+/** An element with attributes and children (text is put in as text, never HTML). */
+export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attributes)) {
     if (value == null || value === false) continue;
@@ -187,82 +190,77 @@ export function renderQueue(list, empty, queue, onCommand = null) {
   empty.hidden = queue.length > 0;
 }
 
-// MARK: the player's words
+// MARK: the player's status
 
-/** The line under the video: what the player is doing, in a few words. It is a
- *  live region, so it changes only when the words do (numbers go elsewhere). */
-export function describePlayer(snapshot, state, me) {
-  const playback = state?.playback;
-  // An idle room says how to start once, over the video (room.js); not here too.
-  if (!playback) return '';
-  switch (snapshot.mode) {
-    case 'idle':
-      return '';
-    case 'left':
-      return 'You left the group session.';
-    case 'error':
-      return `Cannot play: ${snapshot.mediaError}.`;
-    case 'blocked':
-      return 'Your browser did not let playback start: click to join.';
-    case 'suspended': {
-      const reasons = (me?.suspensions || []).filter((r) => r !== 'catchup').map(describeReason).join(', ');
-      return `Separated from the group (${reasons}).${snapshot.detail === 'buffering' ? ' Buffering…' : ''}`;
-    }
-    case 'stalled':
-      return 'Buffering…';
-    case 'scrubbing':
-      return 'Choosing a position: release to move everyone there.';
-    case 'catchup':
-      return 'Catching up at 2×…';
-    case 'paused':
-      return snapshot.detail === 'loading' ? 'Loading…' : `Paused at ${formatTime(playback.position)}.`;
-    case 'waiting':
-      if (snapshot.detail === 'ready') return 'Ready: waiting for the others…';
-      return snapshot.detail === 'loading' ? 'Loading…' : 'Getting ready…';
-    case 'starting':
-    case 'playing': {
-      if (snapshot.detail === 'loading') return 'Loading…';
-      if (snapshot.mode === 'starting') return 'Starting together…';
-      if (snapshot.joining) return 'Joining the group…';
-      if (snapshot.detail === 'buffering') return 'Buffering…';
-      if (snapshot.detail === 'ended') return 'At the end.';
-      if (snapshot.detail) return 'Re-syncing…';
-      const rate = playback.rate !== 1 ? ` at ${playback.rate}×` : '';
-      return `Playing in sync${rate}`;
-    }
-    default:
-      return '';
-  }
-}
-
-/** "Are we in sync?": a small badge under the video. In sync, catching up, or
- *  waiting for others (or buffering); nothing when the player follows no group.
- *  Its title gives the measured numbers: this player's distance from the group's
- *  timeline, and this device's clock against the server's with how well that is
- *  known. `clock`: { offset, uncertainty } in ms (server minus local). */
+/** Within this of the group's timeline, a playing player is "in sync" (ms). */
 export const IN_SYNC_MS = 25;
-export function describeSync(snapshot, clock) {
+
+/**
+ * The one status under the video: what the player is doing and whether it is
+ * with the group, from the player's snapshot alone, so that the badge's colour,
+ * its words and the number beside them can never disagree.
+ *
+ * @returns {null | { kind: 'in-sync'|'catching-up'|'waiting'|'problem'|'neutral', words: string, drift: string, title: string }}
+ *   `words` the sentence shown; `drift` this player's distance from the group,
+ *   shown only while it is a fine correction (it says nothing true while the
+ *   player is re-joining or out of step); `title` the measured numbers.
+ *   null when there is nothing to follow (an empty room says how to start over
+ *   the video instead).
+ */
+export function describeStatus(snapshot, state, me, clock) {
+  const playback = state?.playback;
   const clockText = clock && Number.isFinite(clock.uncertainty)
     ? `This device's clock is ${formatOffset(-clock.offset)} from the server's (known to ±${clock.uncertainty.toFixed(1)} ms).`
     : 'Measuring this device\'s clock against the server\'s…';
-  const drift = snapshot.drift == null ? null : snapshot.drift * 1000;
-  const driftText = drift == null ? '' : `This player is ${formatOffset(drift)} from the group. `;
+  const driftMs = snapshot.drift == null ? null : snapshot.drift * 1000;
+  const fine = driftMs != null && Math.abs(driftMs) < 250 && !snapshot.joining;
+  const driftText = fine ? formatOffset(driftMs) + (snapshot.nudging ? ' (correcting)' : '') : '';
+  const say = (kind, words, withDrift = false) => ({
+    kind,
+    words,
+    drift: withDrift ? driftText : '',
+    title: (withDrift && fine ? `This player is ${formatOffset(driftMs)} from the group. ` : '') + clockText,
+  });
+  if (!playback) return null;
+  // The video cannot go where the group is: said in words, and nothing else.
+  if (snapshot.unseekable) return say('problem', unseekableWords(snapshot.unseekable.position, formatTime));
   switch (snapshot.mode) {
-    case 'playing':
-      if (snapshot.detail === 'buffering') return { kind: 'waiting', label: 'Buffering', title: clockText };
-      if (snapshot.joining || snapshot.detail || drift == null || snapshot.nudging || Math.abs(drift) > IN_SYNC_MS) {
-        return { kind: 'catching-up', label: 'Catching up', title: driftText + clockText };
-      }
-      return { kind: 'in-sync', label: 'In sync', title: driftText + clockText };
-    case 'catchup':
-      return { kind: 'catching-up', label: 'Catching up', title: driftText + clockText };
-    case 'paused':
-      return { kind: 'in-sync', label: 'In sync (paused together)', title: clockText };
-    case 'waiting':
-    case 'starting':
-      return { kind: 'waiting', label: snapshot.mode === 'starting' ? 'Starting together' : 'Waiting for others', title: clockText };
+    case 'idle':
+      return null;
+    case 'left':
+      return say('neutral', 'You left the group session.');
+    case 'error':
+      return say('problem', `Cannot play: ${snapshot.mediaError}.`);
+    case 'blocked':
+      return say('problem', 'Your browser did not let playback start: click to join.');
+    case 'suspended': {
+      const reasons = (me?.suspensions || []).filter((r) => r !== 'catchup').map(describeReason).join(', ');
+      return say('problem', `Separated from the group (${reasons}).${snapshot.detail === 'buffering' ? ' Buffering…' : ''}`);
+    }
     case 'stalled':
-      return { kind: 'waiting', label: 'Buffering', title: clockText };
+      return say('waiting', 'Buffering…');
+    case 'scrubbing':
+      return say('neutral', 'Choosing a position: release to move everyone there.');
+    case 'catchup':
+      return say('catching-up', 'Catching up at 2×…', true);
+    case 'paused':
+      return snapshot.detail === 'loading' ? say('waiting', 'Loading…')
+        : say('in-sync', `Paused together at ${formatTime(playback.position)}.`);
+    case 'waiting':
+      if (snapshot.detail === 'ready') return say('waiting', 'Ready: waiting for the others…');
+      return say('waiting', snapshot.detail === 'loading' ? 'Loading…' : 'Getting ready…');
+    case 'starting':
+      return say('waiting', snapshot.detail === 'loading' ? 'Loading…' : 'Starting together…');
+    case 'playing': {
+      if (snapshot.detail === 'loading') return say('waiting', 'Loading…');
+      if (snapshot.detail === 'buffering') return say('waiting', 'Buffering…');
+      if (snapshot.detail === 'ended') return say('neutral', 'At the end.');
+      if (snapshot.joining) return say('catching-up', 'Joining the group…');
+      if (snapshot.detail || driftMs == null) return say('catching-up', 'Re-syncing…');
+      if (snapshot.nudging || Math.abs(driftMs) > IN_SYNC_MS) return say('catching-up', 'Catching up…', true);
+      const rate = playback.rate !== 1 ? ` at ${playback.rate}×` : '';
+      return say('in-sync', `Playing in sync${rate}`, true);
+    }
     default:
       return null;
   }
@@ -272,13 +270,6 @@ function formatOffset(ms) {
   const sign = ms >= 0 ? '+' : '−';
   const size = Math.abs(ms);
   return size >= 1000 ? `${sign}${(size / 1000).toFixed(2)} s` : `${sign}${size.toFixed(1)} ms`;
-}
-
-/** The player's distance from the group, for the curious (not a live region). */
-export function describeDrift(snapshot) {
-  if (!['playing', 'catchup'].includes(snapshot.mode) || snapshot.drift == null || snapshot.joining) return '';
-  const ms = snapshot.drift * 1000;
-  return `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(1)} ms${snapshot.nudging ? ' (correcting)' : ''}`;
 }
 
 /** The connection banner. */

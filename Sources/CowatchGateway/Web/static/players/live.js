@@ -89,12 +89,13 @@ export class LiveTracker {
   /** The <video>'s readings in stream time, with `live` and `liveEdge`. */
   map(readings) {
     this.update(readings.readyState);
-    if (!this.origin) return { ...readings, readyState: 0, buffered: [], live: true, duration: Infinity };
+    if (!this.origin) return { ...readings, readyState: 0, buffered: [], seekable: [], live: true, duration: Infinity };
     const shift = this.origin.start;
     return {
       ...readings,
       currentTime: readings.currentTime + shift,
       buffered: readings.buffered.map(([a, b]) => [a + shift, b + shift]),
+      seekable: (readings.seekable ?? []).map(([a, b]) => [a + shift, b + shift]),
       duration: Infinity,
       live: true,
       liveEdge: liveEdge(this.playlist),

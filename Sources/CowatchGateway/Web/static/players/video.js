@@ -41,6 +41,8 @@ export default class VideoPlayer extends EventTarget {
     const video = this.video;
     const buffered = [];
     for (let i = 0; i < video.buffered.length; i++) buffered.push([video.buffered.start(i), video.buffered.end(i)]);
+    const seekable = [];
+    for (let i = 0; i < video.seekable.length; i++) seekable.push([video.seekable.start(i), video.seekable.end(i)]);
     const readings = {
       currentTime: video.currentTime,
       paused: video.paused,
@@ -49,6 +51,7 @@ export default class VideoPlayer extends EventTarget {
       duration: video.duration,
       playbackRate: video.playbackRate,
       buffered,
+      seekable,
       error: video.error ? { code: video.error.code, message: video.error.message } : null,
     };
     if (!isLive(this.activity, readings.duration)) return readings;
@@ -88,7 +91,7 @@ export default class VideoPlayer extends EventTarget {
   pause() { this.video.pause(); }
 
   /** No seek lands in a live stream (its `seekable` is empty): the player
-   *  logic follows one by waiting and loading again (sync/live.js). */
+   *  logic follows one by loading it again (sync/live.js). */
   seek(t) {
     if (isLive(this.activity, this.video.duration)) return;
     this.video.currentTime = t;

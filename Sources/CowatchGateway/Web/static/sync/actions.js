@@ -5,8 +5,8 @@
 // to carry out, in order; sync.js reads the video and carries them out.
 //
 // Readings: `{ now, monotonic, currentTime, paused, seeking, readyState,
-// duration, playbackRate, buffered: [[start, end], ...], error: { code,
-// message } | null }`, `now` being server time (ms, clock.js) and `monotonic`
+// duration, playbackRate, buffered: [[start, end], ...], seekable: [[start,
+// end], ...], error: { code, message } | null }`, `now` being server time (ms, clock.js) and `monotonic`
 // the page's own steady clock (ms, performance.now()).
 //
 // Actions:
@@ -81,7 +81,7 @@ export class Actions {
     this.pause();
     this.out.push({ type: 'load', activity });
     Object.assign(this.video, {
-      readyState: 0, currentTime: 0, duration: NaN, seeking: false, paused: true, buffered: [], error: null,
+      readyState: 0, currentTime: 0, duration: NaN, seeking: false, paused: true, buffered: [], seekable: [], error: null,
     });
   }
 

@@ -167,6 +167,7 @@ export class Follower extends Actions {
     this.note(`join: ${position.toFixed(3)} at ${(startAt % 100000).toFixed(1)} (in ${(startAt - now).toFixed(0)} ms)`);
     this.setRate(rate);
     if (Math.abs(video.currentTime - position) > tolerance) {
+      if (!this.maySeekTo(position)) return; // player.js: said once, out of step
       join.seekBegan = video.monotonic;
       this.seek(position);
     }

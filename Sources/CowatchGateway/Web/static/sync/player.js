@@ -14,8 +14,9 @@ import { capabilitiesOf, holdTolerance } from './correct.js';
 import { Follower } from './follow.js';
 import { planPlayer } from './plan.js';
 import { bufferedAhead, HAVE_METADATA, hasEnoughData } from './readiness.js';
+import { canSeekTo } from './seekable.js';
 import { recoveryReadyDue, stallCheckOutcome, waitingMayBeStall } from './stall.js';
-import { clampToMedia, groupTimeline } from './timeline.js';
+import { clampToMedia, groupTimeline, positionAt } from './timeline.js';
 
 const MEDIA_ERRORS = {
   1: 'loading was aborted',
@@ -34,6 +35,7 @@ export class PlayerCore extends Follower {
     this.src = null; // the URL loaded in the video
     this.mediaError = null; // text, when the current item failed to load
     this.suspendedForMedia = false; // we sent /suspend coordinatedPlaybackNotPossible
+    this.unseekable = null; // { position }: the group is where this video cannot seek (seekable.js)
     this.blocked = false; // autoplay refused: waiting for a click
     this.scrubbing = false; // the viewer drags the seek bar: hands off the video
 
@@ -128,7 +130,8 @@ export class PlayerCore extends Follower {
     return this.act(r, () => {
       const activity = this.state?.session?.activity;
       if (activity && this.state.session.state === 'joined') this.reportDuration(activity, this.state.seq);
-      if (!this.suspendedForMedia) return;
+      // (Not while the group is where this video cannot seek: seekableAgain() decides.)
+      if (!this.suspendedForMedia || this.unseekable) return;
       this.suspendedForMedia = false;
       this.send('/resume coordinatedPlaybackNotPossible');
     });
@@ -233,9 +236,16 @@ export class PlayerCore extends Follower {
 
   reconcile() {
     if (this.stallCheck) this.confirmStall();
+    if (this.unseekable) this.seekableAgain();
     const plan = this.plan();
     this.mode = plan.mode;
     this.detail = '';
+    if (this.unseekable && (plan.kind === 'hold' || plan.kind === 'run')) {
+      // Until the server's suspension arrives: stand still, try nothing.
+      this.cancelJoin();
+      this.stopVideo();
+      return;
+    }
     switch (plan.kind) {
       case 'none':
         this.cancelJoin();
@@ -303,7 +313,7 @@ export class PlayerCore extends Follower {
     // A live stream holds where it stands (no seek lands in it); /play restarts
     // everyone at the live edge (sync/live.js).
     if (video.live !== true && Math.abs(video.currentTime - target) > holdTolerance(capabilitiesOf(video))) {
-      if (!(video.seeking && this.seekTarget === target)) this.seek(target);
+      if (!(video.seeking && this.seekTarget === target) && this.maySeekTo(target)) this.seek(target);
       return;
     }
     if (plan.waitingSeq == null) return;
@@ -319,9 +329,47 @@ export class PlayerCore extends Follower {
     this.detail = 'ready';
   }
 
+  /** Whether the video can seek to `position`. When it cannot, the first time
+   *  says so (`unseekable`, which the page words) and separates this player
+   *  from the group, so that nobody waits for it and it does not seek again
+   *  every tick; seekableAgain() ends that. */
+  maySeekTo(position) {
+    if (canSeekTo(this.video.seekable, position)) return true;
+    if (!this.unseekable) {
+      this.unseekable = { position };
+      this.note(`cannot seek to ${position.toFixed(3)}: seekable ${JSON.stringify(this.video.seekable)}`);
+      this.cancelJoin();
+      this.stopVideo();
+      if (!this.suspendedForMedia && this.me?.joined) {
+        this.suspendedForMedia = true;
+        this.send('/suspend coordinatedPlaybackNotPossible');
+      }
+    }
+    return false;
+  }
+
+  /** Separated because the video could not seek: back with the group once it
+   *  holds still where this video can go (paused at the start, or within the
+   *  seekable ranges), from where a coordinated start takes everyone along. A
+   *  group playing on has moved past any such point by the time the player is
+   *  back: rejoining then would only find it out of reach again. */
+  seekableAgain() {
+    const timeline = groupTimeline(this.state?.playback);
+    if (!timeline || timeline.playing || this.video.readyState < HAVE_METADATA) return;
+    const target = clampToMedia(timeline.position, this.video.duration);
+    if (!canSeekTo(this.video.seekable, target)) return;
+    this.note(`can seek to ${target.toFixed(3)} again`);
+    this.unseekable = null;
+    if (this.suspendedForMedia && !this.mediaError) {
+      this.suspendedForMedia = false;
+      this.send('/resume coordinatedPlaybackNotPossible');
+    }
+  }
+
   load(activity) {
     this.src = activity.url;
     this.mediaError = null;
+    this.unseekable = null;
     this.cancelJoin();
     this.running = null;
     this.catchup = null;

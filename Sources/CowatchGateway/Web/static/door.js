@@ -1,0 +1,91 @@
+// A page the room refused or sent away (locked, a password, banned, kicked, or
+// opened again elsewhere): the reason once, in one place over the player, and
+// only what the person can still do there: give the password when the room asks
+// one, or go back to the start page. The controls that act on a room they are
+// not in are hidden (style.css, body.shut), and so is the connection banner,
+// which would say the same again.
+
+import { el } from './ui.js';
+
+/** Refusals the server explains with an `error` just before it closes
+ *  (docs/protocol.md, "Close codes"): the door says them, the chat does not. */
+export const DOOR_ERRORS = new Set(['locked', 'password-required', 'wrong-password', 'too-many-attempts', 'banned', 'bad-token']);
+
+/**
+ * What the door says for a close for good.
+ * @param {{ code: number, reason: string, serverReason?: string }} close as connection.js reports it
+ * @returns {{ heading: string, words: string, askPassword: boolean }}
+ */
+export function doorView({ code, reason, serverReason = '' }) {
+  if (code === 4005) {
+    if (/try again in/i.test(serverReason)) {
+      return { heading: 'This room asks for a password', words: `${capitalize(serverReason)}.`, askPassword: false };
+    }
+    const wrong = /wrong/i.test(serverReason);
+    return {
+      heading: 'This room asks for a password',
+      words: wrong ? 'That password is not the room\'s. Try again:' : 'Ask a host of the room for it, or for an invite link.',
+      askPassword: true,
+    };
+  }
+  const headings = {
+    4001: 'You were removed from the room',
+    4002: 'Opened in another window',
+    4003: 'You cannot enter this room',
+    4004: 'This room is locked',
+    4006: 'This bot token is not valid here',
+  };
+  return { heading: headings[code] || 'Disconnected', words: reason || 'Disconnected.', askPassword: false };
+}
+
+function capitalize(text) {
+  return text ? text.charAt(0).toUpperCase() + text.slice(1) : text;
+}
+
+/** The door over the player: `shut(close)` shows it; `onPassword(password)`
+ *  is called with what the person typed when the room asks a password. */
+export class Door {
+  constructor(container, { room, onPassword }) {
+    this.container = container;
+    this.room = room;
+    this.onPassword = onPassword;
+    this.isShut = false;
+  }
+
+  shut(close) {
+    const view = doorView(close);
+    this.isShut = true;
+    document.body.classList.add('shut');
+    const children = [el('h2', { id: 'door-heading' }, view.heading), el('p', { id: 'door-text' }, view.words)];
+    if (view.askPassword) {
+      const field = el('input', {
+        id: 'door-password', type: 'password', name: 'password', required: true, maxlength: '64',
+        autocomplete: 'current-password', 'aria-labelledby': 'door-heading', placeholder: 'The room\'s password',
+      });
+      // The room's name as the "user" a password manager files the password under.
+      const user = el('input', { type: 'text', name: 'username', autocomplete: 'username', value: this.room, readonly: true, hidden: true });
+      const form = el('form', { id: 'door-form', class: 'door-form' }, user, field,
+        el('button', { type: 'submit', class: 'primary' }, 'Enter the room'));
+      form.addEventListener('submit', (event) => {
+        event.preventDefault();
+        const password = field.value;
+        if (!password) return;
+        this.open();
+        this.onPassword(password);
+      });
+      children.push(form);
+      queueMicrotask(() => field.focus());
+    }
+    children.push(el('p', {}, el('a', { href: '/' }, 'Back to the start page')));
+    this.container.replaceChildren(...children);
+    this.container.hidden = false;
+  }
+
+  /** Trying again (a password given): the room's page comes back as it was. */
+  open() {
+    this.isShut = false;
+    document.body.classList.remove('shut');
+    this.container.hidden = true;
+    this.container.replaceChildren();
+  }
+}
