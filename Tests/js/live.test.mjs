@@ -30,7 +30,7 @@ live31.ts
 #EXTINF:0.966667,
 live32.ts
 `;
-const T27 = Date.parse('2026-11-25T09:20:22.206Z') / 1000;
+const T27 = (Date.parse('2026-11-25T09:20:22.206Z') - Date.UTC(2020, 0, 1)) / 1000;
 
 const UNDATED = `#EXTM3U
 #EXT-X-TARGETDURATION:6
@@ -103,7 +103,9 @@ test('the reported edge is the playlist end less three target durations, where a
   const p = parsePlaylist(UNDATED);
   assert.equal(liveMargin(6), 18);
   near(liveEdge(p), 618 - 18, 'edge');
-  assert.equal(liveReport(12, 1795598354.1234), '/duration 12 live 1795598354.123');
+  assert.equal(liveReport(12, 217761554.1234), '/duration 12 live 217761554.123');
+  // Program dates count from 2020: the room takes positions up to 1e9 s.
+  assert.ok(parsePlaylist(DATED).segments[0].start < 1e9);
 });
 
 test('live: the room says so, or the video has no end', () => {
@@ -131,7 +133,7 @@ test('a live player within tolerance plays on; out of it, it loads again, but no
 
 import { PlayerCore } from '../../Sources/CowatchGateway/Web/static/sync/player.js';
 
-const S = 1_795_598_000; // stream time, seconds (a program date)
+const S = 217_761_000; // stream time, seconds (a program date, counted from 2020)
 const URL_ = 'http://127.0.0.1:9/live.m3u8';
 
 function liveRoom(seq, playback) {

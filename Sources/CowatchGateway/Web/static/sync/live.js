@@ -9,7 +9,7 @@
 // exactly the media between their first segments.
 //
 // The common timeline ("stream time") is therefore named by the playlist: a
-// segment starts at its `#EXT-X-PROGRAM-DATE-TIME` (seconds since the epoch)
+// segment starts at its `#EXT-X-PROGRAM-DATE-TIME` (seconds since 2020)
 // when the playlist carries one, else at its media sequence number times the
 // target duration (exact for segments cut at the target duration, as ffmpeg
 // cuts them at keyframes; otherwise off by what the segments between two
@@ -27,6 +27,12 @@
 // load it again: the room's timeline for a live item is set where a freshly
 // loaded video plays (the playlist's end less three target durations), and a
 // player farther than LIVE_TOLERANCE_TARGET_DURATIONS from it loads again.
+
+/** Program dates are counted from here (2020-01-01T00:00:00Z), in seconds:
+ *  the room takes positions up to 1,000,000,000 s (docs/protocol.md, "The
+ *  item's length"), which seconds since 1970 already pass; since 2020 they
+ *  stay under it until 2051. */
+export const STREAM_EPOCH_MS = Date.UTC(2020, 0, 1);
 
 /** How far behind the playlist's end a player reports the room should play,
  * in target durations: where the video begins when the stream is loaded (its
@@ -82,7 +88,7 @@ export function parsePlaylist(text) {
     const sequence = mediaSequence + i;
     let start;
     let dated = true;
-    if (s.date != null) start = s.date / 1000;
+    if (s.date != null) start = (s.date - STREAM_EPOCH_MS) / 1000;
     else if (previous?.dated) start = previous.start + previous.duration;
     else {
       start = sequence * targetDuration;
