@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  isLive, LIVE_RELOADS_MAX, liveCourse, liveEdge, liveMargin, liveReport, liveTolerance, originSegment, parsePlaylist, playlistEnd,
+  isLive, learnLoadMs, LIVE_LOAD_MS, LIVE_RELOADS_MAX, liveCourse, liveEdge, liveMargin, liveReloadDelay, liveReport, liveTolerance,
+  originSegment, parsePlaylist, playlistEnd,
 } from '../../Sources/CowatchGateway/Web/static/sync/live.js';
 
 // As ffmpeg writes it (-f hls -hls_time 1 -hls_list_size 6 -hls_flags delete_segments+program_date_time).
@@ -119,12 +120,27 @@ const T = 1_800_000_000_000;
 
 test('a live player within tolerance plays on; out of it, it loads again, but not forever', () => {
   const tolerance = liveTolerance(1);
-  assert.equal(tolerance, 1.5);
-  assert.equal(liveCourse({ drift: 0.9, tolerance, reloads: 0 }), 'play');
-  assert.equal(liveCourse({ drift: -1.4, tolerance, reloads: 0 }), 'play');
-  assert.equal(liveCourse({ drift: 1.6, tolerance, reloads: 0 }), 'reload');
+  assert.equal(tolerance, 0.3);
+  assert.equal(liveCourse({ drift: 0.25, tolerance, reloads: 0 }), 'play');
+  assert.equal(liveCourse({ drift: -0.29, tolerance, reloads: 0 }), 'play');
+  assert.equal(liveCourse({ drift: 1.0, tolerance, reloads: 0 }), 'reload');
   assert.equal(liveCourse({ drift: -30, tolerance, reloads: LIVE_RELOADS_MAX - 1 }), 'reload');
   assert.equal(liveCourse({ drift: -30, tolerance, reloads: LIVE_RELOADS_MAX }), 'play');
+});
+
+test('a load is timed so that the video begins on a segment\'s first frame as the room reaches it', () => {
+  // Segments start at whole seconds (origin 100, T = 1); the room is at 205.3 at T.
+  const timeline = { playing: true, position: 205.3, at: T, rate: 1 };
+  // Loading takes 500 ms: at T + 500 the room is at 205.8; the next start, 206, is 200 ms later.
+  near(liveReloadDelay({ timeline, now: T, loadMs: 500, segmentStart: 100, targetDuration: 1 }), 200, 'delay');
+  // Exactly on a boundary: at once.
+  near(liveReloadDelay({ timeline, now: T + 200, loadMs: 500, segmentStart: 100, targetDuration: 1 }), 0, 'now');
+  // Nothing known of the segments yet: at once.
+  assert.equal(liveReloadDelay({ timeline, now: T, loadMs: 500, segmentStart: undefined, targetDuration: 1 }), 0);
+  // The load time learnt: half of each error, within bounds.
+  assert.equal(learnLoadMs(500, 300), 400);
+  assert.equal(learnLoadMs(500, 1e9), LIVE_LOAD_MS.max);
+  assert.equal(learnLoadMs(500, NaN), 500);
 });
 
 // The player's live path (sync/follow.js, sync/player.js) with a live video's
@@ -159,7 +175,7 @@ function liveCore(state, r) {
 }
 
 test('a playing live player near the room is followed as it is: no pause, no seek, rate 1', () => {
-  const r = liveReadings(T + 1000, S + 1.8, { liveTargetDuration: 1, paused: false }); // the room is at S + 1 now
+  const r = liveReadings(T + 1000, S + 1.2, { liveTargetDuration: 1, paused: false }); // the room is at S + 1 now
   const { core } = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), r); // loads the item
   const all = core.tick(r); // the video plays (loaded again, it played at once)
   assert.ok(all.every((a) => !['seek', 'reload', 'pause'].includes(a.type)), JSON.stringify(all));
@@ -171,7 +187,7 @@ test('a paused live player, or one out of tolerance, loads the stream again (whi
   const paused = liveReadings(T + 1000, S + 1, { liveTargetDuration: 1, paused: true });
   const one = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), paused);
   assert.ok([...one.actions, ...one.core.tick(paused)].some((a) => a.type === 'reload'));
-  const far = liveReadings(T + 1000, S + 3, { liveTargetDuration: 1, paused: false });
+  const far = liveReadings(T + 1000, S + 3, { liveTargetDuration: 1, paused: false }); // no segment known: at once
   const two = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), far);
   assert.ok([...two.actions, ...two.core.tick(far)].some((a) => a.type === 'reload'));
 });

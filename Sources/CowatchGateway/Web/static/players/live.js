@@ -100,6 +100,7 @@ export class LiveTracker {
       live: true,
       liveEdge: liveEdge(this.playlist),
       liveTargetDuration: this.playlist.targetDuration,
+      liveOrigin: this.origin.start, // stream time of the first frame this load played
     };
   }
 }

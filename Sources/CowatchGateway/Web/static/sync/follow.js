@@ -19,7 +19,9 @@ import {
   JOIN_LEAD_MS, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, VERIFY_AFTER_MS,
 } from './latency.js';
 import { HAVE_METADATA, hasEnoughData } from './readiness.js';
-import { LIVE_RELOADS_MAX, liveCourse, liveRoomPosition, liveTolerance } from './live.js';
+import {
+  LIVE_LOAD_MS, LIVE_RELOADS_MAX, learnLoadMs, liveCourse, liveReloadDelay, liveRoomPosition, liveTolerance,
+} from './live.js';
 import { fireDecision, missedInstant, planStart, sameCourse, SPIN_MS, wakeDelay } from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
@@ -45,7 +47,9 @@ export class Follower extends Actions {
     this.lastFixAt = -Infinity; // when the last one was done (monotonic ms)
     this.seekLatency = SEEK_LATENCY_MS.initial;
     this.notice = null; // in words, when the player cannot play the room's rate
-    this.liveReloads = 0; // loads of a live stream in a row that found the room past it
+    this.liveReloads = 0; // loads of a live stream in a row that left it out of tolerance
+    this.liveLoadMs = LIVE_LOAD_MS.initial; // learned: from loading a live stream to its first frame playing
+    this.liveLoadAt = null; // server time of the last load of a live stream, until it is measured
   }
 
   /** Playing (the group's timeline or a catch-up): start on time, then keep to it. */
@@ -193,11 +197,23 @@ export class Follower extends Actions {
     if (course === 'reload') {
       this.liveReloads += 1;
       this.running = null;
-      this.note(`live: ${video.paused ? 'paused' : `${ms(drift)} ms from the room`}: load the stream again`);
       this.detail = 'rejoining the live edge';
-      this.out.push({ type: 'reload' });
-      Object.assign(this.video, { readyState: 0, paused: true, buffered: [] });
+      const delay = liveReloadDelay({
+        timeline, now, loadMs: this.liveLoadMs, segmentStart: video.liveOrigin, targetDuration: video.liveTargetDuration,
+      });
+      this.note(`live: ${video.paused ? 'paused' : `${ms(drift)} ms from the room`}: load the stream again in ${delay.toFixed(0)} ms`);
+      if (delay < SPIN_MS) return this.liveReload();
+      // A timer, as a scheduled start's: the load begins when the room is `liveLoadMs` before a segment's start.
+      this.join = { id: ++this.joins, key, live: 'reload', startAt: now + delay, armed: true };
+      this.wakeIn(this.join.id, delay);
       return;
+    }
+    if (this.liveLoadAt != null && !video.paused && Number.isFinite(video.liveOrigin)) {
+      // How long that load took: its first frame played at now less the time played since.
+      const began = now - (video.currentTime - video.liveOrigin) * 1000;
+      this.liveLoadMs = learnLoadMs(this.liveLoadMs, began - this.liveLoadAt);
+      this.note(`live: the load took ${(began - this.liveLoadAt).toFixed(0)} ms; planning ${this.liveLoadMs.toFixed(0)} ms`);
+      this.liveLoadAt = null;
     }
     if (Math.abs(drift) > tolerance) this.note(`live: still ${ms(drift)} ms off after ${this.liveReloads} loads: playing from here`);
     this.liveReloads = 0;
@@ -211,6 +227,12 @@ export class Follower extends Actions {
     const join = { id: ++this.joins, key, startAt: now + this.playLatency + SPIN_MS + 2, position: video.currentTime, rate: 1, seekBegan: null, armed: false };
     this.join = join;
     this.progressJoin(timeline, key);
+  }
+
+  liveReload() {
+    this.liveLoadAt = this.video.now;
+    this.out.push({ type: 'reload' });
+    Object.assign(this.video, { readyState: 0, paused: true, buffered: [] });
   }
 
   /** Playing a live stream: nothing to nudge or seek; out of tolerance, it loads again. */
@@ -256,6 +278,11 @@ export class Follower extends Actions {
       const join = this.join;
       if (!join || join.id !== id) return;
       const video = this.video;
+      if (join.live === 'reload') {
+        this.join = null;
+        this.liveReload();
+        return;
+      }
       const decision = fireDecision(join.startAt, this.playLatency, video.now);
       if (decision.kind === 'replan') {
         this.note(`start ${decision.late.toFixed(1)} ms late: plan again`);

@@ -26,7 +26,8 @@
 // rate 1 from where loading the stream puts it, and the only correction is to
 // load it again: the room's timeline for a live item is set where a freshly
 // loaded video plays (the playlist's end less three target durations), and a
-// player farther than LIVE_TOLERANCE_TARGET_DURATIONS from it loads again.
+// player farther than LIVE_TOLERANCE_TARGET_DURATIONS from it loads again, at
+// the moment that makes it begin on a segment's first frame as the room does.
 
 /** Program dates are counted from here (2020-01-01T00:00:00Z), in seconds:
  *  the room takes positions up to 1,000,000,000 s (docs/protocol.md, "The
@@ -40,12 +41,16 @@ export const STREAM_EPOCH_MS = Date.UTC(2020, 0, 1);
 export const LIVE_MARGIN_TARGET_DURATIONS = 3;
 
 /** A live player farther than this from the room's position (in target
- *  durations) loads the stream again. Players that load at nearly the same
- *  time begin on one segment, but one whose playlist was read just after a new
- *  segment came begins a segment later, and the room's anchor came from one
- *  player's playlist: within one target duration is as close as loading can
- *  put a player, so anything under one and a half is kept. */
-export const LIVE_TOLERANCE_TARGET_DURATIONS = 1.5;
+ *  durations) loads the stream again. A load is timed (liveReloadDelay) so
+ *  that the video begins on a segment's first frame as the room reaches it;
+ *  what is left is the error of the learned load time (tens of ms here) or a
+ *  whole segment when the video began on another one than planned, which this
+ *  tells apart. */
+export const LIVE_TOLERANCE_TARGET_DURATIONS = 0.3;
+
+/** How long loading a live stream takes, from the load to its first frame
+ *  playing (ms): the first guess, and how much of each measurement is taken. */
+export const LIVE_LOAD_MS = Object.freeze({ initial: 500, min: 50, max: 5000, gain: 0.5 });
 
 /** Loads in a row that still left the player out of tolerance: after this
  *  many it plays from where it is, rather than loading forever (a stream whose
@@ -171,6 +176,28 @@ export function isLive(activity, duration) {
 export function liveRoomPosition(timeline, now) {
   if (!timeline.playing) return timeline.position;
   return timeline.position + (timeline.rate * (now - timeline.at)) / 1000;
+}
+
+/**
+ * How long to wait (ms) before loading the stream again, so that the video,
+ * which begins on a segment's first frame `loadMs` after the load, begins as
+ * the room's position reaches a segment's start: segments start at
+ * `segmentStart` plus whole target durations (stream time, s). 0 when no
+ * segment start is known yet.
+ */
+export function liveReloadDelay({ timeline, now, loadMs, segmentStart, targetDuration }) {
+  if (!Number.isFinite(segmentStart) || !(targetDuration > 0)) return 0;
+  const rate = timeline.rate > 0 ? timeline.rate : 1;
+  const past = liveRoomPosition(timeline, now + loadMs) - segmentStart;
+  const into = ((past % targetDuration) + targetDuration) % targetDuration;
+  return into === 0 ? 0 : ((targetDuration - into) / rate) * 1000;
+}
+
+/** The load time after one that took `measuredMs`. */
+export function learnLoadMs(loadMs, measuredMs) {
+  if (!Number.isFinite(measuredMs)) return loadMs;
+  const next = loadMs + LIVE_LOAD_MS.gain * (measuredMs - loadMs);
+  return Math.min(LIVE_LOAD_MS.max, Math.max(LIVE_LOAD_MS.min, next));
 }
 
 /** The room's distance a live player may keep from it, s. */
