@@ -194,7 +194,9 @@ def record(path, summary):
         "performance.now()`, extrapolated to one instant; the spread is max - min, "
         f"{SAMPLES} rounds {SAMPLE_GAP_S * 1000:.0f} ms apart, {SETTLE_S:g} s after every window applied the "
         "transition. \"Settled in\" is from the command to every window applying it (a window that must load "
-        "the stream again waits for the room to reach its first frame).",
+        "the stream again does so at the moment that makes it begin on a segment's first frame as the room "
+        "reaches it, docs/browser.md \"Live streams\"). The figures vary from run to run with the load "
+        "times: the accuracy of a live stream is that of timing a load, not of a seek or a rate nudge.",
         "",
         f"Run: `{summary['command']}` at commit {summary['commit']} on {summary['date']}; machine: {summary['machine']}.",
         "",
