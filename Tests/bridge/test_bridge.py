@@ -401,9 +401,12 @@ def test_commands_typed_in_the_channel_change_the_room(world):
     ann.wait_for(r"PRIVMSG #cowatch :ann: !seek: .*\(usage: !seek <time>\)", 5, irc_mark)
     ann.say("#cowatch", "!frobnicate now")
     ann.wait_for(r"PRIVMSG #cowatch :ann: unknown command !frobnicate \(try !help\)", 5, irc_mark)
-    # What the room answers one person is told to them alone.
+    # What the room answers one person is said in the channel, to them.
     ann.say("#cowatch", "!status")
-    ann.wait_for(r"NOTICE ann :.*Episode 1", 5, irc_mark)
+    ann.wait_for(r"NOTICE #cowatch :ann: .*Episode 1", 5, irc_mark)
+    ann.say("#cowatch", "!help")
+    ann.wait_for(r"NOTICE #cowatch :ann: Cowatch commands, in the room: !help ", 5, irc_mark)
+    assert not ann.seen(r"NOTICE #cowatch :.*!ready", irc_mark)
     assert not dana.matching(lambda e: e["type"] == "chat" and "frobnicate" in e["text"], since)
 
 
