@@ -23,10 +23,16 @@ public enum MediaCheck {
         /// Checks in flight for one client address; beyond them its links are
         /// refused (`rate-limited`) until one is done.
         public var maximumPerAddress: Int
+        /// The largest subtitle file fetched for a page (`SubtitleFetch.swift`),
+        /// in bytes. The other bounds of those fetches are the ones above:
+        /// addresses, the timeout, redirects, and as many in flight at once (in
+        /// all, and per client address) as there may be checks.
+        public var maximumSubtitleBytes: Int
 
         public init(enabled: Bool = false, allowPrivateAddresses: Bool = false, timeoutSeconds: Double = 4,
                     maximumRedirects: Int = 3, maximumConcurrent: Int = 16, maximumHeldLines: Int = 32,
-                    maximumPerAddress: Int = 2) {
+                    maximumPerAddress: Int = 2, maximumSubtitleBytes: Int = 1_048_576) {
+            self.maximumSubtitleBytes = maximumSubtitleBytes
             self.enabled = enabled
             self.allowPrivateAddresses = allowPrivateAddresses
             self.timeoutSeconds = timeoutSeconds
