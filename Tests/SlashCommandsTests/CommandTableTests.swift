@@ -44,7 +44,7 @@ struct CommandTableTests {
         #expect(lines.count == people.count + headings.count + 2)
         #expect(lines.last == "To leave: close the page, or Ctrl-D (or /quit) in cowatch connect.")
         #expect(lines.first?.contains("/help players") == true)
-        #expect(lines.filter { $0.hasSuffix(":") && !$0.hasPrefix("/") } == headings)
+        #expect(lines.dropFirst().filter { $0.hasSuffix(":") && !$0.hasPrefix("/") } == headings)
         let commandLines = lines.filter { $0.hasPrefix("/") }
         #expect(commandLines.count == people.count)
         for spec in people {
