@@ -36,7 +36,7 @@ struct ConnectCommand: ParsableCommand {
     @Flag(help: "Declare this connection a media player (it will be waited for).")
     var player = false
 
-    @Option(help: "The room's owner key (shown once to the room's creator): come in as its owner.")
+    @Option(help: ArgumentHelp("The room's owner key (shown once to the room's creator): come in as its owner.", valueName: "key"))
     var owner: String?
 
     @Option(help: "An invite link's token (invite=), for a locked or password-protected room.")
