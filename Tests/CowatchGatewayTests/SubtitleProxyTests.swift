@@ -1,6 +1,9 @@
 @testable import CowatchGateway
 @testable import CowatchCore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import SlashCommands
 import Testing
 
@@ -145,6 +148,28 @@ struct SubtitleProxyEndToEndTests {
         #expect(big.status == 502 && big.body.contains("larger than this server fetches (1024 bytes"))
         let page = try server.get("/rooms/lobby/subtitles/\(activity)/s3")
         #expect(page.status == 502 && page.body.contains("text/html"))
+    }
+
+    @Test("a track whose server never answers is refused in words after the timeout; a page that left meanwhile changes nothing")
+    func silentServer() throws {
+        // Listening, never accepting: connections are made, and nothing is ever answered.
+        let silent = try FixedHTTPServer.listening()
+        defer { close(silent.descriptor) }
+        let link = "http://127.0.0.1:\(silent.port)/en.vtt"
+        let server = try TestServer { $0.mediaCheck = MediaCheck.Settings(enabled: false, allowPrivateAddresses: true, timeoutSeconds: 1) }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let (activity, _) = try Self.share(alice, tracks: [link])
+        let path = "/rooms/lobby/subtitles/\(activity)/s1"
+
+        let leaving = try RawSocket(port: server.port)
+        try leaving.write("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        leaving.close()
+        let waited = try server.get(path)
+        #expect(waited.status == 502 && waited.body.contains("did not answer within 1 s"))
+        #expect(try server.get("/healthz").status == 200)
+        alice.send("/status")
+        #expect(alice.event("reply") != nil)
     }
 
     @Test("a track on a private or loopback address is not fetched unless the operator allows it")
