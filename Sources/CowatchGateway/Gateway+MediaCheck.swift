@@ -109,7 +109,7 @@ extension Gateway {
             toRoom(pending.input, from: connection)
         case .mediaWithoutSeeking(let why):
             toRoom(pending.input, from: connection)
-            send(.notice(Notice(text: "that link plays, but seeking in it will not work: \(why)", cause: nil, by: nil)), to: connection)
+            send(.notice(Notice(text: "that link is shared, but seeking in it will not work: \(why)", cause: nil, by: nil)), to: connection)
         case .unchecked(let why):
             logger.info("link not checked", metadata: ["room": "\(connection.room.map { "\($0)" } ?? "-")", "why": "\(why)"])
             toRoom(pending.input, from: connection)
