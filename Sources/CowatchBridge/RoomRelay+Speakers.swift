@@ -116,7 +116,11 @@ extension RoomRelay {
             }
             return [.network(.tell(speaker: person, text: words))]
         case .reply(_, let text):
-            var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map { commands.localized(String($0)) }
+            // Without the `= ` a terminal shows before replies: in the channel they
+            // are addressed to the person who asked instead.
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+                commands.localized(String(line.hasPrefix("= ") ? line.dropFirst(2) : line))
+            }
             if lines.count > settings.maximumReplyLines {
                 let left = lines.count - max(0, settings.maximumReplyLines - 1)
                 lines = Array(lines.prefix(max(0, settings.maximumReplyLines - 1))) + ["(\(left) more lines: see \(settings.link))"]

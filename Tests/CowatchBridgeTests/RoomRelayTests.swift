@@ -221,9 +221,9 @@ struct RoomRelaySpeakerTests {
         #expect(Pair.network(forbidden) == [.say(channel: "#cowatch", text: "ann: !pause is for hosts here")])
         let muted = pair.on(.received(.speaker(1), 1, Pair.error("muted", "you are muted by a host", command: nil), now: 101))
         #expect(Pair.told(muted) == ["you are muted by a host"])
-        let reply = "{\"type\":\"reply\",\"command\":\"who\",\"text\":\"= 5 here:\\na\\nb\\nc\\nd\"}"
+        let reply = "{\"type\":\"reply\",\"command\":\"who\",\"text\":\"= 5 here:\\n=   a\\n=   b\\n=   c\\n=   d\"}"
         #expect(Pair.network(pair.on(.received(.speaker(1), 1, reply, now: 101)))
-                == ["ann: = 5 here:", "a", "(3 more lines: see http://watch.test/rooms/lobby)"].map { .notice(channel: "#cowatch", text: $0) })
+                == ["ann: 5 here:", "  a", "(3 more lines: see http://watch.test/rooms/lobby)"].map { .notice(channel: "#cowatch", text: $0) })
     }
 
     @Test("a person's lines go at their pace, in order, the rest on the timer")
