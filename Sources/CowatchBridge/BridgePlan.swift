@@ -25,7 +25,8 @@ public struct BridgePlan {
             channels[index].append(IRCSession.Channel(name: pair.irc.channel, key: pair.channelKey))
             // `roomAddress` is nil only for a server address the settings already refused.
             guard let room = pair.roomAddress else { continue }
-            pairs.append(BridgeRunner.Pair(relay: pair.relay, network: index, room: room, password: pair.roomPassword, token: pair.token))
+            pairs.append(BridgeRunner.Pair(relay: pair.relay, network: index, room: room, password: pair.roomPassword, token: pair.token,
+                                           ownerKeyDirectory: pair.ownerKeyDirectory))
         }
         networks = zip(groups, channels).map { connection, channels in
             let session = IRCSession.Settings(

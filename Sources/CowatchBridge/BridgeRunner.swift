@@ -19,13 +19,17 @@ public final class BridgeRunner: @unchecked Sendable {
         public var password: String?
         /// A bot token for the watcher (`/token`), so that it shows as a bot.
         public var token: String?
+        /// Where the owner key of a room the bridge founds is written (`OwnerKeyFile`).
+        public var ownerKeyDirectory: String
 
-        public init(relay: RoomRelay.Settings, network: Int, room: WebSocketAddress, password: String?, token: String?) {
+        public init(relay: RoomRelay.Settings, network: Int, room: WebSocketAddress, password: String?, token: String?,
+                    ownerKeyDirectory: String) {
             self.relay = relay
             self.network = network
             self.room = room
             self.password = password
             self.token = token
+            self.ownerKeyDirectory = ownerKeyDirectory
         }
     }
 
@@ -124,6 +128,17 @@ public final class BridgeRunner: @unchecked Sendable {
             networks[pair.network].perform(command)
         case .log(let entry):
             logger.log(entry, ["channel": pair.relay.channel, "room": pair.relay.room])
+        case .keepOwnerKey(let key):
+            let metadata = ["channel": pair.relay.channel, "room": pair.relay.room]
+            switch OwnerKeyFile.write(key, room: pair.relay.room, link: pair.relay.link, directory: pair.ownerKeyDirectory) {
+            case .success(let path):
+                logger.log(LogEntry(.notice, "the bridge created the room; its owner key is kept in \(path) (readable by the bridge's user alone)",
+                                    ["owner_key_file": path]), metadata)
+            case .failure(let problem):
+                // Nobody else holds the key: the log is where it can still be found.
+                logger.log(LogEntry(.warning, "the bridge created the room, but its owner key could not be kept in a file; ?owner=KEY on the room's page makes its holder the owner",
+                                    ["owner_key": key, "problem": problem.message]), metadata)
+            }
         }
     }
 

@@ -24,6 +24,8 @@ public struct BridgeSettings: Sendable {
         public var channelKey: String?
         public var connection: IRCConnectionSettings
         public var relay: RoomRelay.Settings
+        /// Where the owner key of a room the bridge founds is kept (`OwnerKeyFile`).
+        public var ownerKeyDirectory: String
         /// Where this pair was defined, for messages.
         public var origin: String
 
@@ -106,6 +108,8 @@ public struct BridgeSettings: Sendable {
         var roomReconnectMaximum = 60.0
         var connectTimeout = 20.0
         var announce = true
+        /// Nil: systemd's `$STATE_DIRECTORY` when set, else `data/bridge`.
+        var ownerKeyDirectory: String?
         var logLevel = "info"
     }
 
@@ -245,6 +249,10 @@ public struct BridgeSettings: Sendable {
         Key(name: "announce", help: "post the room's link in the channel when the bridge first joins it (default true)") { value, draft throws(SettingsProblem) in
             draft.announce = try boolean(value)
         },
+        Key(name: "owner-key-directory", help: "where the owner key of a room the bridge founds is written, as ROOM.owner-key, readable by the bridge's user alone (default $STATE_DIRECTORY, else data/bridge)") { value, draft throws(SettingsProblem) in
+            guard !value.isEmpty else { throw SettingsProblem("expected a directory") }
+            draft.ownerKeyDirectory = value
+        },
         Key(name: "log-level", help: "trace, debug, info, notice, warning, error or critical (default info)") { value, draft throws(SettingsProblem) in
             guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(value) else {
                 throw SettingsProblem("expected trace, debug, info, notice, warning, error or critical")
@@ -278,6 +286,12 @@ public struct BridgeSettings: Sendable {
         try apply(fromEnvironment, to: &base)
         let globalFlags = flags.filter { $0.key != "irc" && $0.key != "room" }.sorted { $0.key < $1.key }
         try apply(globalFlags.map { ($0.key, $0.value, "--\($0.key)") }, to: &base)
+        if base.ownerKeyDirectory == nil {
+            // systemd's StateDirectory= (deploy/systemd/cowatch-bridge.service) names it;
+            // it may list several, separated by colons.
+            let state = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
+            base.ownerKeyDirectory = state ?? "data/bridge"
+        }
 
         var pairs: [Pair] = []
         for section in sections {
@@ -340,7 +354,8 @@ public struct BridgeSettings: Sendable {
             keptOutRetry: draft.keptOutRetry, announce: draft.announce, maximumLineBytes: draft.roomLineBytes,
             resumeGrace: draft.resumeGrace)
         return Pair(irc: irc, room: room, server: draft.server, roomPassword: draft.roomPassword, token: draft.token,
-                    channelKey: draft.channelKey, connection: connection, relay: relay, origin: origin)
+                    channelKey: draft.channelKey, connection: connection, relay: relay,
+                    ownerKeyDirectory: draft.ownerKeyDirectory ?? "data/bridge", origin: origin)
     }
 
     /// The file's lines: those before the first section, and each `[pair]` section's.

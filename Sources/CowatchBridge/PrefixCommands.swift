@@ -78,9 +78,14 @@ public struct PrefixCommands: Sendable {
         return result
     }
 
-    /// One line naming every command of the table, written with the prefix.
+    /// One line naming people's commands under `/help`'s headings, written with
+    /// the prefix; players' and bots' reports are left to `help players`.
     public func helpLine() -> String {
-        let names = CommandTable.specs.map { prefix + $0.name.rawValue }.joined(separator: " ")
-        return "Cowatch commands: \(names) (\(prefix)help <command> shows one; \(prefix + prefix)text says text starting with \(prefix))"
+        let groups = CommandReference.Group.allCases.filter { $0 != .players }.map { group in
+            let names = CommandTable.specs.filter { CommandReference.group(of: $0) == group }.map { prefix + $0.name.rawValue }
+            return "\(group.rawValue.lowercased()): \(names.joined(separator: " "))"
+        }
+        return "Cowatch commands, \(groups.joined(separator: "; ")) (\(prefix)help <command> explains one; "
+            + "\(prefix)help players lists what players and bots send; \(prefix + prefix)text says text starting with \(prefix))"
     }
 }

@@ -16,7 +16,7 @@ extension RoomRelay {
         case .nothing:
             return []
         case .help:
-            return [.network(.tell(speaker: person, text: commands.helpLine()))]
+            return [.network(.notice(channel: settings.channel, text: "\(person.name): \(commands.helpLine())"))]
         case .refused(let words):
             return [.network(.say(channel: settings.channel, text: "\(person.name): \(words)"))]
         case .line(let line):
@@ -116,12 +116,21 @@ extension RoomRelay {
             }
             return [.network(.tell(speaker: person, text: words))]
         case .reply(_, let text):
-            var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map { commands.localized(String($0)) }
+            // Without the `= ` a terminal shows before replies: in the channel they
+            // are addressed to the person who asked instead.
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+                commands.localized(String(line.hasPrefix("= ") ? line.dropFirst(2) : line))
+            }
             if lines.count > settings.maximumReplyLines {
                 let left = lines.count - max(0, settings.maximumReplyLines - 1)
                 lines = Array(lines.prefix(max(0, settings.maximumReplyLines - 1))) + ["(\(left) more lines: see \(settings.link))"]
             }
-            return lines.map { .network(.tell(speaker: person, text: $0)) }
+            // In the channel, where it was asked: a private notice is shown by
+            // many clients (irssi among them) in another window than the channel.
+            // As NOTICE, which bots never answer, within the reply-lines cut and
+            // the IRC pace every line of the bridge keeps.
+            if let first = lines.first { lines[0] = "\(person.name): \(first)" }
+            return lines.map { .network(.notice(channel: settings.channel, text: $0)) }
         case .chat, .notice, .state, .other:
             return []
         }

@@ -25,10 +25,11 @@ extension RoomRelay {
             var actions: [Action] = [.log(LogEntry(.info, resumed ? "back in the room" : "in the room",
                                                    ["room": settings.room, "name": name]))]
             if let ownerKey {
-                // Nobody else holds the key of a room the bridge created: the
-                // operator's log is the one place it can be kept from.
-                actions.append(.log(LogEntry(.notice, "the bridge created the room and holds its owner key; ?owner=KEY on the room's page makes its holder the owner",
-                                             ["room": settings.room, "owner_key": ownerKey])))
+                // Nobody else holds the key of a room the bridge created: it is
+                // kept for the operator, who can hand it on. The room is opened at
+                // the bridge's start, not for one person from the channel, so
+                // there is nobody on IRC it belongs to.
+                actions.append(.keepOwnerKey(ownerKey))
             }
             return actions
         case .chat(let from, let name, let text, let me):

@@ -22,8 +22,8 @@ import CowatchCore
 ///   command rate, in order.
 /// - Prefixed lines are commands, checked with the room's own parser
 ///   (`PrefixCommands`); the table's error comes back in the channel. The
-///   room's answers to a person (replies) are told to them alone, its refusals
-///   of their commands in the channel.
+///   room's answers to a person (replies, `!help`) and its refusals of their
+///   commands are said in the channel, where they were asked, addressed to them.
 /// - A person kicked or banned from the room, or refused by it, is told why by
 ///   a private notice and not reconnected; their next lines are not relayed
 ///   until `keptOutRetry` has passed, when their next line tries again.
@@ -137,6 +137,9 @@ public struct RoomRelay: Sendable {
         case schedule(Timer, after: Double)
         case network(NetworkCommand)
         case log(LogEntry)
+        /// The room was founded by the bridge, whose welcome carried the room's
+        /// owner key: kept where the operator can take it (`OwnerKeyFile`).
+        case keepOwnerKey(String)
     }
 
     /// Seconds between housekeeping rounds (idle people, forgotten refusals).

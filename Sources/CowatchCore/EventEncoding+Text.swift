@@ -7,7 +7,9 @@ import SlashCommands
 /// is sent), reasons are said in words (the JSON keeps the codes), and a change
 /// that comes with a notice saying who did it is not said twice.
 public enum TextEventEncoding {
-    public static func lines(_ event: RoomEvent, now: ServerInstant? = nil) -> [String] {
+    /// `awaited`: how many players a waiting room still waits for
+    /// (`Room.playersAwaited`), said in its state line when known.
+    public static func lines(_ event: RoomEvent, now: ServerInstant? = nil, awaited: Int? = nil) -> [String] {
         switch event {
         case .welcome(let welcome):
             let names = welcome.participants.map(\.name.text).joined(separator: ", ")
@@ -15,13 +17,14 @@ public enum TextEventEncoding {
                 "* welcome to \(welcome.room), \(welcome.you.name) (\(welcome.you.role.rawValue)); \(welcome.participants.count) here: \(names)",
                 "* to come back as yourself: cowatch connect --resume \(welcome.resume) (or ?resume=\(welcome.resume) in the room's address)",
             ] + (welcome.ownerKey.map { key in
-                ["* you created this room: your owner key is \(key) (shown once; ?owner=\(key) makes you its owner again from any device)"]
+                ["* you created this room: your owner key is \(key) (shown once: keep it)",
+                 "* to come back as its owner from any device: cowatch connect <this room's address> --owner \(key) (or ?owner=\(key) in the room's address)"]
             } ?? []) + welcome.chat.suffix(recentChatLines).flatMap { lines(.chat($0)) }
         case .state(let state):
             // These changes come with a notice that says who made them, in words.
             switch state.playback.cause {
             case .policy, .lock, .password, .queue: return []
-            default: return [stateLine(state, now: now)]
+            default: return [stateLine(state, now: now, awaited: awaited)]
             }
         case .participant(let member, let change):
             return participantLine(member, change).map { [$0] } ?? []
@@ -38,7 +41,7 @@ public enum TextEventEncoding {
         case .notice(let notice):
             return ["* \(notice.text)"]
         case .reply(let reply):
-            return replyLines(reply)
+            return replyLines(reply, awaited: awaited)
         case .error(let error):
             return ["! \(error.message)"]
         case .time(let client, let server):
@@ -55,7 +58,7 @@ public enum TextEventEncoding {
     /// `= playing "Episode 1" at 0:12:03, rate 1`, the position as of `now`; with
     /// `of 0:45:00` once a player told the item's length, and `(live)` after the
     /// title of a live stream.
-    static func stateLine(_ state: RoomState, now: ServerInstant? = nil) -> String {
+    static func stateLine(_ state: RoomState, now: ServerInstant? = nil, awaited: Int? = nil) -> String {
         var playback = state.playback
         if let now, playback.status == .playing { playback.position = playback.position(at: now) }
         guard let session = state.session, playback.status != .idle else {
@@ -69,7 +72,13 @@ public enum TextEventEncoding {
         switch playback.status {
         case .idle, .paused: return "= paused \(title)"
         case .playing: return "= playing \(title)"
-        case .waiting: return "= waiting for players: \(title) (players send /ready \(state.seq))"
+        case .waiting:
+            let players = switch awaited {
+            case 1?: "1 player"
+            case let count? where count > 1: "\(count) players"
+            default: "the players"
+            }
+            return "= waiting for \(players) to be ready: \(title)"
         }
     }
 
@@ -109,7 +118,7 @@ public enum TextEventEncoding {
         }
     }
 
-    static func replyLines(_ reply: Reply) -> [String] {
+    static func replyLines(_ reply: Reply, awaited: Int? = nil) -> [String] {
         switch reply {
         case .help(let lines):
             return lines.map { "= \($0)" }
@@ -118,7 +127,7 @@ public enum TextEventEncoding {
         case .status(let state, let position, _):
             var status = state
             status.playback.position = position
-            var lines = [stateLine(status)]
+            var lines = [stateLine(status, awaited: awaited)]
             if !state.queue.isEmpty { lines.append("= \(state.queue.count) queued; /queue lists them") }
             return lines
         case .queue(let items):

@@ -40,8 +40,12 @@ extension Room {
         return dropped
     }
 
-    mutating func help(_ topic: CommandName?, from id: MemberID) {
-        let lines = topic.map(CommandReference.helpLines(for:)) ?? CommandReference.helpLines()
+    mutating func help(_ topic: HelpTopic?, from id: MemberID) {
+        let lines: [String] = switch topic {
+        case nil: CommandReference.helpLines()
+        case .players: CommandReference.playerHelpLines()
+        case .command(let name): CommandReference.helpLines(for: name)
+        }
         actions.append(.send(.reply(.help(lines: lines)), to: id))
     }
 

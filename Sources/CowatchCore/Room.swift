@@ -77,6 +77,12 @@ public struct Room: Sendable {
 
     public func member(_ id: MemberID) -> Member? { members[id] }
 
+    /// While the group waits for players, how many it still waits for (0 otherwise):
+    /// what text lines say instead of the report players send.
+    public var playersAwaited: Int {
+        state.playback.status == .waiting ? max(0, eligibleCount - readyCount) : 0
+    }
+
     /// Every member as others see it, longest present first.
     public var participants: [Participant] {
         members.values.sorted { $0.arrival < $1.arrival }.map(participant)

@@ -80,7 +80,8 @@ extension Gateway {
         let now = ServerClock.monotonic()
         let json = entry.jsonConnections > 0 ? OutboundFrame(JSONEventEncoding.encode(event), createdAt: now) : nil
         let text = entry.textConnections > 0
-            ? TextEventEncoding.lines(event, now: ServerClock.now()).map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
+            ? TextEventEncoding.lines(event, now: ServerClock.now(), awaited: entry.room.playersAwaited)
+                .map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
         for (member, connection) in entry.connections where member != except {
             switch connection.encoding {
             case .json: if let json { enqueue(json, on: connection, now: now) }
@@ -92,15 +93,18 @@ extension Gateway {
 
     func send(_ event: RoomEvent, to connection: Connection) {
         countError(event)
-        for frame in frames(for: event, encoding: connection.encoding, now: ServerClock.monotonic()) {
+        for frame in frames(for: event, encoding: connection.encoding, room: connection.room, now: ServerClock.monotonic()) {
             enqueue(frame, on: connection)
         }
     }
 
-    func frames(for event: RoomEvent, encoding: Connection.Encoding, now: MonotonicInstant) -> [OutboundFrame] {
+    /// `room`: whose waiting a text line counts the players of (`Room.playersAwaited`).
+    func frames(for event: RoomEvent, encoding: Connection.Encoding, room: RoomName?, now: MonotonicInstant) -> [OutboundFrame] {
         switch encoding {
         case .json: return [OutboundFrame(JSONEventEncoding.encode(event), createdAt: now)]
-        case .text: return TextEventEncoding.lines(event, now: ServerClock.now()).map { OutboundFrame(Array($0.utf8), createdAt: now) }
+        case .text:
+            let awaited = room.flatMap { rooms[$0]?.room.playersAwaited }
+            return TextEventEncoding.lines(event, now: ServerClock.now(), awaited: awaited).map { OutboundFrame(Array($0.utf8), createdAt: now) }
         case .echo: return []
         }
     }

@@ -47,6 +47,8 @@ final class ClusterState {
 /// What other threads hand the service thread (`Gateway.post`).
 enum ServiceMessage: Sendable {
     case mediaCheck(UInt64, MediaCheck.Verdict, started: MonotonicInstant, address: String)
+    /// A subtitle track fetched for the plain HTTP request `id` (`Gateway+Subtitles.swift`).
+    case subtitles(UInt64, SubtitleFetch.Outcome, address: String)
     case placement(RoomName, PostgresLeases.Placement)
     case renewal(PostgresLeases.Renewal)
     case fenced(RoomName, epoch: Int64)
@@ -74,6 +76,8 @@ extension Gateway {
         switch message {
         case .mediaCheck(let id, let verdict, let started, let address):
             applyMediaCheck(id, verdict: verdict, started: started, address: address)
+        case .subtitles(let id, let outcome, let address):
+            subtitlesFetched(id, outcome, address: address)
         case .placement(let room, let placement):
             placed(room, placement)
         case .renewal(let renewal):

@@ -42,7 +42,7 @@ extension Gateway {
                     continue
                 }
                 guard let name = connection.room, let entry = rooms[name] else { continue }
-                let frames = frames(for: .state(entry.room.state), encoding: connection.encoding, now: now)
+                let frames = frames(for: .state(entry.room.state), encoding: connection.encoding, room: name, now: now)
                 perform(connection.state.enqueueResynchronization(frames), on: connection)
             case .reportRoundTrip(let roundTrip):
                 metrics.roundTrip.observe(seconds: roundTrip.seconds)

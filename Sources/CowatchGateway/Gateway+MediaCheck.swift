@@ -130,7 +130,7 @@ extension Gateway {
         guard let connection = connections[id], var pending = connection.mediaCheck else { return }
         connection.mediaCheck = nil
         switch verdict {
-        case .media: break
+        case .media, .mediaWithoutSeeking: break
         case .unchecked(let why):
             logger.info("link not checked", metadata: ["room": "\(connection.room.map { "\($0)" } ?? "-")", "why": "\(why)"])
         case .notMedia(let why):

@@ -39,6 +39,10 @@ public final class Gateway: @unchecked Sendable {
     var mediaChecksInFlight = 0
     /// Checks in flight by the address that asked (`MediaCheck.Settings.maximumPerAddress`).
     var mediaChecksByAddress: [String: Int] = [:]
+    /// Subtitle fetches in flight for pages (`Gateway+Subtitles.swift`), in all
+    /// and per client address, bounded as the checks are.
+    var subtitleFetchesInFlight = 0
+    var subtitleFetchesByAddress: [String: Int] = [:]
     var connectionsPerAddress: [String: Int] = [:]
     /// Sockets of every kind, per peer and in total (`SocketLimits.swift`); sized at start.
     var socketLimits = SocketLimits(perAddress: 64, total: 1024)

@@ -23,16 +23,38 @@ extension LWSServer {
                 return respond(wsi, response, headOnly: headOnly)
             }
             if HTTPRequestRules.isAdmin(path) {
-                var address = [CChar](repeating: 0, count: 128)
-                let peer = lws_get_peer_simple(wsi, &address, address.count).map { String(cString: $0) } ?? "unknown"
                 let request = AdminRequest(
                     post: head.method == .post, path: path,
                     token: Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
-                    address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR)),
+                    address: clientAddress(wsi),
                     arguments: { [self] name in argument(wsi, name) })
                 return respond(wsi, gateway.adminResponse(request), headOnly: headOnly)
             }
+            if let request = SubtitleProxy.request(path: path) {
+                let id = nextDeferredHTTPID
+                nextDeferredHTTPID += 1
+                switch gateway.subtitleRequest(request, id: id, address: clientAddress(wsi)) {
+                case .now(let response):
+                    return respond(wsi, response, headOnly: headOnly)
+                case .later:
+                    deferredHTTP[id] = DeferredHTTP(wsi: wsi, headOnly: headOnly)
+                    deferredHTTPIDs[wsi] = id
+                    // The fetch ends within its own timeout; the request is given a little longer.
+                    let seconds = Int32(gateway.configuration.mediaCheck.timeoutSeconds.rounded(.up)) + 5
+                    lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, seconds)
+                    return 0
+                }
+            }
             return respond(wsi, gateway.httpResponse(for: path, host: head.hosts.first), headOnly: headOnly)
+
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            guard let id = deferredHTTPIDs[wsi], let deferred = deferredHTTP[id], let response = deferred.response else {
+                return lws_callback_http_dummy(wsi, reason, user, input, length)
+            }
+            deferredHTTPIDs[wsi] = nil
+            deferredHTTP[id] = nil
+            lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+            return respond(wsi, response, headOnly: deferred.headOnly)
 
         case LWS_CALLBACK_RAW_ADOPT:
             // A CONNECT request, or one libwebsockets' parser gave up on, arrives here
@@ -161,6 +183,7 @@ extension LWSServer {
 
         case LWS_CALLBACK_WSI_DESTROY:
             if let address = socketAddresses.removeValue(forKey: wsi) { gateway.socketLimits.closed(address) }
+            if let id = deferredHTTPIDs.removeValue(forKey: wsi) { deferredHTTP[id] = nil }
             return 0
 
         default:
@@ -201,6 +224,14 @@ extension LWSServer {
         let text = host.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } ?? "unknown" }
         // An IPv4 peer of a dual-stack socket, as libwebsockets reports it.
         return text.hasPrefix("::ffff:") && text.contains(".") ? String(text.dropFirst(7)) : text
+    }
+
+    /// The client's address of a plain HTTP request, as the admin API and the
+    /// limits per address count it (`X-Forwarded-For` from a trusted proxy).
+    private func clientAddress(_ wsi: OpaquePointer) -> String {
+        var address = [CChar](repeating: 0, count: 128)
+        let peer = lws_get_peer_simple(wsi, &address, address.count).map { String(cString: $0) } ?? "unknown"
+        return gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
     }
 
     private func connectionID(_ user: UnsafeMutableRawPointer?) -> UInt64? {

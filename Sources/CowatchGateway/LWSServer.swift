@@ -56,6 +56,17 @@ final class LWSServer {
     /// `SocketLimits`; the address of the socket being accepted until its handle exists.
     var socketAddresses: [OpaquePointer: String] = [:]
     var acceptedAddress: String?
+    /// A plain HTTP request answered later (a subtitle track fetched through the
+    /// server): its socket, whether it was a HEAD, and the answer once it is ready.
+    struct DeferredHTTP {
+        var wsi: OpaquePointer
+        var headOnly: Bool
+        var response: HTTPResponse?
+    }
+    /// By request id, and the ids by socket, so that a socket closed first is forgotten.
+    var deferredHTTP: [UInt64: DeferredHTTP] = [:]
+    var deferredHTTPIDs: [OpaquePointer: UInt64] = [:]
+    var nextDeferredHTTPID: UInt64 = 1
 
     init(gateway: Gateway) throws {
         self.gateway = gateway
@@ -237,6 +248,14 @@ final class LWSServer {
         roomTimer.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
             lws_sul_schedule(context, 0, sul, lwsRoomTimerFired, delay)
         }
+    }
+
+    /// Answers a request held by `LWS_CALLBACK_HTTP`, on the socket's next
+    /// writeable pass; nothing when the socket has closed meanwhile.
+    func answerDeferred(_ id: UInt64, with response: HTTPResponse) {
+        guard let wsi = deferredHTTP[id]?.wsi else { return }
+        deferredHTTP[id]?.response = response
+        lws_callback_on_writable(wsi)
     }
 
     func armHousekeeping(afterMicroseconds delay: Int64) {

@@ -24,6 +24,8 @@ public enum LinkDecision: Hashable, Sendable {
         switch verdict {
         case .media:
             return .share
+        case .mediaWithoutSeeking(let why):
+            return .shareWithNotice("that link is shared, but seeking in it will not work: \(why)")
         case .notMedia(let why):
             return .refuse(.notMedia, "/\(command.rawValue): \(why)")
         case .unchecked(let why):

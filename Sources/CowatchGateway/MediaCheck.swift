@@ -23,10 +23,16 @@ public enum MediaCheck {
         /// Checks in flight for one client address; beyond them its links are
         /// refused (`rate-limited`) until one is done.
         public var maximumPerAddress: Int
+        /// The largest subtitle file fetched for a page (`SubtitleFetch.swift`),
+        /// in bytes. The other bounds of those fetches are the ones above:
+        /// addresses, the timeout, redirects, and as many in flight at once (in
+        /// all, and per client address) as there may be checks.
+        public var maximumSubtitleBytes: Int
 
         public init(enabled: Bool = false, allowPrivateAddresses: Bool = false, timeoutSeconds: Double = 4,
                     maximumRedirects: Int = 3, maximumConcurrent: Int = 16, maximumHeldLines: Int = 32,
-                    maximumPerAddress: Int = 2) {
+                    maximumPerAddress: Int = 2, maximumSubtitleBytes: Int = 1_048_576) {
+            self.maximumSubtitleBytes = maximumSubtitleBytes
             self.enabled = enabled
             self.allowPrivateAddresses = allowPrivateAddresses
             self.timeoutSeconds = timeoutSeconds
@@ -40,6 +46,10 @@ public enum MediaCheck {
     public enum Verdict: Sendable, Hashable {
         /// It serves audio or video (or a playlist of them).
         case media
+        /// It serves audio or video, but its server sends the whole file when
+        /// asked for a part (no HTTP range requests), so that no browser can seek
+        /// in it: shared, and the sender is told why seeking will not work.
+        case mediaWithoutSeeking(String)
         /// It certainly does not: the message says what it is instead.
         case notMedia(String)
         /// It could not be told: shared anyway, and the sender is told why.
@@ -48,6 +58,7 @@ public enum MediaCheck {
         var label: String {
             switch self {
             case .media: "media"
+            case .mediaWithoutSeeking: "media-no-ranges"
             case .notMedia: "not-media"
             case .unchecked: "unchecked"
             }
@@ -65,7 +76,29 @@ public enum MediaCheck {
         "mp4", "m4v", "webm", "mkv", "mov", "ogv", "ogg", "oga", "mp3", "m4a", "aac", "flac", "wav", "opus", "m3u8", "mpd", "ts",
     ]
 
+    /// Why seeking fails in a file whose server has no range requests.
+    static let noRangesReason = "its server sent the whole file when the check asked for its first kilobyte "
+        + "(200 OK, not 206 Partial Content), so it does not serve parts of files (HTTP range requests) "
+        + "and browsers cannot seek in it: /seek, and anyone joining late, would start it from the beginning. "
+        + "A web server with range requests fixes that (nginx, Apache and Caddy have them; python3 -m http.server does not)"
+
+    /// `status` answers the probe's `Range: bytes=0-1023`: 206 when the server
+    /// serves parts of files, 200 with the whole file when it does not.
     public static func verdict(status: Int, contentType: String?, path: String) -> Verdict {
+        let verdict = kind(status: status, contentType: contentType, path: path)
+        guard verdict == .media, status == 200, !isPlaylist(contentType: contentType, path: path) else { return verdict }
+        return .mediaWithoutSeeking(noRangesReason)
+    }
+
+    /// A playlist's segments are fetched whole, and a player seeks by choosing
+    /// among them: its own server needs no range requests.
+    static func isPlaylist(contentType: String?, path: String) -> Bool {
+        let type = contentType.map(mediaType) ?? ""
+        let named = ["m3u8", "mpd"].contains(fileExtension(path))
+        return named || (playlistTypes.contains(type) && type != "application/ogg" && type != "application/mp4")
+    }
+
+    private static func kind(status: Int, contentType: String?, path: String) -> Verdict {
         switch status {
         case 200...299:
             break

@@ -57,9 +57,15 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     /// Why the server will not visit `host`, or nil when it may.
     private func visitRefusal(host: String) -> String? {
+        Self.visitRefusal(host: host, settings: settings)
+    }
+
+    /// Why the server will not visit `host`, or nil when it may: also for the
+    /// subtitles it fetches (`SubtitleFetch.swift`).
+    static func visitRefusal(host: String, settings: MediaCheck.Settings) -> String? {
         if settings.allowPrivateAddresses { return nil }
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        let addresses = Self.resolve(name)
+        let addresses = resolve(name)
         if addresses.isEmpty { return "its host name \(name.prefix(100)) does not resolve here" }
         if addresses.contains(where: { !MediaCheck.isPublic($0) }) {
             return "it points at a private or local address, which this server does not visit"

@@ -198,6 +198,9 @@ struct Setting: Sendable {
         Setting(key: "max-media-checks-per-address") { value, settings in
             settings.gateway.mediaCheck.maximumPerAddress = try integer(value, 1...1000)
         },
+        Setting(key: "max-subtitle-bytes") { value, settings in
+            settings.gateway.mediaCheck.maximumSubtitleBytes = try integer(value, 1024...67_108_864)
+        },
         Setting(key: "admin-token-file") { value, settings in
             // A file, so that the secret stays out of the command line and the environment.
             guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {

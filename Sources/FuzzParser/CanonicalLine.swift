@@ -24,7 +24,7 @@ enum CanonicalLine {
     static func render(_ command: SlashCommand) -> String {
         let name = "/" + command.name.rawValue
         switch command {
-        case .help(let topic): return name + argument(topic?.rawValue)
+        case .help(let topic): return name + argument(topic?.word)
         case .nick(let displayName): return name + argument(displayName.text)
         case .watch(let url, let title), .queue(let url?, let title): return name + argument(url.text) + argument(title)
         case .queue(nil, _): return name

@@ -29,14 +29,15 @@ public enum CommandTable {
     private static func spec(for name: CommandName) -> CommandSpec {
         switch name {
         case .help:
-            return CommandSpec(name: name, arguments: "[command]", summary: "List the commands, or show one command's usage.", audience: .anyone) { args throws(ArgumentProblem) in
+            return CommandSpec(name: name, arguments: "[command|players]", summary: "List people's commands, show one command's usage, or (players) list what players and bots report.", audience: .anyone) { args throws(ArgumentProblem) in
                 guard let word = args.word() else { return .help(topic: nil) }
                 try args.requireEnd()
+                if word.lowercased() == HelpTopic.players.word { return .help(topic: .players) }
                 let bare = word.hasPrefix("/") ? word.dropFirst() : word
                 guard let topic = CommandName(rawValue: bare.lowercased()) else {
                     throw ArgumentProblem("there is no command /\(excerpt(bare))")
                 }
-                return .help(topic: topic)
+                return .help(topic: .command(topic))
             }
         case .nick:
             return CommandSpec(name: name, arguments: "<name>", summary: "Change your display name (1-32 visible characters, single spaces between words, one script or Latin with Chinese, Japanese or Korean; a name already taken, or one that looks like it, gets a suffix).", audience: .anyone) { args throws(ArgumentProblem) in

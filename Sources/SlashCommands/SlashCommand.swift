@@ -3,7 +3,7 @@
 /// Every argument is already validated: a URL is http(s) and short enough, a name is
 /// visible characters, a rate is within bounds. The core never re-checks syntax.
 public enum SlashCommand: Hashable, Sendable {
-    case help(topic: CommandName?)
+    case help(topic: HelpTopic?)
     case nick(DisplayName)
     case watch(MediaURL, title: String?)
     case join
@@ -122,6 +122,21 @@ public enum SlashCommand: Hashable, Sendable {
         case .untoken: .untoken
         case .listed: .public
         case .me: .me
+        }
+    }
+}
+
+/// What `/help <topic>` explains: one command, or the reports players and bots
+/// send, which plain `/help` leaves out.
+public enum HelpTopic: Hashable, Sendable {
+    case command(CommandName)
+    case players
+
+    /// The word that names it after `/help`.
+    public var word: String {
+        switch self {
+        case .command(let name): name.rawValue
+        case .players: "players"
         }
     }
 }

@@ -16,6 +16,9 @@ struct ConnectCommand: ParsableCommand {
         Example: cowatch connect ws://127.0.0.1:7480/rooms/lobby --name bob
                  (type /help for the room's commands; Ctrl-D or /quit leaves; after a
                  shutdown or a dropped connection it comes back by itself, as the same member)
+        Owner:   cowatch connect ws://127.0.0.1:7480/rooms/lobby --owner KEY
+                 (KEY: the owner key the room's creator is shown once, on arrival;
+                 it makes its holder the room's owner again, from any device)
         Bot:     printf '/watch https://example.org/a.mp4 A\\n/play\\n' | cowatch connect ws://127.0.0.1:7480/rooms/lobby
                  (exits 1, with the refusals on stderr, when the server refused a line)
         """
@@ -33,7 +36,7 @@ struct ConnectCommand: ParsableCommand {
     @Flag(help: "Declare this connection a media player (it will be waited for).")
     var player = false
 
-    @Option(help: "The room's owner key, from the welcome of the room's creator: come back as its owner.")
+    @Option(help: ArgumentHelp("The room's owner key (shown once to the room's creator): come in as its owner.", valueName: "key"))
     var owner: String?
 
     @Option(help: "An invite link's token (invite=), for a locked or password-protected room.")

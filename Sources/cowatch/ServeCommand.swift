@@ -168,6 +168,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Links from one client address checked at once (default 2); more are refused until one is done.")
     var maxMediaChecksPerAddress: String?
 
+    @Option(help: "The largest subtitle file the server fetches for a page, in bytes (default 1048576).")
+    var maxSubtitleBytes: String?
+
     @Option(help: "For --store postgres: the database, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.")
     var databaseUrl: String?
 
@@ -218,7 +221,7 @@ struct ServeCommand: ParsableCommand {
             ("http-request-timeout", httpRequestTimeout), ("allowed-hosts", allowedHosts), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
             ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
             ("media-check-timeout", mediaCheckTimeout), ("max-media-checks", maxMediaChecks),
-            ("max-media-checks-per-address", maxMediaChecksPerAddress),
+            ("max-media-checks-per-address", maxMediaChecksPerAddress), ("max-subtitle-bytes", maxSubtitleBytes),
             ("database-url", databaseUrl), ("node-id", nodeId), ("advertise-url", advertiseUrl), ("lease-seconds", leaseSeconds),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]

@@ -33,6 +33,47 @@ struct BridgeSettingsTests {
         #expect(pair.connection.nick == "cowatch")
         #expect(pair.connection.pacing == PacerSettings(perSecond: 0.5, burst: 5, maximumQueued: 100))
         #expect(pair.relay.speakerPacing == PacerSettings(perSecond: 10, burst: 20, maximumQueued: 250))
+        #expect(pair.ownerKeyDirectory == "data/bridge")
+    }
+
+    @Test("the owner key's directory: systemd's STATE_DIRECTORY unless set, then the setting")
+    func ownerKeyDirectory() throws {
+        let flags = ["irc": "irc://irc.example.net/#movies", "room": "movies"]
+        let systemd = try BridgeSettings.resolve(file: nil, environment: ["STATE_DIRECTORY": "/var/lib/cowatch-bridge:/var/lib/other"], flags: flags)
+        #expect(systemd.pairs.first?.ownerKeyDirectory == "/var/lib/cowatch-bridge")
+        let set = try BridgeSettings.resolve(file: nil, environment: ["STATE_DIRECTORY": "/var/lib/cowatch-bridge"],
+                                             flags: flags.merging(["owner-key-directory": "/srv/keys"]) { $1 })
+        #expect(set.pairs.first?.ownerKeyDirectory == "/srv/keys")
+        #expect(throws: BridgeSettings.SettingsError.self) {
+            _ = try BridgeSettings.resolve(file: nil, environment: [:], flags: flags.merging(["owner-key-directory": ""]) { $1 })
+        }
+    }
+
+    @Test("a founded room's owner key is written for the bridge's user alone, and again over an older one")
+    func ownerKeyFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cowatch-owner-key-\(UInt32.random(in: 0...UInt32.max))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let keys = directory + "/keys"
+        let first = OwnerKeyFile.write("k-1", room: "movies", link: "http://watch.test/rooms/movies", directory: keys)
+        #expect(first == .success(keys + "/movies.owner-key"))
+        let text = try String(contentsOfFile: keys + "/movies.owner-key", encoding: .utf8)
+        #expect(text.split(separator: "\n").contains("k-1"))
+        #expect(text.contains("http://watch.test/rooms/movies?owner=KEY"))
+        #expect(text.contains("--owner KEY"))
+        let fileMode = try FileManager.default.attributesOfItem(atPath: keys + "/movies.owner-key")[.posixPermissions] as? Int
+        #expect(fileMode == 0o600)
+        let directoryMode = try FileManager.default.attributesOfItem(atPath: keys)[.posixPermissions] as? Int
+        #expect(directoryMode == 0o700)
+        _ = OwnerKeyFile.write("k-2", room: "movies", link: "http://watch.test/rooms/movies", directory: keys)
+        let again = try String(contentsOfFile: keys + "/movies.owner-key", encoding: .utf8)
+        #expect(again.split(separator: "\n").contains("k-2") && !again.contains("k-1"))
+        // A directory that cannot be made is said in words, for the log to keep the key instead.
+        try "x".write(toFile: directory + "/plain", atomically: true, encoding: .utf8)
+        guard case .failure(let problem) = OwnerKeyFile.write("k-3", room: "movies", link: "l", directory: directory + "/plain/keys") else {
+            Issue.record("a directory under a file was made")
+            return
+        }
+        #expect(problem.message.contains("could not be made"))
     }
 
     @Test("a config file: settings for every pair first, then [pair] sections; flags win over the file's settings")

@@ -32,11 +32,18 @@ struct PrefixCommandsTests {
         #expect(commands.read("!frobnicate", action: false) == .refused("unknown command !frobnicate (try !help)"))
     }
 
-    @Test("the bare help is answered by the bridge, in one line naming every command")
+    @Test("the bare help is answered by the bridge, in one line naming people's commands under headings")
     func help() {
         #expect(commands.read("!help", action: false) == .help)
+        #expect(commands.read("!help players", action: false) == .line("/help players"))
         let line = commands.helpLine()
-        for spec in CommandTable.specs { #expect(line.contains("!\(spec.name.rawValue) ") || line.contains("!\(spec.name.rawValue) (")) }
+        let names = Set(line.split(whereSeparator: { $0 == " " || $0 == ";" }).filter { $0.hasPrefix("!") && $0.count > 1 }.map { String($0.dropFirst()) })
+        for spec in CommandTable.specs {
+            let listed = names.contains(spec.name.rawValue)
+            #expect(listed == (CommandReference.group(of: spec) != .players), "\(spec.usage)")
+        }
+        #expect(line.hasPrefix("Cowatch commands, in the room: !help !nick"))
+        #expect(line.contains("!help players lists what players and bots send"))
     }
 
     @Test("chat: as it is; starting with / it is escaped; !! says a line starting with !")

@@ -98,6 +98,21 @@ struct RoomRelayWatcherTests {
         #expect(Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: 111))).isEmpty)
     }
 
+    @Test("a room the bridge founds has its owner key kept for the operator, never said on IRC")
+    func foundedRoomKeepsItsKey() {
+        var pair = Pair()
+        _ = pair.on(.start(now: 100))
+        _ = pair.on(.opened(.watcher, 1, now: 100))
+        let welcomed = pair.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w", ownerKey: "key-77"), now: 100))
+        #expect(welcomed.contains(.keepOwnerKey("key-77")))
+        #expect(!Pair.network(welcomed).contains { "\($0)".contains("key-77") })
+        #expect(!welcomed.contains { if case .log(let entry) = $0 { entry.metadata.values.contains("key-77") } else { false } })
+        var other = Pair()
+        _ = other.on(.start(now: 100))
+        _ = other.on(.opened(.watcher, 1, now: 100))
+        #expect(!other.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w"), now: 100)).contains { if case .keepOwnerKey = $0 { true } else { false } })
+    }
+
     @Test("chat from the room's members is said in the channel; the room's history and its copy of the bridge's people are not")
     func chat() {
         var pair = Pair()
@@ -191,12 +206,12 @@ struct RoomRelaySpeakerTests {
         let bad = pair.said("ann", "!seek soon")
         #expect(Pair.sent(bad).isEmpty)
         #expect(Pair.network(bad).first.map { if case .say(_, let text) = $0 { text.hasPrefix("ann: !seek: ") && text.hasSuffix("(usage: !seek <time>)") } else { false } } == true)
-        #expect(Pair.told(pair.said("ann", "!help")).first?.hasPrefix("Cowatch commands: !help !nick !watch") == true)
+        #expect(Pair.network(pair.said("ann", "!help")).first.map { if case .notice("#cowatch", let text) = $0 { text.hasPrefix("ann: Cowatch commands, in the room: !help !nick") } else { false } } == true)
         #expect(Pair.sent(pair.said("ann", "waves", action: true)) == ["/me waves"])
         #expect(Pair.sent(pair.said("ann", "/etc/hosts")) == ["//etc/hosts"])
     }
 
-    @Test("the room's refusal of a command is said in the channel; its answers are told to the person, cut short")
+    @Test("the room's refusal of a command and its answers are said in the channel, addressed to the person, cut short")
     func answers() {
         var pair = Pair(replyLines: 3)
         _ = pair.started()
@@ -206,9 +221,9 @@ struct RoomRelaySpeakerTests {
         #expect(Pair.network(forbidden) == [.say(channel: "#cowatch", text: "ann: !pause is for hosts here")])
         let muted = pair.on(.received(.speaker(1), 1, Pair.error("muted", "you are muted by a host", command: nil), now: 101))
         #expect(Pair.told(muted) == ["you are muted by a host"])
-        let reply = "{\"type\":\"reply\",\"command\":\"who\",\"text\":\"= 5 here:\\na\\nb\\nc\\nd\"}"
-        #expect(Pair.told(pair.on(.received(.speaker(1), 1, reply, now: 101)))
-                == ["= 5 here:", "a", "(3 more lines: see http://watch.test/rooms/lobby)"])
+        let reply = "{\"type\":\"reply\",\"command\":\"who\",\"text\":\"= 5 here:\\n=   a\\n=   b\\n=   c\\n=   d\"}"
+        #expect(Pair.network(pair.on(.received(.speaker(1), 1, reply, now: 101)))
+                == ["ann: 5 here:", "  a", "(3 more lines: see http://watch.test/rooms/lobby)"].map { .notice(channel: "#cowatch", text: $0) })
     }
 
     @Test("a person's lines go at their pace, in order, the rest on the timer")

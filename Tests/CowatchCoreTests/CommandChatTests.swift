@@ -12,9 +12,22 @@ struct CommandChatTests {
             Issue.record("no help reply")
             return
         }
-        #expect(lines.count == CommandName.allCases.count + 2)
+        #expect(lines == CommandReference.helpLines())
         #expect(lines.contains { $0.hasPrefix("/seek <time>") })
+        #expect(!lines.contains { $0.hasPrefix("/ready") })
         #expect(room.events(for: "alice").isEmpty)
+    }
+
+    @Test("/help players lists the reports players send")
+    func helpPlayers() {
+        var room = Scenario.sharing("alice")
+        room.say("alice", "/help players")
+        guard case .help(let lines)? = room.reply(for: "alice") else {
+            Issue.record("no help reply")
+            return
+        }
+        #expect(lines.contains { $0.hasPrefix("/ready <seq>") })
+        #expect(!lines.contains { $0.hasPrefix("/seek") })
     }
 
     @Test("/help seek shows the usage of /seek")
@@ -33,7 +46,7 @@ struct CommandChatTests {
         var room = Scenario.sharing("alice")
         room.say("alice", "/help frobnicate")
         #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /help [command]") == true)
+        #expect(room.error(for: "alice")?.message.contains("usage: /help [command|players]") == true)
     }
 
     @Test("an unknown command is refused to the sender alone, pointing to /help")

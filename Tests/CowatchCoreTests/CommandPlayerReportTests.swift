@@ -22,6 +22,19 @@ struct CommandPlayerTests {
         #expect(room.participant("bob")?.player == true)
     }
 
+    @Test("a waiting room counts the players it still waits for, which its text lines say")
+    func playersAwaited() {
+        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        #expect(room.room.playersAwaited == 0)
+        room.say("alice", "/play")
+        #expect(room.room.playersAwaited == 2)
+        room.say("alice", "/ready \(room.state.seq)")
+        #expect(room.room.playersAwaited == 1)
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+        #expect(room.room.playersAwaited == 0)
+    }
+
     @Test("/player off stops the group waiting for that connection")
     func playerOff() {
         var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])

@@ -125,6 +125,18 @@ struct TextEncodingTests {
         #expect(TextEventEncoding.lines(.state(state)) == ["= playing \"Episode 1\" at 0:12:03, rate 1"])
     }
 
+    @Test("a waiting state says for how many players, in words, and never the report players send")
+    func waitingState() {
+        var state = F.playing
+        state.playback.status = .waiting
+        state.playback.position = MediaTime(seconds: 723)
+        state.playback.rate = .normal
+        #expect(TextEventEncoding.lines(.state(state), awaited: 2) == ["= waiting for 2 players to be ready: \"Episode 1\" at 0:12:03, rate 1"])
+        #expect(TextEventEncoding.lines(.state(state), awaited: 1) == ["= waiting for 1 player to be ready: \"Episode 1\" at 0:12:03, rate 1"])
+        #expect(TextEventEncoding.lines(.state(state)) == ["= waiting for the players to be ready: \"Episode 1\" at 0:12:03, rate 1"])
+        #expect(!TextEventEncoding.lines(.state(state), awaited: 2)[0].contains("/ready"))
+    }
+
     @Test("a state past an hour reads h:mm:ss, with the rate without trailing zeros")
     func longState() {
         var state = F.playing
@@ -174,6 +186,14 @@ struct TextEncodingTests {
     func welcomeSaysHowToComeBack() {
         let lines = TextEventEncoding.lines(.welcome(F.welcome))
         #expect(lines.contains("* to come back as yourself: cowatch connect --resume tok-123 (or ?resume=tok-123 in the room's address)"))
+    }
+
+    @Test("the founder's welcome names the terminal's --owner flag beside the key")
+    func welcomeNamesOwnerFlag() {
+        let lines = TextEventEncoding.lines(.welcome(F.founding))
+        #expect(lines.contains("* you created this room: your owner key is key-456 (shown once: keep it)"))
+        #expect(lines.contains { $0.contains("cowatch connect <this room's address> --owner key-456") })
+        #expect(!TextEventEncoding.lines(.welcome(F.welcome)).contains { $0.contains("--owner") })
     }
 
     @Test("a notice reads * followed by its text")

@@ -9,13 +9,20 @@ import Testing
 @Suite("Checking a shared link")
 struct MediaCheckVerdictTests {
     @Test("what counts as media, what certainly is not, and what cannot be told", arguments: [
-        (200, "video/mp4", "/a.mp4", "media"),
+        (206, "video/mp4", "/a.mp4", "media"),
         (206, "video/webm; codecs=vp9", "/a", "media"),
-        (200, "audio/mpeg", "/a", "media"),
+        (206, "audio/mpeg", "/a", "media"),
         (200, "application/vnd.apple.mpegurl", "/index.m3u8", "media"),
-        (200, "application/octet-stream", "/film.mkv", "media"),
+        (200, "application/dash+xml", "/manifest", "media"),
+        (200, nil, "/live/index.m3u8?token=1", "media"),
+        (206, "application/octet-stream", "/film.mkv", "media"),
         (200, "application/octet-stream", "/download", "unchecked"),
-        (200, nil, "/a.webm?sig=1", "media"),
+        (206, nil, "/a.webm?sig=1", "media"),
+        (200, "video/mp4", "/a.mp4", "media-no-ranges"),
+        (200, "audio/mpeg", "/a", "media-no-ranges"),
+        (200, "application/octet-stream", "/film.mkv", "media-no-ranges"),
+        (200, nil, "/a.webm?sig=1", "media-no-ranges"),
+        (200, "application/mp4", "/a", "media-no-ranges"),
         (200, "text/html; charset=utf-8", "/watch", "not-media"),
         (200, "image/png", "/poster.png", "not-media"),
         (200, "application/json", "/api", "not-media"),
@@ -27,10 +34,26 @@ struct MediaCheckVerdictTests {
     func verdicts(status: Int, type: String?, path: String, expected: String) {
         let label = switch MediaCheck.verdict(status: status, contentType: type, path: path) {
         case .media: "media"
+        case .mediaWithoutSeeking: "media-no-ranges"
         case .notMedia: "not-media"
         case .unchecked: "unchecked"
         }
         #expect(label == expected)
+    }
+
+    @Test("a whole file for a range request is told in words: why seeking fails and what fixes it")
+    func noRangesSaidInWords() {
+        guard case .mediaWithoutSeeking(let why) = MediaCheck.verdict(status: 200, contentType: "video/mp4", path: "/a.mp4") else {
+            Issue.record("a 200 for a range request was not told apart")
+            return
+        }
+        #expect(why.contains("200 OK, not 206 Partial Content"))
+        #expect(why.contains("range requests"))
+        #expect(why.contains("/seek"))
+        #expect(why.contains("python3 -m http.server"))
+        // A web page, an error or an unreadable answer says nothing of seeking.
+        #expect(MediaCheck.verdict(status: 200, contentType: "text/html", path: "/a.mp4") != .mediaWithoutSeeking(why))
+        #expect(MediaCheck.verdict(status: 206, contentType: "video/mp4", path: "/a.mp4") == .media)
     }
 
     @Test("private, loopback, link-local and reserved addresses are not public; others are", arguments: [
@@ -81,6 +104,29 @@ struct MediaCheckEndToEndTests {
         let state = try #require(alice.state("paused"))
         #expect(state.object("session")?.object("activity")?.string("title") == "Clip")
         #expect(media.paths == ["/page", "/moved.mp4", "/clip.mp4"])
+    }
+
+    @Test("a file from a server without range requests is shared, and its sender told that seeking will not work and why")
+    func noRangesShared() throws {
+        let media = try FixedHTTPServer(answers: ["/whole.mp4": "HTTP/1.1 200 OK\r\nContent-Type: video/mp4"])
+        defer { media.stop() }
+        let server = try TestServer { $0.mediaCheck = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true) }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let bob = try server.join(name: "bob")
+        alice.send("/watch \(media.url("/whole.mp4")) Whole")
+        let state = try #require(bob.state("paused"))
+        #expect(state.object("session")?.object("activity")?.string("title") == "Whole")
+        let notice = try #require(alice.event("notice") { $0.string("text")?.contains("seeking in it will not work") == true })
+        #expect(notice.string("text")?.contains("range requests") == true)
+        // The word is for the sender: everything bob reads up to alice's next chat line has none of it.
+        alice.send("after")
+        var toldBob = false
+        #expect(bob.next { frame in
+            toldBob = toldBob || frame.contains("seeking in it will not work")
+            return JSONObject(frame)?.string("type") == "chat"
+        } != nil)
+        #expect(!toldBob)
     }
 
     @Test("the lines after a checked link wait for it, in order: /watch then /play plays")
@@ -202,7 +248,11 @@ struct MediaCheckDecisionTests {
         // A server that takes connections and never answers: each check waits out its timeout.
         let silent = try SilentListener()
         defer { silent.stop() }
-        let server = try TestServer { $0.mediaCheck = Self.settings() }
+        // Checks that outlast the test however slow the machine, so that the first
+        // two are surely still in flight when the third link comes.
+        let server = try TestServer {
+            $0.mediaCheck = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeoutSeconds: 60)
+        }
         defer { server.stop() }
         let members = try (1...3).map { try server.join(name: "m\($0)") }
         members[0].send("/watch http://127.0.0.1:\(silent.port)/a.mp4 A")

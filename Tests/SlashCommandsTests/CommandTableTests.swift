@@ -28,7 +28,7 @@ struct CommandTableTests {
     func usages() {
         #expect(CommandTable.spec(.seek).usage == "/seek <time>")
         #expect(CommandTable.spec(.join).usage == "/join")
-        #expect(CommandTable.spec(.help).usage == "/help [command]")
+        #expect(CommandTable.spec(.help).usage == "/help [command|players]")
         #expect(CommandTable.spec(.watch).usage == "/watch <url> [title...]")
         #expect(CommandTable.spec(.resume).usage == "/resume [reason] [at <time>]")
         #expect(CommandTable.spec(.autoplay).usage == "/autoplay on|off")
@@ -36,19 +36,48 @@ struct CommandTableTests {
         #expect(CommandTable.spec(.time).usage == "/time <client-ms>")
     }
 
-    @Test("/help lists every command's usage, one line each, in table order, and ends with how to leave")
-    func helpListsEveryCommand() {
+    @Test("/help lists people's commands under headings, one line each in table order, and ends with how to leave")
+    func helpListsPeoplesCommands() {
         let lines = CommandReference.helpLines()
-        #expect(lines.count == CommandName.allCases.count + 2)
+        let people = CommandTable.specs.filter { CommandReference.group(of: $0) != .players }
+        let headings = CommandReference.Group.allCases.filter { $0 != .players }.map { "\($0.rawValue):" }
+        #expect(lines.count == people.count + headings.count + 2)
         #expect(lines.last == "To leave: close the page, or Ctrl-D (or /quit) in cowatch connect.")
-        for (line, spec) in zip(lines.dropFirst(), CommandTable.specs) {
-            #expect(line.hasPrefix(spec.usage + " "), "\(line)")
-            #expect(line.contains(spec.summary))
+        #expect(lines.first?.contains("/help players") == true)
+        #expect(lines.dropFirst().filter { $0.hasSuffix(":") && !$0.hasPrefix("/") } == headings)
+        let commandLines = lines.filter { $0.hasPrefix("/") }
+        #expect(commandLines.count == people.count)
+        for spec in people {
+            #expect(commandLines.contains("\(spec.usage) - \(spec.summary)"), "/help lacks \(spec.usage)")
         }
-        for name in CommandName.allCases {
-            let usage = CommandTable.spec(name).usage
-            #expect(lines.contains { $0.hasPrefix(usage + " ") }, "/help lacks \(usage)")
+    }
+
+    @Test("players' reports are under /help players, not in plain /help", arguments: [CommandName.ready, .buffering, .ended, .time, .player])
+    func playersReportsApart(_ name: CommandName) {
+        let usage = CommandTable.spec(name).usage
+        #expect(CommandReference.group(of: CommandTable.spec(name)) == .players)
+        #expect(!CommandReference.helpLines().contains { $0.hasPrefix(usage + " ") })
+        #expect(CommandReference.playerHelpLines().contains { $0.hasPrefix(usage + " ") })
+    }
+
+    @Test("every command for player connections is listed by /help players, and every other command by /help")
+    func everyCommandListedOnce() {
+        let plain = CommandReference.helpLines(), players = CommandReference.playerHelpLines()
+        for spec in CommandTable.specs {
+            let inPlain = plain.contains { $0.hasPrefix(spec.usage + " ") }
+            let inPlayers = players.contains { $0.hasPrefix(spec.usage + " ") }
+            #expect(inPlain != inPlayers, "\(spec.usage)")
+            if spec.audience == .players { #expect(inPlayers, "\(spec.usage)") }
         }
+    }
+
+    @Test("people's commands sit under the heading their audience says")
+    func headings() {
+        #expect(CommandReference.group(of: CommandTable.spec(.watch)) == .watching)
+        #expect(CommandReference.group(of: CommandTable.spec(.join)) == .watching)
+        #expect(CommandReference.group(of: CommandTable.spec(.kick)) == .hosts)
+        #expect(CommandReference.group(of: CommandTable.spec(.who)) == .room)
+        #expect(CommandReference.group(of: CommandTable.spec(.help)) == .room)
     }
 
     @Test("/help <command> gives the usage, the summary and who may use it", arguments: CommandName.allCases)

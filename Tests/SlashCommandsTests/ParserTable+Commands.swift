@@ -4,11 +4,14 @@ import SlashCommands
 enum CommandRows {
     static let help: [ParserCase] = [
         Row.command("/help", .help(topic: nil)),
-        Row.command("/help seek", .help(topic: .seek)),
-        Row.command("/help /seek", .help(topic: .seek)),
-        Row.command("/help SEEK", .help(topic: .seek)),
+        Row.command("/help seek", .help(topic: .command(.seek))),
+        Row.command("/help /seek", .help(topic: .command(.seek))),
+        Row.command("/help SEEK", .help(topic: .command(.seek))),
         Row.command("/HELP", .help(topic: nil)),
-        Row.command("/help me", .help(topic: .me)),
+        Row.command("/help me", .help(topic: .command(.me))),
+        Row.command("/help players", .help(topic: .players)),
+        Row.command("/help PLAYERS", .help(topic: .players)),
+        Row.command("/help player", .help(topic: .command(.player))),
         Row.bad("/help nosuch", .help),
         Row.bad("/help seek play", .help),
         Row.bad("/help //seek", .help),

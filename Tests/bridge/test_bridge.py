@@ -4,12 +4,15 @@ directory (in the foreground, as nobody when the test runs as root), a plain
 IRC client written here, and a WebSocket member of the room (Python
 `websockets`, sharing no code with the bridge).
 
-One bridge process serves two pairs from one config file: #cowatch on plain IRC
-with the room "lobby", and #second over TLS (ircs://, a throwaway certificate)
-with the room "second". The tests run in order and share them; the last ones
-restart ngircd and then the Cowatch server under the bridge.
+One bridge process serves three pairs from one config file: #cowatch on plain
+IRC with the room "lobby", #second over TLS (ircs://, a throwaway certificate)
+with the room "second", and #third with the room "third", which the bridge
+founds. The tests run in order and share them; the last ones restart ngircd and
+then the Cowatch server under the bridge.
 
-COWATCH_BIN names the cowatch binary; NGIRCD the IRC server (/usr/sbin/ngircd).
+COWATCH_BIN names the cowatch binary; NGIRCD the IRC server (/usr/sbin/ngircd);
+COWATCH_TEST_PORTS (such as 7900-7999), when set, the range the servers' ports
+are taken from, rather than any free port.
 """
 import json
 import os
@@ -17,10 +20,12 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 
 import pytest
 from websockets.sync.client import connect as ws_connect
@@ -38,9 +43,21 @@ BOT = "cowatch_?"
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    low, _, high = os.environ.get("COWATCH_TEST_PORTS", "0-0").partition("-")
+    for port in range(int(low), int(high or low) + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            if port == 0 or port not in taken_ports:
+                taken_ports.add(port)
+                return s.getsockname()[1]
+    raise RuntimeError(f"no free port in COWATCH_TEST_PORTS={os.environ.get('COWATCH_TEST_PORTS')}")
+
+
+# Ports handed out in this run: a port only bound by a server later is not seen as taken.
+taken_ports = set()
 
 
 def wait_until(check, timeout, what):
@@ -253,7 +270,7 @@ def chat_from(name, text=None):
 class CowatchServer:
     def __init__(self, directory):
         self.log = open(os.path.join(directory, "cowatch-serve.log"), "w+")
-        self.port = 0
+        self.port = free_port() if os.environ.get("COWATCH_TEST_PORTS") else 0
         self.process = None
 
     def start(self):
@@ -295,6 +312,8 @@ room-reconnect-max = 2
 # debug: the log says when a line from the room is not relayed, which the
 # restart test waits on.
 log-level = debug
+# Where the key of a room the bridge founds goes (#third's room "third").
+owner-key-directory = {directory}/owner-keys
 
 [pair]
 irc = irc://127.0.0.1:{irc.port}/#cowatch
@@ -304,6 +323,10 @@ room = lobby
 irc = ircs://127.0.0.1:{irc.tls_port}/#second
 tls-ca-file = {irc.cert}
 room = second
+
+[pair]
+irc = irc://127.0.0.1:{irc.port}/#third
+room = third
 """)
         self.log = open(os.path.join(directory, "bridge.log"), "w+")
         self.process = subprocess.Popen([BIN, "bridge", "--config", self.config], stdout=self.log,
@@ -401,10 +424,30 @@ def test_commands_typed_in_the_channel_change_the_room(world):
     ann.wait_for(r"PRIVMSG #cowatch :ann: !seek: .*\(usage: !seek <time>\)", 5, irc_mark)
     ann.say("#cowatch", "!frobnicate now")
     ann.wait_for(r"PRIVMSG #cowatch :ann: unknown command !frobnicate \(try !help\)", 5, irc_mark)
-    # What the room answers one person is told to them alone.
+    # What the room answers one person is said in the channel, to them.
     ann.say("#cowatch", "!status")
-    ann.wait_for(r"NOTICE ann :.*Episode 1", 5, irc_mark)
+    ann.wait_for(r"NOTICE #cowatch :ann: .*Episode 1", 5, irc_mark)
+    ann.say("#cowatch", "!help")
+    ann.wait_for(r"NOTICE #cowatch :ann: Cowatch commands, in the room: !help ", 5, irc_mark)
+    assert not ann.seen(r"NOTICE #cowatch :.*!ready", irc_mark)
     assert not dana.matching(lambda e: e["type"] == "chat" and "frobnicate" in e["text"], since)
+
+
+def test_a_room_the_bridge_founds_has_its_owner_key_in_a_private_file(world):
+    # Nobody was in "third" before the bridge: its watcher founded it.
+    line = world.bridge.wait_log(r"its owner key is kept in", r"room=third", timeout=15)
+    path = re.search(r"owner_key_file=(\S+)", line).group(1)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with open(path) as f:
+        keys = [text for text in f.read().splitlines() if text and not text.startswith("#")]
+    assert len(keys) == 1
+    assert keys[0] not in world.bridge.text(), "the key is in the file, not in the log"
+    owner = Member(world.server, "third", "olga&owner=" + urllib.parse.quote(keys[0], safe=""))
+    try:
+        assert owner.welcome["you"]["owner"] is True
+        assert owner.welcome["you"]["role"] == "host"
+    finally:
+        owner.close()
 
 
 def test_chat_flows_both_ways_without_echoes(world):

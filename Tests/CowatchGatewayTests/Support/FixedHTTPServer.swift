@@ -10,12 +10,15 @@ final class FixedHTTPServer: @unchecked Sendable {
     let port: Int
     private let descriptor: Int32
     private let answers: [String: String]
+    private let bodies: [String: String]
     private let lock = NSLock()
     private var asked: [String] = []
 
-    /// `answers`: path → the whole response head (status line and headers).
-    init(answers: [String: String]) throws {
+    /// `answers`: path → the whole response head (status line and headers);
+    /// `bodies`: path → its body, `body` when not given.
+    init(answers: [String: String], bodies: [String: String] = [:]) throws {
         self.answers = answers
+        self.bodies = bodies
         (descriptor, port) = try Self.listening()
         let thread = Thread { [self] in serve() }
         thread.start()
@@ -58,7 +61,8 @@ final class FixedHTTPServer: @unchecked Sendable {
             let path = request.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
             lock.withLock { asked.append(path) }
             let head = answers[path] ?? "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain"
-            let response = Array((head + "\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody").utf8)
+            let body = bodies[path] ?? "body"
+            let response = Array((head + "\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body).utf8)
             _ = response.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
             Glibc.close(client)
         }

@@ -1,9 +1,11 @@
 // Subtitles: the room's WebVTT tracks for the current activity (`state` →
 // session.activity.subtitles, docs/protocol.md "Subtitles"), of which each viewer
 // shows one or none. The choice is this browser's own: nothing goes to the server.
-// A track is fetched once, checked to be WebVTT, and given to the <video> as a
-// same-origin blob, so that the video itself never needs CORS; cues follow the
-// video's own position, hence the group's, through seeks, rates and catch-up.
+// A track is fetched once, through this server (which fetches it from its own
+// server, so that no CORS is needed there: docs/protocol.md "Subtitles"),
+// checked to be WebVTT, and given to the <video> as a same-origin blob; cues
+// follow the video's own position, hence the group's, through seeks, rates and
+// catch-up.
 
 const PREFERENCE = 'cowatch.subtitles';
 
@@ -67,12 +69,18 @@ export class Subtitles {
     if (!track) return;
     const activity = this.activity;
     let text;
+    // The room's page is /rooms/<room>; the server answers for the current tracks only.
+    const path = `${location.pathname.replace(/\/+$/, '')}/subtitles/${encodeURIComponent(activity)}/${encodeURIComponent(wanted)}`;
     try {
-      const response = await fetch(track.url, { mode: 'cors', credentials: 'omit' });
-      if (!response.ok) throw new Error(`its server answered ${response.status}`);
+      const response = await fetch(path, { credentials: 'omit' });
+      if (!response.ok) {
+        // The server says why in words (its fetch refused, the file too large...).
+        const why = (await response.text()).trim().slice(0, 300);
+        throw new Error(why || `the server answered ${response.status}`);
+      }
       text = await response.text();
     } catch (error) {
-      this.onProblem(`The subtitles "${track.label}" could not be read (${error.message || 'its server does not let this page read it'}).`);
+      this.onProblem(`The subtitles "${track.label}" could not be read (${error.message || 'the server could not be reached'}).`);
       return this.abandon(wanted);
     }
     if (!/^\uFEFF?WEBVTT/.test(text)) {
