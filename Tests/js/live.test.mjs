@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  isLive, learnLoadMs, LIVE_LOAD_MS, LIVE_RELOADS_MAX, liveCourse, liveEdge, liveMargin, liveReloadDelay, liveReport, liveTolerance,
+  isLive, learnLoadMs, LIVE_LOAD_MS, LIVE_RELOADS_MAX, liveCourse, liveEdge, liveMargin, liveReloadDelay, liveReport, LIVE_TOLERANCE_S,
   originSegment, parsePlaylist, playlistEnd,
 } from '../../Sources/CowatchGateway/Web/static/sync/live.js';
 
@@ -119,10 +119,11 @@ test('live: the room says so, or the video has no end', () => {
 const T = 1_800_000_000_000;
 
 test('a live player within tolerance plays on; out of it, it loads again, but not forever', () => {
-  const tolerance = liveTolerance(1);
-  assert.equal(tolerance, 0.3);
-  assert.equal(liveCourse({ drift: 0.25, tolerance, reloads: 0 }), 'play');
-  assert.equal(liveCourse({ drift: -0.29, tolerance, reloads: 0 }), 'play');
+  const tolerance = LIVE_TOLERANCE_S;
+  assert.equal(tolerance, 0.05);
+  assert.equal(liveCourse({ drift: 0.04, tolerance, reloads: 0 }), 'play');
+  assert.equal(liveCourse({ drift: -0.049, tolerance, reloads: 0 }), 'play');
+  assert.equal(liveCourse({ drift: 0.2, tolerance, reloads: 0 }), 'reload');
   assert.equal(liveCourse({ drift: 1.0, tolerance, reloads: 0 }), 'reload');
   assert.equal(liveCourse({ drift: -30, tolerance, reloads: LIVE_RELOADS_MAX - 1 }), 'reload');
   assert.equal(liveCourse({ drift: -30, tolerance, reloads: LIVE_RELOADS_MAX }), 'play');
@@ -175,7 +176,7 @@ function liveCore(state, r) {
 }
 
 test('a playing live player near the room is followed as it is: no pause, no seek, rate 1', () => {
-  const r = liveReadings(T + 1000, S + 1.2, { liveTargetDuration: 1, paused: false }); // the room is at S + 1 now
+  const r = liveReadings(T + 1000, S + 1.03, { liveTargetDuration: 1, paused: false }); // the room is at S + 1 now
   const { core } = liveCore(liveRoom(4, { status: 'playing', position: S, at: T }), r); // loads the item
   const all = core.tick(r); // the video plays (loaded again, it played at once)
   assert.ok(all.every((a) => !['seek', 'reload', 'pause'].includes(a.type)), JSON.stringify(all));

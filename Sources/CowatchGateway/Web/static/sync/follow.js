@@ -20,7 +20,7 @@ import {
 } from './latency.js';
 import { HAVE_METADATA, hasEnoughData } from './readiness.js';
 import {
-  LIVE_LOAD_MS, LIVE_RELOADS_MAX, learnLoadMs, liveCourse, liveReloadDelay, liveRoomPosition, liveTolerance,
+  LIVE_LOAD_MS, LIVE_RELOADS_MAX, LIVE_TOLERANCE_S, learnLoadMs, liveCourse, liveReloadDelay, liveRoomPosition,
 } from './live.js';
 import { fireDecision, missedInstant, planStart, sameCourse, SPIN_MS, wakeDelay } from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
@@ -190,7 +190,7 @@ export class Follower extends Actions {
     this.verify = null;
     this.nudging = false;
     const drift = video.currentTime - liveRoomPosition(timeline, now);
-    const tolerance = liveTolerance(video.liveTargetDuration || 1);
+    const tolerance = LIVE_TOLERANCE_S;
     const course = video.paused && this.liveReloads < LIVE_RELOADS_MAX
       ? 'reload'
       : liveCourse({ drift, tolerance, reloads: this.liveReloads });
@@ -240,7 +240,7 @@ export class Follower extends Actions {
     const { drifts, drift } = addDriftReading(this.drifts, raw);
     this.drifts = drifts;
     this.drift = drift;
-    const tolerance = liveTolerance(this.video.liveTargetDuration || 1);
+    const tolerance = LIVE_TOLERANCE_S;
     if (Math.abs(raw) > tolerance && Math.abs(drift) > tolerance) {
       this.note(`live drift ${ms(drift)} ms`);
       return this.beginJoin(timeline, key);

@@ -26,7 +26,7 @@
 // rate 1 from where loading the stream puts it, and the only correction is to
 // load it again: the room's timeline for a live item is set where a freshly
 // loaded video plays (the playlist's end less three target durations), and a
-// player farther than LIVE_TOLERANCE_TARGET_DURATIONS from it loads again, at
+// player farther than LIVE_TOLERANCE_S from it loads again, at
 // the moment that makes it begin on a segment's first frame as the room does.
 
 /** Program dates are counted from here (2020-01-01T00:00:00Z), in seconds:
@@ -40,13 +40,15 @@ export const STREAM_EPOCH_MS = Date.UTC(2020, 0, 1);
  * first segment is the third from the end of the playlist it read). */
 export const LIVE_MARGIN_TARGET_DURATIONS = 3;
 
-/** A live player farther than this from the room's position (in target
- *  durations) loads the stream again. A load is timed (liveReloadDelay) so
- *  that the video begins on a segment's first frame as the room reaches it;
- *  what is left is the error of the learned load time (tens of ms here) or a
- *  whole segment when the video began on another one than planned, which this
- *  tells apart. */
-export const LIVE_TOLERANCE_TARGET_DURATIONS = 0.3;
+/** A live player farther than this from the room's position (s) loads the
+ *  stream again. A load is timed (liveReloadDelay) so that the video begins on
+ *  a segment's first frame as the room reaches it; what is left is the error
+ *  of the learned load time, which varies by tens of ms from load to load here
+ *  (a closer tolerance would load again for nothing), or a whole segment when
+ *  the video began on another one than planned. Measured with three windows
+ *  (docs/benchmarks.md): 0.3 target durations left 100 to 220 ms between
+ *  them, 0.05 s left 7 to 26 ms, after a few more loads. */
+export const LIVE_TOLERANCE_S = 0.05;
 
 /** How long loading a live stream takes, from the load to its first frame
  *  playing (ms): the first guess, and how much of each measurement is taken. */
@@ -198,11 +200,6 @@ export function learnLoadMs(loadMs, measuredMs) {
   if (!Number.isFinite(measuredMs)) return loadMs;
   const next = loadMs + LIVE_LOAD_MS.gain * (measuredMs - loadMs);
   return Math.min(LIVE_LOAD_MS.max, Math.max(LIVE_LOAD_MS.min, next));
-}
-
-/** The room's distance a live player may keep from it, s. */
-export function liveTolerance(targetDuration) {
-  return LIVE_TOLERANCE_TARGET_DURATIONS * targetDuration;
 }
 
 /**
