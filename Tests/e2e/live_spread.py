@@ -93,6 +93,8 @@ class LiveRun:
             time.sleep(0.1)
         detail = json.dumps([{k: r.get(k) for k in ("seq", "mode", "detail", "position", "paused", "readyState", "joining",
                                                     "running", "suspensions")} for r in (readings or [])])
+        for w in (windows or self.windows):
+            log(f"    {w.label}: " + " | ".join(w.js("return window.cowatch.sync.history.slice(-12)")))
         raise Failure(f"timed out waiting for {what}: {detail}")
 
     def settled(self, status, windows=None):
@@ -123,6 +125,9 @@ class LiveRun:
         for _ in range(SAMPLES):
             spreads.append(spread_ms(self.read(windows), status == "playing", rate))
             time.sleep(SAMPLE_GAP_S)
+        if statistics.median(spreads) > 200:  # an outlier: what each window did lately
+            for w in windows:
+                log(f"    {w.label}: " + " | ".join(w.js("return window.cowatch.sync.history.slice(-10)")))
         row = {"transition": name, "windows": len(windows), "status": status, "median": statistics.median(spreads),
                "max": max(spreads), "settle": settle_s, "note": note}
         self.rows.append(row)

@@ -50,6 +50,7 @@ export class Follower extends Actions {
     this.liveReloads = 0; // loads of a live stream in a row that left it out of tolerance
     this.liveLoadMs = LIVE_LOAD_MS.initial; // learned: from loading a live stream to its first frame playing
     this.liveLoadAt = null; // server time of the last load of a live stream, until it is measured
+    this.liveKey = null; // the room's course the live loads were counted for
   }
 
   /** Playing (the group's timeline or a catch-up): start on time, then keep to it. */
@@ -185,6 +186,11 @@ export class Follower extends Actions {
   beginLiveJoin(timeline, key) {
     const video = this.video;
     const now = video.now;
+    if (this.liveKey !== key) {
+      // A new course of the room (a state): loads may be tried again.
+      this.liveKey = key;
+      this.liveReloads = 0;
+    }
     this.cancelJoin();
     this.drifts = [];
     this.verify = null;
@@ -215,8 +221,12 @@ export class Follower extends Actions {
       this.note(`live: the load took ${(began - this.liveLoadAt).toFixed(0)} ms; planning ${this.liveLoadMs.toFixed(0)} ms`);
       this.liveLoadAt = null;
     }
-    if (Math.abs(drift) > tolerance) this.note(`live: still ${ms(drift)} ms off after ${this.liveReloads} loads: playing from here`);
-    this.liveReloads = 0;
+    if (Math.abs(drift) > tolerance) {
+      // Loads are spent for this course of the room: play on from here (until the room's next state).
+      this.note(`live: still ${ms(drift)} ms off after ${this.liveReloads} loads: playing from here`);
+    } else {
+      this.liveReloads = 0;
+    }
     this.setRate(1);
     if (!video.paused) {
       this.running = key;
@@ -241,6 +251,7 @@ export class Follower extends Actions {
     this.drifts = drifts;
     this.drift = drift;
     const tolerance = LIVE_TOLERANCE_S;
+    if (this.liveReloads >= LIVE_RELOADS_MAX) return; // given up on this course of the room
     if (Math.abs(raw) > tolerance && Math.abs(drift) > tolerance) {
       this.note(`live drift ${ms(drift)} ms`);
       return this.beginJoin(timeline, key);
