@@ -195,6 +195,13 @@ export class Follower extends Actions {
     this.drifts = [];
     this.verify = null;
     this.nudging = false;
+    if (this.liveLoadAt != null && !video.paused && Number.isFinite(video.liveOrigin)) {
+      // How long the last load took (learnt from every load, kept or not): its first frame played at now less the time played since.
+      const began = now - (video.currentTime - video.liveOrigin) * 1000;
+      this.liveLoadMs = learnLoadMs(this.liveLoadMs, began - this.liveLoadAt);
+      this.note(`live: the load took ${(began - this.liveLoadAt).toFixed(0)} ms; planning ${this.liveLoadMs.toFixed(0)} ms`);
+      this.liveLoadAt = null;
+    }
     const drift = video.currentTime - liveRoomPosition(timeline, now);
     const tolerance = LIVE_TOLERANCE_S;
     const course = video.paused && this.liveReloads < LIVE_RELOADS_MAX
@@ -213,13 +220,6 @@ export class Follower extends Actions {
       this.join = { id: ++this.joins, key, live: 'reload', startAt: now + delay, armed: true };
       this.wakeIn(this.join.id, delay);
       return;
-    }
-    if (this.liveLoadAt != null && !video.paused && Number.isFinite(video.liveOrigin)) {
-      // How long that load took: its first frame played at now less the time played since.
-      const began = now - (video.currentTime - video.liveOrigin) * 1000;
-      this.liveLoadMs = learnLoadMs(this.liveLoadMs, began - this.liveLoadAt);
-      this.note(`live: the load took ${(began - this.liveLoadAt).toFixed(0)} ms; planning ${this.liveLoadMs.toFixed(0)} ms`);
-      this.liveLoadAt = null;
     }
     if (Math.abs(drift) > tolerance) {
       // Loads are spent for this course of the room: play on from here (until the room's next state).

@@ -57,7 +57,7 @@ export const LIVE_LOAD_MS = Object.freeze({ initial: 500, min: 50, max: 5000, ga
 /** Loads in a row that still left the player out of tolerance: after this
  *  many it plays from where it is, rather than loading forever (a stream whose
  *  segments are longer than its target duration). */
-export const LIVE_RELOADS_MAX = 3;
+export const LIVE_RELOADS_MAX = 5;
 
 /**
  * The facts of a media playlist the timeline needs.
