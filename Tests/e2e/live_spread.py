@@ -254,7 +254,7 @@ def main():
     if args.record:
         commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         record(args.record, {
-            "command": "python3 Tests/e2e/live_spread.py --cowatch .build/debug/cowatch --record docs/benchmarks.md",
+            "command": "python3 Tests/e2e/live_spread.py " + " ".join(sys.argv[1:]),
             "commit": commit, "date": time.strftime("%Y-%m-%d"), "machine": machine_description(load_before),
             "rows": run.rows, "checks": f"{passed}/{len(run.checks)} passed",
         })
