@@ -168,6 +168,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Links from one client address checked at once (default 2); more are refused until one is done.")
     var maxMediaChecksPerAddress: String?
 
+    @Option(help: "Where the room page loads YouTube's player API (default https://www.youtube.com/iframe_api); the page's policy allows its origin.")
+    var youtubeApiUrl: String?
+
+    @Option(help: "Where the room page loads Vimeo's player API (default https://player.vimeo.com/api/player.js); the page's policy allows its origin.")
+    var vimeoApiUrl: String?
+
     @Option(help: "For --store postgres: the database, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.")
     var databaseUrl: String?
 
@@ -219,6 +225,7 @@ struct ServeCommand: ParsableCommand {
             ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
             ("media-check-timeout", mediaCheckTimeout), ("max-media-checks", maxMediaChecks),
             ("max-media-checks-per-address", maxMediaChecksPerAddress),
+            ("youtube-api-url", youtubeApiUrl), ("vimeo-api-url", vimeoApiUrl),
             ("database-url", databaseUrl), ("node-id", nodeId), ("advertise-url", advertiseUrl), ("lease-seconds", leaseSeconds),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]

@@ -12,7 +12,7 @@ import { VIDEO_CAPABILITIES } from '../../Sources/CowatchGateway/Web/static/play
 import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const YOUTUBE_RATES = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];
-// As players/youtube.js declares.
+// A player coarser than players/youtube.js declares (25 ms): the rules must hold for any precision.
 const COARSE = Object.freeze({
   rates: YOUTUBE_RATES, rateRange: [0.25, 2], positionPrecision: 0.05, positionUpdateMs: 250, reportsStalls: true, exactSeek: false,
 });

@@ -82,6 +82,7 @@ export class Follower extends Actions {
     }
     const raw = video.currentTime - expected;
     const capabilities = capabilitiesOf(video);
+    this.notice = rateNotice(capabilities, timeline.rate);
     if (correctionFor(capabilities) === 'seek') return this.correctBySeeking(timeline, raw, capabilities);
     const { drifts, drift } = addDriftReading(this.drifts, raw);
     this.drifts = drifts;
