@@ -137,8 +137,9 @@ class _FailingHandler(RangeRequestHandler):
 
 
 class CowatchServer:
-    def __init__(self, binary, web_root=None):
+    def __init__(self, binary, web_root=None, extra_args=()):
         self.binary = str(Path(binary).resolve())
+        self.extra_args = list(extra_args)  # settings of the run's own (Tests/e2e/spread.py: a provider's stand-in)
         self.web_root = str(Path(web_root).resolve()) if web_root else None
         self.process = None
         self.port = None
@@ -161,6 +162,7 @@ class CowatchServer:
             # The media server is on loopback: let the server look at it, so that
             # the links the windows share are checked for real.
             args += ["--media-check-private", "true"]
+        args += self.extra_args
         self.cwd = tempfile.mkdtemp(prefix="cowatch-e2e-cwd-")
         self.process = subprocess.Popen(args, stdout=self.log_file, stderr=subprocess.STDOUT, env=env, cwd=self.cwd)
         deadline = time.monotonic() + 15
