@@ -21,6 +21,11 @@ test('a player off by more than the threshold, or being nudged, or joining, is c
   assert.equal(describeSync({ mode: 'catchup', drift: 0.4 }, clock).label, 'Catching up');
 });
 
+test('a player corrected by seeking is in sync within its own band, and catching up beyond it', () => {
+  assert.equal(describeSync({ mode: 'playing', drift: 0.06, inSyncMs: 100 }, clock).kind, 'in-sync');
+  assert.equal(describeSync({ mode: 'playing', drift: -0.101, inSyncMs: 100 }, clock).kind, 'catching-up');
+});
+
 test('waiting for the others, starting together and buffering are said as such', () => {
   assert.equal(describeSync({ mode: 'waiting' }, clock).label, 'Waiting for others');
   assert.equal(describeSync({ mode: 'starting' }, clock).label, 'Starting together');

@@ -250,7 +250,9 @@ export function describeSync(snapshot, clock) {
   switch (snapshot.mode) {
     case 'playing':
       if (snapshot.detail === 'buffering') return { kind: 'waiting', label: 'Buffering', title: clockText };
-      if (snapshot.joining || snapshot.detail || drift == null || snapshot.nudging || Math.abs(drift) > IN_SYNC_MS) {
+      // A player kept in step by corrective seeks (sync/correct.js) is in sync within its own band.
+      if (snapshot.joining || snapshot.detail || drift == null || snapshot.nudging
+          || Math.abs(drift) > (snapshot.inSyncMs ?? IN_SYNC_MS)) {
         return { kind: 'catching-up', label: 'Catching up', title: driftText + clockText };
       }
       return { kind: 'in-sync', label: 'In sync', title: driftText + clockText };
