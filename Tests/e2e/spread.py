@@ -187,6 +187,11 @@ class Scenario:
         self.rows.append(row)
         log(f"  {name:<36} spread median {row['median']:6.1f} ms, max {row['max']:6.1f} ms"
             f"  ({len(windows)} windows, {status}{', rate ' + str(playback['rate']) if playing else ''})")
+        if os.environ.get("E2E_DEBUG"):
+            for window in windows:
+                log(f"    {window.label}: seek latency {self.page(window)['seekLatency']:.0f} ms")
+                for entry in window.js("return window.cowatch.sync.history.slice(-10)"):
+                    log(f"      {entry}")
         return row
 
     def type(self, line, window=None):

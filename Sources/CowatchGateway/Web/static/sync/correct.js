@@ -18,7 +18,8 @@
 //     two corrections are at least `minIntervalMs` apart;
 //   * the seek aims where the timeline will be once the seek has taken effect:
 //     now plus the learned seek latency; what the landing shows (the drift once
-//     settled) corrects that latency for the next one.
+//     settled, less the lead it aimed at and what a rate other than the room's
+//     added since) corrects that latency for the next one.
 //
 // The accuracy this gives a seek-corrected player: within `start` of the
 // timeline at all times but for the moment a correction lands (for YouTube's
@@ -120,13 +121,14 @@ export function seekAim(timeline, now, latencyMs) {
 }
 
 /**
- * The latency after a correction whose drift, once settled, was `residual`
- * seconds on a timeline at `rate`: landing behind (negative) means the seek
- * took longer than assumed. Half the error is taken each time, so one odd
- * landing does not swing it.
+ * The latency after a correction that landed `residual` seconds off where it
+ * meant to on a timeline at `rate`: landing behind (negative) means the seek
+ * took longer than assumed. Half the error is taken each time (`gain`), so one
+ * odd landing does not swing it; the first landing, which replaces a guess,
+ * is taken whole (gain 1).
  */
-export function learnSeekLatency(latencyMs, residual, rate) {
+export function learnSeekLatency(latencyMs, residual, rate, gain = SEEK_LATENCY_MS.gain) {
   const taken = latencyMs - (residual * 1000) / Math.max(rate, 0.01);
-  const next = latencyMs + SEEK_LATENCY_MS.gain * (taken - latencyMs);
+  const next = latencyMs + gain * (taken - latencyMs);
   return Math.min(SEEK_LATENCY_MS.max, Math.max(SEEK_LATENCY_MS.min, next));
 }
