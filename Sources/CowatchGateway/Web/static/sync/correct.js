@@ -17,7 +17,8 @@
 //   * readings are ignored while the seek lands and for `settleMs` after, and
 //     two corrections are at least `minIntervalMs` apart;
 //   * the seek aims where the timeline will be once the seek has taken effect:
-//     now plus the learned seek latency; what the landing shows (the drift once
+//     now plus the learned seek latency (guessed, until a correction has
+//     landed, from the seeks of scheduled starts); what the landing shows (the drift once
 //     settled, less the lead it aimed at and what a rate other than the room's
 //     added since) corrects that latency for the next one.
 //
@@ -114,6 +115,12 @@ export function seekDecision({ policy, drift, raw, readings, monotonic, lastFixA
 
 /** Learned seek latency (ms): from asking a seek to the player moving again. */
 export const SEEK_LATENCY_MS = Object.freeze({ initial: 300, min: 0, max: 3000, gain: 0.5 });
+
+/** The seek latency guessed from a seek made for a scheduled start (ms from
+ *  asking it to having the data), before any corrective seek has landed. */
+export function firstSeekLatency(tookMs) {
+  return Math.min(SEEK_LATENCY_MS.max, Math.max(SEEK_LATENCY_MS.min, tookMs));
+}
 
 /** Where a corrective seek asked at server time `now` aims. */
 export function seekAim(timeline, now, latencyMs) {

@@ -11,7 +11,7 @@
 
 import { Actions } from './actions.js';
 import {
-  capabilitiesOf, correctionFor, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS,
+  capabilitiesOf, correctionFor, firstSeekLatency, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS,
   seekAim, seekDecision, seekPolicy,
 } from './correct.js';
 import { addDriftReading, needsRejoin, nudgeRate } from './drift.js';
@@ -194,7 +194,11 @@ export class Follower extends Actions {
     }
     if (join.seekBegan != null) {
       // Learn how long a seek with buffering takes here, to pick the next lead.
-      this.joinLead = leadAfterSeek(this.joinLead, video.monotonic - join.seekBegan);
+      const took = video.monotonic - join.seekBegan;
+      this.joinLead = leadAfterSeek(this.joinLead, took);
+      // Until a corrective seek has landed, the best guess of how long one
+      // takes on this player is how long this one took.
+      if (this.seekLandings === 0) this.seekLatency = firstSeekLatency(took);
       join.seekBegan = null;
     }
     join.armed = true;
