@@ -280,7 +280,7 @@ def record(path, provider, summary):
              "",
              f"The target for a seek-corrected player (docs/browser.md, \"Drift correction by capability\"): each within "
              f"{summary['bound']:g} ms of the timeline, so two within {2 * summary['bound']:g} ms at worst; the first corrective "
-             "seek of a page lands as far off as its guess of the seek latency (300 ms) is wrong, later ones as the "
+             "seek of a page lands as far off as its guess of the seek latency (what the seeks of its scheduled starts took) is wrong, later ones as the "
              "learned latency says. The rate row marked is one the player cannot play: its drift crosses the band on "
              "purpose between corrections.",
              "",
