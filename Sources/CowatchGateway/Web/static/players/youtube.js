@@ -244,6 +244,7 @@ export default class YouTubePlayer extends EventTarget {
     const query = new URLSearchParams({
       enablejsapi: '1', controls: '0', disablekb: '1', playsinline: '1', rel: '0', fs: '0', iv_load_policy: '3', origin: location.origin,
     });
+    this.framed = this.id; // the video the frame was made with
     iframe.src = `${origin}/embed/${encodeURIComponent(this.id)}?${query}`;
     iframe.title = 'YouTube video player';
     iframe.allow = 'autoplay; encrypted-media; picture-in-picture';
@@ -270,7 +271,9 @@ export default class YouTubePlayer extends EventTarget {
       });
     }
     this.setVolume(this.viewerVolume, this.viewerMuted);
-    this.prime();
+    // Another item came while the frame was loading: cue it (its state 5 primes it).
+    if (this.framed !== this.id) this.yt.cueVideoById(this.id);
+    else this.prime();
   }
 
   /** Plays the cued video muted until it has started, then pauses it: from
