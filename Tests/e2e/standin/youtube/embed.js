@@ -78,6 +78,7 @@
     id = nextId;
     video.pause();
     if (error() == null) video.currentTime = live() ? Math.max(0, duration() - 3) : start;
+    setState(-1); // a new video: unstarted, then cued
     setState(5);
     if (ready && error() != null) post('onError', error());
   }
