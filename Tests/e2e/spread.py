@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import traceback
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -50,7 +51,7 @@ WAIT_S = 30
 class Provider:
     name: str
     setting: str  # the `cowatch serve` flag that names its API script
-    standin: Callable  # (media_file, port) -> context manager with .api_url
+    standin: Callable  # (media_file, port) -> context manager with .api_url and .origin
     link: Callable  # (video id) -> the link a viewer pastes
     video_id: str  # a video the stand-in plays
     refused_id: str  # a video the stand-in refuses (not embeddable)
@@ -108,8 +109,9 @@ return {
 
 
 class Scenario:
-    def __init__(self, provider, server, args):
+    def __init__(self, provider, server, args, standin_origin):
         self.provider = provider
+        self.standin_origin = standin_origin
         self.server = server
         self.args = args
         self.room = f"{provider.name}-spread"
@@ -218,8 +220,20 @@ class Scenario:
         window.open(self.server.url(f"/rooms/{self.room}?name={name}"))
         return window
 
+    def policy(self):
+        """The room page's Content-Security-Policy allows scripts and frames from
+        the stand-in's origin (the setting) and none of the real providers'."""
+        with urllib.request.urlopen(self.server.url(f"/rooms/{self.room}"), timeout=10) as response:
+            policy = response.headers.get("Content-Security-Policy") or ""
+        directives = {d.split()[0]: d.split()[1:] for d in policy.split("; ") if d}
+        origin = self.standin_origin
+        self.check(origin in directives.get("script-src", []) and origin in directives.get("frame-src", [])
+                   and not any("youtube.com" in o for o in directives.get("script-src", []) + directives.get("frame-src", [])),
+                   f"the page's policy names the stand-in's origin for scripts and frames: {policy!r}")
+
     def run(self):
         p = self.provider
+        self.policy()
         self.windows = [self.open(label, name) for label, name in [("A", "alice"), ("B", "bob"), ("C", "carol")]]
         self.wait(lambda ps: all(x["connection"] == "open" and x["members"] >= 3 for x in ps), "three windows connected")
         self.wait(lambda ps: all(x["rtt"] is not None for x in ps), "clock sync")
@@ -328,7 +342,7 @@ def main():
         extra = [f"--{provider.setting}", standin.api_url, "--media-check", "false"]
         with CowatchServer(args.cowatch, args.web_root, extra) as server:
             log(f"server: {server.url('/')}  {provider.name} stand-in: {standin.api_url}")
-            scenario = Scenario(provider, server, args)
+            scenario = Scenario(provider, server, args, standin.origin)
             try:
                 scenario.run()
             except Failure as error:

@@ -74,15 +74,15 @@ test('the seek latency learns from where seeks land, half the error at a time, w
   // The first landing replaces the guess whole.
   assert.equal(learnSeekLatency(300, 0.25, 1, 1), 50);
   assert.equal(firstSeekLatency(40), 40);
-  assert.equal(firstSeekLatency(9000), SEEK_LATENCY_MS.max);
+  assert.equal(firstSeekLatency(9000), SEEK_LATENCY_MS.initial);
 });
 
 test('before any corrective seek, the seek latency is what a scheduled start\'s seek took', () => {
-  const sim = coarsePlayer({ seekMs: 650 });
+  const sim = coarsePlayer({ seekMs: 180 });
   sim.open(roomState(2, { status: 'playing', position: 30, at: T0 - 2000 }), member()); // a late join: seeks first
   sim.until(() => sim.core.running && !sim.core.verify, 10_000);
   assert.equal(sim.core.seekLandings, 0);
-  assert.ok(Math.abs(sim.core.seekLatency - 650) <= 60, `seek latency ${sim.core.seekLatency.toFixed(0)} ms`);
+  assert.ok(Math.abs(sim.core.seekLatency - 180) <= 60, `seek latency ${sim.core.seekLatency.toFixed(0)} ms`);
 });
 
 /** A YouTube-like player: coarse readings, quarter-step rates, slow seeks. */

@@ -117,9 +117,12 @@ export function seekDecision({ policy, drift, raw, readings, monotonic, lastFixA
 export const SEEK_LATENCY_MS = Object.freeze({ initial: 300, min: 0, max: 3000, gain: 0.5 });
 
 /** The seek latency guessed from a seek made for a scheduled start (ms from
- *  asking it to having the data), before any corrective seek has landed. */
+ *  asking it to having the data), before any corrective seek has landed. A
+ *  start's seek may jump far, out of what is buffered (a late joiner's first
+ *  one loads from nothing), while a corrective seek jumps a fraction of a
+ *  second, within it: the guess is never above the initial one. */
 export function firstSeekLatency(tookMs) {
-  return Math.min(SEEK_LATENCY_MS.max, Math.max(SEEK_LATENCY_MS.min, tookMs));
+  return Math.min(SEEK_LATENCY_MS.initial, Math.max(SEEK_LATENCY_MS.min, tookMs));
 }
 
 /** Where a corrective seek asked at server time `now` aims. */
