@@ -306,6 +306,12 @@ export default class YouTubePlayer extends EventTarget {
       this.prime(); // a new item cued in the same player
       return;
     }
+    if (!this.primed && (state === 1 || state === 2)) {
+      // Started by a play() after even a muted start was refused (the viewer's
+      // click): it is primed now.
+      this.primed = true;
+      this.fire('loadedmetadata');
+    }
     switch (state) {
       case 1:
         if (this.wantPaused) {
