@@ -18,13 +18,13 @@
 //     two corrections are at least `minIntervalMs` apart;
 //   * the seek aims where the timeline will be once the seek has taken effect:
 //     now plus the learned seek latency (guessed, until a correction has
-//     landed, from the seeks of scheduled starts); what the landing shows (the drift once
-//     settled, less the lead it aimed at and what a rate other than the room's
-//     added since) corrects that latency for the next one.
+//     landed, from the seeks of scheduled starts); what the landing shows (the
+//     drift once settled, less the lead it aimed at and what a rate other than
+//     the room's added since) corrects that latency for the next one.
 //
 // The accuracy this gives a seek-corrected player: within `start` of the
 // timeline at all times but for the moment a correction lands (for YouTube's
-// declared precision of 0.05 s: 0.2 s), and within about one precision right
+// declared precision of 0.025 s: 0.1 s), and within about one precision right
 // after a correction; two such players are within 2 × start of each other at
 // worst, and within about two precisions typically.
 
