@@ -30,6 +30,8 @@ public final class Gateway: @unchecked Sendable {
     let parser: LineParser
     /// The browser client's files.
     let web: WebRoot
+    /// Sent with every HTTP response (HTTPResponse.securityHeaders(_:)).
+    let securityHeaders: [String]
 
     // Service-thread state.
     var server: LWSServer?
@@ -104,6 +106,7 @@ public final class Gateway: @unchecked Sendable {
         self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
         self.roomCreations = RoomCreationLimit(perMinute: configuration.roomCreationRate)
         self.web = WebRoot()
+        self.securityHeaders = HTTPResponse.securityHeaders(configuration.playerScripts)
         let originHosts = configuration.allowedOrigins.compactMap { origin in
             origin.range(of: "://").flatMap { HostAllowlist.hostPart(String(origin[$0.upperBound...])) }
         }

@@ -88,6 +88,9 @@ public struct GatewayConfiguration: Sendable {
     /// Whether and how shared links are looked at before a room sees them (off
     /// here; `cowatch serve` turns it on).
     public var mediaCheck = MediaCheck.Settings()
+    /// Where the page loads the players of provider links from; the page's
+    /// Content-Security-Policy allows exactly these origins (PlayerScripts).
+    public var playerScripts = PlayerScripts()
 
     public enum RoomCreation: String, Sendable, CaseIterable {
         case open, token

@@ -26,20 +26,22 @@ struct HTTPResponse {
     }
 
     /// Sent with every response. The page runs only the scripts and styles this
-    /// server serves (no inline script, so an injected tag cannot run), may be
-    /// framed only by this server's own pages (another site framing it could
-    /// otherwise lure a host into clicking its buttons), and sends no referrer,
-    /// since room addresses can carry owner keys and invites. Media and
-    /// subtitles come from wherever a room shares them (`media-src *`,
-    /// `connect-src` for subtitle files); the page's own WebSocket is `'self'`.
-    static let securityHeaders = [
-        "content-security-policy: default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-            + "media-src * data: blob:; connect-src 'self' ws: wss: http: https:; frame-src 'none'; "
-            + "frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'",
-        "x-frame-options: SAMEORIGIN",
-        "x-content-type-options: nosniff",
-        "referrer-policy: no-referrer",
-    ]
+    /// server serves, and the players' API scripts from the origins the
+    /// settings name (no inline script, so an injected tag cannot run); it
+    /// frames only those players (PlayerScripts); it may be framed only by this
+    /// server's own pages (another site framing it could otherwise lure a host
+    /// into clicking its buttons), and sends no referrer, since room addresses
+    /// can carry owner keys and invites. Media and subtitles come from wherever
+    /// a room shares them (`media-src *`, `connect-src` for subtitle files);
+    /// the page's own WebSocket is `'self'`.
+    static func securityHeaders(_ players: PlayerScripts) -> [String] {
+        [
+            "content-security-policy: " + players.contentSecurityPolicy,
+            "x-frame-options: SAMEORIGIN",
+            "x-content-type-options: nosniff",
+            "referrer-policy: no-referrer",
+        ]
+    }
 
     static func text(_ status: UInt32, _ message: String) -> HTTPResponse {
         HTTPResponse(status: status, contentType: "text/plain; charset=utf-8", body: message + "\n")
@@ -84,7 +86,9 @@ extension Gateway {
                                     body: "a room name is 1 to 64 characters of A-Z a-z 0-9 . _ -\n")
             }
             metrics.httpRequests["room", default: 0] += 1
-            if let file = web.file("/room.html") { return HTTPResponse(file) }
+            if let file = web.file("/room.html") {
+                return HTTPResponse(status: 200, contentType: file.contentType, bytes: configuration.playerScripts.fill(file.body))
+            }
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8",
                                 body: HTTPPages.room(room, members: rooms[room]?.connections.count ?? 0,
                                                     host: host ?? "HOST:PORT"))
@@ -96,7 +100,7 @@ extension Gateway {
 /// without its resources): how to join a room with the terminal client.
 enum HTTPPages {
     // No script and no inline style here: the pages are served under the same
-    // Content-Security-Policy as the browser client's (HTTPResponse.securityHeaders).
+    // Content-Security-Policy as the browser client's (HTTPResponse.securityHeaders(_:)).
     static func landing(port: Int) -> String {
         page(title: "Cowatch", body: """
         <h1>Cowatch</h1>

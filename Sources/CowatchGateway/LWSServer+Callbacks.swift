@@ -241,7 +241,7 @@ extension LWSServer {
     }
 
     private func respond(_ wsi: OpaquePointer, _ response: HTTPResponse, headOnly: Bool) -> Int32 {
-        let headers = (HTTPResponse.securityHeaders + response.headers).map { $0 + "\n" }.joined()
+        let headers = (gateway.securityHeaders + response.headers).map { $0 + "\n" }.joined()
         return response.body.withUnsafeBufferPointer { buffer in
             cw_http_respond_with(wsi, response.status, response.contentType, headers, buffer.baseAddress, buffer.count,
                                  headOnly ? 0 : 1, response.close ? 1 : 0)

@@ -201,6 +201,12 @@ struct Setting: Sendable {
         Setting(key: "max-subtitle-bytes") { value, settings in
             settings.gateway.mediaCheck.maximumSubtitleBytes = try integer(value, 1024...67_108_864)
         },
+        Setting(key: "youtube-api-url") { value, settings in
+            try playerScript("youtube", value, &settings)
+        },
+        Setting(key: "vimeo-api-url") { value, settings in
+            try playerScript("vimeo", value, &settings)
+        },
         Setting(key: "admin-token-file") { value, settings in
             // A file, so that the secret stays out of the command line and the environment.
             guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
@@ -233,6 +239,16 @@ struct Setting: Sendable {
             settings.gateway.permessageDeflate = try boolean(value)
         },
     ]
+
+    /// A provider's player API script (PlayerScripts), checked as the page's
+    /// policy and the room page will take it.
+    static func playerScript(_ kind: String, _ value: String, _ settings: inout ServeSettings) throws {
+        do {
+            try settings.gateway.playerScripts.set(kind, value.trimmingCharacters(in: .whitespaces))
+        } catch {
+            throw SettingsError(error.message)
+        }
+    }
 
     /// One of scrypt's parameters, checked as scrypt will take them.
     static func passwordHashing(_ settings: inout ServeSettings, _ change: (inout PasswordHashing) throws -> Void) throws {

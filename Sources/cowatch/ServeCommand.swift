@@ -171,6 +171,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The largest subtitle file the server fetches for a page, in bytes (default 1048576).")
     var maxSubtitleBytes: String?
 
+    @Option(help: "Where the room page loads YouTube's player API (default https://www.youtube.com/iframe_api); the page's policy allows its origin.")
+    var youtubeApiUrl: String?
+
+    @Option(help: "Where the room page loads Vimeo's player API (default https://player.vimeo.com/api/player.js); the page's policy allows its origin.")
+    var vimeoApiUrl: String?
+
     @Option(help: "For --store postgres: the database, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.")
     var databaseUrl: String?
 
@@ -222,6 +228,7 @@ struct ServeCommand: ParsableCommand {
             ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
             ("media-check-timeout", mediaCheckTimeout), ("max-media-checks", maxMediaChecks),
             ("max-media-checks-per-address", maxMediaChecksPerAddress), ("max-subtitle-bytes", maxSubtitleBytes),
+            ("youtube-api-url", youtubeApiUrl), ("vimeo-api-url", vimeoApiUrl),
             ("database-url", databaseUrl), ("node-id", nodeId), ("advertise-url", advertiseUrl), ("lease-seconds", leaseSeconds),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]

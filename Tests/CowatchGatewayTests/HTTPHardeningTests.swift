@@ -187,12 +187,32 @@ struct HTTPHardeningTests {
         withExtendedLifetime(held) {}
     }
 
+    @Test("the players' API scripts the settings name are the only other origins the policy allows, and the room page is told them")
+    func playerScriptsInPolicyAndPage() throws {
+        let server = try TestServer {
+            try? $0.playerScripts.set("youtube", "http://127.0.0.1:7611/iframe_api?x=1&y=2")
+            try? $0.playerScripts.set("vimeo", "http://127.0.0.1:7612/api/player.js")
+        }
+        defer { server.stop() }
+        let response = try Self.exchange(server, Self.request("GET", "/rooms/lobby"))
+        let policy = try #require(response.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-security-policy: ") })
+        #expect(policy.contains("script-src 'self' http://127.0.0.1:7612 http://127.0.0.1:7611;"), "\(policy)")
+        #expect(policy.contains("frame-src http://127.0.0.1:7612 http://127.0.0.1:7611;"), "\(policy)")
+        #expect(!policy.contains("youtube.com") && !policy.contains("vimeo.com"))
+        #expect(response.contains("data-kind=\"youtube\" content=\"http://127.0.0.1:7611/iframe_api?x=1&amp;y=2\""))
+        #expect(response.contains("data-kind=\"vimeo\" content=\"http://127.0.0.1:7612/api/player.js\""))
+    }
+
     @Test("every response carries the page's security headers", arguments: ["/", "/rooms/lobby", "/static/room.js", "/healthz"])
     func securityHeaders(path: String) throws {
         let server = try TestServer()
         defer { server.stop() }
         let response = try Self.exchange(server, Self.request("GET", path)).lowercased()
-        #expect(response.contains("content-security-policy: default-src 'self'; script-src 'self';"))
+        let policy = try #require(response.split(separator: "\r\n").first { $0.hasPrefix("content-security-policy: ") })
+        // Scripts and frames: this server, and exactly the players' origins of the settings (the defaults here).
+        #expect(policy.contains("default-src 'self'; script-src 'self' https://player.vimeo.com https://www.youtube.com;"))
+        #expect(policy.contains("; frame-src https://player.vimeo.com https://www.youtube.com;"))
+        #expect(policy.components(separatedBy: "https://").count == 5, "\(policy)")
         #expect(response.contains("frame-ancestors 'self'"))
         #expect(response.contains("x-frame-options: sameorigin\r\n"))
         #expect(response.contains("x-content-type-options: nosniff\r\n"))

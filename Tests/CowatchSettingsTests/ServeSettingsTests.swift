@@ -56,6 +56,11 @@ struct ServeSettingsTests {
         (["password-hash-cost": "262144"], "--password-hash-cost: expected a whole number from 2 to 131072"),
         (["password-hash-block-size": "32"], "--password-hash-block-size: expected a whole number from 1 to 16"),
         (["password-hash-parallelism": "0"], "--password-hash-parallelism: expected a whole number from 1 to 16"),
+        (["youtube-api-url": "javascript:alert(1)"], "--youtube-api-url: expected an address such as https://www.youtube.com/iframe_api"),
+        (["youtube-api-url": "https://www.youtube.com"], "--youtube-api-url: expected an address such as"),
+        (["vimeo-api-url": "https://user@player.vimeo.com/api/player.js"], "--vimeo-api-url: expected an address such as"),
+        (["vimeo-api-url": "https://player.vimeo.com/api/player.js; script-src *"], "--vimeo-api-url: the address may hold only letters"),
+        (["youtube-api-url": "https://x.test:99999/iframe_api"], "--youtube-api-url: expected an address such as"),
     ])
     func badFlag(flags: [String: String], message: String) {
         #expect {
@@ -74,6 +79,23 @@ struct ServeSettingsTests {
                                                  environment: ["COWATCH_PASSWORD_HASH_PARALLELISM": "2"])
         let hashing = settings.gateway.room.passwordHashing
         #expect((hashing.cost, hashing.blockSize, hashing.parallelism) == (4096, 4, 2))
+    }
+
+    @Test("the players' API scripts: YouTube's and Vimeo's by default, another address from the settings, and the policy names exactly their origins")
+    func playerScripts() throws {
+        let defaults = try ServeSettings.resolve(flags: [:], environment: [:])
+        #expect(defaults.gateway.playerScripts.urls["youtube"] == "https://www.youtube.com/iframe_api")
+        #expect(defaults.gateway.playerScripts.urls["vimeo"] == "https://player.vimeo.com/api/player.js")
+        #expect(defaults.gateway.playerScripts.origins == ["https://player.vimeo.com", "https://www.youtube.com"])
+
+        let path = try Self.configFile("vimeo-api-url = http://127.0.0.1:7601/api/player.js\n")
+        let settings = try ServeSettings.resolve(
+            flags: ["youtube-api-url": "http://127.0.0.1:7600/iframe_api", "config": path], environment: [:])
+        #expect(settings.gateway.playerScripts.origins == ["http://127.0.0.1:7601", "http://127.0.0.1:7600"])
+        let policy = settings.gateway.playerScripts.contentSecurityPolicy
+        #expect(policy.contains("script-src 'self' http://127.0.0.1:7601 http://127.0.0.1:7600;"))
+        #expect(policy.contains("frame-src http://127.0.0.1:7601 http://127.0.0.1:7600;"))
+        #expect(!policy.contains("youtube.com") && !policy.contains("vimeo.com"))
     }
 
     @Test("a bad environment value names the variable")

@@ -55,8 +55,11 @@ os.environ["SE_OFFLINE"] = "true"
 
 WAIT_S = 20  # the longest any condition is waited for
 
-POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-          "media-src * data: blob:; connect-src 'self' ws: wss: http: https:; frame-src 'none'; "
+# Scripts and frames: the server's own, and the players' API origins of the
+# default settings (youtube-api-url, vimeo-api-url), nothing else.
+PLAYER_ORIGINS = "https://player.vimeo.com https://www.youtube.com"
+POLICY = (f"default-src 'self'; script-src 'self' {PLAYER_ORIGINS}; style-src 'self'; img-src 'self' data: blob:; "
+          f"media-src * data: blob:; connect-src 'self' ws: wss: http: https:; frame-src {PLAYER_ORIGINS}; "
           "frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'")
 HEADERS = {
     "X-Frame-Options": "SAMEORIGIN",

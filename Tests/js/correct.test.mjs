@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  correctionFor, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS, seekDecision, seekPolicy,
+  correctionFor, firstSeekLatency, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS, seekDecision, seekPolicy,
 } from '../../Sources/CowatchGateway/Web/static/sync/correct.js';
 import { VIDEO_CAPABILITIES } from '../../Sources/CowatchGateway/Web/static/players/player.js';
 import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const YOUTUBE_RATES = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];
-// As players/youtube.js declares.
+// A player coarser than players/youtube.js declares (25 ms): the rules must hold for any precision.
 const COARSE = Object.freeze({
   rates: YOUTUBE_RATES, rateRange: [0.25, 2], positionPrecision: 0.05, positionUpdateMs: 250, reportsStalls: true, exactSeek: false,
 });
@@ -71,6 +71,18 @@ test('the seek latency learns from where seeks land, half the error at a time, w
   assert.equal(learnSeekLatency(300, -0.1, 2), 325);
   assert.equal(learnSeekLatency(100, 10, 1), SEEK_LATENCY_MS.min);
   assert.equal(learnSeekLatency(2900, -10, 1), SEEK_LATENCY_MS.max);
+  // The first landing replaces the guess whole.
+  assert.equal(learnSeekLatency(300, 0.25, 1, 1), 50);
+  assert.equal(firstSeekLatency(40), 40);
+  assert.equal(firstSeekLatency(9000), SEEK_LATENCY_MS.initial);
+});
+
+test('before any corrective seek, the seek latency is what a scheduled start\'s seek took', () => {
+  const sim = coarsePlayer({ seekMs: 180 });
+  sim.open(roomState(2, { status: 'playing', position: 30, at: T0 - 2000 }), member()); // a late join: seeks first
+  sim.until(() => sim.core.running && !sim.core.verify, 10_000);
+  assert.equal(sim.core.seekLandings, 0);
+  assert.ok(Math.abs(sim.core.seekLatency - 180) <= 60, `seek latency ${sim.core.seekLatency.toFixed(0)} ms`);
 });
 
 /** A YouTube-like player: coarse readings, quarter-step rates, slow seeks. */
@@ -120,7 +132,7 @@ test('a coarse player that runs slow is brought back by corrective seeks, and le
 });
 
 test('a room rate the player cannot play: the nearest rate, kept in step by seeks, and the viewer told', () => {
-  const sim = coarsePlayer();
+  const sim = coarsePlayer({ seekMs: 700 });
   const timeline = playing(0, T0 + 500, 1.4);
   sim.open(roomState(2, { status: 'playing', position: 0, at: T0 + 500, rate: 1.4 }), member());
   sim.until(() => sim.core.running && !sim.core.verify, 10_000);
@@ -130,12 +142,15 @@ test('a room rate the player cannot play: the nearest rate, kept in step by seek
   let worst = 0;
   for (let i = 0; i < 60_000; i += 10) {
     sim.advance(10);
-    if (!sim.core.fix && !sim.video.seeking) worst = Math.max(worst, Math.abs(trueDriftMs(sim, timeline)));
+    // The first landings teach the seek latency (a guess of 300 ms at first): the band holds once learnt.
+    if (sim.now - since > 10_000 && !sim.core.fix && !sim.video.seeking) worst = Math.max(worst, Math.abs(trueDriftMs(sim, timeline)));
   }
   const seeks = sim.count('seek', since);
   // 0.1 s of drift a second, a band of 0.4 s crossed each time: a seek every few seconds.
   assert.ok(seeks >= 8 && seeks <= 30, `${seeks} corrective seeks`);
   assert.ok(worst <= seekPolicy(COARSE).start * 1000 + 60, `worst drift ${worst.toFixed(1)} ms`);
+  // The drift the rate adds on purpose is told apart from the seek's own latency.
+  assert.ok(Math.abs(sim.core.seekLatency - 700) < 120, `seek latency learnt ${sim.core.seekLatency.toFixed(0)} ms`);
 });
 
 test('a coarse player holds a paused position within its precision, with one seek', () => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { planPlayer } from '../../Sources/CowatchGateway/Web/static/sync/plan.js';
+import { PlayerCore } from '../../Sources/CowatchGateway/Web/static/sync/player.js';
 import { hasEnoughData } from '../../Sources/CowatchGateway/Web/static/sync/readiness.js';
 import { member, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
@@ -119,4 +120,44 @@ test('a new item: the old start is dropped, the new source loaded, and the playe
   assert.equal(sim.core.mode, 'paused');
   assert.equal(sim.video.currentTime, 0);
   assert.equal(sim.plays.length, 0);
+});
+
+test('/duration once the media is loaded, only while the room says it does not know (duration: null)', () => {
+  const unknown = roomState(2, { status: 'paused', position: 0 });
+  unknown.session.activity.duration = null;
+  const sim = new SimulatedPlayer({ duration: 600 });
+  sim.open(unknown);
+  assert.deepEqual(sim.lines('/duration'), ['/duration 2 600.000']);
+  // Once sent, not again for the same item, whatever the states say.
+  sim.setState({ ...unknown, seq: 3 });
+  sim.advance(200);
+  assert.deepEqual(sim.lines('/duration'), ['/duration 2 600.000']);
+
+  // A room that knows the duration, or a state with no such field: nothing.
+  const known = roomState(2, { status: 'paused', position: 0 });
+  known.session.activity.duration = 600;
+  const quiet = new SimulatedPlayer();
+  quiet.open(known);
+  const older = new SimulatedPlayer();
+  older.open(roomState(2, { status: 'paused', position: 0 }));
+  assert.deepEqual([...quiet.lines('/duration'), ...older.lines('/duration')], []);
+});
+
+test('a live item: /duration <seq> live <edge>, the edge being where the player would play now', () => {
+  const core = new PlayerCore();
+  const state = roomState(4, { status: 'paused', position: 0 });
+  Object.assign(state.session.activity, { duration: null, live: true });
+  const empty = {
+    now: T0, monotonic: 5000, currentTime: 0, paused: true, seeking: false, readyState: 0, duration: NaN, playbackRate: 1, buffered: [], error: null,
+  };
+  core.setMe(member(), empty);
+  core.setState(state, empty);
+  const loaded = { ...empty, readyState: 4, duration: Infinity, live: true, liveEdge: 1234.5 };
+  const sent = core.mediaLoaded(loaded).filter((a) => a.type === 'send').map((a) => a.line);
+  assert.deepEqual(sent, ['/duration 4 live 1234.500']);
+  // No edge known yet: nothing.
+  const other = new PlayerCore();
+  other.setMe(member(), empty);
+  other.setState(state, empty);
+  assert.deepEqual(other.mediaLoaded({ ...loaded, liveEdge: undefined }).filter((a) => a.type === 'send'), []);
 });

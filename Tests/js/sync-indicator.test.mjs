@@ -51,6 +51,11 @@ test('a video that cannot seek is told in words, and nothing else is said beside
   assert.equal(suspended.words, shown.words);
 });
 
+test('a player corrected by seeking is in sync within its own band, and catching up beyond it', () => {
+  assert.equal(status({ mode: 'playing', drift: 0.06, inSyncMs: 100 }).kind, 'in-sync');
+  assert.equal(status({ mode: 'playing', drift: -0.101, inSyncMs: 100 }).kind, 'catching-up');
+});
+
 test('waiting for the others, starting together and buffering are said as such', () => {
   assert.equal(status({ mode: 'waiting', detail: 'ready' }).words, 'Ready: waiting for the others…');
   assert.equal(status({ mode: 'starting' }).words, 'Starting together…');

@@ -22,12 +22,20 @@ import { localNow } from './clock.js';
 import { PlayerCore } from './sync/player.js';
 import { HAVE_CURRENT_DATA } from './sync/readiness.js';
 import { apiUrlFor, EMPTY_READINGS, importAdapter, sourceKind } from './players/player.js';
+import { correctionFor, seekPolicy } from './sync/correct.js';
 import VideoPlayer from './players/video.js';
 
 export { THRESHOLDS } from './sync/drift.js';
 export { positionAt } from './sync/timeline.js';
 
 const TICK_MS = 50;
+
+/** Within how many ms of the group the badge says "In sync": the player's own
+ *  band when it is corrected by seeking, else the page's usual threshold. */
+function inSyncMs(capabilities) {
+  if (!capabilities || correctionFor(capabilities) !== 'seek') return undefined;
+  return seekPolicy(capabilities).start * 1000;
+}
 const HISTORY = 40;
 
 export class PlayerSync extends EventTarget {
@@ -310,6 +318,7 @@ export class PlayerSync extends EventTarget {
       mediaError: core.mediaError,
       blocked: core.blocked,
       notice: core.notice,
+      inSyncMs: inSyncMs(this.player?.capabilities),
       seekLatency: core.seekLatency,
       unseekable: core.unseekable,
     };

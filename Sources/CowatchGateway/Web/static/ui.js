@@ -257,7 +257,8 @@ export function describeStatus(snapshot, state, me, clock) {
       if (snapshot.detail === 'ended') return say('neutral', 'At the end.');
       if (snapshot.joining) return say('catching-up', 'Joining the group…');
       if (snapshot.detail || driftMs == null) return say('catching-up', 'Re-syncing…');
-      if (snapshot.nudging || Math.abs(driftMs) > IN_SYNC_MS) return say('catching-up', 'Catching up…', true);
+      // A player kept in step by corrective seeks (sync/correct.js) is in sync within its own band.
+      if (snapshot.nudging || Math.abs(driftMs) > (snapshot.inSyncMs ?? IN_SYNC_MS)) return say('catching-up', 'Catching up…', true);
       const rate = playback.rate !== 1 ? ` at ${playback.rate}×` : '';
       return say('in-sync', `Playing in sync${rate}`, true);
     }

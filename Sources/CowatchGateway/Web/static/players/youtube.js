@@ -28,8 +28,10 @@
 //     plays it muted until it has started, pauses it, and only then says
 //     `loadedmetadata` (the video is ready to be held at any position);
 //   * positions are coarse: the widget keeps the last position the player
-//     posted across frames and, while playing, adds the time since (at most
-//     1 s); the declared precision (50 ms) is what that leaves between posts.
+//     posted across frames and, while playing, adds the time since the post's
+//     own timestamp (at most 1 s); what that misses (a post's delay, a rate or
+//     a seek since the post, two processes' clocks read a few ms apart) is the
+//     declared precision, 25 ms.
 
 import { loadScript, namedError, sourceOf } from './player.js';
 
@@ -76,7 +78,7 @@ export default class YouTubePlayer extends EventTarget {
   constructor(host, { apiUrl }) {
     super();
     this.capabilities = Object.freeze({
-      rates: RATES, rateRange: [0.25, 2], positionPrecision: 0.05, positionUpdateMs: 250, reportsStalls: true, exactSeek: false,
+      rates: RATES, rateRange: [0.25, 2], positionPrecision: 0.025, positionUpdateMs: 250, reportsStalls: true, exactSeek: false,
     });
     this.host = host;
     this.apiUrl = apiUrl;
@@ -92,6 +94,7 @@ export default class YouTubePlayer extends EventTarget {
     this.priming = false;
     this.wantPaused = true;
     this.seekTarget = null; // { to, at (ms), playing }
+    this.askedRate = null; // the rate last asked of the player
     this.error = null;
     this.pendingPlay = null; // { resolve, reject }
     this.loaded = 0; // the last loaded fraction, for `progress`
@@ -123,7 +126,8 @@ export default class YouTubePlayer extends EventTarget {
       seeking,
       readyState,
       duration: live ? Infinity : (known ? duration : NaN),
-      playbackRate: yt ? yt.getPlaybackRate() : 1,
+      // The rate asked, once asked: the player's own says so only at its next post.
+      playbackRate: this.askedRate ?? (yt ? yt.getPlaybackRate() : 1),
       buffered: known ? [[0, Math.max(0, yt.getVideoLoadedFraction()) * duration]] : [],
       error: this.error,
     };
@@ -179,7 +183,9 @@ export default class YouTubePlayer extends EventTarget {
     if (!this.ready) return;
     const rates = this.capabilities.rates;
     const nearest = rates.reduce((best, x) => (Math.abs(x - r) < Math.abs(best - r) ? x : best), rates[0]);
-    if (this.yt.getPlaybackRate() !== nearest) this.yt.setPlaybackRate(nearest);
+    if (this.askedRate === nearest) return;
+    this.askedRate = nearest;
+    this.yt.setPlaybackRate(nearest);
   }
 
   setVolume(volume, muted) {
@@ -220,6 +226,7 @@ export default class YouTubePlayer extends EventTarget {
     this.error = null;
     this.state = -1;
     this.loaded = 0;
+    this.askedRate = null;
   }
 
   async make() {
@@ -237,6 +244,7 @@ export default class YouTubePlayer extends EventTarget {
     const query = new URLSearchParams({
       enablejsapi: '1', controls: '0', disablekb: '1', playsinline: '1', rel: '0', fs: '0', iv_load_policy: '3', origin: location.origin,
     });
+    this.framed = this.id; // the video the frame was made with
     iframe.src = `${origin}/embed/${encodeURIComponent(this.id)}?${query}`;
     iframe.title = 'YouTube video player';
     iframe.allow = 'autoplay; encrypted-media; picture-in-picture';
@@ -263,7 +271,9 @@ export default class YouTubePlayer extends EventTarget {
       });
     }
     this.setVolume(this.viewerVolume, this.viewerMuted);
-    this.prime();
+    // Another item came while the frame was loading: cue it (its state 5 primes it).
+    if (this.framed !== this.id) this.yt.cueVideoById(this.id);
+    else this.prime();
   }
 
   /** Plays the cued video muted until it has started, then pauses it: from
@@ -295,6 +305,12 @@ export default class YouTubePlayer extends EventTarget {
     if (state === 5 && !this.primed) {
       this.prime(); // a new item cued in the same player
       return;
+    }
+    if (!this.primed && (state === 1 || state === 2)) {
+      // Started by a play() after even a muted start was refused (the viewer's
+      // click): it is primed now.
+      this.primed = true;
+      this.fire('loadedmetadata');
     }
     switch (state) {
       case 1:

@@ -17,12 +17,14 @@
 //   * readings are ignored while the seek lands and for `settleMs` after, and
 //     two corrections are at least `minIntervalMs` apart;
 //   * the seek aims where the timeline will be once the seek has taken effect:
-//     now plus the learned seek latency; what the landing shows (the drift once
-//     settled) corrects that latency for the next one.
+//     now plus the learned seek latency (guessed, until a correction has
+//     landed, from the seeks of scheduled starts); what the landing shows (the
+//     drift once settled, less the lead it aimed at and what a rate other than
+//     the room's added since) corrects that latency for the next one.
 //
 // The accuracy this gives a seek-corrected player: within `start` of the
 // timeline at all times but for the moment a correction lands (for YouTube's
-// declared precision of 0.05 s: 0.2 s), and within about one precision right
+// declared precision of 0.025 s: 0.1 s), and within about one precision right
 // after a correction; two such players are within 2 × start of each other at
 // worst, and within about two precisions typically.
 
@@ -114,19 +116,29 @@ export function seekDecision({ policy, drift, raw, readings, monotonic, lastFixA
 /** Learned seek latency (ms): from asking a seek to the player moving again. */
 export const SEEK_LATENCY_MS = Object.freeze({ initial: 300, min: 0, max: 3000, gain: 0.5 });
 
+/** The seek latency guessed from a seek made for a scheduled start (ms from
+ *  asking it to having the data), before any corrective seek has landed. A
+ *  start's seek may jump far, out of what is buffered (a late joiner's first
+ *  one loads from nothing), while a corrective seek jumps a fraction of a
+ *  second, within it: the guess is never above the initial one. */
+export function firstSeekLatency(tookMs) {
+  return Math.min(SEEK_LATENCY_MS.initial, Math.max(SEEK_LATENCY_MS.min, tookMs));
+}
+
 /** Where a corrective seek asked at server time `now` aims. */
 export function seekAim(timeline, now, latencyMs) {
   return positionAt(timeline, now + latencyMs);
 }
 
 /**
- * The latency after a correction whose drift, once settled, was `residual`
- * seconds on a timeline at `rate`: landing behind (negative) means the seek
- * took longer than assumed. Half the error is taken each time, so one odd
- * landing does not swing it.
+ * The latency after a correction that landed `residual` seconds off where it
+ * meant to on a timeline at `rate`: landing behind (negative) means the seek
+ * took longer than assumed. Half the error is taken each time (`gain`), so one
+ * odd landing does not swing it; the first landing, which replaces a guess,
+ * is taken whole (gain 1).
  */
-export function learnSeekLatency(latencyMs, residual, rate) {
+export function learnSeekLatency(latencyMs, residual, rate, gain = SEEK_LATENCY_MS.gain) {
   const taken = latencyMs - (residual * 1000) / Math.max(rate, 0.01);
-  const next = latencyMs + SEEK_LATENCY_MS.gain * (taken - latencyMs);
+  const next = latencyMs + gain * (taken - latencyMs);
   return Math.min(SEEK_LATENCY_MS.max, Math.max(SEEK_LATENCY_MS.min, next));
 }

@@ -11,7 +11,7 @@
 
 import { Actions } from './actions.js';
 import {
-  capabilitiesOf, correctionFor, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS,
+  capabilitiesOf, correctionFor, firstSeekLatency, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS,
   seekAim, seekDecision, seekPolicy,
 } from './correct.js';
 import { addDriftReading, needsRejoin, nudgeRate } from './drift.js';
@@ -43,9 +43,10 @@ export class Follower extends Actions {
     this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed (player.js)
     this.detail = '';
     // Players corrected by seeking (correct.js):
-    this.fix = null; // the corrective seek in progress: { landedAt }
+    this.fix = null; // the corrective seek in progress: { at, lead, mismatch, landedAt }
     this.lastFixAt = -Infinity; // when the last one was done (monotonic ms)
     this.seekLatency = SEEK_LATENCY_MS.initial;
+    this.seekLandings = 0; // corrective seeks measured so far
     this.notice = null; // in words, when the player cannot play the room's rate
     this.liveReloads = 0; // loads of a live stream in a row that left it out of tolerance
     this.liveLoadMs = LIVE_LOAD_MS.initial; // learned: from loading a live stream to its first frame playing
@@ -90,6 +91,7 @@ export class Follower extends Actions {
     if (video.live === true) return this.followLive(timeline, key, video.currentTime - liveRoomPosition(timeline, now));
     const raw = video.currentTime - expected;
     const capabilities = capabilitiesOf(video);
+    this.notice = rateNotice(capabilities, timeline.rate);
     if (correctionFor(capabilities) === 'seek') return this.correctBySeeking(timeline, raw, capabilities);
     const { drifts, drift } = addDriftReading(this.drifts, raw);
     this.drifts = drifts;
@@ -125,9 +127,14 @@ export class Follower extends Actions {
       if (drifts.length < policy.window) return;
       this.fix = null;
       this.lastFixAt = video.monotonic;
-      // A player off the room's rate drifts on purpose (see below): only an
-      // exact one's landing says how long seeks take.
-      if (played === timeline.rate) this.seekLatency = learnSeekLatency(this.seekLatency, drift, timeline.rate);
+      // What the landing says of the seek latency: the drift less where the
+      // seek meant to land (its lead) and less what a rate other than the
+      // room's has added since the player moved again.
+      const moving = Math.max(0, (video.monotonic - fix.at - this.seekLatency) / 1000);
+      const residual = drift - fix.lead - fix.mismatch * moving;
+      // The first landing replaces the guess; later ones correct it by halves.
+      this.seekLatency = learnSeekLatency(this.seekLatency, residual, timeline.rate, this.seekLandings === 0 ? 1 : undefined);
+      this.seekLandings += 1;
       this.note(`corrective seek landed ${ms(drift)} ms off; seek latency now ${this.seekLatency.toFixed(0)} ms`);
     }
     if (seekDecision({ policy, drift, raw, readings: drifts.length, monotonic: video.monotonic, lastFixAt: this.lastFixAt }) !== 'seek') {
@@ -139,7 +146,7 @@ export class Follower extends Actions {
     const lead = played === timeline.rate ? 0 : -Math.sign(played - timeline.rate) * 0.8 * policy.start;
     const to = clampToMedia(seekAim(timeline, video.now, this.seekLatency) + lead, video.duration);
     this.note(`drift ${ms(drift)} ms: corrective seek to ${to.toFixed(3)}`);
-    this.fix = { landedAt: null };
+    this.fix = { at: video.monotonic, lead, mismatch: played - timeline.rate, landedAt: null };
     this.drifts = [];
     this.seek(to);
   }
@@ -276,7 +283,11 @@ export class Follower extends Actions {
     }
     if (join.seekBegan != null) {
       // Learn how long a seek with buffering takes here, to pick the next lead.
-      this.joinLead = leadAfterSeek(this.joinLead, video.monotonic - join.seekBegan);
+      const took = video.monotonic - join.seekBegan;
+      this.joinLead = leadAfterSeek(this.joinLead, took);
+      // Until a corrective seek has landed, the best guess of how long one
+      // takes on this player is how long this one took.
+      if (this.seekLandings === 0) this.seekLatency = firstSeekLatency(took);
       join.seekBegan = null;
     }
     join.armed = true;

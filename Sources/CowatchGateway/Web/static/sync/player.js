@@ -64,7 +64,6 @@ export class PlayerCore extends Follower {
       this.note(`state ${state.seq} ${p.status} pos=${p.position} at=${p.at % 100000} rate=${p.rate} cause=${p.cause}`);
       const activity = state.session?.state === 'joined' ? state.session.activity : null;
       if (activity && activity.url !== this.src) this.load(activity);
-      if (activity) this.reportDuration(activity, state.seq);
       if (previous?.playback.item !== state.playback.item) this.endedSent = null;
       // Under `stall wait` the group answers our /buffering by waiting: the hold
       // logic reports readiness from here on.
@@ -235,6 +234,10 @@ export class PlayerCore extends Follower {
   }
 
   reconcile() {
+    // A player may learn the duration after its `loadedmetadata` (an embedded
+    // player's reports come later): looked at on every input, sent once.
+    const session = this.state?.session;
+    if (session?.state === 'joined' && session.activity) this.reportDuration(session.activity, this.state.seq);
     if (this.stallCheck) this.confirmStall();
     if (this.unseekable) this.seekableAgain();
     const plan = this.plan();
