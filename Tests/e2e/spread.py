@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from run_e2e import CowatchServer, Failure, Window, log, machine_description, make_media, percentile  # noqa: E402
+from vimeo_standin import NOT_EMBEDDABLE_ID, VimeoStandIn  # noqa: E402
 from youtube_standin import YouTubeStandin  # noqa: E402
 
 REPO = HERE.parent.parent
@@ -63,6 +64,11 @@ class Provider:
     # this: the player's own band (static/sync/correct.js: `start`, 100 ms for
     # YouTube's declared precision), within which it is in step by its rules.
     median_bound_ms: float
+    standin_file: str = "Tests/e2e/youtube_standin.py"  # named in the record
+    # A room rate this player cannot play: (rate, words its notice must have,
+    # the row's note), or None when it plays every rate the room allows.
+    odd_rate: tuple = (1.4, "1.5×", "not a rate YouTube plays")
+    provider_hosts: tuple = ("youtube.com",)  # the real provider's hosts, absent from the page's policy here
 
 
 YOUTUBE = Provider(
@@ -85,7 +91,55 @@ frame.contentWindow.postMessage(JSON.stringify({ event: 'standin', func: 'adBrea
     median_bound_ms=100.0,
 )
 
-PROVIDERS = {"youtube": YOUTUBE}
+VIMEO_RATE_LOCKED_ID = "1000000"  # the stand-in refuses every rate change for it (an account without speed controls)
+VIMEO_TRUTH_JS = """const v = document.getElementById('v');
+const t0 = performance.timeOrigin + performance.now();
+const position = v.currentTime;
+const t1 = performance.timeOrigin + performance.now();
+return { t: (t0 + t1) / 2, position, paused: v.paused, rate: v.playbackRate };"""
+VIMEO_STALL_JS = """const frame = document.querySelector('.provider-player iframe');
+frame.contentWindow.postMessage({ standin: 'stall', ms: arguments[0] }, new URL(frame.src).origin);"""
+
+# Vimeo: continuous rates in 0.5..2, nudged like the <video>; its position is
+# read by round trips (10 ms declared precision): the band is the nudge's.
+VIMEO = Provider(
+    name="vimeo",
+    setting="vimeo-api-url",
+    standin=lambda media, port: VimeoStandIn(media, port, rate_locked_ids={VIMEO_RATE_LOCKED_ID}),
+    link=lambda video_id: f"https://vimeo.com/{video_id}",
+    video_id="76979871",
+    refused_id=NOT_EMBEDDABLE_ID,
+    refused_words="does not allow it to be played on other sites",
+    frame_css=".provider-player iframe",
+    truth_js=VIMEO_TRUTH_JS,
+    stall_js=VIMEO_STALL_JS,
+    median_bound_ms=30.0,
+    standin_file="Tests/e2e/vimeo_standin.py",
+    odd_rate=None,
+    provider_hosts=("vimeo.com",),
+)
+
+# A Vimeo video whose owner's account has no speed controls: its first rate
+# change is refused, and from then on it plays at 1 and is corrected by seeks
+# (static/sync/correct.js, with its 10 ms precision: a 100 ms band).
+VIMEO_LOCKED = Provider(
+    name="vimeo-locked",
+    setting="vimeo-api-url",
+    standin=lambda media, port: VimeoStandIn(media, port, rate_locked_ids={VIMEO_RATE_LOCKED_ID}),
+    link=lambda video_id: f"https://vimeo.com/{video_id}",
+    video_id=VIMEO_RATE_LOCKED_ID,
+    refused_id=NOT_EMBEDDABLE_ID,
+    refused_words="does not allow it to be played on other sites",
+    frame_css=".provider-player iframe",
+    truth_js=VIMEO_TRUTH_JS,
+    stall_js=VIMEO_STALL_JS,
+    median_bound_ms=100.0,
+    standin_file="Tests/e2e/vimeo_standin.py",
+    odd_rate=(1.4, "1.4×", "this video's rate cannot be changed: played at 1, seek-corrected"),
+    provider_hosts=("vimeo.com",),
+)
+
+PROVIDERS = {"youtube": YOUTUBE, "vimeo": VIMEO, "vimeo-locked": VIMEO_LOCKED}
 
 PAGE_JS = """
 const c = window.cowatch;
@@ -228,7 +282,8 @@ class Scenario:
         directives = {d.split()[0]: d.split()[1:] for d in policy.split("; ") if d}
         origin = self.standin_origin
         self.check(origin in directives.get("script-src", []) and origin in directives.get("frame-src", [])
-                   and not any("youtube.com" in o for o in directives.get("script-src", []) + directives.get("frame-src", [])),
+                   and not any(h in o for h in self.provider.provider_hosts
+                               for o in directives.get("script-src", []) + directives.get("frame-src", [])),
                    f"the page's policy names the stand-in's origin for scripts and frames: {policy!r}")
 
     def run(self):
@@ -247,11 +302,14 @@ class Scenario:
         self.after("/seek 60", "paused", "/seek 60 (paused)")
         self.after("/play", "playing", "/play at 60")
         self.after("/seek 90", "playing", "/seek 90 while playing")
-        self.after("/rate 1.5", "playing", "/rate 1.5")
-        row = self.after("/rate 1.4", "playing", "/rate 1.4 (played at 1.5, seek-corrected)")
-        notices = [self.page(w)["notice"] for w in self.windows]
-        self.check(all(n and "1.5×" in n for n in notices), "a rate the player cannot play is told in words: " + repr(notices[0]))
-        row["note"] = "not a rate YouTube plays"
+        if p.odd_rate is None or p.odd_rate[0] != 1.5:
+            self.after("/rate 1.5", "playing", "/rate 1.5")
+        if p.odd_rate is not None:
+            rate, words, note = p.odd_rate
+            row = self.after(f"/rate {rate:g}", "playing", f"/rate {rate:g} ({note})")
+            notices = [self.page(w)["notice"] for w in self.windows]
+            self.check(all(n and words in n for n in notices), "a rate the player cannot play is told in words: " + repr(notices[0]))
+            row["note"] = note
         self.after("/rate 1", "playing", "/rate 1")
 
         # A stall: one window's player buffers (an ad break) for 3 s.
@@ -287,7 +345,7 @@ def record(path, provider, summary):
              f"`{summary['command']}` at commit {summary['commit']}, {summary['date']}, on {summary['machine']}.",
              "",
              f"Three windows, one room, the {provider.name} player through its stand-in "
-             "(Tests/e2e/youtube_standin.py); each position read inside the provider's frame. "
+             f"({provider.standin_file}); each position read inside the provider's frame. "
              "Spread: the largest distance between the windows' positions, extrapolated to one instant, "
              f"{SAMPLES} samples {SAMPLE_GAP_S:g} s apart, {SETTLE_S:g} s after each transition settled "
              "(every window on the new state, not seeking, no corrective seek in progress).",
