@@ -69,6 +69,11 @@ class Provider:
     # the row's note), or None when it plays every rate the room allows.
     odd_rate: tuple = (1.4, "1.5×", "not a rate YouTube plays")
     provider_hosts: tuple = ("youtube.com",)  # the real provider's hosts, absent from the page's policy here
+    kind: str = ""  # the page's player kind (`source.kind`), when it is not the name
+
+    @property
+    def player_kind(self):
+        return self.kind or self.name
 
 
 YOUTUBE = Provider(
@@ -137,6 +142,7 @@ VIMEO_LOCKED = Provider(
     standin_file="Tests/e2e/vimeo_standin.py",
     odd_rate=(1.4, "1.4×", "this video's rate cannot be changed: played at 1, seek-corrected"),
     provider_hosts=("vimeo.com",),
+    kind="vimeo",
 )
 
 PROVIDERS = {"youtube": YOUTUBE, "vimeo": VIMEO, "vimeo-locked": VIMEO_LOCKED}
@@ -217,7 +223,7 @@ class Scenario:
                 return False
             for p in pages:
                 r = p["readings"]
-                if p["kind"] != self.provider.name or not p["playback"] or p["playback"]["status"] != status or not r:
+                if p["kind"] != self.provider.player_kind or not p["playback"] or p["playback"]["status"] != status or not r:
                     return False
                 if r["seeking"] or p["joining"] or p["fixing"] or (p["me"] or {}).get("suspensions"):
                     return False
@@ -295,7 +301,7 @@ class Scenario:
 
         before = self.seq()
         self.type(f"/watch {p.link(p.video_id)}")
-        self.wait(lambda ps: all((x["seq"] or 0) > before and x["kind"] == p.name for x in ps), f"the {p.name} player in every window")
+        self.wait(lambda ps: all((x["seq"] or 0) > before and x["kind"] == p.player_kind for x in ps), f"the {p.name} player in every window")
         self.measure(f"/watch (a {p.name} link), paused", "paused")
         self.after("/play", "playing", "/play")
         self.after("/pause", "paused", "/pause")
