@@ -70,6 +70,7 @@ class Provider:
     odd_rate: tuple = (1.4, "1.5×", "not a rate YouTube plays")
     provider_hosts: tuple = ("youtube.com",)  # the real provider's hosts, absent from the page's policy here
     kind: str = ""  # the page's player kind (`source.kind`), when it is not the name
+    band_text: str = ""  # what the bound means for this player, in the record (default: a seek-corrected player's)
 
     @property
     def player_kind(self):
@@ -122,6 +123,9 @@ VIMEO = Provider(
     standin_file="Tests/e2e/vimeo_standin.py",
     odd_rate=None,
     provider_hosts=("vimeo.com",),
+    band_text=("The Vimeo player has continuous rates (0.5 to 2): it is kept in step by rate nudges, as the "
+               "`<video>`, on positions read by postMessage round trips (docs/browser.md, \"Vimeo\"); the run fails "
+               "when the median of the transitions' medians passes 30 ms, three times its declared precision."),
 )
 
 # A Vimeo video whose owner's account has no speed controls: its first rate
@@ -143,6 +147,11 @@ VIMEO_LOCKED = Provider(
     odd_rate=(1.4, "1.4×", "this video's rate cannot be changed: played at 1, seek-corrected"),
     provider_hosts=("vimeo.com",),
     kind="vimeo",
+    band_text=("A Vimeo video whose owner's account has no speed controls: its first rate change is refused, and "
+               "from then on the player plays at 1 and is kept in step by corrective seeks (docs/browser.md, "
+               "\"Drift correction by capability\"; with its 10 ms precision, a band of 100 ms each, 200 ms between "
+               "two at worst). At /rate 1.5 and /rate 1.4 it plays at 1: it falls behind by 0.4 to 0.5 s each second "
+               "and jumps back at each correction, so those rows show how far it falls between corrections."),
 )
 
 PROVIDERS = {"youtube": YOUTUBE, "vimeo": VIMEO, "vimeo-locked": VIMEO_LOCKED}
@@ -356,6 +365,7 @@ def record(path, provider, summary):
              f"{SAMPLES} samples {SAMPLE_GAP_S:g} s apart, {SETTLE_S:g} s after each transition settled "
              "(every window on the new state, not seeking, no corrective seek in progress).",
              "",
+             provider.band_text or
              f"The target for a seek-corrected player (docs/browser.md, \"Drift correction by capability\"): each within "
              f"{summary['bound']:g} ms of the timeline, so two within {2 * summary['bound']:g} ms at worst; the first corrective "
              "seek of a page lands as far off as its guess of the seek latency (what the seeks of its scheduled starts took) is wrong, later ones as the "
