@@ -46,8 +46,8 @@ export const LIVE_MARGIN_TARGET_DURATIONS = 3;
  *  of the learned load time, which varies by tens of ms from load to load here
  *  (a closer tolerance would load again for nothing), or a whole segment when
  *  the video began on another one than planned. Measured with three windows
- *  (docs/benchmarks.md): 0.3 target durations left 100 to 220 ms between
- *  them, 0.05 s left 7 to 26 ms, after a few more loads. */
+ *  (Tests/e2e/live_spread.py, one-second segments): a tolerance of 0.3 s left
+ *  them 100 to 220 ms apart, 0.05 s left 7 to 26 ms, after a few more loads. */
 export const LIVE_TOLERANCE_S = 0.05;
 
 /** How long loading a live stream takes, from the load to its first frame
@@ -161,11 +161,6 @@ export function liveMargin(targetDuration) {
  *  <seq> live <edge>`): the playlist's end less the margin. */
 export function liveEdge(playlist) {
   return playlistEnd(playlist) - liveMargin(playlist.targetDuration);
-}
-
-/** `/duration <seq> live <edge>`, the edge to the millisecond. */
-export function liveReport(seq, edge) {
-  return `/duration ${seq} live ${edge.toFixed(3)}`;
 }
 
 /** A live item: the room says so, or the video does (no end). */
