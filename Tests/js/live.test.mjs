@@ -72,7 +72,7 @@ test('what is not a media playlist is not read as one', () => {
   assert.equal(parsePlaylist('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nlow.m3u8\n'), null);
 });
 
-test('the origin is the first of the last run of consecutive segments fetched (after the probe of the first listed)', () => {
+test('the origin is the segment fetched after the probe of the first listed one', () => {
   const p = parsePlaylist(DATED);
   // Two windows as measured: one probed 27 and played from 30; the other, later, probed 28 and played from 31.
   const a = originSegment(['http://h/live.m3u8', 'http://h/live27.ts', 'http://h/live30.ts', 'http://h/live31.ts', 'http://h/live.m3u8', 'http://h/live32.ts'], p);
@@ -81,6 +81,19 @@ test('the origin is the first of the last run of consecutive segments fetched (a
   assert.equal(b.sequence, 31);
   // The frame window A shows at currentTime 1.25 is the one B shows at 0.25.
   near(a.start + 1.25, b.start + 0.25, 'one stream time');
+  // A playlist of four: the probe (27) and the start (28) follow each other.
+  assert.equal(originSegment(['live27.ts', 'live28.ts', 'live29.ts', 'live30.ts'].map((f) => `http://h/${f}`), p).sequence, 28);
+});
+
+test('the origin: a playlist of three played from its first segment, and nothing known yet', () => {
+  const p = parsePlaylist(UNDATED);
+  assert.equal(originSegment(['seg/100.ts?token=x', 'seg/100.ts?token=x', 'seg/101.ts?token=y'], p).sequence, 100);
+  assert.equal(originSegment(['live.m3u8'], p), null);
+  assert.equal(originSegment(['seg/100.ts'], p), null, 'the probe alone');
+  assert.equal(originSegment(['seg/100.ts', 'other/999.ts'], p), null);
+  // The probe's segment gone from this playlist: the rest still tells.
+  assert.equal(originSegment(['seg/99.ts', 'seg/101.ts', 'seg/102.ts'], p).sequence, 101);
+  assert.equal(originSegment(['seg/100.ts'], null), null);
 });
 
 test('a playlist read too late (the video\'s first segments gone from it) tells no origin rather than a wrong one', () => {
@@ -88,16 +101,6 @@ test('a playlist read too late (the video\'s first segments gone from it) tells 
   // The video probed 20 and played 23, 24, ... 32: 23..26 are gone from the page's playlist.
   const fetched = ['live20.ts', 'live23.ts', 'live24.ts', 'live25.ts', 'live26.ts', 'live27.ts', 'live28.ts'].map((f) => `http://h/${f}`);
   assert.equal(originSegment(fetched, p), null);
-});
-
-test('the origin: a short playlist played from its first segment, a refetch, and nothing known yet', () => {
-  const p = parsePlaylist(UNDATED);
-  assert.equal(originSegment(['seg/100.ts?token=x', 'seg/100.ts?token=x', 'seg/101.ts?token=y'], p).sequence, 100);
-  assert.equal(originSegment(['live.m3u8'], p), null);
-  assert.equal(originSegment(['seg/100.ts', 'other/999.ts'], p), null);
-  // The probe's segment gone from this playlist: the rest still tells.
-  assert.equal(originSegment(['seg/99.ts', 'seg/101.ts', 'seg/102.ts'], p).sequence, 101);
-  assert.equal(originSegment(['seg/100.ts'], null), null);
 });
 
 test('the reported edge is the playlist end less three target durations, where a loaded video begins', () => {

@@ -115,12 +115,15 @@ function fileOf(uri) {
 }
 
 /**
- * The segment the video counts its `currentTime` from: among the segments it
- * fetched (in order), the first of the last run of consecutive ones (the first
- * fetch of a live playlist is a probe of its first segment; the video then
- * jumps to where it plays). Every segment fetched after the probe must be in
- * `playlist` (fetched as early as the video's own): a segment already gone
- * from it would leave the run's true start unknown, and a wrong origin is
+ * The segment the video counts its `currentTime` from. Chromium's video first
+ * fetches the playlist's first segment (a probe), then the one it plays from
+ * (the third from the end) and those after it, in order (Tests/e2e/hls_origin.py):
+ * the origin is the second segment fetched, or the first when it is fetched
+ * again at once (a playlist of three segments, played from its first). A
+ * playlist of four gives a probe and a start that follow each other, which is
+ * why the order, not the numbers, tells them apart. Every segment fetched after
+ * the probe must be in `playlist` (fetched as early as the video's own): one
+ * already gone from it would leave the origin unknown, and a wrong origin is
  * worse than none.
  * @param {string[]} fetched URLs the video fetched, in order (playlists among them)
  * @param {ReturnType<typeof parsePlaylist>} playlist
@@ -130,20 +133,10 @@ export function originSegment(fetched, playlist) {
   if (!playlist) return null;
   const byFile = new Map(playlist.segments.map((s) => [fileOf(s.uri), s]));
   const files = fetched.map(fileOf).filter((file) => file && !file.toLowerCase().endsWith('.m3u8'));
-  const seen = [];
-  for (const [i, file] of files.entries()) {
-    const segment = byFile.get(file);
-    if (!segment) {
-      if (i === 0) continue; // the probe, of a segment already gone from this playlist
-      return null;
-    }
-    if (seen.length && seen[seen.length - 1].sequence === segment.sequence) continue; // fetched twice
-    seen.push(segment);
-  }
-  if (!seen.length) return null;
-  let first = seen.length - 1;
-  while (first > 0 && seen[first - 1].sequence === seen[first].sequence - 1) first--;
-  return { sequence: seen[first].sequence, start: seen[first].start };
+  if (files.length < 2) return null; // the probe alone: the start is not fetched yet
+  for (const file of files.slice(1)) if (!byFile.has(file)) return null;
+  const start = byFile.get(files[1]);
+  return { sequence: start.sequence, start: start.start };
 }
 
 /** Stream time of the playlist's end (the end of its last segment). */
