@@ -128,6 +128,9 @@ class LiveRun:
         if statistics.median(spreads) > 200:  # an outlier: what each window did lately
             for w in windows:
                 log(f"    {w.label}: " + " | ".join(w.js("return window.cowatch.sync.history.slice(-10)")))
+                log(f"      fetched: " + " ".join(w.js(
+                    "return performance.getEntriesByType('resource').map((e) => e.name.split('/').pop().split('?')[0])"
+                    ".filter((n) => n.endsWith('.ts')).slice(0, 8)")) + f"; origin {w.js('return window.cowatch.sync.player.live && window.cowatch.sync.player.live.origin')}")
         row = {"transition": name, "windows": len(windows), "status": status, "median": statistics.median(spreads),
                "max": max(spreads), "settle": settle_s, "note": note}
         self.rows.append(row)
