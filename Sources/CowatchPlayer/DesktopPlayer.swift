@@ -137,6 +137,8 @@ public struct DesktopPlayer: Sendable {
     var userSeekPending = false
     var userChange: UserChange?
     public private(set) var mode = "idle"
+    /// More about the mode, in words, for a status line.
+    public private(set) var detail = ""
 
     // During one input: mpv as the actions decided so far leave it.
     var video = MpvReadings()
@@ -343,6 +345,7 @@ public struct DesktopPlayer: Sendable {
         if stallCheck != nil { confirmStall() }
         let plan = plan()
         mode = plan.mode
+        detail = ""
         switch plan {
         case .none:
             cancelJoin()
@@ -371,7 +374,13 @@ public struct DesktopPlayer: Sendable {
             if !(video.seeking && seekTarget == target) { seek(target) }
             return
         }
-        guard let waitingSeq, video.enoughData, readySent != waitingSeq else { return }
+        guard let waitingSeq else { return }
+        guard video.enoughData else {
+            detail = "buffering (\(video.seeking ? "seeking" : video.pausedForCache ? "waiting for data" : "\(Self.seconds(video.bufferedAhead ?? 0)) s read ahead"))"
+            return
+        }
+        detail = "ready"
+        guard readySent != waitingSeq else { return }
         readySent = waitingSeq
         send("/ready \(waitingSeq)")
     }

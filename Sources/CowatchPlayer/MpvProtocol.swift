@@ -65,3 +65,9 @@ public enum MpvMessage: Sendable, Hashable {
         return text + "\n"
     }
 }
+
+/// Commands read as mpv's own: `["seek", .number(12.5), "absolute+exact"]`.
+extension MpvValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
