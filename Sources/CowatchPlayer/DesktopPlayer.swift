@@ -159,6 +159,9 @@ public struct DesktopPlayer: Sendable {
         self.now = now
         self.monotonic = monotonic
         out = []
+        // Whatever the input, a pause mpv did not ask for is the user's (a tick
+        // may see it before mpv's own word of it arrives).
+        noticeUserPause()
         switch input {
         case .connected:
             readySent = nil
@@ -257,15 +260,22 @@ public struct DesktopPlayer: Sendable {
             } else if reason == "eof" {
                 reportEnded()
             }
-        case .pauseChanged(let paused):
-            guard paused != wantPaused, monotonic - pauseAskedAt >= Self.ownPauseWindowMs, video.loaded, !video.eofReached,
-                  !nearEnd else { return }
-            // The user's space bar (or anything else driving mpv).
-            wantPaused = paused
-            cancelJoin()
-            running = nil
-            userChanged(paused ? "/pause" : "/play")
+        case .pauseChanged:
+            return // noticeUserPause() has seen it
         }
+    }
+
+    /// mpv's `pause` other than the player last asked, not just after asking
+    /// (mpv catching up), nor mpv pausing itself on the last frame, is the
+    /// user's space bar (or anything else driving mpv): the room is told.
+    mutating func noticeUserPause() {
+        let paused = video.paused
+        guard paused != wantPaused, monotonic - pauseAskedAt >= Self.ownPauseWindowMs, video.loaded, !video.eofReached,
+              !nearEnd else { return }
+        wantPaused = paused
+        cancelJoin()
+        running = nil
+        userChanged(paused ? "/pause" : "/play")
     }
 
     /// mpv at its end pauses itself (keep-open): not the user.
@@ -343,6 +353,8 @@ public struct DesktopPlayer: Sendable {
     mutating func reconcile() {
         if let change = userChange, monotonic >= change.until { userChange = nil }
         if stallCheck != nil { confirmStall() }
+        // mpv may tell the length after `file-loaded`.
+        if durationSent != src { reportDuration() }
         let plan = plan()
         mode = plan.mode
         detail = ""
@@ -424,6 +436,11 @@ public struct DesktopPlayer: Sendable {
         if video.pausedForCache, !timeline.catchup, stall == nil {
             stallCheck = (monotonic, position)
             return
+        }
+        if let running, running.rate != timeline.rate, !timeline.catchup {
+            // mpv would play the new rate only after its queued audio (Steadiness).
+            note("rate \(running.rate) → \(timeline.rate): re-join")
+            return beginJoin(timeline)
         }
         running = timeline
         let expected = timeline.position(at: now)

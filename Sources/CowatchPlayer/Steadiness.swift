@@ -7,7 +7,16 @@
 /// seek, `seek <t> absolute+exact`); smaller drift is absorbed by nudging
 /// mpv's `speed`, which takes any value, as the `<video>`'s `playbackRate`.
 ///
-/// mpv's readings differ from the `<video>`'s in one way that matters:
+/// mpv's readings and speed differ from the `<video>`'s in ways that matter:
+/// - mpv plays a change of speed only after its queued audio (see
+///   `nudgeHorizon`): a change of the room's rate is followed with a re-join
+///   (an exact seek and a scheduled start), not the `<video>`'s instant change
+///   of rate, which here would leave mpv behind by the queue times the change
+///   (0.18 s from 1 to 1.5).
+/// - mpv puts its pitch-keeping filter in and takes it out as the speed leaves
+///   and comes back to exactly 1, and each time the position jumps by 10 to 25
+///   ms (measured): the interpreter keeps `scaletempo2` in mpv's audio filters
+///   for good, so that a nudge is a smooth change of speed.
 /// - `audio-pts` (the position of the audio being played) moves smoothly, to
 ///   well under a millisecond, like the `<video>`'s `currentTime`: with it the
 ///   page's median of three readings and thresholds apply as they are.
@@ -29,14 +38,14 @@ public enum Steadiness {
     public static let nudgeStop = 0.001
     /// The nudge absorbs the drift within about this many seconds (proportional)...
     ///
-    /// Not the page's 0.3 s: mpv's `audio-pts` counts the audio already queued
-    /// for output at the speed now set, so a change of speed shifts the reading
-    /// at once by about the queue (0.2 s) times the change, against the change
-    /// (measured: from speed 1 to 1.05 the reading falls back 11 ms, then moves
-    /// at 1.05). With a 0.3 s horizon that shift is two thirds of the drift being
-    /// corrected and the nudge oscillated (±10 to 40 ms, measured); at 2 s it is a
-    /// tenth, and a few ms of drift are still absorbed within seconds.
-    public static let nudgeHorizon = 2.0
+    /// Not the page's 0.3 s: mpv plays a change of `speed` only once the audio
+    /// it has already queued for output has played, about 0.37 s later (measured
+    /// with `--ao=null`: 0.001 of speed changed the position by 0.4 ms over the
+    /// next 0.6 s instead of 0.6 ms; 0.5 by 183 ms instead of 300). A proportional
+    /// nudge over a delay that long overshoots unless its horizon is well over
+    /// the delay (beyond about e times it: 1 s); 1.5 s keeps it from swinging
+    /// while a few ms of drift are still absorbed within seconds.
+    public static let nudgeHorizon = 1.5
     /// ...changing the speed by at most this fraction (6 %, as the page).
     public static let nudgeMax = 0.06
     /// A held position is reached within this for a smooth reading (drift.js `hold`).
@@ -74,9 +83,14 @@ public enum Steadiness {
 
     /// The speed to play at for `drift` on a timeline moving at `rate`, and whether
     /// a nudge is on (it begins above nudgeStart and ends below nudgeStop).
+    ///
+    /// The change is the drift over the horizon in media seconds per second
+    /// whatever the rate (the page's is a fraction of the rate): at 1.5 the page's
+    /// rule corrects half again as fast, which over mpv's delay overshot (measured:
+    /// -41, +16, -7 ms).
     public static func nudge(nudging: Bool, drift: Double, rate: Double) -> (nudging: Bool, speed: Double) {
         if abs(drift) < (nudging ? nudgeStop : nudgeStart) { return (false, round(rate)) }
-        let change = min(nudgeMax, max(-nudgeMax, drift / nudgeHorizon))
+        let change = min(nudgeMax, max(-nudgeMax, drift / (nudgeHorizon * max(rate, 0.0625))))
         return (true, round(rate * (1 - change)))
     }
 

@@ -73,6 +73,11 @@ final class MpvRunner: @unchecked Sendable {
             request(["set_property", "keep-open", "yes"])
             request(["set_property", "idle", "yes"])
             request(["set_property", "pause", true])
+            // Pitch kept by a filter that stays: mpv's own comes and goes as the
+            // speed leaves and meets exactly 1, and the position jumps each time
+            // (Sources/CowatchPlayer/Steadiness.swift). The label replaces ours
+            // on an mpv attached again.
+            request(["af", "add", "@cowatch-speed:scaletempo2"])
             for (index, name) in Self.observed.enumerated() { request(["observe_property", .number(Double(index + 1)), .string(name)]) }
             for action in life.handle(.start(now: Self.monotonicMs() / 1000)) { perform(action) }
             scheduleTick()

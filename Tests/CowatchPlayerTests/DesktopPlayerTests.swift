@@ -77,6 +77,17 @@ struct DesktopPlayerFollowTests {
         #expect(Desk.sent(desk.on(.tick)).isEmpty)
     }
 
+    @Test("a length mpv tells only after the file loaded is reported on the next look")
+    func durationAfterLoad() {
+        var desk = Desk()
+        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        _ = desk.on(Desk.state(1, .paused, duration: nil))
+        desk.readings.duration = nil
+        #expect(Desk.sent(desk.on(.mpv(.fileLoaded))).isEmpty)
+        desk.readings.duration = 60
+        #expect(Desk.sent(desk.on(.tick)) == ["/duration 1 60.000"])
+    }
+
     @Test("an own copy is loaded in place of the room's link")
     func ownCopy() {
         var desk = Desk(player: DesktopPlayer(ownCopy: "/home/me/a.mkv"))
@@ -222,6 +233,19 @@ struct DesktopPlayerUserTests {
         desk.pass(ms: 50)
         #expect(!desk.on(.tick).contains { if case .play = $0 { true } else { false } })
         #expect(desk.player.mode == "yours")
+    }
+
+    @Test("a pause the player did not ask for, seen on a tick before mpv's word of it, is the user's all the same")
+    func userPauseOnTick() {
+        var desk = Desk()
+        desk.joined()
+        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300)))
+        desk.pass(ms: wake?.ms ?? 0)
+        _ = desk.on(.wake(wake?.id ?? 0))
+        desk.pass(ms: 2000)
+        desk.readings.paused = true
+        #expect(Desk.sent(desk.on(.tick)) == ["/pause"])
+        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))).isEmpty)
     }
 
     @Test("mpv reporting the pause the player itself asked for is not the user's")
