@@ -50,7 +50,7 @@ struct WatchCommand: ParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard WebSocketAddress(room.replacingOccurrences(of: "https://", with: "wss://")) != nil else {
+        guard WebSocketAddress(room) != nil else {
             throw ValidationError("expected the room's link, http://HOST:PORT/rooms/ROOM (or ws://...), got \(room)")
         }
         if let file {
