@@ -339,7 +339,7 @@ public struct DesktopPlayer: Sendable {
         guard let state, state.activity != nil, let timeline = state.timeline else { return .none("idle") }
         guard let me, me.joined else { return .none("left") }
         if mediaError != nil { return .none("error") }
-        if let change = userChange, monotonic < change.until { return .detached("yours", reasons: []) }
+        if userSeekPending || (userChange.map { monotonic < $0.until } ?? false) { return .detached("yours", reasons: []) }
         let others = me.suspensions.filter { $0 != "catchup" }
         if let catchup, others.isEmpty { return .run(catchup.timeline, mode: "catchup") }
         if !others.isEmpty { return .detached("suspended", reasons: others) }

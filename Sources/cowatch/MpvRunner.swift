@@ -113,7 +113,10 @@ final class MpvRunner: @unchecked Sendable {
                 readings.eofReached = false
                 sampled(.mpv(.fileLoaded))
             case "seek":
-                sampled(.mpv(.seek))
+                // At once, not after a reading: an answer already on its way may
+                // show the new position, and the player must know first that the
+                // seek is not its own.
+                deliver(.mpv(.seek), at: Self.monotonicMs())
             case "playback-restart":
                 sampled(.mpv(.playbackRestart))
             case "end-file":

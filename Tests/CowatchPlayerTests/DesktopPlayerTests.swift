@@ -275,6 +275,20 @@ struct DesktopPlayerUserTests {
         #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.250"])
     }
 
+    @Test("while the user's seek lands, a reading of the new position does not make the player seek back")
+    func userSeekNotFought() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(Desk.state(2, .paused, position: 15))
+        _ = desk.on(.mpv(.seek))
+        _ = desk.on(.mpv(.playbackRestart))
+        desk.pass(ms: 1000)
+        _ = desk.on(.mpv(.seek))
+        desk.readings.position = 42
+        #expect(Desk.seeks(desk.on(.tick)).isEmpty)
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+    }
+
     @Test("the player's own seeks are not sent to the room")
     func ownSeek() {
         var desk = Desk()

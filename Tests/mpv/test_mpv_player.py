@@ -37,7 +37,8 @@ FPS = 30
 # this test's own reading is timestamped at the middle of an IPC round trip
 # (samples slower than SAMPLE_RTT_MS are dropped: up to 2 ms off). So settled,
 # mpv is expected within about 3 + 1 + 1 + 2 = 7 ms; the bounds allow twice that
-# for p95 and a busy two-core machine's scheduling for the largest.
+# for the p95 of all the readings of every transition, and a busy two-core
+# machine's scheduling for the largest of each.
 #
 # Settling: a start late by L ms (a busy machine; beyond 250 ms it re-joins with
 # a seek) is absorbed by a nudge of at most 6 % of the rate, then proportionally
@@ -177,7 +178,7 @@ def setup():
     path = os.path.join(tmp, f"cowatch-mpv-{watch.pid}.sock")
     wait_for(lambda: os.path.exists(path), 15, "mpv's socket")
     ipc = wait_for(lambda: _try_ipc(path), 10, "mpv's IPC")
-    context = {"bot": bot, "ipc": ipc, "watch": watch, "work": work, "figures": {}}
+    context = {"bot": bot, "ipc": ipc, "watch": watch, "work": work, "figures": {}, "errors": []}
     yield context
     if os.environ.get("MPV_TEST_DEBUG"):
         print("cowatch watch still running:", watch.poll() is None)
@@ -256,7 +257,9 @@ def settled_errors(ctx, what):
     figure = {"settled_after_ms": round(max(0, settled_after)), "p95_ms": round(p95, 2), "max_ms": round(magnitudes[-1], 2),
               "mean_ms": round(statistics.mean(errors), 2), "samples": len(errors)}
     ctx["figures"][what] = figure
+    ctx["errors"].extend(errors)
     print(f"{what}: {figure}")
+    assert figure["max_ms"] <= MAX_BOUND_MS, f"{what}: {figure}"
     return figure
 
 
@@ -283,8 +286,7 @@ def test_mpv_follows_play_pause_seek_and_rate(setup):
     state = wait_for(lambda: playing_state(bot, seq), 10, "the room to play (mpv's /ready)")
     # A coordinated start: mpv waited with everyone and started at the state's instant.
     wait_for(lambda: ipc.get("pause") is False, 5, "mpv to play")
-    figure = settled_errors(setup, "play")
-    assert figure["p95_ms"] <= P95_BOUND_MS and figure["max_ms"] <= MAX_BOUND_MS, figure
+    settled_errors(setup, "play")
 
     seq = bot.current()["seq"]
     bot.send("/pause")
@@ -302,27 +304,23 @@ def test_mpv_follows_play_pause_seek_and_rate(setup):
     seq = bot.current()["seq"]
     bot.send("/play")
     wait_for(lambda: playing_state(bot, seq), 10, "the room to play again")
-    figure = settled_errors(setup, "play after seek")
-    assert figure["p95_ms"] <= P95_BOUND_MS and figure["max_ms"] <= MAX_BOUND_MS, figure
+    settled_errors(setup, "play after seek")
 
     seq = bot.current()["seq"]
     bot.send("/rate 1.5")
     wait_for(lambda: playing_state(bot, seq, rate=1.5), 5, "rate 1.5")
-    figure = settled_errors(setup, "rate 1.5")
-    assert figure["p95_ms"] <= P95_BOUND_MS and figure["max_ms"] <= MAX_BOUND_MS, figure
+    settled_errors(setup, "rate 1.5")
     assert abs(ipc.get("speed") - 1.5) < 1.5 * 0.061
 
     seq = bot.current()["seq"]
     bot.send("/seek 10")
     wait_for(lambda: playing_state(bot, seq), 10, "playing from 10 s")
-    figure = settled_errors(setup, "seek while playing")
-    assert figure["p95_ms"] <= P95_BOUND_MS and figure["max_ms"] <= MAX_BOUND_MS, figure
+    settled_errors(setup, "seek while playing")
 
     seq = bot.current()["seq"]
     bot.send("/rate 1")
     wait_for(lambda: playing_state(bot, seq, rate=1), 5, "rate 1")
-    figure = settled_errors(setup, "rate 1")
-    assert figure["p95_ms"] <= P95_BOUND_MS and figure["max_ms"] <= MAX_BOUND_MS, figure
+    settled_errors(setup, "rate 1")
 
 
 def test_a_pause_and_a_seek_in_mpv_reach_the_room(setup):
@@ -347,6 +345,17 @@ def test_a_pause_and_a_seek_in_mpv_reach_the_room(setup):
     seq = state["seq"]
     ipc.command("keypress", "space")  # mpv's own key: play again, for everyone
     wait_for(lambda: playing_state(bot, seq), 10, "the room playing again from mpv's key")
-    figure = settled_errors(setup, "play from mpv's key")
-    assert figure["p95_ms"] <= P95_BOUND_MS and figure["max_ms"] <= MAX_BOUND_MS, figure
+    settled_errors(setup, "play from mpv's key")
     assert not [e for e in bot.errors() if e["code"] not in ("stale-report",)]
+
+
+def test_all_transitions_together(setup):
+    """The p95 over every settled reading of every transition (about 120)."""
+    errors = setup["errors"]
+    assert len(errors) >= 60, f"only {len(errors)} readings: an earlier test stopped short"
+    magnitudes = sorted(abs(e) for e in errors)
+    p95 = magnitudes[math.ceil(0.95 * len(magnitudes)) - 1]
+    setup["figures"]["all"] = {"p95_ms": round(p95, 2), "max_ms": round(magnitudes[-1], 2),
+                               "mean_ms": round(statistics.mean(errors), 2), "samples": len(errors)}
+    print(f"all: {setup['figures']['all']}")
+    assert p95 <= P95_BOUND_MS, setup["figures"]["all"]
