@@ -132,6 +132,9 @@ public struct DesktopPlayer: Sendable {
 
     var wantPaused = true
     var pauseAskedAt = -Double.infinity
+    /// The player's own seeks mpv has not yet said `seek` for.
+    var ownSeeksUnseen = 0
+    /// One of the player's own seeks is under way (until mpv's `playback-restart`).
     var ownSeek = false
     var seekTarget: Double?
     var userSeekPending = false
@@ -244,9 +247,16 @@ public struct DesktopPlayer: Sendable {
             }
             reconcile()
         case .seek:
-            if !ownSeek { userSeekPending = true }
+            if ownSeeksUnseen > 0 { ownSeeksUnseen -= 1 } else { userSeekPending = true }
         case .playbackRestart:
+            // mpv merges a seek asked while another waits: landing far from
+            // the player's own target, it was the user's that won.
+            if ownSeek, !userSeekPending, let target = seekTarget, let position = video.position,
+               abs(position - target) > holdTolerance + 0.05 {
+                userSeekPending = true
+            }
             ownSeek = false
+            ownSeeksUnseen = 0
             video.seeking = false
             if userSeekPending {
                 userSeekPending = false
@@ -572,6 +582,7 @@ public struct DesktopPlayer: Sendable {
     mutating func seek(_ position: Double) {
         seekTarget = position
         ownSeek = true
+        ownSeeksUnseen += 1
         out.append(.seek(position))
         video.position = position
         video.seeking = true

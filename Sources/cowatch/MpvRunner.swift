@@ -14,6 +14,9 @@ final class MpvRunner: @unchecked Sendable {
                            "duration", "eof-reached", "speed", "container-fps"]
     /// How often the player looks at mpv's position (the page's tick).
     static let tickMs = 50
+    /// Room events kept while the first `/time` answer is awaited (a fraction of
+    /// a second): beyond this the oldest go, a newer state standing for them.
+    static let maximumEarlyMessages = 200
 
     private let queue = DispatchQueue(label: "cowatch-watch", qos: .userInteractive)
     private let mpv: MpvSocket
@@ -329,8 +332,17 @@ final class MpvRunner: @unchecked Sendable {
             }
         case .other:
             return
+        case .error(let code, let words):
+            // Reports that answer a state the room has moved on from are expected.
+            if code != "stale-report" { Output.error("cowatch: the room says: \(words)") }
+            if clock.synced { sampled(.room(message)) }
         default:
-            if clock.synced { sampled(.room(message)) } else { early.append(message) }
+            if clock.synced {
+                sampled(.room(message))
+            } else {
+                early.append(message)
+                if early.count > Self.maximumEarlyMessages { early.removeFirst() }
+            }
         }
     }
 

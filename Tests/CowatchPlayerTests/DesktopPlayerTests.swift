@@ -289,6 +289,29 @@ struct DesktopPlayerUserTests {
         #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
     }
 
+    @Test("the user's seek while the player's own is under way still reaches the room")
+    func userSeekDuringOwn() {
+        var desk = Desk()
+        desk.joined()
+        desk.readings.position = 15.5
+        #expect(Desk.seeks(desk.on(Desk.state(2, .paused, position: 15.832))) == [15.832])
+        _ = desk.on(.mpv(.seek)) // the player's
+        _ = desk.on(.mpv(.seek)) // the user's
+        desk.readings.position = 42
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+    }
+
+    @Test("the user's seek merged by mpv into the player's own is known by where mpv lands")
+    func userSeekMerged() {
+        var desk = Desk()
+        desk.joined()
+        desk.readings.position = 15.5
+        _ = desk.on(Desk.state(2, .paused, position: 15.832))
+        _ = desk.on(.mpv(.seek))
+        desk.readings.position = 42
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+    }
+
     @Test("the player's own seeks are not sent to the room")
     func ownSeek() {
         var desk = Desk()
