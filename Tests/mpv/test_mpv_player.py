@@ -104,7 +104,9 @@ class Room:
     """The bot: a WebSocket member that sends commands and keeps the last state."""
 
     def __init__(self, url):
-        self.ws = connect(url, subprotocols=["cowatch.v1.json"], open_timeout=10)
+        # Entered as a context manager would be (websockets 17 warns otherwise);
+        # closed by close().
+        self.ws = connect(url, subprotocols=["cowatch.v1.json"], open_timeout=10).__enter__()
         self.state = None
         self.events = []
         self.lock = threading.Lock()
@@ -124,6 +126,9 @@ class Room:
 
     def send(self, line):
         self.ws.send(line)
+
+    def close(self):
+        self.ws.close()
 
     def current(self):
         with self.lock:
@@ -183,6 +188,7 @@ def setup():
     if os.environ.get("MPV_TEST_DEBUG"):
         print("cowatch watch still running:", watch.poll() is None)
     ipc.close()
+    bot.close()
     watch.terminate()
     try:
         watch.wait(timeout=10)

@@ -115,6 +115,7 @@ def stall_setup():
     for name in GATES.events:
         GATES.open(name)
     ipc.close()
+    bot.close()
     watch.terminate()
     try:
         watch.wait(timeout=10)
