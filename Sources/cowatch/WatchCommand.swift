@@ -9,12 +9,13 @@ struct WatchCommand: ParsableCommand {
         commandName: "watch",
         abstract: "Watch a room's video in mpv, in step with everyone.",
         discussion: """
-        Example: cowatch watch http://127.0.0.1:7480/rooms/lobby --name alice
-                 (mpv plays the room's video; its keys act for the room: space
-                 pauses or plays everyone, a seek moves everyone; closing mpv leaves)
+        Example:  cowatch watch http://127.0.0.1:7480/rooms/lobby --name alice
+                  (mpv plays the room's video; space pauses or plays everyone,
+                  a seek moves everyone; closing mpv leaves the room)
         Own copy: cowatch watch http://127.0.0.1:7480/rooms/lobby ~/Movie.mkv
-                 (mpv plays that file in place of the room's link, in step with the room)
-        Attach:  mpv --input-ipc-server=/tmp/mpv.sock &  cowatch watch ROOM --ipc /tmp/mpv.sock
+                  (that file instead of the room's link, in step with the room)
+        Attach:   mpv --input-ipc-server=/tmp/mpv.sock &
+                  cowatch watch http://127.0.0.1:7480/rooms/lobby --ipc /tmp/mpv.sock
         """
     )
 
@@ -64,6 +65,20 @@ struct WatchCommand: ParsableCommand {
     }
 
     func run() throws {
+        do {
+            try watch()
+        } catch let failure as Failure {
+            Output.error("cowatch: \(failure.words)")
+            throw ExitCode.failure
+        }
+    }
+
+    /// Why mpv could not be started or reached, in words.
+    struct Failure: Error {
+        var words: String
+    }
+
+    func watch() throws {
         guard var address = WebSocketAddress(room) else { throw ExitCode.validationFailure }
         if let name { address = address.adding("name", name) }
         address = address.adding("player", "1")
@@ -89,13 +104,19 @@ struct WatchCommand: ParsableCommand {
             do {
                 try process.run()
             } catch {
-                throw ValidationError("cannot start \(mpv): \(error.localizedDescription) (Debian: apt install mpv)")
+                throw Failure(words: "cannot start \(mpv): \(error.localizedDescription) (Debian: apt install mpv)")
             }
             launched = process
         }
         let socket = try Self.connect(socketPath, timeout: timeout, launched: launched)
-        let runner = try MpvRunner(mpv: socket, launched: launched, address: address, ownCopy: ownCopy, verbose: verbose,
+        let runner: MpvRunner
+        do {
+            runner = try MpvRunner(mpv: socket, launched: launched, address: address, ownCopy: ownCopy, verbose: verbose,
                                    connectTimeout: timeout)
+        } catch {
+            launched?.terminate()
+            throw Failure(words: "cannot start the room's connection: \(error)")
+        }
         runner.start()
         // The runner exits the process when mpv closes or the session ends.
         while true { Thread.sleep(forTimeInterval: 3600) }
@@ -109,9 +130,10 @@ struct WatchCommand: ParsableCommand {
                 return try MpvSocket(path: path)
             } catch {
                 if let launched, !launched.isRunning {
-                    throw ValidationError("mpv exited (status \(launched.terminationStatus)) before opening its socket")
+                    throw Failure(words: "\(launched.arguments?.first ?? "mpv") exited (status \(launched.terminationStatus)) before opening its socket"
+                                  + (launched.terminationStatus == 127 ? ": is it installed? (Debian: apt install mpv)" : ""))
                 }
-                if launched == nil || Date() > deadline { throw ValidationError("\(error)") }
+                if launched == nil || Date() > deadline { throw Failure(words: "\(error)") }
                 Thread.sleep(forTimeInterval: 0.05)
             }
         }
