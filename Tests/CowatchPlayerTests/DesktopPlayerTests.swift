@@ -424,6 +424,29 @@ struct DesktopPlayerClockTests {
         #expect(clock.uncertainty <= 2.5)
     }
 
+    @Test("samples go in a burst of eight, then every half second for ten seconds, then every two")
+    func schedule() {
+        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 3, lastSent: 80) == 120)
+        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 8, lastSent: 280) == 780)
+        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 30, lastSent: 10_280) == 12_280)
+    }
+
+    @Test("a round trip longer than ten seconds is not one of ours")
+    func slowSample() {
+        var clock = ServerClock()
+        let added = clock.add(sent: 0, server: 5, received: 10_001)
+        #expect(!added)
+        #expect(!clock.synced)
+    }
+
+    @Test("a catch-up's replay meets the group's timeline exactly at its end")
+    func catchupMeets() {
+        let group = Timeline(playing: true, position: 100, at: 0, rate: 1)
+        let replay = Timeline.catchup(from: 90, rate: 2, until: 20_000, group: group)
+        #expect(abs(replay.position(at: 20_000) - group.position(at: 20_000)) < 1e-9)
+        #expect(replay.catchup)
+    }
+
     @Test("a state event's timeline and activity are read from the server's JSON")
     func parsesState() {
         let text = """
