@@ -142,9 +142,14 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // `cowatch watch`: mpv as a member of a room. The rules as pure values
+        // (what to do now, from the room's state and mpv's readings); the
+        // interpreter touching mpv's IPC socket is in the executable.
+        .target(name: "CowatchPlayer"),
         .executableTarget(
             name: "cowatch",
             dependencies: [
+                "CowatchPlayer",
                 "CowatchCore",
                 "CowatchGateway",
                 "CowatchBridge",
@@ -174,6 +179,7 @@ let package = Package(
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
+        .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchClient", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge", "CowatchClient", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),

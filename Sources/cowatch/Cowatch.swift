@@ -5,6 +5,6 @@ struct Cowatch: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cowatch",
         abstract: "Watch videos together, in sync: a server, a terminal client and tools.",
-        subcommands: [ServeCommand.self, ConnectCommand.self, BridgeCommand.self, CommandsCommand.self, BenchCommand.self, AdminCommand.self, TokenCommand.self]
+        subcommands: [ServeCommand.self, ConnectCommand.self, WatchCommand.self, BridgeCommand.self, CommandsCommand.self, BenchCommand.self, AdminCommand.self, TokenCommand.self]
     )
 }

@@ -1,0 +1,606 @@
+/// mpv as a member of a room, decided without touching mpv or the socket: the
+/// page's player (`static/sync/player.js`, `plan.js`, `follow.js`) for mpv.
+///
+/// Each input (a room event, an mpv event, a tick, a start's timer) comes with
+/// mpv's readings, the server time `now` (ms, from the `/time` estimate) and the
+/// local steady clock `monotonic` (ms), and returns the actions to carry out, in
+/// order. `Sources/cowatch/MpvRunner.swift` reads mpv and carries them out.
+///
+/// What it does, as the page does:
+/// - follows the room's state: holds a paused or waiting group's position with an
+///   exact seek, says `/ready <seq>` there with enough data, starts at a playing
+///   state's `at` (a coordinated start) or, late, at a planned instant ahead after
+///   seeking, follows a catch-up's replay, and stands aside while suspended;
+/// - keeps in step by nudging `speed`, and re-joins (an exact seek and a
+///   scheduled start) beyond `Steadiness.seek`;
+/// - reports what only a player knows: `/buffering` for a stall that lasts
+///   (`paused-for-cache`), `/ready` once recovered, `/ended <seq>` at the end,
+///   `/duration <seq> <seconds>`, and `/suspend coordinatedPlaybackNotPossible`
+///   when the media does not load;
+/// - tells mpv's own changes from the user's: a `pause` change it did not ask for
+///   is the user's space bar (`/pause` or `/play`), a `seek` it did not cause is
+///   the user's (`/seek <t>` once it lands). Then it leaves mpv alone until the
+///   room answers (or `userGraceMs` passes: a refused command is undone by the
+///   room's own state).
+public struct DesktopPlayer: Sendable {
+    public enum MpvEvent: Sendable, Hashable {
+        case fileLoaded
+        case seek
+        case playbackRestart
+        /// `end-file` with its `reason` (`eof`, `stop`, `quit`, `error`, `redirect`).
+        case endFile(reason: String)
+        case pauseChanged(Bool)
+    }
+
+    public enum Input: Sendable, Hashable {
+        /// A connection opened (before its welcome): reports may be needed again.
+        case connected
+        case room(RoomMessage)
+        case mpv(MpvEvent)
+        case tick
+        /// The timer of scheduled start number `Int` fired.
+        case wake(Int)
+    }
+
+    public enum Action: Sendable, Hashable {
+        case send(String)
+        /// `loadfile` this URL or path (paused).
+        case load(String)
+        case pause
+        /// Set `speed`, then unpause at server time `at` (ms), to the instant.
+        case play(at: Double, speed: Double)
+        /// `seek <to> absolute+exact`.
+        case seek(Double)
+        case speed(Double)
+        /// Call `.wake(id)` in `afterMs`; one timer: it replaces any.
+        case wake(Int, afterMs: Double)
+        case cancelWake
+        /// The player's history, for `--verbose`.
+        case note(String)
+    }
+
+    /// What the player is doing, for a status line.
+    public enum Plan: Sendable, Hashable {
+        case none(String)
+        case detached(String, reasons: [String])
+        case hold(Timeline, waitingSeq: Int?, mode: String)
+        case run(Timeline, mode: String)
+
+        public var mode: String {
+            switch self {
+            case .none(let mode), .detached(let mode, _), .hold(_, _, let mode), .run(_, let mode): mode
+            }
+        }
+    }
+
+    struct Join: Sendable, Hashable {
+        var id: Int
+        var key: Timeline
+        var startAt: Double
+        var position: Double
+        var rate: Double
+        var seekBegan: Double?
+        var armed = false
+    }
+
+    struct Verify: Sendable, Hashable {
+        var startAt: Double
+        var position: Double
+        var rate: Double
+        var calledAt: Double
+    }
+
+    /// The user's own change, sent to the room: hands off mpv until the room
+    /// answers with a newer state than `seq`, or until `until` (monotonic ms).
+    struct UserChange: Sendable, Hashable {
+        var seq: Int
+        var until: Double
+    }
+
+    /// How long after the user's own change the player waits for the room's answer.
+    public static let userGraceMs = 2000.0
+    /// A `pause` change this soon after asking for the other value is mpv
+    /// catching up with an earlier request, not the user.
+    public static let ownPauseWindowMs = 250.0
+
+    /// A local file played in place of the room's item.
+    public let ownCopy: String?
+
+    public private(set) var state: RoomState?
+    public private(set) var me: Member?
+    var catchup: (until: Double, timeline: Timeline)?
+    var src: String?
+    public private(set) var mediaError: String?
+    var suspendedForMedia = false
+    var readySent: Int?
+    var durationSent: String?
+    var endedSent: Int?
+    var stall: Double?
+    var stallReadySentAt = -Double.infinity
+    var stallCheck: (since: Double, position: Double)?
+    var appliedSeq: Int?
+
+    var join: Join?
+    var joins = 0
+    var running: Timeline?
+    var verify: Verify?
+    var drifts: [Double] = []
+    public private(set) var drift: Double?
+    var nudging = false
+    public private(set) var playLatency = Starts.playLatencyInitial
+    public private(set) var joinLead = Starts.joinLeadInitial
+
+    var wantPaused = true
+    var pauseAskedAt = -Double.infinity
+    /// The player's own seeks mpv has not yet said `seek` for.
+    var ownSeeksUnseen = 0
+    /// One of the player's own seeks is under way (until mpv's `playback-restart`).
+    var ownSeek = false
+    var seekTarget: Double?
+    var userSeekPending = false
+    var userChange: UserChange?
+    public private(set) var mode = "idle"
+    /// More about the mode, in words, for a status line.
+    public private(set) var detail = ""
+
+    // During one input: mpv as the actions decided so far leave it.
+    var video = MpvReadings()
+    var now = 0.0
+    var monotonic = 0.0
+    var out: [Action] = []
+
+    public init(ownCopy: String? = nil) {
+        self.ownCopy = ownCopy
+    }
+
+    public mutating func handle(_ input: Input, readings: MpvReadings, now: Double, monotonic: Double) -> [Action] {
+        video = readings
+        // mpv reports a change of `pause` a moment after it is asked: until then
+        // the player's own request is what stands.
+        if monotonic - pauseAskedAt < Self.ownPauseWindowMs { video.paused = wantPaused }
+        if ownSeek { video.seeking = true }
+        self.now = now
+        self.monotonic = monotonic
+        out = []
+        // Whatever the input, a pause mpv did not ask for is the user's (a tick
+        // may see it before mpv's own word of it arrives).
+        noticeUserPause()
+        switch input {
+        case .connected:
+            readySent = nil
+            durationSent = nil
+            stallReadySentAt = -.infinity
+            appliedSeq = nil
+        case .room(let message):
+            receive(message)
+        case .mpv(let event):
+            mpvEvent(event)
+        case .tick:
+            reconcile()
+        case .wake(let id):
+            wake(id)
+        }
+        let actions = out
+        out = []
+        return actions
+    }
+
+    // MARK: inputs
+
+    mutating func receive(_ message: RoomMessage) {
+        switch message {
+        case .welcome(let you):
+            me = you
+            reconcile()
+        case .participant(let member):
+            guard member.id == me?.id else { return }
+            let before = me?.suspensions
+            me = member
+            if member.suspensions != before {
+                // The server hands the state again when the last suspension ends,
+                // and that state may need a fresh /ready.
+                readySent = nil
+                stallReadySentAt = -.infinity
+                if !member.suspensions.contains("stallRecovery") { stall = nil }
+            }
+            reconcile()
+        case .state(let incoming):
+            if let appliedSeq, incoming.seq < appliedSeq { return } // stale: crossed a newer one
+            setState(incoming)
+        case .catchup(let from, let rate, let until):
+            guard let group = state?.timeline else { return }
+            catchup = (until, Timeline.catchup(from: from, rate: rate, until: until, group: group))
+            reconcile()
+        case .error(let code, _):
+            // The user's own command refused: the room's state stands.
+            if userChange != nil, ["forbidden", "suspended", "not-possible", "no-session", "rate-limited"].contains(code) {
+                userChange = nil
+                reconcile()
+            }
+        case .time, .other:
+            return
+        }
+    }
+
+    mutating func setState(_ incoming: RoomState) {
+        let previous = state
+        state = incoming
+        appliedSeq = incoming.seq
+        note("state \(incoming.seq) \(incoming.status.rawValue) pos=\(incoming.position) at=\(Int(incoming.at) % 100_000) rate=\(incoming.rate)")
+        if let change = userChange, incoming.seq > change.seq { userChange = nil }
+        if let activity = incoming.activity {
+            if activity.url != src { load(activity) }
+            reportDuration()
+        }
+        if previous?.item != incoming.item { endedSent = nil }
+        if incoming.status != .playing { stall = nil }
+        reconcile()
+    }
+
+    mutating func mpvEvent(_ event: MpvEvent) {
+        switch event {
+        case .fileLoaded:
+            reportDuration()
+            if suspendedForMedia, mediaError == nil {
+                suspendedForMedia = false
+                send("/resume coordinatedPlaybackNotPossible")
+            }
+            reconcile()
+        case .seek:
+            if ownSeeksUnseen > 0 { ownSeeksUnseen -= 1 } else { userSeekPending = true }
+        case .playbackRestart:
+            // mpv merges a seek asked while another waits: landing far from
+            // the player's own target, it was the user's that won.
+            if ownSeek, !userSeekPending, let target = seekTarget, let position = video.position,
+               abs(position - target) > holdTolerance + 0.05 {
+                userSeekPending = true
+            }
+            ownSeek = false
+            ownSeeksUnseen = 0
+            video.seeking = false
+            if userSeekPending {
+                userSeekPending = false
+                userChanged("/seek \(Self.seconds(video.position ?? 0))")
+                return
+            }
+            reconcile()
+        case .endFile(let reason):
+            if reason == "error" {
+                mediaFailed("mpv could not play it")
+            } else if reason == "eof" {
+                reportEnded()
+            }
+        case .pauseChanged:
+            return // noticeUserPause() has seen it
+        }
+    }
+
+    /// mpv's `pause` other than the player last asked, not just after asking
+    /// (mpv catching up), nor mpv pausing itself on the last frame, is the
+    /// user's space bar (or anything else driving mpv): the room is told.
+    mutating func noticeUserPause() {
+        let paused = video.paused
+        guard paused != wantPaused, monotonic - pauseAskedAt >= Self.ownPauseWindowMs, video.loaded, !video.eofReached,
+              !nearEnd else { return }
+        wantPaused = paused
+        cancelJoin()
+        running = nil
+        userChanged(paused ? "/pause" : "/play")
+    }
+
+    /// mpv at its end pauses itself (keep-open): not the user.
+    var nearEnd: Bool {
+        guard let duration = video.duration, let position = video.position else { return false }
+        return position >= duration - endMargin - 0.5
+    }
+
+    mutating func userChanged(_ line: String) {
+        guard state != nil, me?.joined == true else { return }
+        note("the user in mpv: \(line)")
+        send(line)
+        userChange = UserChange(seq: state?.seq ?? 0, until: monotonic + Self.userGraceMs)
+        readySent = nil
+    }
+
+    mutating func mediaFailed(_ words: String) {
+        mediaError = words
+        cancelJoin()
+        running = nil
+        if !suspendedForMedia, me?.joined == true {
+            suspendedForMedia = true
+            send("/suspend coordinatedPlaybackNotPossible")
+        }
+    }
+
+    mutating func reportEnded() {
+        guard case .run(let timeline, _) = plan(), !timeline.catchup, let state, endedSent != state.seq else { return }
+        endedSent = state.seq
+        send("/ended \(state.seq)")
+    }
+
+    /// `/duration <seq> <seconds>` once mpv knows the item's length and the room does not.
+    mutating func reportDuration() {
+        guard let state, let activity = state.activity, activity.duration == nil, !activity.live, activity.url == src,
+              durationSent != activity.url, video.loaded, let duration = video.duration, duration > 0, duration.isFinite else { return }
+        send("/duration \(state.seq) \(Self.seconds(duration))")
+        durationSent = activity.url
+    }
+
+    mutating func load(_ activity: Activity) {
+        src = activity.url
+        mediaError = nil
+        cancelJoin()
+        running = nil
+        catchup = nil
+        stall = nil
+        stallCheck = nil
+        pause()
+        out.append(.load(ownCopy ?? activity.url))
+        video.loaded = false
+        video.position = nil
+        video.duration = nil
+        video.eofReached = false
+    }
+
+    // MARK: deciding
+
+    public mutating func plan() -> Plan {
+        if let catchup, now >= catchup.until { self.catchup = nil }
+        guard let state, state.activity != nil, let timeline = state.timeline else { return .none("idle") }
+        guard let me, me.joined else { return .none("left") }
+        if mediaError != nil { return .none("error") }
+        if userSeekPending || (userChange.map { monotonic < $0.until } ?? false) { return .detached("yours", reasons: []) }
+        let others = me.suspensions.filter { $0 != "catchup" }
+        if let catchup, others.isEmpty { return .run(catchup.timeline, mode: "catchup") }
+        if !others.isEmpty { return .detached("suspended", reasons: others) }
+        if stall != nil { return .detached("stalled", reasons: []) }
+        if !timeline.playing {
+            return .hold(timeline, waitingSeq: state.status == .waiting ? state.seq : nil, mode: state.status.rawValue)
+        }
+        return .run(timeline, mode: now < timeline.at ? "starting" : "playing")
+    }
+
+    mutating func reconcile() {
+        if let change = userChange, monotonic >= change.until { userChange = nil }
+        if stallCheck != nil { confirmStall() }
+        // mpv may tell the length after `file-loaded`.
+        if durationSent != src { reportDuration() }
+        let plan = plan()
+        mode = plan.mode
+        detail = ""
+        switch plan {
+        case .none:
+            cancelJoin()
+            stopVideo()
+        case .detached(let mode, let reasons):
+            cancelJoin()
+            if mode == "yours" { return }
+            reportRecovery(stalledAlone: mode == "suspended" && reasons.contains("stallRecovery"))
+            if mode == "stalled" { stopVideo() }
+        case .hold(let timeline, let waitingSeq, _):
+            hold(timeline, waitingSeq: waitingSeq)
+        case .run(let timeline, _):
+            if video.eofReached, !timeline.catchup { reportEnded() }
+            run(timeline)
+        }
+    }
+
+    var holdTolerance: Double { Steadiness.holdTolerance(precision: max(video.precision, video.frame)) }
+
+    mutating func hold(_ timeline: Timeline, waitingSeq: Int?) {
+        cancelJoin()
+        stopVideo()
+        guard video.loaded, let position = video.position else { return }
+        let target = clampToMedia(timeline.position, duration: video.duration)
+        if abs(position - target) > holdTolerance {
+            if !(video.seeking && seekTarget == target) { seek(target) }
+            return
+        }
+        guard let waitingSeq else { return }
+        guard video.enoughData else {
+            detail = "buffering (\(video.seeking ? "seeking" : video.pausedForCache ? "waiting for data" : "\(Self.seconds(video.bufferedAhead ?? 0)) s read ahead"))"
+            return
+        }
+        detail = "ready"
+        guard readySent != waitingSeq else { return }
+        readySent = waitingSeq
+        send("/ready \(waitingSeq)")
+    }
+
+    /// Detached after a stall: /ready once mpv has its data again (stall.js).
+    mutating func reportRecovery(stalledAlone: Bool) {
+        guard stall != nil || stalledAlone, let state, video.loaded, video.enoughData else { return }
+        if stall != nil || monotonic - stallReadySentAt > Stalls.readyRepeatMs {
+            stall = nil
+            stallReadySentAt = monotonic
+            send("/ready \(state.seq)")
+        }
+    }
+
+    mutating func confirmStall() {
+        guard let check = stallCheck else { return }
+        if !video.pausedForCache, let position = video.position, abs(position - check.position) > 0.1 || video.enoughData {
+            stallCheck = nil // a hiccup: it plays again
+            return
+        }
+        if monotonic - check.since < Stalls.confirmMs { return }
+        stallCheck = nil
+        guard case .run(let timeline, _) = plan(), !timeline.catchup, running != nil else { return }
+        stall = check.since
+        running = nil
+        note("stall confirmed: /buffering")
+        send("/buffering")
+    }
+
+    mutating func run(_ timeline: Timeline) {
+        guard video.loaded, let position = video.position else { return }
+        if stallCheck != nil { return }
+        if let join {
+            if join.key == timeline || sameCourse(join, timeline) { return progressJoin(timeline) }
+            cancelJoin()
+        }
+        if running == nil || video.paused {
+            if atEnd(timeline.position(at: max(now, timeline.at)), duration: video.duration) { return }
+            return beginJoin(timeline)
+        }
+        if video.pausedForCache, !timeline.catchup, stall == nil {
+            stallCheck = (monotonic, position)
+            return
+        }
+        if let running, running.rate != timeline.rate, !timeline.catchup {
+            // mpv would play the new rate only after its queued audio (Steadiness).
+            note("rate \(running.rate) → \(timeline.rate): re-join")
+            return beginJoin(timeline)
+        }
+        running = timeline
+        let expected = timeline.position(at: now)
+        if atEnd(expected, duration: video.duration) { return }
+        if verify != nil {
+            verifyStart()
+            if verify != nil { return }
+        }
+        let raw = position - expected
+        let reading = Steadiness.addReading(drifts, raw, precision: video.precision)
+        drifts = reading.readings
+        drift = reading.drift
+        if Steadiness.needsRejoin(raw: raw, drift: reading.drift, precision: video.precision) {
+            note("drift \(Self.ms(reading.drift)) ms: re-join")
+            return beginJoin(timeline)
+        }
+        let next = Steadiness.nudge(nudging: nudging, drift: reading.drift, rate: timeline.rate)
+        if next.nudging != nudging { note("nudge \(next.nudging ? "begins" : "ends") at \(Self.ms(reading.drift)) ms") }
+        nudging = next.nudging
+        setSpeed(next.speed)
+    }
+
+    func sameCourse(_ join: Join, _ timeline: Timeline) -> Bool {
+        abs(timeline.position(at: join.startAt) - join.position) < 0.0005 && timeline.rate == join.rate
+    }
+
+    mutating func beginJoin(_ timeline: Timeline) {
+        stopVideo()
+        drifts = []
+        verify = nil
+        let position = video.position ?? 0
+        let atPosition = abs(position - timeline.position) <= holdTolerance && !video.seeking
+        let coordinated = timeline.at - now > Starts.spinMs + playLatency + 2 && atPosition && video.enoughData
+        let startAt = coordinated ? timeline.at : max(timeline.at, now + joinLead)
+        joins += 1
+        var join = Join(id: joins, key: timeline, startAt: startAt,
+                        position: clampToMedia(timeline.position(at: startAt), duration: video.duration), rate: timeline.rate)
+        note("join: \(Self.seconds(join.position)) in \(Int(startAt - now)) ms\(coordinated ? " (coordinated)" : "")")
+        setSpeed(timeline.rate)
+        if abs(position - join.position) > holdTolerance {
+            join.seekBegan = monotonic
+            seek(join.position)
+        }
+        self.join = join
+        progressJoin(timeline)
+    }
+
+    mutating func progressJoin(_ timeline: Timeline) {
+        guard var join, !join.armed else { return }
+        let msLeft = join.startAt - now
+        if video.seeking || !video.enoughData {
+            if msLeft < playLatency + 2 {
+                joinLead = Starts.leadAfterMiss(joinLead)
+                note("join missed its instant: lead now \(Int(joinLead)) ms")
+                self.join = nil
+                beginJoin(timeline)
+            }
+            return
+        }
+        if let began = join.seekBegan {
+            joinLead = Starts.leadAfterSeek(joinLead, tookMs: monotonic - began)
+            join.seekBegan = nil
+        }
+        join.armed = true
+        self.join = join
+        out.append(.wake(join.id, afterMs: max(0, join.startAt - playLatency - now - Starts.spinMs)))
+    }
+
+    mutating func wake(_ id: Int) {
+        guard let join, join.id == id else { return }
+        switch Starts.fire(startAt: join.startAt, playLatency: playLatency, now: now) {
+        case .replan(let late):
+            note("start \(Int(late)) ms late: plan again")
+            joinLead = Starts.leadAfterLateStart(joinLead)
+            self.join = nil
+            reconcile()
+        case .wait(let ms):
+            out.append(.wake(id, afterMs: ms))
+        case .play(let at):
+            out.append(.play(at: at, speed: join.rate))
+            wantPaused = false
+            pauseAskedAt = monotonic
+            video.paused = false
+            video.speed = join.rate
+            self.join = nil
+            running = join.key
+            nudging = false
+            verify = Verify(startAt: join.startAt, position: join.position, rate: join.rate, calledAt: monotonic + max(0, at - now))
+        }
+    }
+
+    /// How late did mpv really leave its position? Only smooth readings tell.
+    mutating func verifyStart() {
+        guard let verify, monotonic - verify.calledAt >= Starts.verifyAfterMs else { return }
+        self.verify = nil
+        guard !video.paused, !video.seeking, let position = video.position, video.precision <= Steadiness.smoothPrecision else { return }
+        let actual = now - (position - verify.position) / verify.rate * 1000
+        let error = actual - verify.startAt
+        note("started \(Int(error)) ms after the instant; unpause latency \(Int(playLatency)) ms")
+        playLatency = Starts.latencyAfterStart(playLatency, errorMs: error)
+    }
+
+    mutating func stopVideo() {
+        stallCheck = nil
+        pause()
+        running = nil
+        nudging = false
+    }
+
+    mutating func cancelJoin() {
+        guard join != nil else { return }
+        out.append(.cancelWake)
+        join = nil
+    }
+
+    // MARK: actions
+
+    mutating func send(_ line: String) { out.append(.send(line)) }
+    mutating func note(_ text: String) { out.append(.note(text)) }
+
+    mutating func pause() {
+        wantPaused = true
+        guard !video.paused else { return }
+        out.append(.pause)
+        pauseAskedAt = monotonic
+        video.paused = true
+    }
+
+    mutating func seek(_ position: Double) {
+        seekTarget = position
+        ownSeek = true
+        ownSeeksUnseen += 1
+        out.append(.seek(position))
+        video.position = position
+        video.seeking = true
+    }
+
+    mutating func setSpeed(_ speed: Double) {
+        guard video.speed != speed else { return }
+        out.append(.speed(speed))
+        video.speed = speed
+    }
+
+    static func seconds(_ value: Double) -> String {
+        let thousandths = (value * 1000).rounded()
+        let whole = Int(thousandths / 1000)
+        let rest = Int(abs(thousandths.truncatingRemainder(dividingBy: 1000)))
+        let padded = String(rest)
+        return "\(whole).\(String(repeating: "0", count: 3 - padded.count))\(padded)"
+    }
+
+    static func ms(_ seconds: Double) -> String { String(Int((seconds * 1000).rounded())) }
+}

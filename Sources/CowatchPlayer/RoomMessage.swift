@@ -1,0 +1,124 @@
+import Foundation
+
+/// What the desktop player needs from the room's `cowatch.v1.json` events
+/// (docs/protocol.md, "Events"), read from one event's text. Fields the player
+/// does not use are not read; an event it does not follow is `.other`.
+public enum RoomMessage: Sendable, Hashable {
+    case welcome(you: Member)
+    case state(RoomState)
+    case participant(Member)
+    case catchup(from: Double, rate: Double, until: Double)
+    /// The answer to `/time <client>`: the client's own value echoed, and the server's clock (ms).
+    case time(client: Double, server: Double)
+    case error(code: String, message: String)
+    case other
+
+    /// One event's JSON text; nil when it is not a JSON object with a `type`.
+    public init?(json text: String) {
+        guard let data = text.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let type = object["type"] as? String else { return nil }
+        switch type {
+        case "welcome":
+            guard let you = (object["you"] as? [String: Any]).flatMap(Member.init(object:)) else { return nil }
+            self = .welcome(you: you)
+        case "state":
+            guard let state = RoomState(object: object) else { return nil }
+            self = .state(state)
+        case "participant":
+            guard let member = (object["participant"] as? [String: Any]).flatMap(Member.init(object:)) else { return nil }
+            self = .participant(member)
+        case "catchup":
+            guard let from = number(object["from"]), let rate = number(object["rate"]), let until = number(object["until"]) else { return nil }
+            self = .catchup(from: from, rate: rate, until: until)
+        case "time":
+            guard let client = number(object["client"]), let server = number(object["server"]) else { return nil }
+            self = .time(client: client, server: server)
+        case "error":
+            self = .error(code: object["code"] as? String ?? "", message: object["message"] as? String ?? "")
+        default:
+            self = .other
+        }
+    }
+}
+
+/// A participant, as far as a player follows it: its own member's suspensions.
+public struct Member: Sendable, Hashable {
+    public var id: String
+    public var joined: Bool
+    public var suspensions: [String]
+
+    public init(id: String, joined: Bool = true, suspensions: [String] = []) {
+        self.id = id
+        self.joined = joined
+        self.suspensions = suspensions
+    }
+
+    init?(object: [String: Any]) {
+        guard let id = object["id"] as? String else { return nil }
+        self.init(id: id, joined: object["joined"] as? Bool ?? false, suspensions: object["suspensions"] as? [String] ?? [])
+    }
+}
+
+/// The item a joined session watches.
+public struct Activity: Sendable, Hashable {
+    public var url: String
+    public var title: String
+    /// Seconds, nil while no player has reported it.
+    public var duration: Double?
+    public var live: Bool
+
+    public init(url: String, title: String = "", duration: Double? = nil, live: Bool = false) {
+        self.url = url
+        self.title = title
+        self.duration = duration
+        self.live = live
+    }
+}
+
+/// A room's `state` event, as the player reads it.
+public struct RoomState: Sendable, Hashable {
+    public enum Status: String, Sendable { case idle, paused, waiting, playing }
+
+    public var seq: Int
+    /// The session's activity when the session is joined; nil otherwise.
+    public var activity: Activity?
+    public var status: Status
+    public var item: String
+    public var rate: Double
+    public var position: Double
+    /// Server time, ms.
+    public var at: Double
+
+    public init(seq: Int, activity: Activity?, status: Status, item: String = "1", rate: Double = 1, position: Double, at: Double) {
+        self.seq = seq
+        self.activity = activity
+        self.status = status
+        self.item = item
+        self.rate = rate
+        self.position = position
+        self.at = at
+    }
+
+    init?(object: [String: Any]) {
+        guard let seq = object["seq"] as? Int, let playback = object["playback"] as? [String: Any],
+              let status = (playback["status"] as? String).flatMap(Status.init(rawValue:)) else { return nil }
+        var activity: Activity?
+        if let session = object["session"] as? [String: Any], session["state"] as? String == "joined",
+           let item = session["activity"] as? [String: Any], let url = item["url"] as? String {
+            activity = Activity(url: url, title: item["title"] as? String ?? "", duration: number(item["duration"]),
+                                live: item["live"] as? Bool ?? false)
+        }
+        self.init(seq: seq, activity: activity, status: status, item: playback["item"] as? String ?? "",
+                  rate: number(playback["rate"]) ?? 1, position: number(playback["position"]) ?? 0, at: number(playback["at"]) ?? 0)
+    }
+
+    /// The group's timeline; nil when nothing plays.
+    public var timeline: Timeline? {
+        status == .idle ? nil : Timeline(playing: status == .playing, position: position, at: at, rate: rate)
+    }
+}
+
+private func number(_ value: Any?) -> Double? {
+    (value as? NSNumber)?.doubleValue
+}

@@ -1,0 +1,155 @@
+/// How the desktop player keeps mpv on the room's timeline: the page's rules
+/// (`static/sync/drift.js`, `start.js`, `latency.js`, `stall.js`) with the
+/// same thresholds, and what mpv's readings call for apart.
+///
+/// Drift is `position - where the timeline says`, in seconds, positive when
+/// mpv is ahead. Beyond `seek` mpv re-joins with a scheduled start (an exact
+/// seek, `seek <t> absolute+exact`); smaller drift is absorbed by nudging
+/// mpv's `speed`, which takes any value, as the `<video>`'s `playbackRate`.
+///
+/// mpv's readings and speed differ from the `<video>`'s in ways that matter:
+/// - mpv plays a change of speed only after its queued audio (see
+///   `nudgeHorizon`): a change of the room's rate is followed with a re-join
+///   (an exact seek and a scheduled start), not the `<video>`'s instant change
+///   of rate, which here would leave mpv behind by the queue times the change
+///   (0.18 s from 1 to 1.5).
+/// - mpv puts its pitch-keeping filter in and takes it out as the speed leaves
+///   and comes back to exactly 1, and each time the position jumps by 10 to 25
+///   ms (measured): the interpreter keeps `scaletempo2` in mpv's audio filters
+///   for good, so that a nudge is a smooth change of speed.
+/// - `audio-pts` (the position of the audio being played) moves smoothly, to
+///   well under a millisecond, like the `<video>`'s `currentTime`: with it the
+///   page's median of three readings and thresholds apply as they are.
+/// - `time-pos`, all there is for media without audio, is the timestamp of the
+///   frame shown: it moves in whole frames (33 ms at 30 fps), so one reading says
+///   only that the true position is in `[time-pos, time-pos + frame)`, i.e. the
+///   drift is in `(reading, reading + frame]`... read the other way, a reading
+///   `p - expected` is at most the true drift and at least a frame below it. The
+///   largest reading of the last `frameWindow` (taken at scattered phases of the
+///   frame) is then the estimate, within a few ms; a median would sit half a
+///   frame low. And an exact seek lands on the first frame at or after the
+///   target, so a held position counts as reached within one frame, not 0.1 ms
+///   (else it would seek forever).
+public enum Steadiness {
+    /// Beyond this (seconds), re-join with a scheduled start (drift.js).
+    public static let seek = 0.25
+    /// Nudge when the drift exceeds this; stop once below `nudgeStop` (drift.js).
+    public static let nudgeStart = 0.003
+    public static let nudgeStop = 0.001
+    /// The nudge absorbs the drift within about this many seconds (proportional)...
+    ///
+    /// Not the page's 0.3 s: mpv plays a change of `speed` only once the audio
+    /// it has already queued for output has played, about 0.37 s later (measured
+    /// with `--ao=null`: 0.001 of speed changed the position by 0.4 ms over the
+    /// next 0.6 s instead of 0.6 ms; 0.5 by 183 ms instead of 300). A proportional
+    /// nudge over a delay that long overshoots unless its horizon is well over
+    /// the delay (beyond about e times it: 1 s); 1.5 s keeps it from swinging
+    /// while a few ms of drift are still absorbed within seconds.
+    public static let nudgeHorizon = 1.5
+    /// ...changing the speed by at most this fraction (6 %, as the page).
+    public static let nudgeMax = 0.06
+    /// A held position is reached within this for a smooth reading (drift.js `hold`).
+    public static let hold = 0.0001
+    /// Readings of a smooth position: the median of this many drives the nudge.
+    public static let medianWindow = 3
+    /// Readings of a frame-stepped position: the largest of this many (at the
+    /// player's 50 ms tick: 0.4 s, a dozen frames at 30 fps).
+    public static let frameWindow = 8
+    /// A reading is smooth when its precision is this or finer (seconds).
+    public static let smoothPrecision = 0.002
+
+    /// How close to a held position counts as there, for readings of `precision`.
+    public static func holdTolerance(precision: Double) -> Double {
+        precision <= smoothPrecision ? hold : precision + 0.001
+    }
+
+    /// Adds a raw reading to the recent ones: the readings kept and the drift they say.
+    public static func addReading(_ readings: [Double], _ raw: Double, precision: Double) -> (readings: [Double], drift: Double) {
+        let smooth = precision <= smoothPrecision
+        let recent = Array((readings + [raw]).suffix(smooth ? medianWindow : frameWindow))
+        if smooth {
+            let sorted = recent.sorted()
+            return (recent, sorted[sorted.count / 2])
+        }
+        return (recent, recent.max() ?? raw)
+    }
+
+    /// A re-join only when both the last reading and the estimate say mpv is far
+    /// off (a frame-stepped reading may be up to a frame below the drift).
+    public static func needsRejoin(raw: Double, drift: Double, precision: Double) -> Bool {
+        let slack = precision <= smoothPrecision ? 0 : precision
+        return abs(drift) > seek && (raw > seek - slack || raw < -seek)
+    }
+
+    /// The speed to play at for `drift` on a timeline moving at `rate`, and whether
+    /// a nudge is on (it begins above nudgeStart and ends below nudgeStop).
+    ///
+    /// The change is the drift over the horizon in media seconds per second
+    /// whatever the rate (the page's is a fraction of the rate): at 1.5 the page's
+    /// rule corrects half again as fast, which over mpv's delay overshot (measured:
+    /// -41, +16, -7 ms).
+    public static func nudge(nudging: Bool, drift: Double, rate: Double) -> (nudging: Bool, speed: Double) {
+        if abs(drift) < (nudging ? nudgeStop : nudgeStart) { return (false, round(rate)) }
+        let change = min(nudgeMax, max(-nudgeMax, drift / (nudgeHorizon * max(rate, 0.0625))))
+        return (true, round(rate * (1 - change)))
+    }
+
+    /// Rounded to 1e-4: no churn on mpv's speed for tiny changes.
+    static func round(_ rate: Double) -> Double { (rate * 10_000).rounded() / 10_000 }
+}
+
+/// Scheduled starts and what the player learns from them (start.js, latency.js).
+public enum Starts {
+    /// The last few ms before a scheduled unpause are waited out precisely by the
+    /// interpreter (it sleeps to the instant): the timer aims this early.
+    public static let spinMs = 10.0
+    /// A start whose timer fires later than this is planned again.
+    public static let lateStartMs = 100.0
+    /// Unpausing mpv: from `set pause no` to the media moving (learned; ms).
+    /// Measured with `--ao=null`: the position moves within a few ms of the unpause.
+    public static let playLatencyInitial = 5.0
+    public static let playLatencyRange = 0.0...150.0
+    /// How far ahead (ms) a start that must seek first is planned (learned).
+    public static let joinLeadInitial = 350.0
+    public static let joinLeadRange = 200.0...4000.0
+    public static let latencyGain = 0.4
+    /// A start error this large (ms) is a hiccup, not the latency of unpausing.
+    public static let learnableErrorMs = 60.0
+    /// A start is measured this long after it (ms).
+    public static let verifyAfterMs = 300.0
+
+    static func lead(_ ms: Double) -> Double { min(max(ms, joinLeadRange.lowerBound), joinLeadRange.upperBound) }
+    public static func leadAfterMiss(_ lead: Double) -> Double { Self.lead(lead * 1.6) }
+    public static func leadAfterLateStart(_ lead: Double) -> Double { Self.lead(lead * 1.3) }
+    public static func leadAfterSeek(_ lead: Double, tookMs: Double) -> Double { Self.lead(lead * 0.7 + (tookMs * 2 + 150) * 0.3) }
+
+    /// The latency corrected by a start's error (late: unpause earlier).
+    public static func latencyAfterStart(_ latency: Double, errorMs: Double) -> Double {
+        guard abs(errorMs) < learnableErrorMs else { return latency }
+        return min(max(latency + errorMs * latencyGain, playLatencyRange.lowerBound), playLatencyRange.upperBound)
+    }
+
+    public enum Fire: Sendable, Hashable {
+        case replan(lateMs: Double)
+        case wait(ms: Double)
+        /// Unpause at server time `at` (the interpreter sleeps up to it).
+        case play(at: Double)
+    }
+
+    /// What to do when a start's timer fires at server time `now`.
+    public static func fire(startAt: Double, playLatency: Double, now: Double) -> Fire {
+        let at = startAt - playLatency
+        let late = now - at
+        if late > lateStartMs { return .replan(lateMs: late) }
+        if -late > spinMs + 4 { return .wait(ms: -late - spinMs) }
+        return .play(at: at)
+    }
+}
+
+/// Stalls (stall.js): mpv says it waits for data with `paused-for-cache`; a
+/// stall is reported only when it lasts.
+public enum Stalls {
+    public static let confirmMs = 500.0
+    /// While a stallRecovery suspension lasts, /ready is said again this often.
+    public static let readyRepeatMs = 3000.0
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import CowatchClient
+import Foundation
+
+/// `cowatch watch`: mpv as a member of a room, playing with everyone (the rules
+/// are `Sources/CowatchPlayer/DesktopPlayer.swift`; `MpvRunner` carries them out).
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Watch a room's video in mpv, in step with everyone.",
+        discussion: """
+        Example:  cowatch watch http://127.0.0.1:7480/rooms/lobby --name alice
+                  (mpv plays the room's video; space pauses or plays everyone,
+                  a seek moves everyone; closing mpv leaves the room)
+        Own copy: cowatch watch http://127.0.0.1:7480/rooms/lobby ~/Movie.mkv
+                  (that file instead of the room's link, in step with the room)
+        Attach:   mpv --input-ipc-server=/tmp/mpv.sock &
+                  cowatch watch http://127.0.0.1:7480/rooms/lobby --ipc /tmp/mpv.sock
+        """
+    )
+
+    @Argument(help: "The room's address: its page's link (http://HOST:PORT/rooms/ROOM) or ws://HOST:PORT/rooms/ROOM.")
+    var room: String
+
+    @Argument(help: "A local file to play in place of the room's link (your own copy of the same video).")
+    var file: String?
+
+    @Option(help: "Your display name in the room.")
+    var name: String?
+
+    @Option(help: "The room's password, when it asks one.")
+    var password: String?
+
+    @Option(help: "An invite link's token (invite=), for a locked or password-protected room.")
+    var invite: String?
+
+    @Option(help: ArgumentHelp("Attach to an mpv already running with --input-ipc-server=PATH instead of starting one.", valueName: "path"))
+    var ipc: String?
+
+    @Option(help: ArgumentHelp("The mpv program to start.", valueName: "path"))
+    var mpv = "mpv"
+
+    @Option(name: .customLong("mpv-option"),
+            help: ArgumentHelp("An option for the mpv started, without its dashes (vo=null); repeat for more.", valueName: "option"))
+    var mpvOptions: [String] = []
+
+    @Option(help: "Seconds to wait for mpv's socket and for the room's connection.")
+    var timeout = 10.0
+
+    @Flag(help: "Tell on standard error what the player does and why.")
+    var verbose = false
+
+    func validate() throws {
+        guard WebSocketAddress(room) != nil else {
+            throw ValidationError("expected the room's link, http://HOST:PORT/rooms/ROOM (or ws://...), got \(room)")
+        }
+        if let file {
+            var directory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file, isDirectory: &directory), !directory.boolValue else {
+                throw ValidationError("\(file): no such file")
+            }
+        }
+        guard timeout > 0 else { throw ValidationError("--timeout takes a positive number of seconds") }
+        if ipc != nil, !mpvOptions.isEmpty { throw ValidationError("--mpv-option is for an mpv this command starts, not one attached with --ipc") }
+    }
+
+    func run() throws {
+        do {
+            try watch()
+        } catch let failure as Failure {
+            Output.error("cowatch: \(failure.words)")
+            throw ExitCode.failure
+        }
+    }
+
+    /// Why mpv could not be started or reached, in words.
+    struct Failure: Error {
+        var words: String
+    }
+
+    func watch() throws {
+        guard var address = WebSocketAddress(room) else { throw ExitCode.validationFailure }
+        if let name { address = address.adding("name", name) }
+        address = address.adding("player", "1")
+        if let invite { address = address.adding("invite", invite) }
+        if let password { address = address.adding("password", password) }
+        if let device = ConnectCommand.deviceIdentity() { address = address.adding("device", device) }
+        let ownCopy = file.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+
+        var launched: Process?
+        let socketPath: String
+        if let ipc {
+            socketPath = ipc
+        } else {
+            socketPath = NSTemporaryDirectory() + "cowatch-mpv-\(getpid()).sock"
+            try? FileManager.default.removeItem(atPath: socketPath)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            // Paused and idle until the room says what and when; on the last frame
+            // at the end (the room says what comes next); quiet in the terminal,
+            // which is cowatch's.
+            process.arguments = [mpv, "--idle=yes", "--pause", "--keep-open=yes", "--terminal=no",
+                                 "--input-ipc-server=\(socketPath)"] + mpvOptions.map { "--" + $0 }
+            do {
+                try process.run()
+            } catch {
+                throw Failure(words: "cannot start \(mpv): \(error.localizedDescription) (Debian: apt install mpv)")
+            }
+            launched = process
+        }
+        let socket = try Self.connect(socketPath, timeout: timeout, launched: launched)
+        let runner: MpvRunner
+        do {
+            runner = try MpvRunner(mpv: socket, launched: launched, address: address, ownCopy: ownCopy, verbose: verbose,
+                                   connectTimeout: timeout)
+        } catch {
+            launched?.terminate()
+            throw Failure(words: "cannot start the room's connection: \(error)")
+        }
+        runner.start()
+        // The runner exits the process when mpv closes or the session ends.
+        while true { Thread.sleep(forTimeInterval: 3600) }
+    }
+
+    /// mpv's socket, once mpv has made it (it takes mpv a moment after starting).
+    static func connect(_ path: String, timeout: Double, launched: Process?) throws -> MpvSocket {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            do {
+                return try MpvSocket(path: path)
+            } catch {
+                if let launched, !launched.isRunning {
+                    throw Failure(words: "\(launched.arguments?.first ?? "mpv") exited (status \(launched.terminationStatus)) before opening its socket"
+                                  + (launched.terminationStatus == 127 ? ": is it installed? (Debian: apt install mpv)" : ""))
+                }
+                if launched == nil || Date() > deadline { throw Failure(words: "\(error)") }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+}

@@ -1,0 +1,466 @@
+import CowatchPlayer
+import Testing
+
+/// mpv as a room's member (Sources/CowatchPlayer/DesktopPlayer.swift): room
+/// events and mpv's readings in, actions out; no mpv, socket or clock.
+struct Desk {
+    var player = DesktopPlayer()
+    var readings = MpvReadings(loaded: true, position: 0, precision: 0.001, frame: 1.0 / 30, paused: true, duration: 60)
+    var now = 1_000_000.0
+    var monotonic = 5_000.0
+
+    mutating func on(_ input: DesktopPlayer.Input) -> [DesktopPlayer.Action] {
+        let actions = player.handle(input, readings: readings, now: now, monotonic: monotonic)
+        // mpv does what it is told at once.
+        for action in actions {
+            switch action {
+            case .pause: readings.paused = true
+            case .play(_, let speed): readings.paused = false; readings.speed = speed
+            case .seek(let to): readings.position = to
+            case .speed(let speed): readings.speed = speed
+            case .load: readings.loaded = true; readings.position = 0
+            default: break
+            }
+        }
+        return actions
+    }
+
+    mutating func pass(ms: Double) {
+        now += ms
+        monotonic += ms
+        if !readings.paused, let position = readings.position { readings.position = position + readings.speed * ms / 1000 }
+    }
+
+    static func state(_ seq: Int, _ status: RoomState.Status, position: Double = 0, at: Double = 1_000_000, rate: Double = 1,
+                      duration: Double? = 60) -> DesktopPlayer.Input {
+        .room(.state(RoomState(seq: seq, activity: Activity(url: "http://media/a.mp4", duration: duration), status: status,
+                               rate: rate, position: position, at: at)))
+    }
+
+    /// Welcomed as joined member "m1" and given the item, paused at 0.
+    mutating func joined() {
+        _ = on(.connected)
+        _ = on(.room(.welcome(you: Member(id: "m1"))))
+        _ = on(Self.state(1, .paused))
+    }
+
+    static func sent(_ actions: [DesktopPlayer.Action]) -> [String] {
+        actions.compactMap { if case .send(let line) = $0 { line } else { nil } }
+    }
+
+    static func wake(_ actions: [DesktopPlayer.Action]) -> (id: Int, ms: Double)? {
+        for case .wake(let id, let ms) in actions { return (id, ms) }
+        return nil
+    }
+
+    static func seeks(_ actions: [DesktopPlayer.Action]) -> [Double] {
+        actions.compactMap { if case .seek(let to) = $0 { to } else { nil } }
+    }
+
+    static func speed(_ actions: [DesktopPlayer.Action]) -> Double? {
+        actions.compactMap { if case .speed(let speed) = $0 { speed } else { nil } }.last
+    }
+}
+
+@Suite("mpv following the room")
+struct DesktopPlayerFollowTests {
+    @Test("a new item is loaded in mpv, paused, and its length told to the room once")
+    func loadsAndReportsDuration() {
+        var desk = Desk()
+        desk.readings.loaded = false
+        _ = desk.on(.connected)
+        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        let actions = desk.on(Desk.state(1, .paused, duration: nil))
+        #expect(actions.contains(.load("http://media/a.mp4")))
+        desk.readings.duration = 42.5
+        #expect(Desk.sent(desk.on(.mpv(.fileLoaded))) == ["/duration 1 42.500"])
+        #expect(Desk.sent(desk.on(.tick)).isEmpty)
+    }
+
+    @Test("a length mpv tells only after the file loaded is reported on the next look")
+    func durationAfterLoad() {
+        var desk = Desk()
+        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        _ = desk.on(Desk.state(1, .paused, duration: nil))
+        desk.readings.duration = nil
+        #expect(Desk.sent(desk.on(.mpv(.fileLoaded))).isEmpty)
+        desk.readings.duration = 60
+        #expect(Desk.sent(desk.on(.tick)) == ["/duration 1 60.000"])
+    }
+
+    @Test("an own copy is loaded in place of the room's link")
+    func ownCopy() {
+        var desk = Desk(player: DesktopPlayer(ownCopy: "/home/me/a.mkv"))
+        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        #expect(desk.on(Desk.state(1, .paused)).contains(.load("/home/me/a.mkv")))
+    }
+
+    @Test("a paused group's position is held with an exact seek, and a waiting group is told /ready there")
+    func holdsAndSaysReady() {
+        var desk = Desk()
+        desk.joined()
+        let seeks = Desk.seeks(desk.on(Desk.state(2, .waiting, position: 12.5)))
+        #expect(seeks == [12.5])
+        _ = desk.on(.mpv(.seek))
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/ready 2"])
+        #expect(Desk.sent(desk.on(.tick)).isEmpty)
+    }
+
+    @Test("an exact seek that lands on the next frame counts as there: no second seek")
+    func frameLanding() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(Desk.state(2, .waiting, position: 10.017))
+        desk.readings.position = 10.033333
+        desk.readings.precision = 1.0 / 30
+        _ = desk.on(.mpv(.seek))
+        let actions = desk.on(.mpv(.playbackRestart))
+        #expect(Desk.seeks(actions).isEmpty)
+        #expect(Desk.sent(actions) == ["/ready 2"])
+    }
+
+    @Test("a coordinated start unpauses at the state's instant less the unpause latency")
+    func coordinatedStart() {
+        var desk = Desk()
+        desk.joined()
+        let at = desk.now + 300
+        let armed = desk.on(Desk.state(3, .playing, position: 0, at: at))
+        let wake = Desk.wake(armed)
+        #expect(wake != nil)
+        desk.pass(ms: wake?.ms ?? 0)
+        let fired = desk.on(.wake(wake?.id ?? 0))
+        #expect(fired.contains(.play(at: at - desk.player.playLatency, speed: 1)))
+    }
+
+    @Test("a late joiner seeks ahead of the timeline and starts when the timeline gets there")
+    func lateJoin() {
+        var desk = Desk()
+        desk.joined()
+        let anchor = desk.now - 10_000
+        let actions = desk.on(Desk.state(3, .playing, position: 20, at: anchor))
+        let target = Desk.seeks(actions).first ?? 0
+        #expect(target > 30 && target < 30 + 4)
+        _ = desk.on(.mpv(.seek))
+        let wake = Desk.wake(desk.on(.mpv(.playbackRestart)))
+        #expect(wake != nil)
+        desk.pass(ms: wake?.ms ?? 0)
+        let fired = desk.on(.wake(wake?.id ?? 0))
+        let starts = fired.compactMap { if case .play(let at, _) = $0 { at } else { nil } }
+        #expect(starts.count == 1)
+        // Where the timeline is when mpv starts moving is where it sought.
+        let movesAt = (starts.first ?? 0) + desk.player.playLatency
+        #expect(abs(20 + (movesAt - anchor) / 1000 - target) < 0.001)
+    }
+
+    @Test("a few ms ahead, mpv plays a little slower until level, then at the room's rate again")
+    func nudges() {
+        var desk = Desk()
+        desk.joined()
+        let at = desk.now + 300
+        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: at)))
+        desk.pass(ms: wake?.ms ?? 0)
+        _ = desk.on(.wake(wake?.id ?? 0))
+        desk.pass(ms: Double(Int(at - desk.now)) + 400)
+        desk.readings.position = (desk.readings.position ?? 0) + 0.02 // 20 ms ahead
+        var speeds: [Double] = []
+        for _ in 0..<4 {
+            if let speed = Desk.speed(desk.on(.tick)) { speeds.append(speed) }
+            desk.pass(ms: 50)
+        }
+        #expect((speeds.first ?? 1) < 1)
+        #expect((speeds.first ?? 0) >= 0.94)
+        for _ in 0..<200 {
+            if let speed = Desk.speed(desk.on(.tick)) { speeds.append(speed) }
+            desk.pass(ms: 50)
+        }
+        #expect(speeds.last == 1)
+        #expect(abs(desk.player.drift ?? 1) < 0.003)
+    }
+
+    @Test("far off (more than a quarter second), mpv re-joins with an exact seek")
+    func rejoins() {
+        var desk = Desk()
+        desk.joined()
+        let at = desk.now + 300
+        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: at)))
+        desk.pass(ms: wake?.ms ?? 0)
+        _ = desk.on(.wake(wake?.id ?? 0))
+        desk.pass(ms: 1000)
+        desk.readings.position = 9 // jumped
+        var actions = desk.on(.tick)
+        desk.pass(ms: 50)
+        actions += desk.on(.tick)
+        #expect(actions.contains(.pause))
+        #expect(Desk.seeks(actions).count == 1)
+    }
+
+    @Test("frame-stepped positions are read by their upper envelope: a steady video at 30 fps is not nudged")
+    func frameEnvelope() {
+        var readings: [Double] = []
+        var drift = 0.0
+        // On time: each reading is the last frame's timestamp, 0 to 33 ms behind.
+        for tick in 0..<16 {
+            let truth = Double(tick) * 0.05
+            let frame = (truth * 30).rounded(.down) / 30
+            (readings, drift) = Steadiness.addReading(readings, frame - truth, precision: 1.0 / 30)
+        }
+        #expect(abs(drift) < Steadiness.nudgeStart)
+        #expect(Steadiness.nudge(nudging: false, drift: drift, rate: 1).speed == 1)
+    }
+
+    @Test("a rate of 1.5 is played as mpv's speed 1.5")
+    func rate() {
+        var desk = Desk()
+        desk.joined()
+        let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300, rate: 1.5))
+        #expect(actions.contains(.speed(1.5)))
+    }
+}
+
+@Suite("The user at mpv's keys")
+struct DesktopPlayerUserTests {
+    @Test("the user pressing space in mpv sends /pause, and mpv is left alone until the room answers")
+    func userPause() {
+        var desk = Desk()
+        desk.joined()
+        let at = desk.now + 300
+        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: at)))
+        desk.pass(ms: wake?.ms ?? 0)
+        _ = desk.on(.wake(wake?.id ?? 0))
+        desk.pass(ms: 2000)
+        desk.readings.paused = true
+        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))) == ["/pause"])
+        desk.pass(ms: 50)
+        #expect(!desk.on(.tick).contains { if case .play = $0 { true } else { false } })
+        #expect(desk.player.mode == "yours")
+    }
+
+    @Test("a pause the player did not ask for, seen on a tick before mpv's word of it, is the user's all the same")
+    func userPauseOnTick() {
+        var desk = Desk()
+        desk.joined()
+        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300)))
+        desk.pass(ms: wake?.ms ?? 0)
+        _ = desk.on(.wake(wake?.id ?? 0))
+        desk.pass(ms: 2000)
+        desk.readings.paused = true
+        #expect(Desk.sent(desk.on(.tick)) == ["/pause"])
+        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))).isEmpty)
+    }
+
+    @Test("mpv reporting the pause the player itself asked for is not the user's")
+    func ownPause() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(Desk.state(2, .paused, position: 3))
+        desk.pass(ms: 400)
+        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))).isEmpty)
+    }
+
+    @Test("the user unpausing a paused room's mpv sends /play")
+    func userPlay() {
+        var desk = Desk()
+        desk.joined()
+        desk.pass(ms: 1000)
+        desk.readings.paused = false
+        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(false)))) == ["/play"])
+    }
+
+    @Test("a seek the player did not cause is the user's: /seek to where mpv landed")
+    func userSeek() {
+        var desk = Desk()
+        desk.joined()
+        #expect(Desk.sent(desk.on(.mpv(.seek))).isEmpty)
+        desk.readings.position = 42.25
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.250"])
+    }
+
+    @Test("while the user's seek lands, a reading of the new position does not make the player seek back")
+    func userSeekNotFought() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(Desk.state(2, .paused, position: 15))
+        _ = desk.on(.mpv(.seek))
+        _ = desk.on(.mpv(.playbackRestart))
+        desk.pass(ms: 1000)
+        _ = desk.on(.mpv(.seek))
+        desk.readings.position = 42
+        #expect(Desk.seeks(desk.on(.tick)).isEmpty)
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+    }
+
+    @Test("the user's seek while the player's own is under way still reaches the room")
+    func userSeekDuringOwn() {
+        var desk = Desk()
+        desk.joined()
+        desk.readings.position = 15.5
+        #expect(Desk.seeks(desk.on(Desk.state(2, .paused, position: 15.832))) == [15.832])
+        _ = desk.on(.mpv(.seek)) // the player's
+        _ = desk.on(.mpv(.seek)) // the user's
+        desk.readings.position = 42
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+    }
+
+    @Test("the user's seek merged by mpv into the player's own is known by where mpv lands")
+    func userSeekMerged() {
+        var desk = Desk()
+        desk.joined()
+        desk.readings.position = 15.5
+        _ = desk.on(Desk.state(2, .paused, position: 15.832))
+        _ = desk.on(.mpv(.seek))
+        desk.readings.position = 42
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+    }
+
+    @Test("the player's own seeks are not sent to the room")
+    func ownSeek() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(Desk.state(2, .paused, position: 7))
+        _ = desk.on(.mpv(.seek))
+        #expect(!Desk.sent(desk.on(.mpv(.playbackRestart))).contains { $0.hasPrefix("/seek") })
+    }
+
+    @Test("a refused /pause leaves the room's course standing: mpv plays again")
+    func refused() {
+        var desk = Desk()
+        desk.joined()
+        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300)))
+        desk.pass(ms: wake?.ms ?? 0)
+        _ = desk.on(.wake(wake?.id ?? 0))
+        desk.pass(ms: 2000)
+        desk.readings.paused = true
+        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))) == ["/pause"])
+        let actions = desk.on(.room(.error(code: "forbidden", message: "only hosts")))
+        #expect(!Desk.seeks(actions).isEmpty || Desk.wake(actions) != nil)
+    }
+}
+
+@Suite("What mpv reports to the room")
+struct DesktopPlayerReportTests {
+    @Test("a stall that lasts half a second is reported with /buffering, and /ready once the data is back")
+    func stall() {
+        var desk = Desk()
+        desk.joined()
+        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300)))
+        desk.pass(ms: wake?.ms ?? 0)
+        _ = desk.on(.wake(wake?.id ?? 0))
+        desk.pass(ms: 1000)
+        _ = desk.on(.tick)
+        desk.readings.pausedForCache = true
+        desk.readings.bufferedAhead = 0
+        desk.pass(ms: 0)
+        _ = desk.on(.tick)
+        let frozen = desk.readings.position
+        desk.readings.paused = false
+        desk.pass(ms: 200)
+        desk.readings.position = frozen
+        #expect(Desk.sent(desk.on(.tick)).isEmpty)
+        desk.pass(ms: 400)
+        desk.readings.position = frozen
+        #expect(Desk.sent(desk.on(.tick)) == ["/buffering"])
+        desk.readings.pausedForCache = false
+        desk.readings.bufferedAhead = 5
+        desk.pass(ms: 50)
+        #expect(Desk.sent(desk.on(.tick)) == ["/ready 3"])
+    }
+
+    @Test("the end of the item is told once with the state's seq")
+    func ended() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(Desk.state(3, .playing, position: 0, at: desk.now - 59_990))
+        desk.readings.position = 60
+        desk.readings.eofReached = true
+        #expect(Desk.sent(desk.on(.tick)) == ["/ended 3"])
+        #expect(Desk.sent(desk.on(.tick)).isEmpty)
+    }
+
+    @Test("media mpv cannot play separates it from the group in words the room knows")
+    func mediaError() {
+        var desk = Desk()
+        desk.joined()
+        #expect(Desk.sent(desk.on(.mpv(.endFile(reason: "error")))) == ["/suspend coordinatedPlaybackNotPossible"])
+    }
+
+    @Test("a suspended member stands aside: a playing state does not start mpv")
+    func suspended() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["userActionRequired"]))))
+        let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300))
+        #expect(Desk.wake(actions) == nil)
+        #expect(desk.player.mode == "suspended")
+    }
+
+    @Test("a catch-up is followed at its own rate and meets the group at its end")
+    func catchup() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(Desk.state(3, .playing, position: 40, at: desk.now - 1000))
+        _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["catchup"]))))
+        let actions = desk.on(.room(.catchup(from: 30, rate: 2, until: desk.now + 11_000)))
+        #expect(actions.contains(.speed(2)))
+        #expect(desk.player.mode == "catchup")
+    }
+
+    @Test("a state older than the one applied is dropped")
+    func stale() {
+        var desk = Desk()
+        desk.joined()
+        _ = desk.on(Desk.state(5, .paused, position: 30))
+        #expect(Desk.seeks(desk.on(Desk.state(4, .paused, position: 10))).isEmpty)
+    }
+}
+
+@Suite("The server's clock and the room's events")
+struct DesktopPlayerClockTests {
+    @Test("the clock offset is the middle of the round trips' intersection")
+    func offset() {
+        var clock = ServerClock()
+        clock.add(sent: 1000, server: 6010, received: 1020)
+        clock.add(sent: 2000, server: 7002, received: 2004)
+        #expect(clock.offset > 4998 && clock.offset < 5003)
+        #expect(clock.uncertainty <= 2.5)
+    }
+
+    @Test("samples go in a burst of eight, then every half second for ten seconds, then every two")
+    func schedule() {
+        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 3, lastSent: 80) == 120)
+        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 8, lastSent: 280) == 780)
+        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 30, lastSent: 10_280) == 12_280)
+    }
+
+    @Test("a round trip longer than ten seconds is not one of ours")
+    func slowSample() {
+        var clock = ServerClock()
+        let added = clock.add(sent: 0, server: 5, received: 10_001)
+        #expect(!added)
+        #expect(!clock.synced)
+    }
+
+    @Test("a catch-up's replay meets the group's timeline exactly at its end")
+    func catchupMeets() {
+        let group = Timeline(playing: true, position: 100, at: 0, rate: 1)
+        let replay = Timeline.catchup(from: 90, rate: 2, until: 20_000, group: group)
+        #expect(abs(replay.position(at: 20_000) - group.position(at: 20_000)) < 1e-9)
+        #expect(replay.catchup)
+    }
+
+    @Test("a state event's timeline and activity are read from the server's JSON")
+    func parsesState() {
+        let text = """
+        {"type":"state","seq":7,"session":{"state":"joined","activity":{"id":"a1","url":"http://x/a.mp4","title":"A","identifier":"http://x/a.mp4","source":{"kind":"file"},"live":false,"duration":null,"subtitles":[]}},"playback":{"status":"playing","item":"a1","rate":1.5,"position":12.5,"at":1700000000000,"by":null,"cause":"play"},"queue":[],"policy":{"control":"everyone","stall":"continue","wait":5}}
+        """
+        guard case .state(let state) = RoomMessage(json: text) else { Issue.record("not a state"); return }
+        #expect(state.seq == 7)
+        #expect(state.activity?.url == "http://x/a.mp4")
+        #expect(state.activity?.duration == nil)
+        #expect(state.timeline == Timeline(playing: true, position: 12.5, at: 1_700_000_000_000, rate: 1.5))
+    }
+
+    @Test("a time answer carries the client's value and the server's clock")
+    func parsesTime() {
+        #expect(RoomMessage(json: #"{"type":"time","client":123.5,"server":1700000000001}"#) == .time(client: 123.5, server: 1_700_000_000_001))
+    }
+}
