@@ -138,9 +138,14 @@ struct LimitsAndBadInputTests {
             Thread.sleep(forTimeInterval: 0.002)
         }
         #expect(alice.event("chat", timeout: 5) != nil)
-        // Reading would let it catch up: wait past the stuck timeout first.
-        Thread.sleep(forTimeInterval: 3)
-        #expect(slow.isClosedByPeer(within: 5))
+        // Reading would let it catch up: wait, without reading, until the server
+        // says it closed the member (however slow the machine), then see it closed.
+        let closedByServer = "cowatch_closes_total{code=\"1008\",initiator=\"server\"}"
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, (try? server.get("/metrics").body.contains(closedByServer)) != true {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(slow.isClosedByPeer(within: 10))
         let metrics = try server.get("/metrics").body
         #expect(!metrics.contains("cowatch_outbox_resyncs_total 0"), "\(metrics.split(separator: "\n").filter { $0.hasPrefix("cowatch_") && !$0.contains("bucket") })")
         #expect(metrics.contains("cowatch_closes_total{code=\"1008\",initiator=\"server\"}"))
