@@ -47,7 +47,7 @@ public enum CommandTable {
                 return .nick(name)
             }
         case .watch:
-            return CommandSpec(name: name, arguments: "<url> [title...] | own <hash> <bytes> <seconds> [title...]", summary: "Share a video with the room (a link to a media file, or a YouTube or Vimeo video's link, or with own: a file each member plays from their own disk, named by its OpenSubtitles hash, size and length): start the group session, or replace what everyone is watching.", audience: .controllers) { args throws(ArgumentProblem) in
+            return CommandSpec(name: name, arguments: "<url> [title...]", summary: "Share a video with the room (a link to a media file, or a YouTube or Vimeo video's link; or /watch own <hash> <bytes> <seconds> [title...]: a file each member plays from their own disk, named by its OpenSubtitles hash, size and length): start the group session, or replace what everyone is watching.", audience: .controllers) { args throws(ArgumentProblem) in
                 if args.peek()?.lowercased() == "own" {
                     _ = args.word()
                     let (copy, title) = try ownCopy(&args)
