@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 
 import {
-  askText, CHUNK, clockText, copyLabel, hashRanges, matchCopy, openSubtitlesHash, ownItem, sizeText, watchOwnLine,
+  askText, CHUNK, clockText, copyLabel, hashRanges, haveLine, localState, matchCopy, openSubtitlesHash, ownItem, sizeText,
+  watchOwnLine,
 } from '../../Sources/CowatchGateway/Web/static/sync/own-copy.js';
 
 // The definition, written the way OpenSubtitles documents it: the size, plus the
@@ -105,4 +106,30 @@ test('the member list says who has the file', () => {
   assert.equal(copyLabel({ copy: true }), 'has the file');
   assert.equal(copyLabel({ copy: false }), 'no copy, not watching');
   assert.equal(copyLabel({}), '');
+});
+
+const ownState = {
+  seq: 9,
+  session: { state: 'joined', activity: { id: 'a3', ...activity } },
+  playback: { status: 'playing', item: activity.identifier, rate: 1, position: 10, at: 1000 },
+};
+
+test('a member who picked the file plays it from its object URL; one without it follows an idle room', () => {
+  const mine = { identifier: activity.identifier, url: 'blob:http://x/1' };
+  assert.equal(localState(ownState, mine).session.activity.url, 'blob:http://x/1');
+  assert.equal(localState(ownState, mine).playback.status, 'playing');
+  const none = localState(ownState, null);
+  assert.equal(none.session, null);
+  assert.equal(none.playback.status, 'idle');
+  const fileState = { ...ownState, session: { state: 'joined', activity: { id: 'a4', url: 'http://x/a.mp4', source: { kind: 'file' } } } };
+  assert.equal(localState(fileState, null), fileState);
+});
+
+test('/have is said once per item: yes for a match, no for a refused file', () => {
+  const mine = { identifier: activity.identifier, url: 'blob:x' };
+  assert.equal(haveLine(ownState, mine, null), '/have 9 yes');
+  assert.equal(haveLine(ownState, mine, { activity: 'a3', yes: true }), null);
+  assert.equal(haveLine(ownState, { identifier: null, url: null }, null), '/have 9 no');
+  assert.equal(haveLine(ownState, { identifier: 'own:0000000000000001:5', url: 'blob:y' }, null), null);
+  assert.equal(haveLine(ownState, null, null), null);
 });

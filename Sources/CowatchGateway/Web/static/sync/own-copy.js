@@ -111,3 +111,33 @@ export function copyLabel(participant) {
   if (participant.copy === false) return 'no copy, not watching';
   return '';
 }
+
+/**
+ * The state this page's player follows. For an own copy, the room sends no
+ * address: a member whose picked file matched plays it from its object URL
+ * (`picked.url`), and one without it follows nothing (it is not watching; the
+ * room does not wait for it), so its player is handed an idle room.
+ */
+export function localState(state, picked) {
+  const item = ownItem(state?.session?.activity);
+  if (!item) return state;
+  if (picked && picked.identifier === item.identifier) {
+    return { ...state, session: { ...state.session, activity: { ...state.session.activity, url: picked.url } } };
+  }
+  return { ...state, session: null, playback: { ...state.playback, status: 'idle', item: null } };
+}
+
+/**
+ * The `/have` this page owes the room, or null: `yes` once a matching file is
+ * picked, `no` once one that does not match is (or the viewer said they have
+ * none), each at most once per activity (`answered`: `{ activity, yes }`).
+ */
+export function haveLine(state, picked, answered) {
+  const activity = state?.session?.state === 'joined' ? state.session.activity : null;
+  const item = ownItem(activity);
+  if (!item || !picked) return null;
+  const yes = picked.identifier === item.identifier;
+  if (!yes && picked.identifier !== null) return null; // a match for an earlier item says nothing of this one
+  if (answered && answered.activity === activity.id && answered.yes === yes) return null;
+  return `/have ${state.seq} ${yes ? 'yes' : 'no'}`;
+}
