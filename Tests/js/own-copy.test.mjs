@@ -90,6 +90,8 @@ test('a picked file is refused with why: another size or contents is another fil
   assert.deepEqual(matchCopy(item, { size: 1_400_000_000, hash: '8e245d9679d31e12', duration: 6130.4 }), { ok: true });
   assert.deepEqual(matchCopy(item, { size: 700_000_000 }),
     { ok: false, why: "another file: it has 700.0 MB, the room's has 1.4 GB" });
+  assert.deepEqual(matchCopy(item, { size: 1_400_000_001 }),
+    { ok: false, why: "another file: it has 1400000001 bytes, the room's has 1400000000 bytes" });
   assert.deepEqual(matchCopy(item, { size: 1_400_000_000, hash: '0000000000000001' }),
     { ok: false, why: 'another file: the same size, but other contents' });
   assert.deepEqual(matchCopy(item, { size: 1_400_000_000, hash: '8e245d9679d31e12', duration: 5400 }),

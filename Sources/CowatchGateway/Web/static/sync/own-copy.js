@@ -84,7 +84,10 @@ export function askText(item) {
  */
 export function matchCopy(item, picked) {
   if (picked.size !== item.size) {
-    return { ok: false, why: `another file: it has ${sizeText(picked.size)}, the room's has ${sizeText(item.size)}` };
+    // Sizes that round alike are told in bytes, so that the two numbers differ.
+    const alike = sizeText(picked.size) === sizeText(item.size);
+    const size = (bytes) => (alike ? `${bytes} bytes` : sizeText(bytes));
+    return { ok: false, why: `another file: it has ${size(picked.size)}, the room's has ${size(item.size)}` };
   }
   if (picked.hash !== undefined && picked.hash !== item.hash) {
     return { ok: false, why: 'another file: the same size, but other contents' };
