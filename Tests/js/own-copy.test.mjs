@@ -135,3 +135,9 @@ test('/have is said once per item: yes for a match, no for a refused file', () =
   assert.equal(haveLine(ownState, { identifier: 'own:0000000000000001:5', url: 'blob:y' }, null), null);
   assert.equal(haveLine(ownState, null, null), null);
 });
+
+test('a page opened again, whose file is gone while the room counts it, says no until it is picked again', () => {
+  assert.equal(haveLine(ownState, null, null, { copy: true }), '/have 9 no');
+  assert.equal(haveLine(ownState, null, { activity: 'a3', yes: false }, { copy: true }), null);
+  assert.equal(haveLine(ownState, null, null, { copy: false }), null);
+});

@@ -68,8 +68,9 @@ export class OwnCopies extends EventTarget {
     elements.none.addEventListener('click', () => this.choose({ identifier: null, url: null }));
   }
 
-  /** The room's state as this page's player follows it, after answering `/have` if owed. */
-  update(state) {
+  /** The room's state as this page's player follows it, after answering `/have` if owed
+   *  (`me`: this member as the room shows it). */
+  update(state, me = null) {
     this.state = state;
     const activity = state?.session?.state === 'joined' ? state.session.activity : null;
     const item = ownItem(activity);
@@ -81,7 +82,7 @@ export class OwnCopies extends EventTarget {
       this.say('notice', `${text[0].toUpperCase()}${text.slice(1)} (below the player).`);
       this.asked = activity.id;
     }
-    const line = haveLine(state, this.picked, this.answered);
+    const line = haveLine(state, this.picked, this.answered, me);
     if (line) {
       this.send(line);
       this.answered = { activity: activity.id, yes: line.endsWith('yes') };

@@ -221,7 +221,7 @@ async function main() {
       case 'state':
         if (isStale(model.state, event)) return;
         model.state = event;
-        sync.setState(own.update(event));
+        sync.setState(own.update(event, me()));
         subtitles.update(event.session?.state === 'joined' ? event.session.activity : null);
         renderAll();
         break;
@@ -306,7 +306,7 @@ async function main() {
   }, (line) => command(line), (kind, text) => log.add(kind, text));
   // A file picked (or refused) changes what this player follows, not the room's state.
   own.addEventListener('change', () => {
-    if (model.state) sync.setState(own.update(model.state));
+    if (model.state) sync.setState(own.update(model.state, me()));
   });
 
   // MARK: chat input (anything typed goes to the room as is)

@@ -134,11 +134,18 @@ export function localState(state, picked) {
  * The `/have` this page owes the room, or null: `yes` once a matching file is
  * picked, `no` once one that does not match is (or the viewer said they have
  * none), each at most once per activity (`answered`: `{ activity, yes }`).
+ * A page opened again has lost the file it picked (its object URL went with the
+ * page) while the room still counts it (`me.copy`): it says `no` until it is
+ * picked again, so that the room does not wait for a player with nothing to play.
  */
-export function haveLine(state, picked, answered) {
+export function haveLine(state, picked, answered, me = null) {
   const activity = state?.session?.state === 'joined' ? state.session.activity : null;
   const item = ownItem(activity);
-  if (!item || !picked) return null;
+  if (!item) return null;
+  if (!picked) {
+    const said = answered && answered.activity === activity.id && answered.yes === false;
+    return me?.copy === true && !said ? `/have ${state.seq} no` : null;
+  }
   const yes = picked.identifier === item.identifier;
   if (!yes && picked.identifier !== null) return null; // a match for an earlier item says nothing of this one
   if (answered && answered.activity === activity.id && answered.yes === yes) return null;
