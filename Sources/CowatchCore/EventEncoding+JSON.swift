@@ -66,13 +66,17 @@ public enum JSONEventEncoding {
                 json.key("activity")
                 json.object { json in
                     json.key("id"); json.string(session.activity.id)
-                    json.key("url"); json.string(session.activity.url.text)
+                    json.key("url"); json.string(session.activity.url?.text)
                     json.key("title"); json.string(session.activity.title)
                     json.key("identifier"); json.string(session.activity.identifier)
                     json.key("source")
                     json.object { json in
                         json.key("kind"); json.string(session.activity.source.kind)
                         if let id = session.activity.source.providerID { json.key("id"); json.string(id) }
+                        if let copy = session.activity.source.ownCopy {
+                            json.key("hash"); json.string(copy.hashText)
+                            json.key("size"); json.integer(copy.size)
+                        }
                     }
                     json.key("live"); json.bool(session.activity.live)
                     json.key("duration")
@@ -125,6 +129,8 @@ public enum JSONEventEncoding {
             json.key("connected"); json.bool(member.connected)
             json.key("owner"); json.bool(member.owner)
             json.key("muted"); json.bool(member.muted)
+            // Only while it is known: absent means not asked (every item but an own copy).
+            if let copy = member.copy { json.key("copy"); json.bool(copy) }
             if let scope = member.scope { json.key("bot"); json.string(scope.rawValue) }
         }
     }
@@ -226,6 +232,7 @@ extension ParticipantChange {
         case .stalled: "buffering"
         case .muted: "muted"
         case .unmuted: "unmuted"
+        case .copy: "copy"
         }
     }
 }

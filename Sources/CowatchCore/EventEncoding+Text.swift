@@ -101,6 +101,12 @@ public enum TextEventEncoding {
             if member.suspensions.isEmpty { return "* \(name) rejoined the group" }
             return "* \(name) \(member.suspensions.map(doing).joined(separator: ", and "))"
         case .stalled: return "* \(name) is buffering"
+        case .copy:
+            switch member.copy {
+            case true?: return "* \(name) has a copy and watches"
+            case false?: return "* \(name) has no copy: not watching, still in the room"
+            case nil: return nil
+            }
         }
     }
 
@@ -170,6 +176,8 @@ public enum TextEventEncoding {
         if member.muted { parts.append("muted") }
         parts.append(member.joined ? "in session" : "not in session")
         if member.player { parts.append(member.ready ? "player, ready" : "player") }
+        if member.copy == true { parts.append("has the file") }
+        if member.copy == false { parts.append("no copy, not watching") }
         if !member.suspensions.isEmpty {
             parts.append(member.suspensions.map(doing).joined(separator: ", "))
         }

@@ -31,6 +31,10 @@ public struct Member: Hashable, Sendable {
     var tokenNumber: Int64?
     /// Active suspension reasons, oldest first; suspended while any remain.
     public internal(set) var suspensions: [SuspensionReason]
+    /// Whether this player has a copy of the current own-copy item (`/have`); nil
+    /// until it says, and for every other kind of item. Not kept across a restart:
+    /// a player says again when it loads the item.
+    public internal(set) var copy: Bool?
     /// The highest state seq this player reported ready for, or -1.
     public internal(set) var readySeq: Int64
     public internal(set) var connected: Bool
@@ -74,6 +78,8 @@ public struct Participant: Hashable, Sendable {
     /// Holds the owner key (a host above the other hosts).
     public var owner: Bool
     public var muted: Bool
+    /// Has a copy of the current own-copy item: nil until it says, and for other items.
+    public var copy: Bool?
     /// A bot that came in with a token, and what it may do; nil for a person.
     public var scope: TokenScope?
 }
@@ -95,4 +101,6 @@ public enum ParticipantChange: Hashable, Sendable {
     case stalled
     case muted
     case unmuted
+    /// Said whether it has a copy of the own-copy item (`/have`), or the item changed.
+    case copy
 }

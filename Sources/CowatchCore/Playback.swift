@@ -51,11 +51,13 @@ public struct Playback: Hashable, Sendable, Codable {
 public struct Activity: Hashable, Sendable, Codable {
     /// Unique per sharing, so replacing an item with itself later is still a new activity.
     public var id: String
-    public var url: MediaURL
+    /// Where every player loads it; nil for an own copy, which each member picks on their disk.
+    public var url: MediaURL?
     public var title: String
     /// The item's identity, which readiness and end reports are matched against:
     /// `youtube:<id>` or `vimeo:<id>` for a provider's video (two links to one video
-    /// are one item), the URL for a file (`MediaSource.identifier(for:)`).
+    /// are one item), the URL for a file (`MediaSource.identifier(for:)`),
+    /// `own:<hash>:<size>` for an own copy (`OwnCopy.identifier`).
     public var identifier: String
     /// WebVTT tracks for this activity (`/subtitles`); each viewer picks one or none.
     public var subtitles: [SubtitleTrack] = []
@@ -71,7 +73,7 @@ public struct Activity: Hashable, Sendable, Codable {
     /// Kept with the room, not sent.
     public var liveEdge: LiveEdge?
 
-    public init(id: String, url: MediaURL, title: String, identifier: String, subtitles: [SubtitleTrack] = [],
+    public init(id: String, url: MediaURL?, title: String, identifier: String, subtitles: [SubtitleTrack] = [],
                 source: MediaSource = .file, live: Bool = false, duration: MediaTime? = nil, liveEdge: LiveEdge? = nil) {
         self.id = id
         self.url = url
@@ -94,7 +96,7 @@ public struct Activity: Hashable, Sendable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
-        url = try container.decode(MediaURL.self, forKey: .url)
+        url = try container.decodeIfPresent(MediaURL.self, forKey: .url)
         title = try container.decode(String.self, forKey: .title)
         identifier = try container.decode(String.self, forKey: .identifier)
         // Rooms saved before subtitles have none; before sources, every item was a file of unknown length.

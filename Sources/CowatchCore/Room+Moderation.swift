@@ -153,7 +153,7 @@ extension Room {
         guard members[id]?.muted == true else { return true }
         switch line {
         case .empty, .command(.help), .command(.who), .command(.status), .command(.time), .command(.ready),
-             .command(.buffering), .command(.ended), .command(.duration), .command(.player), .command(.queue(nil, _)):
+             .command(.buffering), .command(.ended), .command(.duration), .command(.have), .command(.player), .command(.queue(nil, _)):
             return true
         case .chat, .command:
             let command: CommandName? = if case .command(let command) = line { command.name } else { nil }

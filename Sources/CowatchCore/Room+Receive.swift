@@ -38,6 +38,7 @@ extension Room {
         case .help(let topic): help(topic, from: id)
         case .nick(let name): nick(name, from: id)
         case .watch(let url, let title): watch(url, title: title, from: id, now: now)
+        case .watchOwn(let copy, let title): watchOwn(copy, title: title, from: id, now: now)
         case .join: join(id, now: now)
         case .leave: leave(id, now: now)
         case .end: end(from: id, now: now)
@@ -59,6 +60,7 @@ extension Room {
         case .buffering: buffering(id, now: now)
         case .ended(let seq): ended(id, seq: seq, now: now)
         case .duration(let seq, let length): mediaReport(id, seq: seq, length: length, now: now)
+        case .have(let seq, let yes): haveReport(id, seq: seq, has: yes, now: now)
         case .time(let client): actions.append(.send(.time(client: client, server: now), to: id))
         case .who: actions.append(.send(.reply(.who(participants)), to: id))
         case .status:

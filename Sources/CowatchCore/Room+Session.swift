@@ -12,7 +12,7 @@ extension Room {
         guard requireControl(id, .watch), requireMediaHost(url, from: id, .watch) else { return }
         if active, let current = state.session?.activity, current.identifier == Self.source(of: url).identifier(for: url) {
             guard let title, title != current.title else {
-                tell(id, "already watching \(ShownText.quoted(current.title)) (\(current.url))")
+                tell(id, "already watching \(ShownText.quoted(current.title))\(current.url.map { " (\($0))" } ?? "")")
                 return
             }
             state.session?.activity.title = title
@@ -36,15 +36,29 @@ extension Room {
     mutating func share(url: MediaURL, title: String?, cause: Cause, by id: MemberID?, now: ServerInstant,
                         startPlaying: Bool = false) {
         let source = Self.source(of: url)
-        let activity = Activity(id: "a\(nextActivityNumber)", url: url,
-                                title: title ?? Self.defaultTitle(for: url), identifier: source.identifier(for: url),
-                                source: source, live: source.isLiveLink)
+        share(Activity(id: "a\(nextActivityNumber)", url: url, title: title ?? Self.defaultTitle(for: url),
+                       identifier: source.identifier(for: url), source: source, live: source.isLiveLink),
+              cause: cause, by: id, now: now, startPlaying: startPlaying)
+    }
+
+    /// Makes `activity` current (a link's, or an own copy's): see `share(url:...)`.
+    mutating func share(_ activity: Activity, cause: Cause, by id: MemberID?, now: ServerInstant, startPlaying: Bool = false) {
+        let source = activity.source
         nextActivityNumber += 1
-        if state.session?.isActive == true {
+        forgetCopies()
+        let wasActive = state.session?.isActive == true
+        // Who plays the item may change with it (an own copy counts only the
+        // players that have it), so every member is counted again around the change.
+        for member in members.values { count(member, sign: -1) }
+        if wasActive {
             state.session?.activity = activity
-            dropSuspensionsTiedToItem()
         } else {
             state.session = GroupSession(state: .joined, reason: nil, activity: activity)
+        }
+        for member in members.values { count(member, sign: 1) }
+        if wasActive {
+            dropSuspensionsTiedToItem()
+        } else {
             for member in members.values.sorted(by: { $0.arrival < $1.arrival })
             where member.joinsNewSessions || member.id == id {
                 putInSession(member.id)
@@ -93,6 +107,7 @@ extension Room {
         switch source(of: url) {
         case .youtube(let id, _, _): return "YouTube video \(id)"
         case .vimeo(let id, _): return "Vimeo video \(id)"
+        case .own(let copy): return copy.neutralTitle
         case .file: break
         }
         let path = url.text.prefix { $0 != "?" && $0 != "#" }
@@ -290,8 +305,8 @@ extension Room {
     /// otherwise it pauses at the end.
     mutating func ended(_ id: MemberID, seq: Int64, now: ServerInstant) {
         guard requirePlayer(id, .ended) else { return }
-        guard let member = members[id], member.joined, !member.isSuspended, state.playback.status == .playing,
-              requireCurrentReport(seq, oldest: itemSeq, from: id, .ended)
+        guard let member = members[id], member.joined, !member.isSuspended, playsCurrentItem(member),
+              state.playback.status == .playing, requireCurrentReport(seq, oldest: itemSeq, from: id, .ended)
         else { return }
         if autoplayCount > 0, !state.queue.isEmpty {
             let item = state.queue.removeFirst()

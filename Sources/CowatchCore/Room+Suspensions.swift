@@ -63,7 +63,7 @@ extension Room {
     /// the group waits for it (`wait`). A suspended member stalls only itself.
     mutating func buffering(_ id: MemberID, now: ServerInstant) {
         guard requirePlayer(id, .buffering), let member = members[id], member.joined,
-              state.playback.status != .idle
+              state.playback.status != .idle, playsCurrentItem(member)
         else { return }
         // A late joiner still loading stalls only itself: its arrival never moves the group.
         let inStep = isReady(member) || member.joinedSeq < readinessAnchor

@@ -124,7 +124,15 @@ public struct Room: Sendable {
     }
 
     func isEligible(_ member: Member) -> Bool {
-        member.connected && member.joined && member.player && !member.isSuspended
+        member.connected && member.joined && playsCurrentItem(member) && !member.isSuspended
+    }
+
+    /// A player that can play the item: for an own copy, one that said it has it
+    /// (a player without it is like a member with no player, for that item).
+    func playsCurrentItem(_ member: Member) -> Bool {
+        guard member.player else { return false }
+        guard state.session?.activity.source.ownCopy != nil else { return true }
+        return member.copy == true
     }
 
     func isReady(_ member: Member) -> Bool { member.readySeq >= readinessAnchor }
@@ -133,7 +141,7 @@ public struct Room: Sendable {
         Participant(id: member.id, name: member.name, role: member.role, joined: member.joined,
                     player: member.player, ready: member.player && isReady(member),
                     suspensions: member.suspensions, autoplay: member.autoplay, connected: member.connected,
-                    owner: member.owner, muted: member.muted, scope: member.scope)
+                    owner: member.owner, muted: member.muted, copy: member.copy, scope: member.scope)
     }
 
     // MARK: - Member bookkeeping
@@ -208,7 +216,7 @@ public struct Room: Sendable {
         let eligible = isEligible(member)
         if eligible { eligibleCount += sign }
         if eligible && isReady(member) { readyCount += sign }
-        if member.connected && member.joined && member.player { playerCount += sign }
+        if member.connected && member.joined && playsCurrentItem(member) { playerCount += sign }
         if member.role == .host { hostCount += sign }
         if member.connected { connectedCount += sign }
         if member.connected && member.joined && member.autoplay { autoplayCount += sign }

@@ -228,11 +228,14 @@ extension RoomDriver {
         }
     }
 
-    /// A connected, joined, unsuspended player whose participant shows not ready.
+    /// A connected, joined, unsuspended player whose participant shows not ready;
+    /// for an own copy, only players that said they have it count.
     func firstUnreadyCountedPlayer() -> MemberID? {
-        room.participants.first { participant in
+        let ownCopy = room.state.session?.activity.source.ownCopy != nil
+        return room.participants.first { participant in
             guard let member = room.member(participant.id) else { return false }
-            return member.connected && member.joined && member.player && !member.isSuspended && !participant.ready
+            return member.connected && member.joined && member.player && (!ownCopy || member.copy == true)
+                && !member.isSuspended && !participant.ready
         }?.id
     }
 

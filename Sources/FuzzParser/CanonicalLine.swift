@@ -28,6 +28,10 @@ enum CanonicalLine {
         case .nick(let displayName): return name + argument(displayName.text)
         case .watch(let url, let title), .queue(let url?, let title): return name + argument(url.text) + argument(title)
         case .queue(nil, _): return name
+        case .watchOwn(let copy, let title):
+            return name + " own" + argument(copy.hashText) + argument(String(copy.size)) + argument(decimal(copy.duration.seconds))
+                + argument(title)
+        case .have(let seq, let yes): return name + argument(String(seq)) + (yes ? " yes" : " no")
         case .subtitles(let url, let label): return name + argument(url?.text ?? "off") + argument(label)
         case .dequeue(let item): return name + argument(item.text)
         case .move(let item, let position): return name + argument(item.text) + argument(String(position))
@@ -93,7 +97,7 @@ enum CanonicalLine {
     /// Commands holding a Double that may not be a whole number.
     static func hasFractionalValue(_ command: SlashCommand) -> Bool {
         switch command {
-        case .seek, .rate, .catchup, .time, .resume(_, at: _?), .duration: true
+        case .seek, .rate, .catchup, .time, .resume(_, at: _?), .duration, .watchOwn: true
         case .policy(let change): change.waitSeconds != nil
         default: false
         }

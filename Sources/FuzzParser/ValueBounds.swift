@@ -33,6 +33,14 @@ enum ValueBounds {
             return SuspensionReason(rawValue: reason.rawValue) == reason ? nil : "reason \(reason.rawValue) does not validate"
         case .ready(let seq), .ended(let seq):
             return seq >= 0 ? nil : "seq \(seq)"
+        case .watchOwn(let copy, let title):
+            if OwnCopy(hash: copy.hash, size: copy.size, duration: copy.duration.seconds) != copy { return "own copy \(copy) does not validate" }
+            if let title, title.isEmpty || title.count > CommandTable.maximumTitleCharacters {
+                return "title of \(title.count) characters"
+            }
+            return nil
+        case .have(let seq, _):
+            return seq >= 0 ? nil : "seq \(seq)"
         case .duration(let seq, let length):
             if seq < 0 { return "seq \(seq)" }
             switch length {

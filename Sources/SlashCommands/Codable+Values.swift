@@ -79,7 +79,7 @@ extension StallPolicy: Codable {}
 /// id checked again as a link's is, so a damaged store cannot make up a source.
 extension MediaSource: Codable {
     enum CodingKeys: String, CodingKey {
-        case kind, id, start, live
+        case kind, id, start, live, hash, size, duration
     }
 
     public init(from decoder: any Decoder) throws {
@@ -101,6 +101,16 @@ extension MediaSource: Codable {
                 throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "not a Vimeo video number")
             }
             self = .vimeo(id: id, start: start)
+        case "own":
+            let hashText = try container.decode(String.self, forKey: .hash)
+            guard let hash = OwnCopy.parseHash(hashText[...]) else {
+                throw DecodingError.dataCorruptedError(forKey: .hash, in: container, debugDescription: "not 16 hex digits")
+            }
+            guard let copy = OwnCopy(hash: hash, size: try container.decode(Int64.self, forKey: .size),
+                                     duration: try container.decode(Double.self, forKey: .duration)) else {
+                throw DecodingError.dataCorruptedError(forKey: .size, in: container, debugDescription: "not a file's size and length")
+            }
+            self = .own(copy)
         default:
             throw DecodingError.dataCorruptedError(forKey: .kind, in: container, debugDescription: "no media source \(kind)")
         }
@@ -112,5 +122,10 @@ extension MediaSource: Codable {
         try container.encodeIfPresent(providerID, forKey: .id)
         try container.encodeIfPresent(start, forKey: .start)
         if isLiveLink { try container.encode(true, forKey: .live) }
+        if let copy = ownCopy {
+            try container.encode(copy.hashText, forKey: .hash)
+            try container.encode(copy.size, forKey: .size)
+            try container.encode(copy.duration.seconds, forKey: .duration)
+        }
     }
 }

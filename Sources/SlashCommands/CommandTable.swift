@@ -47,7 +47,12 @@ public enum CommandTable {
                 return .nick(name)
             }
         case .watch:
-            return CommandSpec(name: name, arguments: "<url> [title...]", summary: "Share a video with the room (a link to a media file, or a YouTube or Vimeo video's link): start the group session, or replace what everyone is watching.", audience: .controllers) { args throws(ArgumentProblem) in
+            return CommandSpec(name: name, arguments: "<url> [title...]", summary: "Share a video with the room (a link to a media file, or a YouTube or Vimeo video's link; or /watch own <hash> <bytes> <seconds> [title...]: a file each member plays from their own disk, named by its OpenSubtitles hash, size and length): start the group session, or replace what everyone is watching.", audience: .controllers) { args throws(ArgumentProblem) in
+                if args.peek()?.lowercased() == "own" {
+                    _ = args.word()
+                    let (copy, title) = try ownCopy(&args)
+                    return .watchOwn(copy, title: title)
+                }
                 let (url, title) = try mediaItem(&args, playable: true)
                 return .watch(url, title: title)
             }
@@ -184,6 +189,17 @@ public enum CommandTable {
                     throw ArgumentProblem("the duration is seconds, more than 0 and at most \(Int(maximumReportedSeconds)), or live and the edge")
                 }
                 return .duration(seq: seq, .seconds(seconds))
+            }
+        case .have:
+            return CommandSpec(name: name, arguments: "<seq> yes|no", summary: "Player report: whether you have a copy of the own-copy item of state seq (one matching its hash, size and length); a player without one is not waited for.", audience: .players) { args throws(ArgumentProblem) in
+                let seq = try sequenceWord(&args)
+                let word = try args.requireWord("yes or no")
+                try args.requireEnd()
+                switch word.lowercased() {
+                case "yes": return .have(seq: seq, true)
+                case "no": return .have(seq: seq, false)
+                default: throw ArgumentProblem("\"\(excerpt(word))\" is not yes or no")
+                }
             }
         case .time:
             return CommandSpec(name: name, arguments: "<client-ms>", summary: "Clock sync: the server answers with your value and its own time in milliseconds.", audience: .anyone) { args throws(ArgumentProblem) in
@@ -354,6 +370,28 @@ public enum CommandTable {
             throw ArgumentProblem("a title has at most \(maximumTitleCharacters) characters")
         }
         return (url, title)
+    }
+
+    /// `<hash> <bytes> <seconds> [title...]` of `/watch own`.
+    private static func ownCopy(_ args: inout ArgumentReader) throws(ArgumentProblem) -> (OwnCopy, String?) {
+        let hashWord = try args.requireWord("the file's hash (16 hex digits)")
+        guard let hash = OwnCopy.parseHash(hashWord) else {
+            throw ArgumentProblem("\"\(excerpt(hashWord))\" is not a file's hash: 16 hex digits, as OpenSubtitles computes it")
+        }
+        let sizeWord = try args.requireWord("the file's size in bytes")
+        guard let size = ArgumentValues.wholeNumber(sizeWord), size > 0, size <= OwnCopy.maximumBytes else {
+            throw ArgumentProblem("the size is the file's length in bytes, from 1 to \(OwnCopy.maximumBytes)")
+        }
+        let secondsWord = try args.requireWord("the file's length in seconds")
+        guard let seconds = ArgumentValues.decimal(secondsWord, maximumWholeDigits: 10), seconds > 0,
+              let copy = OwnCopy(hash: hash, size: size, duration: seconds) else {
+            throw ArgumentProblem("the length is seconds, more than 0 and at most \(Int(maximumReportedSeconds))")
+        }
+        guard let title = shownRemainder(&args) else { return (copy, nil) }
+        guard title.count <= maximumTitleCharacters else {
+            throw ArgumentProblem("a title has at most \(maximumTitleCharacters) characters")
+        }
+        return (copy, title)
     }
 
     private static func timeArgument(_ word: Substring) throws(ArgumentProblem) -> TimeArgument {

@@ -14,6 +14,8 @@ public enum MediaSource: Hashable, Sendable {
     case youtube(id: String, start: MediaTime?, live: Bool)
     /// A Vimeo video by its number; `start` from `#t=`.
     case vimeo(id: String, start: MediaTime?)
+    /// A file each member picks on their own disk, matched by identity (`/watch own`).
+    case own(OwnCopy)
 
     /// What a link is, or why it is refused (a sentence for the sender).
     public enum Classification: Hashable, Sendable {
@@ -32,13 +34,14 @@ public enum MediaSource: Hashable, Sendable {
         case .file: "file"
         case .youtube: "youtube"
         case .vimeo: "vimeo"
+        case .own: "own"
         }
     }
 
     /// The provider's id of the video; nil for a file.
     public var providerID: String? {
         switch self {
-        case .file: nil
+        case .file, .own: nil
         case .youtube(let id, _, _), .vimeo(let id, _): id
         }
     }
@@ -46,9 +49,14 @@ public enum MediaSource: Hashable, Sendable {
     /// Where the link asks playback to start.
     public var start: MediaTime? {
         switch self {
-        case .file: nil
+        case .file, .own: nil
         case .youtube(_, let start, _), .vimeo(_, let start): start
         }
+    }
+
+    /// The own copy the item is, if it is one.
+    public var ownCopy: OwnCopy? {
+        if case .own(let copy) = self { copy } else { nil }
     }
 
     /// Whether the link itself says the video is a live stream.
@@ -57,10 +65,11 @@ public enum MediaSource: Hashable, Sendable {
     }
 
     /// The item's identity: the provider and its video id, so that two links to one
-    /// video are one item; a file's is its URL.
+    /// video are one item; a file's is its URL; an own copy's its hash and size.
     public func identifier(for url: MediaURL) -> String {
         switch self {
         case .file: url.text
+        case .own(let copy): copy.identifier
         case .youtube(let id, _, _): "youtube:\(id)"
         case .vimeo(let id, _): "vimeo:\(id)"
         }

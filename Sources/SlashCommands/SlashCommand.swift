@@ -6,6 +6,8 @@ public enum SlashCommand: Hashable, Sendable {
     case help(topic: HelpTopic?)
     case nick(DisplayName)
     case watch(MediaURL, title: String?)
+    /// `/watch own <hash> <size> <seconds> [title...]`: a file everyone plays from their own disk.
+    case watchOwn(OwnCopy, title: String?)
     case join
     case leave
     case end
@@ -35,6 +37,8 @@ public enum SlashCommand: Hashable, Sendable {
     /// What the player found the item of state `seq` to be once loaded: its length,
     /// or a live stream and the position that follows its live edge now.
     case duration(seq: Int64, MediaLength)
+    /// `/have <seq> yes|no`: whether this player has a copy of the own-copy item of state seq.
+    case have(seq: Int64, Bool)
     /// The client's own clock reading, echoed back (any unit the client likes,
     /// normally epoch milliseconds, possibly fractional from `performance.now()`).
     case time(client: Double)
@@ -76,7 +80,7 @@ public enum SlashCommand: Hashable, Sendable {
         switch self {
         case .help: .help
         case .nick: .nick
-        case .watch: .watch
+        case .watch, .watchOwn: .watch
         case .join: .join
         case .leave: .leave
         case .end: .end
@@ -98,6 +102,7 @@ public enum SlashCommand: Hashable, Sendable {
         case .buffering: .buffering
         case .ended: .ended
         case .duration: .duration
+        case .have: .have
         case .time: .time
         case .who: .who
         case .status: .status
@@ -144,7 +149,7 @@ public enum HelpTopic: Hashable, Sendable {
 /// The names of every command, in the order `/help` lists them.
 public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
-    case catchup, queue, next, dequeue, move, subtitles, autoplay, player, ready, buffering, ended, duration, time, who
+    case catchup, queue, next, dequeue, move, subtitles, autoplay, player, ready, buffering, ended, duration, have, time, who
     case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow
     case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, `public`, me
 }

@@ -13,7 +13,7 @@ struct CommandWatchTests {
         room.say("bob", "/watch https://example.org/a.mp4 Episode 1")
         #expect(room.state.seq == 1)
         #expect(room.state.session?.state == .joined)
-        #expect(room.state.session?.activity.url.text == "https://example.org/a.mp4")
+        #expect(room.state.session?.activity.url?.text == "https://example.org/a.mp4")
         #expect(room.state.session?.activity.identifier == "https://example.org/a.mp4")
         #expect(room.state.session?.activity.title == "Episode 1")
         #expect(room.playback.status == .paused)

@@ -19,7 +19,7 @@ struct RuleSourcesTests {
         let activity = try #require(room.state.session?.activity)
         #expect(activity.identifier == "youtube:dQw4w9WgXcQ")
         #expect(activity.source == .youtube(id: "dQw4w9WgXcQ", start: MediaTime(seconds: 90), live: false))
-        #expect(activity.url.text == "https://youtu.be/dQw4w9WgXcQ?t=1m30s")
+        #expect(activity.url?.text == "https://youtu.be/dQw4w9WgXcQ?t=1m30s")
         #expect(activity.live == false)
         #expect(activity.duration == nil)
         #expect(room.playback.status == .paused)

@@ -276,6 +276,8 @@ enum ArgumentRows {
         Row.command("/duration 12 live 3600", .duration(seq: 12, .live(edge: MediaTime(seconds: 3600)))),
         Row.bad("/duration 12 0", .duration),
         Row.bad("/duration 99999999999999999999 60", .duration),
+        Row.command("/have 12 yes", .have(seq: 12, true)),
+        Row.bad("/have 99999999999999999999 yes", .have),
         Row.command("/time 1700000000000", .time(client: 1_700_000_000_000)),
         Row.command("/time 1700000000000.125", .time(client: 1_700_000_000_000.125)),
         Row.command("/time 12.5", .time(client: 12.5)),

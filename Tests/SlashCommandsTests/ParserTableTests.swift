@@ -122,7 +122,7 @@ struct ParserMessageTests {
         .leave: "/leave x", .end: "/end x", .play: "/play later", .pause: "/pause x", .seek: "/seek x",
         .rate: "/rate 9", .suspend: "/suspend a/b", .resume: "/resume at", .catchup: "/catchup 0",
         .queue: "/queue ftp://x", .next: "/next x", .dequeue: "/dequeue x", .subtitles: "/subtitles ftp://x", .move: "/move 1", .autoplay: "/autoplay maybe", .player: "/player maybe",
-        .ready: "/ready x", .buffering: "/buffering x", .ended: "/ended x", .duration: "/duration 1 soon", .time: "/time x", .who: "/who x",
+        .ready: "/ready x", .buffering: "/buffering x", .ended: "/ended x", .duration: "/duration 1 soon", .have: "/have 1 perhaps", .time: "/time x", .who: "/who x",
         .status: "/status x", .policy: "/policy x y", .op: "/op", .deop: "/deop", .kick: "/kick", .ban: "/ban",
         .unban: "/unban", .bans: "/bans x", .mute: "/mute", .unmute: "/unmute", .slow: "/slow x",
         .lock: "/lock x", .unlock: "/unlock x", .password: "/password", .invite: "/invite x", .invites: "/invites x",

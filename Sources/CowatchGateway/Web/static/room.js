@@ -13,6 +13,7 @@ import { copyText } from './copy.js';
 import { Door, DOOR_ERRORS } from './door.js';
 import { HostPanel } from './host-panel.js';
 import { showSecret } from './secret-box.js';
+import { OwnCopies } from './owncopy.js';
 import {
   $, ChatLog, describeReason, describeStatus, formatTime, renderConnection, renderMembers, renderQueue, renderRoomControls,
 } from './ui.js';
@@ -220,7 +221,7 @@ async function main() {
       case 'state':
         if (isStale(model.state, event)) return;
         model.state = event;
-        sync.setState(event);
+        sync.setState(own.update(event, me()));
         subtitles.update(event.session?.state === 'joined' ? event.session.activity : null);
         renderAll();
         break;
@@ -295,6 +296,17 @@ async function main() {
     const queueIt = event.submitter?.dataset.action === 'queue';
     command(`${queueIt ? '/queue' : '/watch'} ${url}`);
     $('share-url').value = '';
+  });
+
+  // MARK: own copies: a file from this computer, matched by identity, never uploaded
+
+  const own = new OwnCopies({
+    share: $('own-share'), shareTitle: $('own-title'), ask: $('own-ask'), askText: $('own-ask-text'),
+    pick: $('own-pick'), none: $('own-none'),
+  }, (line) => command(line), (kind, text) => log.add(kind, text));
+  // A file picked (or refused) changes what this player follows, not the room's state.
+  own.addEventListener('change', () => {
+    if (model.state) sync.setState(own.update(model.state, me()));
   });
 
   // MARK: chat input (anything typed goes to the room as is)

@@ -3,6 +3,7 @@
 // the server is put in the page as text (textContent), never as HTML.
 
 import { unseekableWords } from './sync/seekable.js';
+import { copyLabel } from './sync/own-copy.js';
 
 export function $(id) {
   return document.getElementById(id);
@@ -114,6 +115,12 @@ export function renderMembers(list, participants, meId, onCommand = null) {
     }
     for (const reason of p.suspensions) {
       tags.push(el('span', { class: 'tag suspended', title: `Suspended: ${reason}` }, describeReason(reason)));
+    }
+    // An own copy: who has the file and watches, and who is in the room without it.
+    const copy = copyLabel(p);
+    if (copy) {
+      tags.push(el('span', { class: `tag copy ${p.copy ? 'ok' : 'warn'}`, title: p.copy
+        ? 'Plays their own copy of the file' : 'Has no copy of the file: not watching, still in the room' }, copy));
     }
     if (p.autoplay) tags.push(el('span', { class: 'tag', title: 'Autoplay on' }, 'autoplay'));
     const controls = onCommand && me?.role === 'host' && p.id !== meId && (!p.owner || me.owner)
