@@ -36,7 +36,7 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         guard let url = URL(string: link), let host = url.host, !host.isEmpty else {
             return finish(.unchecked("its address could not be read"))
         }
-        if let refusal = visitRefusal(host: host) { return finish(.unchecked(refusal)) }
+        if let refusal = Self.visitRefusal(host: host, settings: settings) { return finish(.unchecked(refusal)) }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = settings.timeoutSeconds
         configuration.timeoutIntervalForResource = settings.timeoutSeconds
@@ -51,13 +51,8 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         session.dataTask(with: request).resume()
         // URLSession's own timeouts count idle time; this bounds the whole check.
         DispatchQueue.global().asyncAfter(deadline: .now() + settings.timeoutSeconds + 0.5) { [self] in
-            finish(.unchecked("it did not answer within \(Int(settings.timeoutSeconds.rounded())) s"))
+            finish(.unchecked(Self.timeoutWords(settings.timeoutSeconds)))
         }
-    }
-
-    /// Why the server will not visit `host`, or nil when it may.
-    private func visitRefusal(host: String) -> String? {
-        Self.visitRefusal(host: host, settings: settings)
     }
 
     /// Why the server will not visit `host`, or nil when it may: also for the
@@ -119,10 +114,8 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        let refusal: String? = lock.withLock {
-            redirects += 1
-            return redirects > settings.maximumRedirects ? "it redirects more than \(settings.maximumRedirects) times" : nil
-        } ?? request.url?.host.flatMap { visitRefusal(host: $0) }
+        let count = lock.withLock { redirects += 1; return redirects }
+        let refusal = Self.redirectRefusal(count: count, to: request.url?.host, settings: settings)
         if let refusal {
             lock.withLock { refusedRedirect = refusal }
             completionHandler(nil)
@@ -144,14 +137,32 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         guard let error else { return }
+        finish(.unchecked(Self.failureWords(error, timeoutSeconds: settings.timeoutSeconds)))
+    }
+
+    // MARK: - Shared with SubtitleFetch, which visits links under the same rules
+
+    /// Why a redirect (the `count`th of this visit) to `host` is not followed, if it is not.
+    static func redirectRefusal(count: Int, to host: String?, settings: MediaCheck.Settings) -> String? {
+        if count > settings.maximumRedirects { return "the link redirects more than \(settings.maximumRedirects) times" }
+        return host.flatMap { visitRefusal(host: $0, settings: settings) }
+    }
+
+    /// A visit that outlasted its bound, in words (URLSession's timeout or the
+    /// whole visit's timer).
+    static func timeoutWords(_ timeoutSeconds: Double) -> String {
+        "the server did not answer within \(Int(timeoutSeconds.rounded())) s"
+    }
+
+    /// A failed visit in words.
+    static func failureWords(_ error: any Error, timeoutSeconds: Double) -> String {
         let nsError = error as NSError
-        let why: String = switch nsError.code {
-        case NSURLErrorTimedOut: "it did not answer within \(Int(settings.timeoutSeconds.rounded())) s"
-        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: "its host name does not resolve here"
-        case NSURLErrorCannotConnectToHost: "its server refused the connection"
-        case NSURLErrorServerCertificateUntrusted, NSURLErrorSecureConnectionFailed: "its TLS certificate is not trusted here"
-        default: "it could not be reached (\(nsError.localizedDescription))"
+        return switch nsError.code {
+        case NSURLErrorTimedOut: timeoutWords(timeoutSeconds)
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: "the host name does not resolve here"
+        case NSURLErrorCannotConnectToHost: "the server refused the connection"
+        case NSURLErrorServerCertificateUntrusted, NSURLErrorSecureConnectionFailed: "the server's TLS certificate is not trusted here"
+        default: "the server could not be reached (\(nsError.localizedDescription))"
         }
-        finish(.unchecked(why))
     }
 }

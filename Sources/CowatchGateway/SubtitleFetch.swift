@@ -54,7 +54,7 @@ final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable
         session.dataTask(with: request).resume()
         // URLSession's own timeouts count idle time; this bounds the whole fetch.
         DispatchQueue.global().asyncAfter(deadline: .now() + settings.timeoutSeconds + 0.5) { [self] in
-            finish(Self.refusal("their server did not answer within \(Int(settings.timeoutSeconds.rounded())) s"))
+            finish(Self.refusal(MediaProbe.timeoutWords(settings.timeoutSeconds)))
         }
     }
 
@@ -75,10 +75,8 @@ final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        let refusal: String? = lock.withLock {
-            redirects += 1
-            return redirects > settings.maximumRedirects ? "their link redirects more than \(settings.maximumRedirects) times" : nil
-        } ?? request.url?.host.flatMap { MediaProbe.visitRefusal(host: $0, settings: settings) }
+        let count = lock.withLock { redirects += 1; return redirects }
+        let refusal = MediaProbe.redirectRefusal(count: count, to: request.url?.host, settings: settings)
         if let refusal {
             lock.withLock { refusedRedirect = refusal }
             completionHandler(nil)
@@ -122,14 +120,6 @@ final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable
             if let refusal = SubtitleProxy.bodyRefusal(bytes) { return finish(.failure(refusal)) }
             return finish(.success(bytes))
         }
-        let nsError = error as NSError
-        let why: String = switch nsError.code {
-        case NSURLErrorTimedOut: "their server did not answer within \(Int(settings.timeoutSeconds.rounded())) s"
-        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: "their host name does not resolve here"
-        case NSURLErrorCannotConnectToHost: "their server refused the connection"
-        case NSURLErrorServerCertificateUntrusted, NSURLErrorSecureConnectionFailed: "their server's TLS certificate is not trusted here"
-        default: "their server could not be reached (\(nsError.localizedDescription))"
-        }
-        finish(Self.refusal(why))
+        finish(Self.refusal(MediaProbe.failureWords(error, timeoutSeconds: settings.timeoutSeconds)))
     }
 }

@@ -233,13 +233,23 @@ def test_a_stall_is_waiting_then_playing(driver, servers):
     wait(lambda: read(driver)["currentTime"] > 0.5, 10, "playing")
     driver.execute_script(
         "const f = document.querySelector('#player iframe');"
-        "f.contentWindow.postMessage({ standin: 'stall', ms: 1500 }, new URL(f.src).origin);")
+        "f.contentWindow.postMessage({ standin: 'stall', ms: 4000 }, new URL(f.src).origin);")
     r = wait(lambda: (lambda r: r if "waiting" in r["events"] else None)(read(driver)), 5, "waiting")
     assert r["readyState"] == 2 and not r["paused"]
     frozen = read(driver)["currentTime"]
-    time.sleep(0.5)  # stalled: the position stands still for the stall's length
-    assert abs(read(driver)["currentTime"] - frozen) < 0.01
-    wait(lambda: read(driver)["readyState"] == 4 and read(driver)["currentTime"] > frozen + 0.2, 10, "playing again")
+    # Stalled, the position stands still: every reading while the adapter still
+    # says it has no data (readyState 2) is the frozen one, however slowly the
+    # readings come; the stall is long enough for several of them.
+    stalled = []
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        now = read(driver)
+        if now["readyState"] == 2:
+            stalled.append(now["currentTime"])
+        time.sleep(0.05)
+    assert len(stalled) >= 2, f"the stall ended within half a second of its 4 s: {stalled}"
+    assert all(abs(t - frozen) < 0.01 for t in stalled), stalled
+    wait(lambda: read(driver)["readyState"] == 4 and read(driver)["currentTime"] > frozen + 0.2, 15, "playing again")
 
 
 def test_rate_taken_in_range(driver, servers):

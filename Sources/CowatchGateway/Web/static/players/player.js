@@ -102,37 +102,14 @@ export function importAdapter(kind) {
 }
 
 /**
- * The item's source: `activity.source` as the room names it ({ kind: 'file' },
- * { kind: 'youtube', id }, { kind: 'vimeo', id }). A room whose states carry
- * no `source` (a server from before provider links) gets the provider's link
- * forms recognised here, so the page still plays what such a room shares.
+ * The item's source as the room names it in `activity.source` ({ kind: 'file' },
+ * { kind: 'youtube', id }, { kind: 'vimeo', id }, { kind: 'own', ... }): the
+ * server tells a provider's link by its form (Sources/SlashCommands/MediaSource.swift),
+ * so the page never parses links itself. None given: a file.
  */
 export function sourceOf(activity) {
   const source = activity?.source;
-  if (source && typeof source.kind === 'string') return source;
-  return recognise(activity?.url);
-}
-
-const YOUTUBE_ID = /^[A-Za-z0-9_-]{11}$/;
-
-function recognise(url) {
-  let parsed;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return { kind: 'file' };
-  }
-  const host = parsed.hostname.toLowerCase().replace(/^(www|m|music)\./, '');
-  const parts = parsed.pathname.split('/').filter(Boolean);
-  let id = null;
-  if (host === 'youtube.com' && parts[0] === 'watch') id = parsed.searchParams.get('v');
-  else if (host === 'youtube.com' && ['embed', 'shorts', 'live'].includes(parts[0])) id = parts[1];
-  else if (host === 'youtube-nocookie.com' && parts[0] === 'embed') id = parts[1];
-  else if (host === 'youtu.be') id = parts[0];
-  if (id && YOUTUBE_ID.test(id)) return { kind: 'youtube', id };
-  if (host === 'vimeo.com' && /^\d+$/.test(parts.at(-1) ?? '')) return { kind: 'vimeo', id: parts.at(-1) };
-  if (host === 'player.vimeo.com' && parts[0] === 'video' && /^\d+$/.test(parts[1] ?? '')) return { kind: 'vimeo', id: parts[1] };
-  return { kind: 'file' };
+  return source && typeof source.kind === 'string' ? source : { kind: 'file' };
 }
 
 /** The kind of player an activity needs: 'file' (the <video>), 'youtube' or 'vimeo'. */
