@@ -145,7 +145,7 @@ let package = Package(
         // `cowatch watch`: mpv as a member of a room. The rules as pure values
         // (what to do now, from the room's state and mpv's readings); the
         // interpreter touching mpv's IPC socket is in the executable.
-        .target(name: "CowatchPlayer"),
+        .target(name: "CowatchPlayer", dependencies: ["SlashCommands"]),
         .executableTarget(
             name: "cowatch",
             dependencies: [

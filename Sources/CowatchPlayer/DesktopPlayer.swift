@@ -21,7 +21,11 @@
 ///   is the user's space bar (`/pause` or `/play`), a `seek` it did not cause is
 ///   the user's (`/seek <t>` once it lands). Then it leaves mpv alone until the
 ///   room answers (or `userGraceMs` passes: a refused command is undone by the
-///   room's own state).
+///   room's own state);
+/// - plays an own-copy item from the file it was given only when that file is
+///   the item (size, hash, then the length mpv reads), says `/have <seq> yes|no`,
+///   and without it stays in the room not watching; and shares that file as the
+///   room's item when asked (`DesktopPlayer+OwnCopy.swift`).
 public struct DesktopPlayer: Sendable {
     public enum MpvEvent: Sendable, Hashable {
         case fileLoaded
@@ -46,6 +50,10 @@ public struct DesktopPlayer: Sendable {
         case send(String)
         /// `loadfile` this URL or path (paused).
         case load(String)
+        /// `stop`: mpv shows nothing (idle), as for a room without an item.
+        case unload
+        /// Words for the person at mpv, always shown.
+        case tell(String)
         case pause
         /// Set `speed`, then unpause at server time `at` (ms), to the instant.
         case play(at: Double, speed: Double)
@@ -103,8 +111,17 @@ public struct DesktopPlayer: Sendable {
     /// catching up with an earlier request, not the user.
     public static let ownPauseWindowMs = 250.0
 
-    /// A local file played in place of the room's item.
-    public let ownCopy: String?
+    /// The file given on the command line: matched to an own-copy item by
+    /// identity, and played in place of a link (unchecked: a link has no identity to match).
+    public let localFile: LocalCopy?
+    /// What mpv was last told to load, so that nothing is loaded twice.
+    var loadedTarget: String?
+    /// For the current own-copy item: where the check of `localFile` stands.
+    var copy: CopyCheck?
+    /// The `/have` last said: for which item, and the answer.
+    var haveSent: (item: String, yes: Bool)?
+    /// Sharing `localFile` as the room's item, when asked.
+    var share: Share?
 
     public private(set) var state: RoomState?
     public private(set) var me: Member?
@@ -149,8 +166,11 @@ public struct DesktopPlayer: Sendable {
     var monotonic = 0.0
     var out: [Action] = []
 
-    public init(ownCopy: String? = nil) {
-        self.ownCopy = ownCopy
+    /// `share`: make `localFile` the room's item once joined, under this title
+    /// (an empty title: the room's neutral one, size and length).
+    public init(localFile: LocalCopy? = nil, share title: String? = nil) {
+        self.localFile = localFile
+        if localFile != nil, let title { share = .wanted(title: title) }
     }
 
     public mutating func handle(_ input: Input, readings: MpvReadings, now: Double, monotonic: Double) -> [Action] {
@@ -168,6 +188,8 @@ public struct DesktopPlayer: Sendable {
         switch input {
         case .connected:
             readySent = nil
+            haveSent = nil
+            if case .sent(let title) = share { share = .wanted(title: title) }
             durationSent = nil
             stallReadySentAt = -.infinity
             appliedSeq = nil
@@ -211,7 +233,11 @@ public struct DesktopPlayer: Sendable {
             guard let group = state?.timeline else { return }
             catchup = (until, Timeline.catchup(from: from, rate: rate, until: until, group: group))
             reconcile()
-        case .error(let code, _):
+        case .error(let code, _, let command):
+            if command == "watch", case .sent = share {
+                share = nil
+                reconcile()
+            }
             // The user's own command refused: the room's state stands.
             if userChange != nil, ["forbidden", "suspended", "not-possible", "no-session", "rate-limited"].contains(code) {
                 userChange = nil
@@ -228,10 +254,6 @@ public struct DesktopPlayer: Sendable {
         appliedSeq = incoming.seq
         note("state \(incoming.seq) \(incoming.status.rawValue) pos=\(incoming.position) at=\(Int(incoming.at) % 100_000) rate=\(incoming.rate)")
         if let change = userChange, incoming.seq > change.seq { userChange = nil }
-        if let activity = incoming.activity {
-            if activity.url != src { load(activity) }
-            reportDuration()
-        }
         if previous?.item != incoming.item { endedSent = nil }
         if incoming.status != .playing { stall = nil }
         reconcile()
@@ -320,14 +342,14 @@ public struct DesktopPlayer: Sendable {
 
     /// `/duration <seq> <seconds>` once mpv knows the item's length and the room does not.
     mutating func reportDuration() {
-        guard let state, let activity = state.activity, activity.duration == nil, !activity.live, activity.url == src,
-              durationSent != activity.url, video.loaded, let duration = video.duration, duration > 0, duration.isFinite else { return }
+        guard let state, let activity = state.activity, activity.duration == nil, !activity.live, activity.identifier == src,
+              durationSent != src, video.loaded, let duration = video.duration, duration > 0, duration.isFinite else { return }
         send("/duration \(state.seq) \(Self.seconds(duration))")
-        durationSent = activity.url
+        durationSent = src
     }
 
     mutating func load(_ activity: Activity) {
-        src = activity.url
+        src = activity.identifier
         mediaError = nil
         cancelJoin()
         running = nil
@@ -335,7 +357,23 @@ public struct DesktopPlayer: Sendable {
         stall = nil
         stallCheck = nil
         pause()
-        out.append(.load(ownCopy ?? activity.url))
+        copy = nil
+        if let own = activity.own {
+            guard let target = checkCopy(own, activity) else { return }
+            loadTarget(target)
+        } else if let localFile {
+            tell("playing \(localFile.path) in place of the room's link (a link has no identity to check a file against)")
+            loadTarget(localFile.path)
+        } else if let url = activity.url {
+            loadTarget(url)
+        }
+    }
+
+    /// mpv loads `target`, unless it has it already (a file shared from here).
+    mutating func loadTarget(_ target: String) {
+        guard target != loadedTarget || !video.loaded else { return }
+        loadedTarget = target
+        out.append(.load(target))
         video.loaded = false
         video.position = nil
         video.duration = nil
@@ -346,8 +384,16 @@ public struct DesktopPlayer: Sendable {
 
     public mutating func plan() -> Plan {
         if let catchup, now >= catchup.until { self.catchup = nil }
-        guard let state, state.activity != nil, let timeline = state.timeline else { return .none("idle") }
+        if share?.holdsMpv == true { return .none("sharing") }
+        guard let state, let activity = state.activity, let timeline = state.timeline else { return .none("idle") }
         guard let me, me.joined else { return .none("left") }
+        if activity.own != nil, activity.identifier == src {
+            switch copy {
+            case .has: break
+            case .checking: return .none("checking your copy")
+            case .refused, nil: return .none("not watching")
+            }
+        }
         if mediaError != nil { return .none("error") }
         if userSeekPending || (userChange.map { monotonic < $0.until } ?? false) { return .detached("yours", reasons: []) }
         let others = me.suspensions.filter { $0 != "catchup" }
@@ -362,6 +408,10 @@ public struct DesktopPlayer: Sendable {
 
     mutating func reconcile() {
         if let change = userChange, monotonic >= change.until { userChange = nil }
+        shareFile()
+        if share?.holdsMpv != true, let activity = state?.activity, activity.identifier != src { load(activity) }
+        checkCopyLength()
+        reportCopy()
         if stallCheck != nil { confirmStall() }
         // mpv may tell the length after `file-loaded`.
         if durationSent != src { reportDuration() }
@@ -370,6 +420,7 @@ public struct DesktopPlayer: Sendable {
         detail = ""
         switch plan {
         case .none:
+            if case .refused(let why) = copy { detail = why }
             cancelJoin()
             stopVideo()
         case .detached(let mode, let reasons):
@@ -570,6 +621,7 @@ public struct DesktopPlayer: Sendable {
 
     mutating func send(_ line: String) { out.append(.send(line)) }
     mutating func note(_ text: String) { out.append(.note(text)) }
+    mutating func tell(_ text: String) { out.append(.tell(text)) }
 
     mutating func pause() {
         wantPaused = true

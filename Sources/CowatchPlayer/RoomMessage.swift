@@ -1,4 +1,5 @@
 import Foundation
+import SlashCommands
 
 /// What the desktop player needs from the room's `cowatch.v1.json` events
 /// (docs/protocol.md, "Events"), read from one event's text. Fields the player
@@ -10,7 +11,8 @@ public enum RoomMessage: Sendable, Hashable {
     case catchup(from: Double, rate: Double, until: Double)
     /// The answer to `/time <client>`: the client's own value echoed, and the server's clock (ms).
     case time(client: Double, server: Double)
-    case error(code: String, message: String)
+    /// An `error`: its code, its words, and the command refused (nil when the line named none).
+    case error(code: String, message: String, command: String?)
     case other
 
     /// One event's JSON text; nil when it is not a JSON object with a `type`.
@@ -35,7 +37,8 @@ public enum RoomMessage: Sendable, Hashable {
             guard let client = number(object["client"]), let server = number(object["server"]) else { return nil }
             self = .time(client: client, server: server)
         case "error":
-            self = .error(code: object["code"] as? String ?? "", message: object["message"] as? String ?? "")
+            self = .error(code: object["code"] as? String ?? "", message: object["message"] as? String ?? "",
+                          command: object["command"] as? String)
         default:
             self = .other
         }
@@ -62,17 +65,45 @@ public struct Member: Sendable, Hashable {
 
 /// The item a joined session watches.
 public struct Activity: Sendable, Hashable {
-    public var url: String
+    /// Where to play it; nil for an own copy (each member plays their own file).
+    public var url: String?
     public var title: String
     /// Seconds, nil while no player has reported it.
     public var duration: Double?
     public var live: Bool
+    /// The item's identity (`identifier`): one item however it is linked.
+    public var identifier: String
+    /// For an own copy, the file it is (`source`).
+    public var own: OwnItem?
 
-    public init(url: String, title: String = "", duration: Double? = nil, live: Bool = false) {
+    public init(url: String?, title: String = "", duration: Double? = nil, live: Bool = false,
+                identifier: String? = nil, own: OwnItem? = nil) {
         self.url = url
         self.title = title
         self.duration = duration
         self.live = live
+        self.identifier = identifier ?? own?.identifier ?? url ?? ""
+        self.own = own
+    }
+}
+
+/// An own-copy item's file, as the room knows it (`source` `{"kind":"own",...}`).
+public struct OwnItem: Sendable, Hashable {
+    public var hash: UInt64
+    public var size: Int64
+
+    public init(hash: UInt64, size: Int64) {
+        self.hash = hash
+        self.size = size
+    }
+
+    public var identifier: String { "own:\(OwnCopy.hashText(hash)):\(size)" }
+
+    init?(source: [String: Any]?) {
+        guard let source, source["kind"] as? String == "own", let text = source["hash"] as? String,
+              let hash = OwnCopy.parseHash(Substring(text)), let size = number(source["size"]), size >= 1,
+              size <= Double(OwnCopy.maximumBytes) else { return nil }
+        self.init(hash: hash, size: Int64(size))
     }
 }
 
@@ -105,9 +136,16 @@ public struct RoomState: Sendable, Hashable {
               let status = (playback["status"] as? String).flatMap(Status.init(rawValue:)) else { return nil }
         var activity: Activity?
         if let session = object["session"] as? [String: Any], session["state"] as? String == "joined",
-           let item = session["activity"] as? [String: Any], let url = item["url"] as? String {
-            activity = Activity(url: url, title: item["title"] as? String ?? "", duration: number(item["duration"]),
-                                live: item["live"] as? Bool ?? false)
+           let item = session["activity"] as? [String: Any] {
+            let own = OwnItem(source: item["source"] as? [String: Any])
+            // An item is played from its link, or from each member's own file.
+            if let url = item["url"] as? String, own == nil {
+                activity = Activity(url: url, title: item["title"] as? String ?? "", duration: number(item["duration"]),
+                                    live: item["live"] as? Bool ?? false, identifier: item["identifier"] as? String)
+            } else if let own {
+                activity = Activity(url: nil, title: item["title"] as? String ?? "", duration: number(item["duration"]),
+                                    identifier: item["identifier"] as? String, own: own)
+            }
         }
         self.init(seq: seq, activity: activity, status: status, item: playback["item"] as? String ?? "",
                   rate: number(playback["rate"]) ?? 1, position: number(playback["position"]) ?? 0, at: number(playback["at"]) ?? 0)

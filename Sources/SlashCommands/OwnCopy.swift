@@ -27,10 +27,7 @@ public struct OwnCopy: Hashable, Sendable {
     }
 
     /// The hash as 16 lower-case hex digits, as OpenSubtitles writes it.
-    public var hashText: String {
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
-    }
+    public var hashText: String { Self.hashText(hash) }
 
     /// The item's identity, `own:<hash>:<size>`: two members with one file share it.
     public var identifier: String { "own:\(hashText):\(size)" }
@@ -51,6 +48,41 @@ public struct OwnCopy: Hashable, Sendable {
         }
         let tenths = Int64((value * 10).rounded())
         return "\(tenths / 10).\(tenths % 10) \(units[unit])"
+    }
+
+    /// OpenSubtitles reads this many bytes at each end of a file.
+    public static let hashChunk: Int64 = 65536
+
+    /// The byte ranges the hash reads from a file of `size` bytes: the first 64 KiB
+    /// and the last (overlapping when the file is shorter than 128 KiB).
+    public static func hashRanges(size: Int64) -> (head: Range<Int64>, tail: Range<Int64>) {
+        (0..<min(size, hashChunk), max(0, size - hashChunk)..<max(0, size))
+    }
+
+    /// The OpenSubtitles hash of a file of `size` bytes whose `hashRanges` hold
+    /// `head` and `tail`: the size plus every little-endian 64-bit word of both,
+    /// modulo 2^64 (a short last word padded with zeros). The same sum as the
+    /// page's (static/sync/own-copy.js), so a desktop player and a page agree.
+    public static func hash(size: Int64, head: [UInt8], tail: [UInt8]) -> UInt64 {
+        var sum = UInt64(truncatingIfNeeded: size)
+        for bytes in [head, tail] {
+            var index = 0
+            while index < bytes.count {
+                var word: UInt64 = 0
+                for offset in 0..<min(8, bytes.count - index) {
+                    word |= UInt64(bytes[index + offset]) << (8 * UInt64(offset))
+                }
+                sum &+= word
+                index += 8
+            }
+        }
+        return sum
+    }
+
+    /// The hash as `hashText` writes it.
+    public static func hashText(_ hash: UInt64) -> String {
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// 16 hex digits, either case.

@@ -48,12 +48,12 @@ final class MpvRunner: @unchecked Sendable {
     private var lastDriftNote = 0.0
     private var signals: [DispatchSourceSignal] = []
 
-    init(mpv: MpvSocket, launched: Process?, address: WebSocketAddress, ownCopy: String?, verbose: Bool, connectTimeout: Double) throws {
+    init(mpv: MpvSocket, launched: Process?, address: WebSocketAddress, localFile: LocalCopy?, share: String?, verbose: Bool, connectTimeout: Double) throws {
         self.mpv = mpv
         self.launched = launched
         self.address = address
         self.verbose = verbose
-        player = DesktopPlayer(ownCopy: ownCopy)
+        player = DesktopPlayer(localFile: localFile, share: share)
         life = ClientLife(settings: ClientLife.Settings(interactive: true, reconnectFor: 300, confirmTimeout: connectTimeout))
         clients = try WebSocketClients(connectTimeout: connectTimeout)
         monotonicMsAtStart = Self.monotonicMs()
@@ -202,6 +202,11 @@ final class MpvRunner: @unchecked Sendable {
             readings.loaded = false
             readings.eofReached = false
             request(["loadfile", .string(target), "replace"])
+        case .unload:
+            readings.loaded = false
+            request(["stop"])
+        case .tell(let words):
+            Output.error("cowatch: \(words)")
         case .pause:
             readings.paused = true
             request(["set_property", "pause", true])
@@ -332,7 +337,7 @@ final class MpvRunner: @unchecked Sendable {
             }
         case .other:
             return
-        case .error(let code, let words):
+        case .error(let code, let words, _):
             // Reports that answer a state the room has moved on from are expected.
             if code != "stale-report" { Output.error("cowatch: the room says: \(words)") }
             if clock.synced { sampled(.room(message)) }

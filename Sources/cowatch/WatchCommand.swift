@@ -1,6 +1,8 @@
 import ArgumentParser
 import CowatchClient
+import CowatchPlayer
 import Foundation
+import SlashCommands
 
 /// `cowatch watch`: mpv as a member of a room, playing with everyone (the rules
 /// are `Sources/CowatchPlayer/DesktopPlayer.swift`; `MpvRunner` carries them out).
@@ -13,7 +15,11 @@ struct WatchCommand: ParsableCommand {
                   (mpv plays the room's video; space pauses or plays everyone,
                   a seek moves everyone; closing mpv leaves the room)
         Own copy: cowatch watch http://127.0.0.1:7480/rooms/lobby ~/Movie.mkv
-                  (that file instead of the room's link, in step with the room)
+                  (when the room plays someone's own copy, yours is played if it
+                  is the same file: same size, contents at both ends and length,
+                  whatever its name; nothing is uploaded)
+        Share:    cowatch watch http://127.0.0.1:7480/rooms/lobby ~/Movie.mkv --share --title "Movie"
+                  (makes that file the room's item; each member picks their copy)
         Attach:   mpv --input-ipc-server=/tmp/mpv.sock &
                   cowatch watch http://127.0.0.1:7480/rooms/lobby --ipc /tmp/mpv.sock
         """
@@ -22,8 +28,14 @@ struct WatchCommand: ParsableCommand {
     @Argument(help: "The room's address: its page's link (http://HOST:PORT/rooms/ROOM) or ws://HOST:PORT/rooms/ROOM.")
     var room: String
 
-    @Argument(help: "A local file to play in place of the room's link (your own copy of the same video).")
+    @Argument(help: "Your own copy of the room's video: played when the room's item is that file (by size, contents and length), or in place of the room's link.")
     var file: String?
+
+    @Flag(help: "Share FILE as the room's item: every member is asked for their own copy (its name is not sent).")
+    var share = false
+
+    @Option(help: "The title the room shows for a shared FILE (default: its size and length).")
+    var title: String?
 
     @Option(help: "Your display name in the room.")
     var name: String?
@@ -60,6 +72,8 @@ struct WatchCommand: ParsableCommand {
                 throw ValidationError("\(file): no such file")
             }
         }
+        if share, file == nil { throw ValidationError("--share shares FILE: give the file after the room's link") }
+        if title != nil, !share { throw ValidationError("--title names a file shared with --share") }
         guard timeout > 0 else { throw ValidationError("--timeout takes a positive number of seconds") }
         if ipc != nil, !mpvOptions.isEmpty { throw ValidationError("--mpv-option is for an mpv this command starts, not one attached with --ipc") }
     }
@@ -85,7 +99,7 @@ struct WatchCommand: ParsableCommand {
         if let invite { address = address.adding("invite", invite) }
         if let password { address = address.adding("password", password) }
         if let device = ConnectCommand.deviceIdentity() { address = address.adding("device", device) }
-        let ownCopy = file.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let localFile = try file.map { try Self.identify(URL(fileURLWithPath: $0).standardizedFileURL.path) }
 
         var launched: Process?
         let socketPath: String
@@ -111,7 +125,8 @@ struct WatchCommand: ParsableCommand {
         let socket = try Self.connect(socketPath, timeout: timeout, launched: launched)
         let runner: MpvRunner
         do {
-            runner = try MpvRunner(mpv: socket, launched: launched, address: address, ownCopy: ownCopy, verbose: verbose,
+            runner = try MpvRunner(mpv: socket, launched: launched, address: address, localFile: localFile,
+                                   share: share ? (title ?? "") : nil, verbose: verbose,
                                    connectTimeout: timeout)
         } catch {
             launched?.terminate()
@@ -120,6 +135,33 @@ struct WatchCommand: ParsableCommand {
         runner.start()
         // The runner exits the process when mpv closes or the session ends.
         while true { Thread.sleep(forTimeInterval: 3600) }
+    }
+
+    /// The file's identity: its size and the OpenSubtitles hash of its two ends
+    /// (the only bytes read; a copy of any size is known at once).
+    static func identify(_ path: String) throws -> LocalCopy {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw Failure(words: "\(path): cannot be read") }
+        defer { try? handle.close() }
+        do {
+            let size = Int64(try handle.seekToEnd())
+            guard size > 0 else { throw Failure(words: "\(path): the file is empty") }
+            guard size <= OwnCopy.maximumBytes else { throw Failure(words: "\(path): larger than any file a room shares") }
+            let ranges = OwnCopy.hashRanges(size: size)
+            func read(_ range: Range<Int64>) throws -> [UInt8] {
+                try handle.seek(toOffset: UInt64(range.lowerBound))
+                return [UInt8](try handle.read(upToCount: Int(range.count)) ?? Data())
+            }
+            let head = try read(ranges.head)
+            let tail = try read(ranges.tail)
+            guard head.count == ranges.head.count, tail.count == ranges.tail.count else {
+                throw Failure(words: "\(path): the file changed while it was read")
+            }
+            return LocalCopy(path: path, size: size, head: head, tail: tail)
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(words: "\(path): \(error.localizedDescription)")
+        }
     }
 
     /// mpv's socket, once mpv has made it (it takes mpv a moment after starting).

@@ -19,6 +19,7 @@ struct Desk {
             case .seek(let to): readings.position = to
             case .speed(let speed): readings.speed = speed
             case .load: readings.loaded = true; readings.position = 0
+            case .unload: readings.loaded = false; readings.position = nil
             default: break
             }
         }
@@ -88,11 +89,13 @@ struct DesktopPlayerFollowTests {
         #expect(Desk.sent(desk.on(.tick)) == ["/duration 1 60.000"])
     }
 
-    @Test("an own copy is loaded in place of the room's link")
-    func ownCopy() {
-        var desk = Desk(player: DesktopPlayer(ownCopy: "/home/me/a.mkv"))
+    @Test("a file given for a link's item is played in its place, and the viewer told it is not checked")
+    func fileForALink() {
+        var desk = Desk(player: DesktopPlayer(localFile: LocalCopy(path: "/home/me/a.mkv", hash: 1, size: 10)))
         _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
-        #expect(desk.on(Desk.state(1, .paused)).contains(.load("/home/me/a.mkv")))
+        let actions = desk.on(Desk.state(1, .paused))
+        #expect(actions.contains(.load("/home/me/a.mkv")))
+        #expect(actions.contains { if case .tell(let words) = $0 { words.contains("in place of the room's link") } else { false } })
     }
 
     @Test("a paused group's position is held with an exact seek, and a waiting group is told /ready there")
@@ -331,7 +334,7 @@ struct DesktopPlayerUserTests {
         desk.pass(ms: 2000)
         desk.readings.paused = true
         #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))) == ["/pause"])
-        let actions = desk.on(.room(.error(code: "forbidden", message: "only hosts")))
+        let actions = desk.on(.room(.error(code: "forbidden", message: "only hosts", command: "pause")))
         #expect(!Desk.seeks(actions).isEmpty || Desk.wake(actions) != nil)
     }
 }
