@@ -362,9 +362,16 @@ extension Gateway {
 
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64
-        let low = generator.next() as UInt64
-        let text = String(high, radix: 16) + String(low, radix: 16)
-        return String(repeating: "0", count: Swift.max(0, 32 - text.count)) + text
+        return newToken(using: &generator)
+    }
+
+    /// 128 random bits as 32 hex digits: each half padded to its 16 digits, so
+    /// that no two draws write the same text (`1` then `23` is not `12` then `3`).
+    static func newToken(using generator: inout some RandomNumberGenerator) -> String {
+        func digits(_ value: UInt64) -> String {
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }
+        return digits(generator.next()) + digits(generator.next())
     }
 }

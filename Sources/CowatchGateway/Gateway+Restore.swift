@@ -7,9 +7,15 @@ extension Gateway {
     /// (or come back paused after a long downtime), members wait for their resume
     /// tokens.
     func restore(_ stored: StoredRooms) {
-        if let json = stored.serverState[OperatorState.storeName],
-           let kept = try? JSONDecoder().decode(OperatorState.self, from: Data(json.utf8)) {
-            operatorState = kept
+        if let json = stored.serverState[OperatorState.storeName] {
+            do {
+                operatorState = try JSONDecoder().decode(OperatorState.self, from: Data(json.utf8))
+            } catch {
+                // The server starts all the same; the operator learns that the
+                // address bans, creation tokens and drain they set are gone.
+                logger.error("the operator's saved state cannot be read; starting without its address bans, creation tokens and drain",
+                             metadata: ["error": "\(error)"])
+            }
         }
         let now = ServerClock.now()
         var members = 0

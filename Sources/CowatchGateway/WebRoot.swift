@@ -38,7 +38,7 @@ struct WebRoot: Sendable {
 
     var isAvailable: Bool { files["/room.html"] != nil }
 
-    /// A file by its path under the web root (`/room.html`, `/static/app.js`).
+    /// A file by its path under the web root (`/room.html`, `/static/room.js`).
     func file(_ path: String) -> File? {
         guard !path.contains("..") else { return nil }
         return files[path]

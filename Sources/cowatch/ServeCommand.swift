@@ -36,7 +36,7 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Where the store keeps cowatch.sqlite (default ./data).")
     var dataDir: String?
 
-    @Option(help: "sqlite (kept across restarts, the default) or memory (throwaway).")
+    @Option(help: "sqlite (kept across restarts, the default), memory (throwaway), or postgres (one database shared by a cluster's nodes: --database-url).")
     var store: String?
 
     @Option(help: "Seconds of downtime after which a playing room comes back paused (default 600).")

@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchStore
 import Foundation
 import Testing
 
@@ -83,6 +84,28 @@ struct RestartTests {
         let (status, output) = try ServerProcess.run(["serve", "--port", "0", "--data-dir", data])
         #expect(status == 1)
         #expect(output.contains("cannot use the store at"))
+    }
+
+    @Test("an operator's saved state that cannot be read is logged, and the server starts without it")
+    func unreadableOperatorState() throws {
+        let data = Self.dataDirectory()
+        let store = try SQLiteStore(directory: data, chatLimit: 10)
+        store.write([.serverState(name: "operator", json: "{\"bannedAddresses\": [broken")])
+        store.flush()
+        store.close()
+        let clients = try WebSocketClients()
+        defer { clients.shutdown() }
+        let server = try ServerProcess(arguments: ["--data-dir", data])
+        _ = try Self.member(clients, server, "/rooms/after?name=alice")
+        #expect(server.terminate() == 0)
+        #expect((server.startOutput + server.remainingOutput()).contains("the operator's saved state cannot be read"))
+    }
+
+    @Test("serve's help names every store, postgres among them")
+    func storeHelp() throws {
+        let (status, output) = try ServerProcess.run(["serve", "--help"])
+        #expect(status == 0)
+        #expect(output.contains("sqlite") && output.contains("memory") && output.contains("postgres (one database"))
     }
 
     @Test("a bad setting stops the server with where it came from")

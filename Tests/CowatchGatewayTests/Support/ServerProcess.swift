@@ -9,6 +9,8 @@ import Foundation
 final class ServerProcess: @unchecked Sendable {
     let process: Process
     let port: Int
+    /// What the server wrote up to its banner (what it logged while starting).
+    let startOutput: String
     private let output: Pipe
 
     /// The binary built next to the test bundle.
@@ -32,6 +34,7 @@ final class ServerProcess: @unchecked Sendable {
             throw TestFailure("the server did not start: \(banner)")
         }
         self.port = port
+        startOutput = banner
     }
 
     /// Runs the binary to completion and returns its exit status and output.
