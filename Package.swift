@@ -110,8 +110,9 @@ let package = Package(
         ),
         // `cowatch serve`'s settings: flags, COWATCH_* environment and config file.
         .target(name: "CowatchSettings", dependencies: ["CowatchGateway", "CowatchCore", "SlashCommands"]),
-        // WebSocket clients on the libwebsockets client role: `cowatch connect`,
-        // `cowatch bench` and the integration tests.
+        // WebSocket clients on the libwebsockets client role, and a client's life
+        // (reconnecting, backing off): `cowatch connect`, `watch` and `bridge`,
+        // the cluster's relays between nodes, and the integration tests.
         .target(
             name: "CowatchClient",
             dependencies: [
@@ -119,6 +120,10 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // `cowatch bench`'s load generator: members over the client transport, a
+        // schedule on the monotonic clock, latencies per group. Apart from
+        // `CowatchClient` so that the server does not link it.
+        .target(name: "CowatchLoad", dependencies: ["CowatchClient"]),
         // OpenSSL (Debian libssl-dev, which libwebsockets-dev brings) for the
         // bridge's TLS connections to IRC servers (ircs://).
         .systemLibrary(
@@ -154,6 +159,7 @@ let package = Package(
                 "CowatchGateway",
                 "CowatchBridge",
                 "CowatchClient",
+                "CowatchLoad",
                 "CowatchSettings",
                 "CowatchStore",
                 "SlashCommands",
@@ -180,6 +186,7 @@ let package = Package(
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
         .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer"]),
+        .testTarget(name: "CowatchLoadTests", dependencies: ["CowatchLoad", "CowatchClient"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchClient", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge", "CowatchClient", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import CowatchClient
+import CowatchLoad
 import Foundation
 
 /// `cowatch bench`: a load generator against a running server. Each room gets

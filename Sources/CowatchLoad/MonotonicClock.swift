@@ -1,3 +1,4 @@
+import CowatchClient
 import Foundation
 
 /// CLOCK_MONOTONIC in nanoseconds: the clock both the schedule sleeps on and the

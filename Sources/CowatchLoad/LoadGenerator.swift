@@ -1,3 +1,4 @@
+import CowatchClient
 import Foundation
 
 /// Opens every member connection of every room over one or more client contexts,

@@ -1,3 +1,5 @@
+import CowatchClient
+
 /// What `cowatch bench` asks of the load generator.
 public struct LoadPlan: Sendable {
     /// When a room's controller sends its next command.

@@ -1,3 +1,5 @@
+import CowatchClient
+
 /// The counters of one phase, read by the command from its own thread.
 public struct LoadProgress: Sendable {
     public var opened = 0

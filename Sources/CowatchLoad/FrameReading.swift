@@ -1,3 +1,4 @@
+import CowatchClient
 import Foundation
 
 /// How the load generator reads a server frame: whether it is a `state`, with its

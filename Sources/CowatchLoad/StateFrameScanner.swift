@@ -1,3 +1,5 @@
+import CowatchClient
+
 /// Reads just enough of a server frame for the load generator: whether it is a
 /// `state` and its `seq`, or an `error`. A byte scan rather than a JSON decode,
 /// because the generator shares the machine with the server it measures and

@@ -1,4 +1,5 @@
 @testable import CowatchClient
+@testable import CowatchLoad
 import Testing
 
 /// `cowatch bench` against several servers (a cluster's nodes): which member

@@ -1,3 +1,4 @@
+import CowatchClient
 import Foundation
 
 /// One room's members as the load generator sees them, and its controller's
