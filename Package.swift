@@ -25,7 +25,7 @@ let package = Package(
         // whose header names no ICU type: Foundation's own ICU defines the same
         // types differently, and a module that saw both would not build.
         .target(
-            name: "CICU",
+            name: "CICU", path: "Shims/CICU",
             linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]
         ),
         // The line protocol's vocabulary: typed media time and rates, and the one
@@ -46,18 +46,18 @@ let package = Package(
         ),
         // The gateway simulation and the invariants every room keeps, checked after
         // every input: shared by the randomized tests and the room fuzzer.
-        .target(name: "CowatchCoreChecks", dependencies: ["CowatchCore", "SlashCommands"]),
+        .target(name: "CowatchCoreChecks", dependencies: ["CowatchCore", "SlashCommands"], path: "Tools/CowatchCoreChecks"),
         // libwebsockets (Debian libwebsockets-dev), with a small shim for what
         // does not import. Only files named LWS* in the modules below touch it.
         .systemLibrary(
-            name: "CLibWebSockets",
+            name: "CLibWebSockets", path: "Shims/CLibWebSockets",
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
         // The frame headers of the bytes libwebsockets reads for the server's
         // members, so that an unmasked client frame is seen (RFC 6455, 5.1): C,
         // since it defines the recv(2) that the library calls.
-        .target(name: "CFrameGuard"),
+        .target(name: "CFrameGuard", path: "Shims/CFrameGuard"),
         // A WebSocket connection's life as a value: receiving and UTF-8, command
         // rate, outbox, closing, pings. Events and `now` in, actions out; no I/O.
         .target(
@@ -85,14 +85,14 @@ let package = Package(
         ),
         // The system SQLite (Debian libsqlite3-dev) behind a thin target.
         .systemLibrary(
-            name: "CSQLite",
+            name: "CSQLite", path: "Shims/CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
         // PostgreSQL's client library (Debian libpq-dev) behind a thin target: the
         // store and the cluster's leases, on threads of their own.
         .systemLibrary(
-            name: "CLibPQ",
+            name: "CLibPQ", path: "Shims/CLibPQ",
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
@@ -123,11 +123,11 @@ let package = Package(
         // `cowatch bench`'s load generator: members over the client transport, a
         // schedule on the monotonic clock, latencies per group. Apart from
         // `CowatchClient` so that the server does not link it.
-        .target(name: "CowatchLoad", dependencies: ["CowatchClient"]),
+        .target(name: "CowatchLoad", dependencies: ["CowatchClient"], path: "Tools/CowatchLoad"),
         // OpenSSL (Debian libssl-dev, which libwebsockets-dev brings) for the
         // bridge's TLS connections to IRC servers (ircs://).
         .systemLibrary(
-            name: "COpenSSL",
+            name: "COpenSSL", path: "Shims/COpenSSL",
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
@@ -168,20 +168,21 @@ let package = Package(
             ]
         ),
         // `commands/bench`: commands per second through the core alone.
-        .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"]),
+        .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"], path: "Tools/CoreBenchmark"),
         // `commands/bench floor`: the cost of one send() of a small message over loopback TCP.
-        .executableTarget(name: "SendFloor"),
+        .executableTarget(name: "SendFloor", path: "Tools/SendFloor"),
         // Fuzz targets, one folder each. `commands/fuzz` builds them with libFuzzer and
         // the address sanitizer (-sanitize=fuzzer,address -DCOWATCH_FUZZING); an
         // ordinary build makes replay tools that run saved inputs through the same checks.
-        .systemLibrary(name: "CFuzzerDriver"),
-        .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
-        .executableTarget(name: "FuzzParser", dependencies: ["FuzzSupport", "SlashCommands"]),
+        .systemLibrary(name: "CFuzzerDriver", path: "Tools/CFuzzerDriver"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"], path: "Tools/FuzzSupport"),
+        .executableTarget(name: "FuzzParser", dependencies: ["FuzzSupport", "SlashCommands"], path: "Tools/FuzzParser"),
         .executableTarget(
             name: "FuzzRoom",
-            dependencies: ["FuzzSupport", "CowatchCoreChecks", "CowatchCore", "SlashCommands"]
+            dependencies: ["FuzzSupport", "CowatchCoreChecks", "CowatchCore", "SlashCommands"],
+            path: "Tools/FuzzRoom"
         ),
-        .executableTarget(name: "FuzzConnection", dependencies: ["FuzzSupport", "CowatchConnection"]),
+        .executableTarget(name: "FuzzConnection", dependencies: ["FuzzSupport", "CowatchConnection"], path: "Tools/FuzzConnection"),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),

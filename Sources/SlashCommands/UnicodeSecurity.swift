@@ -1,7 +1,7 @@
 import CICU
 
 /// Unicode's security mechanisms for identifiers (UTS #39) and NFKC, from the
-/// system ICU (`Sources/CICU`, whose C keeps ICU's own types out of Swift): the confusables data, script resolution and
+/// system ICU (`Shims/CICU`, whose C keeps ICU's own types out of Swift): the confusables data, script resolution and
 /// restriction levels are ICU's, kept in step with Unicode by its maintainers,
 /// rather than tables of our own.
 enum UnicodeSecurity {

@@ -11,7 +11,7 @@ import SlashCommands
 ///     room.say("alice", "/play")
 ///     #expect(room.playback.status == .waiting)
 ///
-/// The room's actions are carried out by `RoomHost` (Sources/CowatchCoreChecks),
+/// The room's actions are carried out by `RoomHost` (Tools/CowatchCoreChecks),
 /// as for the randomized test: lines are parsed with the real `LineParser` and a
 /// parse error goes to the sender; broadcasts reach every connected member's inbox;
 /// timers fire when `advance` passes them.
