@@ -108,8 +108,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The settings engine of `cowatch serve` and `cowatch bridge`: the config
+        // file's format, the sources' order, values checked in the same words.
+        .target(name: "CowatchConfig"),
         // `cowatch serve`'s settings: flags, COWATCH_* environment and config file.
-        .target(name: "CowatchSettings", dependencies: ["CowatchGateway", "CowatchCore", "SlashCommands"]),
+        .target(name: "CowatchSettings", dependencies: ["CowatchConfig", "CowatchGateway", "CowatchCore", "SlashCommands"]),
         // WebSocket clients on the libwebsockets client role, and a client's life
         // (reconnecting, backing off): `cowatch connect`, `watch` and `bridge`,
         // the cluster's relays between nodes, and the integration tests.
@@ -139,6 +142,7 @@ let package = Package(
         .target(
             name: "CowatchBridge",
             dependencies: [
+                "CowatchConfig",
                 "CowatchClient",
                 "CowatchCore",
                 "SlashCommands",
@@ -160,6 +164,7 @@ let package = Package(
                 "CowatchBridge",
                 "CowatchClient",
                 "CowatchLoad",
+                "CowatchConfig",
                 "CowatchSettings",
                 "CowatchStore",
                 "SlashCommands",
@@ -189,9 +194,10 @@ let package = Package(
         .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer"]),
         .testTarget(name: "CowatchLoadTests", dependencies: ["CowatchLoad", "CowatchClient"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchClient", "CowatchCore", "SlashCommands"]),
-        .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge", "CowatchClient", "SlashCommands"]),
+        .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge", "CowatchConfig", "CowatchClient", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
-        .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchGateway"]),
+        .testTarget(name: "CowatchConfigTests", dependencies: ["CowatchConfig"]),
+        .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchConfig", "CowatchGateway"]),
         .testTarget(
             name: "CowatchGatewayTests",
             dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "CowatchStore", "SlashCommands", "CFrameGuard"]

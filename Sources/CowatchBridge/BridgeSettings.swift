@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchConfig
 import SlashCommands
 
 /// Everything `cowatch bridge` can be told: one or more channel-room pairs, each
@@ -56,23 +57,9 @@ public struct BridgeSettings: Sendable {
         public var connectTimeout: Double
     }
 
-    /// The value of a key, checked and applied to a pair's draft.
-    struct Key: Sendable {
-        let name: String
-        let help: String
-        let apply: @Sendable (String, inout Draft) throws(SettingsProblem) -> Void
-    }
-
-    struct SettingsProblem: Error {
-        let message: String
-        init(_ message: String) { self.message = message }
-    }
-
-    public struct SettingsError: Error, CustomStringConvertible, Equatable {
-        public let message: String
-        public init(_ message: String) { self.message = message }
-        public var description: String { message }
-    }
+    /// The value of a key, checked and applied to a pair's draft (the engine,
+    /// shared with `cowatch serve`, is `Sources/CowatchConfig/`).
+    typealias Key = SettingKey<Draft>
 
     /// Every setting, with its default: the flags, the config file's keys and the environment.
     struct Draft: Sendable {
@@ -124,138 +111,138 @@ public struct BridgeSettings: Sendable {
 
     // swiftlint:disable:next function_body_length
     static let keys: [Key] = [
-        Key(name: "irc", help: "the channel, irc://HOST[:PORT]/#channel (6667) or ircs://HOST[:PORT]/#channel (TLS, 6697)") { value, draft throws(SettingsProblem) in
-            guard let address = IRCAddress(value) else { throw SettingsProblem("expected irc://HOST[:PORT]/#channel or ircs://HOST[:PORT]/#channel") }
+        Key("irc", help: "the channel, irc://HOST[:PORT]/#channel (6667) or ircs://HOST[:PORT]/#channel (TLS, 6697)") { value, draft throws(SettingsError) in
+            guard let address = IRCAddress(value) else { throw SettingsError("expected irc://HOST[:PORT]/#channel or ircs://HOST[:PORT]/#channel") }
             draft.irc = address
         },
-        Key(name: "room", help: "the Cowatch room: 1 to 64 of A-Z a-z 0-9 . _ -") { value, draft throws(SettingsProblem) in
+        Key("room", help: "the Cowatch room: 1 to 64 of A-Z a-z 0-9 . _ -") { value, draft throws(SettingsError) in
             guard (1...64).contains(value.count), value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
-                throw SettingsProblem("a room name is 1 to 64 of A-Z a-z 0-9 . _ -")
+                throw SettingsError("a room name is 1 to 64 of A-Z a-z 0-9 . _ -")
             }
             draft.room = value.lowercased()
         },
-        Key(name: "server", help: "the Cowatch server, ws://HOST:PORT (default ws://127.0.0.1:7480)") { value, draft throws(SettingsProblem) in
+        Key("server", help: "the Cowatch server, ws://HOST:PORT (default ws://127.0.0.1:7480)") { value, draft throws(SettingsError) in
             let trimmed = value.hasSuffix("/") ? String(value.dropLast()) : value
             guard trimmed.hasPrefix("ws://"), let address = WebSocketAddress(trimmed), address.path == "/" else {
-                throw SettingsProblem("expected ws://HOST:PORT (the bridge speaks plain WebSocket; run it beside the server)")
+                throw SettingsError("expected ws://HOST:PORT (the bridge speaks plain WebSocket; run it beside the server)")
             }
             draft.server = trimmed
         },
-        Key(name: "public-url", help: "the server's address as people open it (https://watch.example.org); the room's link is this + /rooms/ROOM (default: http:// and the server's host and port)") { value, draft throws(SettingsProblem) in
+        Key("public-url", help: "the server's address as people open it (https://watch.example.org); the room's link is this + /rooms/ROOM (default: http:// and the server's host and port)") { value, draft throws(SettingsError) in
             guard value.hasPrefix("http://") || value.hasPrefix("https://"), !value.contains(" "), value.count <= 200 else {
-                throw SettingsProblem("expected http(s)://HOST[:PORT][/PATH]")
+                throw SettingsError("expected http(s)://HOST[:PORT][/PATH]")
             }
             draft.publicURL = value.hasSuffix("/") ? String(value.dropLast()) : value
         },
-        Key(name: "room-password", help: "the room's password, when it asks one") { value, draft throws(SettingsProblem) in
+        Key("room-password", help: "the room's password, when it asks one") { value, draft throws(SettingsError) in
             draft.roomPassword = try text(value, "a password", 1...64)
         },
-        Key(name: "token", help: "a bot token for the bridge's own member (/token NAME chat in the room), shown as a bot") { value, draft throws(SettingsProblem) in
+        Key("token", help: "a bot token for the bridge's own member (/token NAME chat in the room), shown as a bot") { value, draft throws(SettingsError) in
             draft.token = try text(value, "a token", 1...200)
         },
-        Key(name: "channel-key", help: "the channel's key (+k), when it has one") { value, draft throws(SettingsProblem) in
+        Key("channel-key", help: "the channel's key (+k), when it has one") { value, draft throws(SettingsError) in
             draft.channelKey = try ircWord(value, "a channel key")
         },
-        Key(name: "network", help: "a name for the IRC network in people's identities (device=, bans); default the IRC host") { value, draft throws(SettingsProblem) in
+        Key("network", help: "a name for the IRC network in people's identities (device=, bans); default the IRC host") { value, draft throws(SettingsError) in
             draft.network = try text(value, "a network name", 1...64)
         },
-        Key(name: "nick", help: "the bot's nick (default cowatch)") { value, draft throws(SettingsProblem) in
+        Key("nick", help: "the bot's nick (default cowatch)") { value, draft throws(SettingsError) in
             draft.nick = try nick(value)
         },
-        Key(name: "alt-nicks", help: "nicks to try, comma-separated, when the nick is taken (then nick_, nick2, ...)") { value, draft throws(SettingsProblem) in
+        Key("alt-nicks", help: "nicks to try, comma-separated, when the nick is taken (then nick_, nick2, ...)") { value, draft throws(SettingsError) in
             var nicks: [String] = []
             for part in value.split(separator: ",") { nicks.append(try nick(part.trimmingSpaces())) }
             draft.alternateNicks = nicks
         },
-        Key(name: "irc-user", help: "the user name sent with USER (default cowatch)") { value, draft throws(SettingsProblem) in
+        Key("irc-user", help: "the user name sent with USER (default cowatch)") { value, draft throws(SettingsError) in
             draft.user = try ircWord(value, "a user name")
         },
-        Key(name: "irc-realname", help: "the real name sent with USER") { value, draft throws(SettingsProblem) in
+        Key("irc-realname", help: "the real name sent with USER") { value, draft throws(SettingsError) in
             draft.realName = try text(value, "a real name", 1...100)
         },
-        Key(name: "irc-password", help: "the IRC server's password (PASS), when it asks one") { value, draft throws(SettingsProblem) in
+        Key("irc-password", help: "the IRC server's password (PASS), when it asks one") { value, draft throws(SettingsError) in
             draft.ircPassword = try ircWord(value, "a password")
         },
-        Key(name: "tls-verify", help: "check the IRC server's TLS certificate and name (default true; false only for testing)") { value, draft throws(SettingsProblem) in
-            draft.tlsVerify = try boolean(value)
+        Key("tls-verify", help: "check the IRC server's TLS certificate and name (default true; false only for testing)") { value, draft throws(SettingsError) in
+            draft.tlsVerify = try SettingValue.boolean(value)
         },
-        Key(name: "tls-ca-file", help: "a PEM file of the certificates to trust for ircs:// instead of the system's") { value, draft throws(SettingsProblem) in
+        Key("tls-ca-file", help: "a PEM file of the certificates to trust for ircs:// instead of the system's") { value, draft throws(SettingsError) in
             draft.tlsCAFile = try text(value, "a file", 1...4096)
         },
-        Key(name: "prefix", help: "what starts a command in the channel (default !): !watch URL, !play, !seek 1:23") { value, draft throws(SettingsProblem) in
+        Key("prefix", help: "what starts a command in the channel (default !): !watch URL, !play, !seek 1:23") { value, draft throws(SettingsError) in
             guard (1...8).contains(value.count), !value.contains(where: { $0.isWhitespace }), value != "/" else {
-                throw SettingsProblem("expected 1 to 8 characters, no spaces, other than /")
+                throw SettingsError("expected 1 to 8 characters, no spaces, other than /")
             }
             draft.prefix = value
         },
-        Key(name: "bot-name", help: "the bridge's own name in the room (default IRC)") { value, draft throws(SettingsProblem) in
-            guard DisplayName(value) != nil else { throw SettingsProblem(DisplayName.validationProblem(value) ?? "not a valid name") }
+        Key("bot-name", help: "the bridge's own name in the room (default IRC)") { value, draft throws(SettingsError) in
+            guard DisplayName(value) != nil else { throw SettingsError(DisplayName.validationProblem(value) ?? "not a valid name") }
             draft.botName = value
         },
-        Key(name: "irc-lines-per-second", help: "lines per second the bridge sends to the IRC server after its burst (default 0.5)") { value, draft throws(SettingsProblem) in
-            draft.ircPacing.perSecond = try number(value, 0.01...100)
+        Key("irc-lines-per-second", help: "lines per second the bridge sends to the IRC server after its burst (default 0.5)") { value, draft throws(SettingsError) in
+            draft.ircPacing.perSecond = try SettingValue.number(value, 0.01...100)
         },
-        Key(name: "irc-burst", help: "lines the bridge may send to the IRC server at once (default 5)") { value, draft throws(SettingsProblem) in
-            draft.ircPacing.burst = try integer(value, 1...100)
+        Key("irc-burst", help: "lines the bridge may send to the IRC server at once (default 5)") { value, draft throws(SettingsError) in
+            draft.ircPacing.burst = try SettingValue.integer(value, 1...100)
         },
-        Key(name: "irc-queue", help: "lines kept waiting for the IRC server at most; more are dropped and counted (default 100)") { value, draft throws(SettingsProblem) in
-            draft.ircPacing.maximumQueued = try integer(value, 1...100_000)
+        Key("irc-queue", help: "lines kept waiting for the IRC server at most; more are dropped and counted (default 100)") { value, draft throws(SettingsError) in
+            draft.ircPacing.maximumQueued = try SettingValue.integer(value, 1...100_000)
         },
-        Key(name: "irc-line-bytes", help: "the IRC server's line limit in bytes with CR-LF (default 512)") { value, draft throws(SettingsProblem) in
-            draft.ircLineBytes = try integer(value, 256...8192)
+        Key("irc-line-bytes", help: "the IRC server's line limit in bytes with CR-LF (default 512)") { value, draft throws(SettingsError) in
+            draft.ircLineBytes = try SettingValue.integer(value, 256...8192)
         },
-        Key(name: "irc-pieces", help: "a long line from the room is cut into at most this many IRC lines (default 4)") { value, draft throws(SettingsProblem) in
-            draft.ircPieces = try integer(value, 1...32)
+        Key("irc-pieces", help: "a long line from the room is cut into at most this many IRC lines (default 4)") { value, draft throws(SettingsError) in
+            draft.ircPieces = try SettingValue.integer(value, 1...32)
         },
-        Key(name: "irc-keepalive", help: "seconds of silence from the IRC server before the bridge pings it; as long again without an answer and it reconnects (default 90)") { value, draft throws(SettingsProblem) in
-            draft.ircKeepalive = try number(value, 5...3600)
+        Key("irc-keepalive", help: "seconds of silence from the IRC server before the bridge pings it; as long again without an answer and it reconnects (default 90)") { value, draft throws(SettingsError) in
+            draft.ircKeepalive = try SettingValue.number(value, 5...3600)
         },
-        Key(name: "irc-reconnect-max", help: "the longest wait, in seconds, between tries to reach the IRC server (default 120)") { value, draft throws(SettingsProblem) in
-            draft.ircReconnectMaximum = try number(value, 1...3600)
+        Key("irc-reconnect-max", help: "the longest wait, in seconds, between tries to reach the IRC server (default 120)") { value, draft throws(SettingsError) in
+            draft.ircReconnectMaximum = try SettingValue.number(value, 1...3600)
         },
-        Key(name: "room-lines-per-second", help: "one person's lines per second to the room after their burst, under the server's commands-per-second (default 10)") { value, draft throws(SettingsProblem) in
-            draft.roomPacing.perSecond = try number(value, 0.1...1000)
+        Key("room-lines-per-second", help: "one person's lines per second to the room after their burst, under the server's commands-per-second (default 10)") { value, draft throws(SettingsError) in
+            draft.roomPacing.perSecond = try SettingValue.number(value, 0.1...1000)
         },
-        Key(name: "room-burst", help: "one person's lines that may go to the room at once, under the server's command-burst (default 20)") { value, draft throws(SettingsProblem) in
-            draft.roomPacing.burst = try integer(value, 1...1000)
+        Key("room-burst", help: "one person's lines that may go to the room at once, under the server's command-burst (default 20)") { value, draft throws(SettingsError) in
+            draft.roomPacing.burst = try SettingValue.integer(value, 1...1000)
         },
-        Key(name: "room-queue", help: "one person's lines kept waiting for the room at most (default 250)") { value, draft throws(SettingsProblem) in
-            draft.roomPacing.maximumQueued = try integer(value, 1...100_000)
+        Key("room-queue", help: "one person's lines kept waiting for the room at most (default 250)") { value, draft throws(SettingsError) in
+            draft.roomPacing.maximumQueued = try SettingValue.integer(value, 1...100_000)
         },
-        Key(name: "room-line-bytes", help: "the server's max-line-bytes: longer lines are refused in the channel (default 4096)") { value, draft throws(SettingsProblem) in
-            draft.roomLineBytes = try integer(value, 64...(1 << 20))
+        Key("room-line-bytes", help: "the server's max-line-bytes: longer lines are refused in the channel (default 4096)") { value, draft throws(SettingsError) in
+            draft.roomLineBytes = try SettingValue.integer(value, 64...(1 << 20))
         },
-        Key(name: "max-speakers", help: "people from the channel in the room at once through the bridge, at most (default 25; each is a connection)") { value, draft throws(SettingsProblem) in
-            draft.maximumSpeakers = try integer(value, 1...10_000)
+        Key("max-speakers", help: "people from the channel in the room at once through the bridge, at most (default 25; each is a connection)") { value, draft throws(SettingsError) in
+            draft.maximumSpeakers = try SettingValue.integer(value, 1...10_000)
         },
-        Key(name: "speaker-idle", help: "seconds of silence after which a person's room connection closes (default 3600)") { value, draft throws(SettingsProblem) in
-            draft.speakerIdle = try number(value, 10...604_800)
+        Key("speaker-idle", help: "seconds of silence after which a person's room connection closes (default 3600)") { value, draft throws(SettingsError) in
+            draft.speakerIdle = try SettingValue.number(value, 10...604_800)
         },
-        Key(name: "reply-lines", help: "lines of the room's answer told to a person at most (default 8)") { value, draft throws(SettingsProblem) in
-            draft.replyLines = try integer(value, 1...200)
+        Key("reply-lines", help: "lines of the room's answer told to a person at most (default 8)") { value, draft throws(SettingsError) in
+            draft.replyLines = try SettingValue.integer(value, 1...200)
         },
-        Key(name: "kept-out-retry", help: "seconds a person the room removed or refused is left alone before their next line tries again (default 600)") { value, draft throws(SettingsProblem) in
-            draft.keptOutRetry = try number(value, 1...604_800)
+        Key("kept-out-retry", help: "seconds a person the room removed or refused is left alone before their next line tries again (default 600)") { value, draft throws(SettingsError) in
+            draft.keptOutRetry = try SettingValue.number(value, 1...604_800)
         },
-        Key(name: "resume-grace", help: "seconds a person who left the channel can come back as the same member: the server's resume-grace (default 60)") { value, draft throws(SettingsProblem) in
-            draft.resumeGrace = try number(value, 0...86_400)
+        Key("resume-grace", help: "seconds a person who left the channel can come back as the same member: the server's resume-grace (default 60)") { value, draft throws(SettingsError) in
+            draft.resumeGrace = try SettingValue.number(value, 0...86_400)
         },
-        Key(name: "room-reconnect-max", help: "the longest wait, in seconds, between tries to reach the room (default 60)") { value, draft throws(SettingsProblem) in
-            draft.roomReconnectMaximum = try number(value, 1...3600)
+        Key("room-reconnect-max", help: "the longest wait, in seconds, between tries to reach the room (default 60)") { value, draft throws(SettingsError) in
+            draft.roomReconnectMaximum = try SettingValue.number(value, 1...3600)
         },
-        Key(name: "connect-timeout", help: "seconds a connection to either side may take to open (default 20)") { value, draft throws(SettingsProblem) in
-            draft.connectTimeout = try number(value, 1...600)
+        Key("connect-timeout", help: "seconds a connection to either side may take to open (default 20)") { value, draft throws(SettingsError) in
+            draft.connectTimeout = try SettingValue.number(value, 1...600)
         },
-        Key(name: "announce", help: "post the room's link in the channel when the bridge first joins it (default true)") { value, draft throws(SettingsProblem) in
-            draft.announce = try boolean(value)
+        Key("announce", help: "post the room's link in the channel when the bridge first joins it (default true)") { value, draft throws(SettingsError) in
+            draft.announce = try SettingValue.boolean(value)
         },
-        Key(name: "owner-key-directory", help: "where the owner key of a room the bridge founds is written, as ROOM.owner-key, readable by the bridge's user alone (default $STATE_DIRECTORY, else data/bridge)") { value, draft throws(SettingsProblem) in
-            guard !value.isEmpty else { throw SettingsProblem("expected a directory") }
+        Key("owner-key-directory", help: "where the owner key of a room the bridge founds is written, as ROOM.owner-key, readable by the bridge's user alone (default $STATE_DIRECTORY, else data/bridge)") { value, draft throws(SettingsError) in
+            guard !value.isEmpty else { throw SettingsError("expected a directory") }
             draft.ownerKeyDirectory = value
         },
-        Key(name: "log-level", help: "trace, debug, info, notice, warning, error or critical (default info)") { value, draft throws(SettingsProblem) in
+        Key("log-level", help: "trace, debug, info, notice, warning, error or critical (default info)") { value, draft throws(SettingsError) in
             guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(value) else {
-                throw SettingsProblem("expected trace, debug, info, notice, warning, error or critical")
+                throw SettingsError("expected trace, debug, info, notice, warning, error or critical")
             }
             draft.logLevel = value
         },
@@ -270,22 +257,18 @@ public struct BridgeSettings: Sendable {
     public static func resolve(file: (path: String, text: String)?, environment: [String: String],
                                flags: [String: String]) throws(SettingsError) -> BridgeSettings {
         var base = Draft()
-        var sections: [(origin: String, lines: [(key: String, value: String, origin: String)])] = []
+        var sections: [ConfigFile.Section] = []
         if let file {
-            let parsed = try parse(file.text, path: file.path)
+            let parsed = try ConfigFile.parse(file.text, path: file.path, sections: ["pair"])
             for line in parsed.top where line.key == "irc" || line.key == "room" {
                 throw SettingsError("\(line.origin): \(line.key) belongs in a [pair] section")
             }
-            try apply(parsed.top, to: &base)
+            try SettingSources.apply(parsed.top, keys: keys, to: &base)
             sections = parsed.sections
         }
-        var fromEnvironment: [(key: String, value: String, origin: String)] = []
-        for key in keys where key.name != "irc" && key.name != "room" {
-            if let value = environment[environmentName(key.name)] { fromEnvironment.append((key.name, value, environmentName(key.name))) }
-        }
-        try apply(fromEnvironment, to: &base)
-        let globalFlags = flags.filter { $0.key != "irc" && $0.key != "room" }.sorted { $0.key < $1.key }
-        try apply(globalFlags.map { ($0.key, $0.value, "--\($0.key)") }, to: &base)
+        let shared = keys.map(\.name).filter { $0 != "irc" && $0 != "room" }
+        try SettingSources.apply(SettingSources.environment(environment, keys: shared, prefix: environmentPrefix), keys: keys, to: &base)
+        try SettingSources.apply(SettingSources.flags(flags.filter { $0.key != "irc" && $0.key != "room" }), keys: keys, to: &base)
         if base.ownerKeyDirectory == nil {
             // systemd's StateDirectory= (deploy/systemd/cowatch-bridge.service) names it;
             // it may list several, separated by colons.
@@ -296,13 +279,12 @@ public struct BridgeSettings: Sendable {
         var pairs: [Pair] = []
         for section in sections {
             var draft = base
-            try apply(section.lines, to: &draft)
+            try SettingSources.apply(section.lines, keys: keys, to: &draft)
             pairs.append(try finish(draft, origin: section.origin))
         }
         if flags["irc"] != nil || flags["room"] != nil {
             var draft = base
-            try apply(flags.filter { $0.key == "irc" || $0.key == "room" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value, "--\($0.key)") },
-                      to: &draft)
+            try SettingSources.apply(SettingSources.flags(flags.filter { $0.key == "irc" || $0.key == "room" }), keys: keys, to: &draft)
             pairs.append(try finish(draft, origin: "the command line"))
         }
         guard !pairs.isEmpty else {
@@ -318,21 +300,10 @@ public struct BridgeSettings: Sendable {
         return BridgeSettings(pairs: pairs, logLevel: base.logLevel)
     }
 
-    public static func environmentName(_ key: String) -> String {
-        "COWATCH_BRIDGE_" + String(key.uppercased().map { $0 == "-" ? "_" : $0 })
-    }
+    static let environmentPrefix = "COWATCH_BRIDGE_"
 
-    private static func apply(_ lines: [(key: String, value: String, origin: String)], to draft: inout Draft) throws(SettingsError) {
-        for line in lines {
-            guard let key = keys.first(where: { $0.name == line.key }) else {
-                throw SettingsError("\(line.origin): unknown setting \"\(line.key)\" (known: \(keyNames.joined(separator: ", ")))")
-            }
-            do {
-                try key.apply(line.value, &draft)
-            } catch {
-                throw SettingsError("\(line.origin): \(error.message), got \"\(line.value)\"")
-            }
-        }
+    public static func environmentName(_ key: String) -> String {
+        SettingSources.environmentName(key, prefix: environmentPrefix)
     }
 
     private static func finish(_ draft: Draft, origin: String) throws(SettingsError) -> Pair {
@@ -358,94 +329,31 @@ public struct BridgeSettings: Sendable {
                     ownerKeyDirectory: draft.ownerKeyDirectory ?? "data/bridge", origin: origin)
     }
 
-    /// The file's lines: those before the first section, and each `[pair]` section's.
-    static func parse(_ text: String, path: String) throws(SettingsError)
-        -> (top: [(key: String, value: String, origin: String)], sections: [(origin: String, lines: [(key: String, value: String, origin: String)])]) {
-        var top: [(key: String, value: String, origin: String)] = []
-        var sections: [(origin: String, lines: [(key: String, value: String, origin: String)])] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let origin = "\(path):\(index + 1)"
-            let line = withoutComment(raw).trimmingSpaces()
-            guard !line.isEmpty else { continue }
-            if line.hasPrefix("[") {
-                guard line == "[pair]" else { throw SettingsError("\(origin): the only section is [pair], got \(line)") }
-                sections.append((origin, []))
-                continue
-            }
-            let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
-            guard parts.count == 2, !parts[0].isEmpty else { throw SettingsError("\(origin): expected key = value") }
-            var value = parts[1]
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-            if sections.isEmpty {
-                top.append((parts[0], value, origin))
-            } else {
-                sections[sections.count - 1].lines.append((parts[0], value, origin))
-            }
-        }
-        return (top, sections)
-    }
-
-    /// `#` starts a comment at the start of a line or after a space, outside
-    /// double quotes, so that `irc = irc://host/#channel` keeps its channel.
-    static func withoutComment(_ line: Substring) -> Substring {
-        var quoted = false
-        var previous: Character = " "
-        for index in line.indices {
-            let character = line[index]
-            if character == "\"" { quoted.toggle() }
-            if character == "#", !quoted, previous.isWhitespace { return line[line.startIndex..<index] }
-            previous = character
-        }
-        return line
-    }
-
     // MARK: - Values
 
-    private static func number(_ value: String, _ range: ClosedRange<Double>) throws(SettingsProblem) -> Double {
-        guard let number = Double(value), number.isFinite, range.contains(number) else {
-            throw SettingsProblem("expected a number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
-    }
-
-    private static func integer(_ value: String, _ range: ClosedRange<Int>) throws(SettingsProblem) -> Int {
-        guard let number = Int(value), range.contains(number) else {
-            throw SettingsProblem("expected a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
-    }
-
-    private static func boolean(_ value: String) throws(SettingsProblem) -> Bool {
-        switch value.lowercased() {
-        case "true", "yes", "on", "1": return true
-        case "false", "no", "off", "0": return false
-        default: throw SettingsProblem("expected true or false")
-        }
-    }
-
-    private static func text(_ value: String, _ what: String, _ length: ClosedRange<Int>) throws(SettingsProblem) -> String {
+    private static func text(_ value: String, _ what: String, _ length: ClosedRange<Int>) throws(SettingsError) -> String {
         guard length.contains(value.count), !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw SettingsProblem("expected \(what) of \(length.lowerBound) to \(length.upperBound) characters, no control characters")
+            throw SettingsError("expected \(what) of \(length.lowerBound) to \(length.upperBound) characters, no control characters")
         }
         return value
     }
 
     /// One IRC parameter: no spaces, no control characters, not starting with `:`.
-    private static func ircWord(_ value: String, _ what: String) throws(SettingsProblem) -> String {
+    private static func ircWord(_ value: String, _ what: String) throws(SettingsError) -> String {
         guard (1...100).contains(value.count), !value.hasPrefix(":"),
               !value.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || $0 == "," }) else {
-            throw SettingsProblem("expected \(what): 1 to 100 characters without spaces or commas")
+            throw SettingsError("expected \(what): 1 to 100 characters without spaces or commas")
         }
         return value
     }
 
     /// RFC 2812 2.3.1: a letter or one of `[]\`_^{|}` first, then those, digits and `-`.
-    static func nick(_ value: String) throws(SettingsProblem) -> String {
+    static func nick(_ value: String) throws(SettingsError) -> String {
         let special = "[]\\`_^{|}"
         guard let first = value.first, (1...30).contains(value.count),
               first.isASCII && first.isLetter || special.contains(first),
               value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) || special.contains($0) || $0 == "-" }) else {
-            throw SettingsProblem("expected a nick: 1 to 30 of letters, digits, - and []\\`_^{|}, not starting with a digit or -")
+            throw SettingsError("expected a nick: 1 to 30 of letters, digits, - and []\\`_^{|}, not starting with a digit or -")
         }
         return value
     }

@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchGateway
+import CowatchConfig
 import Foundation
 
 /// Everything `cowatch serve` can be told, from flags, `COWATCH_*` environment
@@ -32,50 +33,32 @@ public struct ServeSettings: Sendable {
 
     /// The keys, as long flags without dashes, as config-file keys, and as
     /// `COWATCH_` + upper case with `_` for `-`.
-    public static let keys: [String] = Setting.all.map(\.key)
+    public static let keys: [String] = Setting.all.map(\.name)
 
     /// Merges the three sources and validates every value.
     /// - Parameters:
     ///   - flags: key to value, from the command line (booleans as "true").
     ///   - environment: the process environment (only `COWATCH_*` is read).
-    public static func resolve(flags: [String: String], environment: [String: String]) throws -> ServeSettings {
-        var sources: [(origin: (String) -> String, values: [String: String])] = []
-        let configPath = flags["config"] ?? environment["COWATCH_CONFIG"]
-        if let configPath {
-            let lines = try ConfigFile.read(path: configPath)
-            sources.append(({ key in "\(configPath):\(lines.lineNumbers[key] ?? 0) (\(key))" }, lines.values))
-        }
-        var fromEnvironment: [String: String] = [:]
-        for key in keys {
-            if let value = environment[environmentName(key)] { fromEnvironment[key] = value }
-        }
-        sources.append(({ environmentName($0) }, fromEnvironment))
-        sources.append(({ "--\($0)" }, flags))
-
-        var settings = ServeSettings()
-        for (origin, values) in sources {
-            for (key, value) in values where key != "config" {
-                guard let setting = Setting.named(key) else {
-                    throw SettingsError("\(origin(key)): unknown setting \"\(key)\" (known: \(keys.joined(separator: ", ")))")
-                }
-                do {
-                    try setting.apply(value, &settings)
-                } catch let problem as SettingsError {
-                    throw SettingsError("\(origin(key)): \(problem.message), got \"\(value)\"")
-                }
-                settings.origins[key] = origin(key)
+    public static func resolve(flags: [String: String], environment: [String: String]) throws(SettingsError) -> ServeSettings {
+        var lines: [SettingLine] = []
+        if let configPath = flags["config"] ?? environment["COWATCH_CONFIG"] {
+            // A file's line is told with its key (`cowatch.conf:3 (port)`).
+            lines += try ConfigFile.read(path: configPath).top.map {
+                SettingLine(key: $0.key, value: $0.value, origin: "\($0.origin) (\($0.key))")
             }
         }
+        lines += SettingSources.environment(environment, keys: keys, prefix: environmentPrefix)
+        lines += SettingSources.flags(flags)
+        var settings = ServeSettings()
+        var origins: [String: String] = [:]
+        try SettingSources.apply(lines.filter { $0.key != "config" }, keys: Setting.all, to: &settings) { origins[$0.key] = $0.origin }
+        settings.origins = origins
         return settings
     }
 
-    public static func environmentName(_ key: String) -> String {
-        "COWATCH_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
-    }
-}
+    static let environmentPrefix = "COWATCH_"
 
-public struct SettingsError: Error, CustomStringConvertible, Equatable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+    public static func environmentName(_ key: String) -> String {
+        SettingSources.environmentName(key, prefix: environmentPrefix)
+    }
 }

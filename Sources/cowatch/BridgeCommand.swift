@@ -1,5 +1,6 @@
 import ArgumentParser
 import CowatchBridge
+import CowatchConfig
 import Foundation
 import Logging
 
@@ -192,7 +193,7 @@ struct BridgeCommand: ParsableCommand {
                 file = (path, text)
             }
             settings = try BridgeSettings.resolve(file: file, environment: environment, flags: flags)
-        } catch let error as BridgeSettings.SettingsError {
+        } catch let error as SettingsError {
             Output.error("cowatch bridge: \(error)")
             throw ExitCode.validationFailure
         }

@@ -1,4 +1,5 @@
 @testable import CowatchBridge
+import CowatchConfig
 import Foundation
 import Testing
 
@@ -44,7 +45,7 @@ struct BridgeSettingsTests {
         let set = try BridgeSettings.resolve(file: nil, environment: ["STATE_DIRECTORY": "/var/lib/cowatch-bridge"],
                                              flags: flags.merging(["owner-key-directory": "/srv/keys"]) { $1 })
         #expect(set.pairs.first?.ownerKeyDirectory == "/srv/keys")
-        #expect(throws: BridgeSettings.SettingsError.self) {
+        #expect(throws: SettingsError.self) {
             _ = try BridgeSettings.resolve(file: nil, environment: [:], flags: flags.merging(["owner-key-directory": ""]) { $1 })
         }
     }
@@ -146,11 +147,12 @@ struct BridgeSettingsTests {
         #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "prefix": "/"]).hasPrefix("--prefix: expected 1 to 8 characters"))
     }
 
-    @Test("# starts a comment only at the start of a line or after a space")
-    func comments() {
-        #expect(BridgeSettings.withoutComment("irc = irc://h/#c # the channel") == "irc = irc://h/#c ")
-        #expect(BridgeSettings.withoutComment("# all of it") == "")
-        #expect(BridgeSettings.withoutComment("channel-key = \"a #b\"") == "channel-key = \"a #b\"")
+    @Test("# starts a comment only at the start of a line or after a space: a channel and a quoted name keep theirs")
+    func comments() throws {
+        let settings = try BridgeSettings.resolve(
+            file: ("b.conf", "[pair]\nirc = irc://h/#c # the channel\nroom = r\nirc-realname = \"Cowatch #1 # of 2\"\n"), environment: [:], flags: [:])
+        #expect(settings.pairs.first?.irc.channel == "#c")
+        #expect(settings.pairs.first?.connection.realName == "Cowatch #1 # of 2")
     }
 
     @Test("deploy/bridge.conf.example shows every setting, and is itself a valid config")

@@ -1,3 +1,4 @@
+import CowatchConfig
 import CowatchGateway
 import CowatchSettings
 import Foundation
@@ -124,5 +125,14 @@ struct ServeSettingsTests {
         #expect(throws: SettingsError.self) {
             _ = try ServeSettings.resolve(flags: ["config": "/nonexistent/cowatch.conf"], environment: [:])
         }
+    }
+
+    @Test("a # inside a value is the value's, as in the bridge's config: only a # at a line's start or after a space is a comment")
+    func hashInValue() throws {
+        let tokenFile = NSTemporaryDirectory() + "cowatch-token#\(UUID().uuidString)"
+        try "operator-secret-0123456789\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let path = try Self.configFile("admin-token-file = \(tokenFile) # kept out of the command line\n")
+        let settings = try ServeSettings.resolve(flags: ["config": path], environment: [:])
+        #expect(settings.gateway.adminToken == "operator-secret-0123456789")
     }
 }
