@@ -25,21 +25,16 @@ final class Connection {
     var isGone = false
     /// The client closed with 1000: its member leaves at once, without a grace.
     var leaving = false
-    /// A shared link being checked, and the lines held behind it (`Gateway+MediaCheck.swift`).
-    var mediaCheck: Gateway.PendingMediaCheck?
-    /// In a cluster: the upgrade of a connection waiting to learn where its room
-    /// lives, since when, and the messages it sent meanwhile (Gateway+Cluster.swift).
-    var pendingRequest: UpgradeRequest?
-    var waitingSince: MonotonicInstant?
-    var heldMessages: [[UInt8]] = []
-    /// In a cluster: the link to the room's owner, for a member relayed there.
-    var relay: RelayLink?
+    /// Where its lines go (`Route.swift`), and those held until they can.
+    var route = Route.local
+    var held: HeldLines
 
-    init(id: UInt64, address: String, encoding: Encoding, state: ConnectionState) {
+    init(id: UInt64, address: String, encoding: Encoding, state: ConnectionState, maximumHeldLines: Int) {
         self.id = id
         self.address = address
         self.encoding = encoding
         self.state = state
+        held = HeldLines(limit: maximumHeldLines)
     }
 }
 

@@ -58,11 +58,9 @@ enum ServiceMessage: Sendable {
     case relayClosed(UInt64, CloseInfo)
 }
 
-/// Where a relayed member's connection stands.
+/// A relayed member's connection to the room's owner.
 struct RelayLink {
     var upstream: ClientConnection
-    var open = false
-    var held: [String] = []
 }
 
 extension Gateway {
@@ -100,23 +98,20 @@ extension Gateway {
             guard let cluster else { return }
             ownershipActions(cluster.ownership.handle(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted)))
         case .relayOpened(let id):
-            guard let connection = connections[id], var relay = connection.relay else { return }
-            relay.open = true
-            for text in relay.held { relay.upstream.send(text) }
-            relay.held = []
-            connection.relay = relay
-            connection.pendingRequest = nil
-            connection.waitingSince = nil
+            guard let connection = connections[id], case .relayed(let link, _) = connection.route else { return }
+            connection.route = .relayed(link, placing: nil)
+            // What the member sent meanwhile goes on to the owner, in order.
+            releaseHeld(connection)
         case .relayReceived(let id, let text):
-            guard let connection = connections[id], connection.relay != nil, connection.state.isOpen else { return }
+            guard let connection = connections[id], connection.route.isRelayed, connection.state.isOpen else { return }
             enqueue(OutboundFrame(Array(text.utf8), kind: .text, createdAt: ServerClock.monotonic()), on: connection)
         case .relayClosed(let id, let info):
-            guard let connection = connections[id], let relay = connection.relay else { return }
-            connection.relay = nil
-            if !relay.open, let request = connection.pendingRequest, let room = request.room, !stopping {
-                connection.heldMessages = relay.held.map { Array($0.utf8) } + connection.heldMessages
+            guard let connection = connections[id], case .relayed(_, let placing) = connection.route else { return }
+            connection.route = .local
+            if let placing, let room = placing.request.room, !stopping {
                 // The owner did not answer (it may have just died): ask again shortly,
-                // while the member waits.
+                // while the member waits, its lines still held.
+                connection.route = .placing(placing)
                 wait(connection, for: room, retryAfter: 0.15)
                 return
             }
@@ -142,8 +137,7 @@ extension Gateway {
     /// A connection to a room this node does not serve: held (with its lines) until
     /// the database says who owns the room.
     func place(_ connection: Connection, _ request: UpgradeRequest, in room: RoomName) {
-        connection.pendingRequest = request
-        connection.waitingSince = ServerClock.monotonic()
+        connection.route = .placing(Route.Placement(request: request, since: ServerClock.monotonic()))
         wait(connection, for: room, retryAfter: 0)
     }
 
@@ -172,9 +166,9 @@ extension Gateway {
         ownershipActions(cluster.ownership.handle(.tick(now: PostgresLeases.monotonicSeconds())))
         let now = ServerClock.monotonic()
         for (room, due) in cluster.askAgain where due <= now { ask(room) }
-        for connection in connections.values where connection.pendingRequest != nil && connection.relay == nil {
-            if let since = connection.waitingSince, now - since > placementPatience {
-                connection.pendingRequest = nil
+        for connection in connections.values {
+            if case .placing(let placing) = connection.route, now - placing.since > placementPatience {
+                connection.route = .local
                 close(connection, code: 4011, reason: "the room has no node to serve it right now; try again shortly")
             }
         }
@@ -184,7 +178,9 @@ extension Gateway {
         guard let cluster else { return }
         cluster.asking.remove(room)
         let waiting = (cluster.waiting.removeValue(forKey: room) ?? []).compactMap { connections[$0] }
-            .filter { $0.state.isOpen && $0.pendingRequest != nil }
+            .filter { connection in
+                if case .placing = connection.route { connection.state.isOpen } else { false }
+            }
         switch placement {
         case .owned(let epoch, let floor, let ceiling, let stored, let requestedAt):
             if stopping {
@@ -198,13 +194,10 @@ extension Gateway {
             cluster.roomsTaken += 1
             logger.info("room taken", metadata: ["room": "\(room)", "epoch": "\(epoch)", "seq": "\(floor)"])
             for connection in waiting {
-                guard let request = connection.pendingRequest else { continue }
-                connection.pendingRequest = nil
-                connection.waitingSince = nil
-                join(connection, request, room: room)
-                let held = connection.heldMessages
-                connection.heldMessages = []
-                for message in held { handleMessage(message, on: connection) }
+                guard case .placing(let placing) = connection.route else { continue }
+                connection.route = .local
+                join(connection, placing.request, room: room)
+                releaseHeld(connection)
             }
         case .elsewhere(let node, let url):
             guard !url.isEmpty, node != cluster.link.leases.settings.node else {
@@ -243,13 +236,13 @@ extension Gateway {
     // MARK: - Relaying a member to the room's owner
 
     private func relay(_ connection: Connection, to base: String) {
-        guard let cluster, let request = connection.pendingRequest, let room = request.room,
+        guard let cluster, case .placing(let placing) = connection.route, let room = placing.request.room,
               var address = WebSocketAddress(base.hasSuffix("/") ? String(base.dropLast()) + "/rooms/\(room)" : base + "/rooms/\(room)")
         else {
             close(connection, code: 1011, reason: "the room's node cannot be reached")
             return
         }
-        for (key, value) in Self.query(of: request) { address = address.adding(key, value) }
+        for (key, value) in Self.query(of: placing.request) { address = address.adding(key, value) }
         let id = connection.id
         let encoding: ClientEncoding = connection.encoding == .text ? .text : .json
         let upstream = cluster.relays.connect(address, encoding: encoding, handlers: ClientHandlers(
@@ -257,13 +250,10 @@ extension Gateway {
             received: { [weak self] text in self?.post(.relayReceived(id, text)) },
             closed: { [weak self] info in self?.post(.relayClosed(id, info)) }),
             headers: [("X-Forwarded-For", connection.address)])
-        var link = RelayLink(upstream: upstream)
-        link.held = connection.heldMessages.map { String(decoding: $0, as: UTF8.self) }
-        connection.heldMessages = []
-        connection.relay = link
-        // The member stays "pending" until the owner answers: a refusal of the
-        // link before it opens sends it back to waiting (see `.relayClosed`).
-        connection.pendingRequest = request
+        // The member stays being placed until the owner answers: a refusal of the
+        // link before it opens sends it back to waiting (see `.relayClosed`);
+        // its lines stay held until then.
+        connection.route = .relayed(RelayLink(upstream: upstream), placing: placing)
     }
 
     /// The query an upgrade carried, for the same upgrade on the owner's node.
@@ -339,7 +329,7 @@ extension Gateway {
 
     func clusterHealth() -> String {
         guard let cluster else { return "" }
-        let relayed = connections.values.filter { $0.relay != nil }.count
+        let relayed = connections.values.filter { $0.route.isRelayed }.count
         return "\nnode: \(cluster.link.leases.settings.node)\nrooms owned: \(cluster.ownership.rooms.count)"
             + "\nrelayed members: \(relayed)\ndatabase: \(cluster.databaseUp ? "up" : "unreachable")"
     }
@@ -349,7 +339,7 @@ extension Gateway {
     /// The cluster's view, for /metrics (docs/cluster.md, "Watching a cluster").
     func clusterMetrics() -> String {
         guard let cluster else { return "" }
-        let relayed = connections.values.filter { $0.relay != nil }.count
+        let relayed = connections.values.filter { $0.route.isRelayed }.count
         var out = ""
         func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"

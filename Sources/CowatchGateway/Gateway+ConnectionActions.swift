@@ -35,7 +35,7 @@ extension Gateway {
                 metrics.outboxDrops += dropped.count
                 metrics.outboxResyncs += 1
                 for frame in dropped { settle(frame, now: now) }
-                if connection.relay != nil {
+                if connection.route.isRelayed {
                     // The owner keeps the room's state: a relayed member that fell
                     // behind comes back for it.
                     close(connection, code: 4010, reason: "too far behind; reconnect now")

@@ -54,7 +54,8 @@ extension Gateway {
         let connection = Connection(
             id: id, address: request.address, encoding: request.echo ? .echo : encoding,
             state: ConnectionState(limits: connectionLimits, rules: rules, now: ServerClock.monotonic(),
-                                   firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)))
+                                   firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
+            maximumHeldLines: configuration.maximumHeldLines)
         connections[id] = connection
         connectionsPerAddress[request.address, default: 0] += 1
         metrics.connectionsOpened += 1
@@ -177,8 +178,8 @@ extension Gateway {
         guard let connection = connections.removeValue(forKey: id) else { return }
         connection.isGone = true
         // The owner treats the member as this node saw it go: leaving, or dropped.
-        connection.relay?.upstream.close(code: connection.leaving ? 1000 : 1001)
-        connection.relay = nil
+        if case .relayed(let link, _) = connection.route { link.upstream.close(code: connection.leaving ? 1000 : 1001) }
+        connection.route = .local
         let open = connectionsPerAddress[connection.address, default: 1] - 1
         connectionsPerAddress[connection.address] = open > 0 ? open : nil
         let now = ServerClock.monotonic()
@@ -214,24 +215,40 @@ extension Gateway {
     }
 
     /// A member's message: relayed to the room's owner, held while the room is
-    /// being placed, or handled here.
+    /// being placed or its owner reached, or handled here.
     func handleMessage(_ message: [UInt8], on connection: Connection) {
-        if var relay = connection.relay {
-            if relay.open {
-                relay.upstream.send(String(decoding: message, as: UTF8.self))
-            } else if relay.held.count < configuration.mediaCheck.maximumHeldLines {
-                relay.held.append(String(decoding: message, as: UTF8.self))
-                connection.relay = relay
-            }
-            return
+        switch connection.route {
+        case .relayed(let link, placing: nil):
+            link.upstream.send(String(decoding: message, as: UTF8.self))
+        case .relayed, .placing:
+            hold(.message(message), on: connection)
+        case .local, .checking:
+            handle(message, on: connection)
         }
-        if connection.pendingRequest != nil {
-            if connection.heldMessages.count < configuration.mediaCheck.maximumHeldLines {
-                connection.heldMessages.append(message)
+    }
+
+    /// The one rule for a line that cannot go yet: held, or, past
+    /// `max-held-lines`, refused in words (the connection and its earlier lines
+    /// carry on).
+    func hold(_ line: HeldLine, on connection: Connection) {
+        guard !connection.held.hold(line) else { return }
+        metrics.heldLinesRefused += 1
+        let why = connection.route.holdsBecause ?? "the connection waits"
+        send(.error(CommandError(.rateLimited, command: nil, message: "too many lines while \(why); this one was dropped")),
+             to: connection)
+    }
+
+    /// The held lines, in order, once the route lets them go, until one of
+    /// them makes it hold again (a line that starts a check).
+    func releaseHeld(_ connection: Connection) {
+        var pending = connection.held.takeAll()
+        while !pending.isEmpty, connection.route.holdsBecause == nil, connection.state.isOpen {
+            switch pending.removeFirst() {
+            case .message(let message): handleMessage(message, on: connection)
+            case .parsed(let parsed): deliver(parsed, on: connection)
             }
-            return
         }
-        handle(message, on: connection)
+        connection.held.restore(pending)
     }
 
     /// A whole text message: one line or several, each admitted by the command

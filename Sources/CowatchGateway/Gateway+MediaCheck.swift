@@ -13,7 +13,6 @@ extension Gateway {
         var input: InputLine
         /// Whose place among `maximumPerAddress` the check takes.
         var address: String
-        var held: [Result<InputLine, CommandError>] = []
     }
 
     /// The link to check before `input` reaches the room, if any. A provider's
@@ -30,13 +29,8 @@ extension Gateway {
     /// One parsed line from a connection: held behind a check in flight, the start
     /// of a check, or handed to the room.
     func deliver(_ parsed: Result<InputLine, CommandError>, on connection: Connection) {
-        if connection.mediaCheck != nil {
-            guard (connection.mediaCheck?.held.count ?? 0) < configuration.mediaCheck.maximumHeldLines else {
-                send(.error(CommandError(.rateLimited, command: nil,
-                                         message: "too many lines while a link is checked; this one was dropped")), to: connection)
-                return
-            }
-            connection.mediaCheck?.held.append(parsed)
+        if case .checking = connection.route {
+            hold(.parsed(parsed), on: connection)
             return
         }
         switch parsed {
@@ -82,7 +76,7 @@ extension Gateway {
         }
         mediaChecksInFlight += 1
         mediaChecksByAddress[connection.address, default: 0] += 1
-        connection.mediaCheck = PendingMediaCheck(input: input, address: connection.address)
+        connection.route = .checking(PendingMediaCheck(input: input, address: connection.address))
         let id = connection.id
         let started = ServerClock.monotonic()
         let address = connection.address
@@ -127,8 +121,8 @@ extension Gateway {
         if let count = mediaChecksByAddress[address] { mediaChecksByAddress[address] = count > 1 ? count - 1 : nil }
         metrics.mediaChecks[verdict.label, default: 0] += 1
         metrics.mediaCheckTime.observe(seconds: Double((ServerClock.monotonic() - started).microseconds) / 1e6)
-        guard let connection = connections[id], var pending = connection.mediaCheck else { return }
-        connection.mediaCheck = nil
+        guard let connection = connections[id], case .checking(let pending) = connection.route else { return }
+        connection.route = .local
         switch verdict {
         case .media, .mediaWithoutSeeking: break
         case .unchecked(let why):
@@ -138,9 +132,6 @@ extension Gateway {
         }
         decide(pending.input, verdict: verdict, on: connection)
         // The lines that waited, in order, until one of them starts another check.
-        while connection.mediaCheck == nil, !pending.held.isEmpty {
-            deliver(pending.held.removeFirst(), on: connection)
-        }
-        if !pending.held.isEmpty { connection.mediaCheck?.held.insert(contentsOf: pending.held, at: 0) }
+        releaseHeld(connection)
     }
 }

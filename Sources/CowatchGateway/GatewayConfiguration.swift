@@ -88,6 +88,10 @@ public struct GatewayConfiguration: Sendable {
     /// Whether and how shared links are looked at before a room sees them (off
     /// here; `cowatch serve` turns it on).
     public var mediaCheck = MediaCheck.Settings()
+    /// Lines one connection may have waiting while a link it shared is checked,
+    /// or, in a cluster, while its room is placed or its node reached; more are
+    /// refused with an error (`Route.swift`).
+    public var maximumHeldLines = 32
     /// Where the page loads the players of provider links from; the page's
     /// Content-Security-Policy allows exactly these origins (PlayerScripts).
     public var playerScripts = PlayerScripts()

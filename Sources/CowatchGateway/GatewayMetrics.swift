@@ -8,6 +8,8 @@ struct GatewayMetrics {
     var closes: [CloseKey: Int] = [:]
     var outboxDrops = 0
     var outboxResyncs = 0
+    /// Lines refused because their connection held `max-held-lines` already.
+    var heldLinesRefused = 0
     var httpRequests: [String: Int] = [:]
     /// Plain HTTP requests answered with a refusal, by status.
     var httpRefusals: [UInt32: Int] = [:]
@@ -114,6 +116,9 @@ struct GatewayMetrics {
         single("cowatch_close_replies_missing_total", "counter", "Server close frames the peer never answered within the close timeout (closed anyway).", closeRepliesMissing)
         single("cowatch_outbox_drops_total", "counter", "Frames dropped from slow connections' outboxes.", outboxDrops)
         single("cowatch_outbox_resyncs_total", "counter", "Times a slow connection was sent the latest state instead of its backlog.", outboxResyncs)
+        single("cowatch_held_lines_refused_total", "counter",
+               "Lines refused because their connection already held max-held-lines while a link was checked or its room placed.",
+               heldLinesRefused)
         family("cowatch_http_requests_total", "counter", "Plain HTTP requests, by route.")
         labelled("cowatch_http_requests_total", "route", httpRequests)
         family("cowatch_http_refusals_total", "counter", "Plain HTTP requests refused before any route (bad framing, Host, method, path), by status.")

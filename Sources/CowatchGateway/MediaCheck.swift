@@ -17,9 +17,6 @@ public enum MediaCheck {
         public var maximumRedirects: Int
         /// Checks in flight at once, over all rooms; beyond them links go unchecked.
         public var maximumConcurrent: Int
-        /// Lines a connection sends while its link is checked, kept in order to
-        /// follow it; beyond them lines are refused.
-        public var maximumHeldLines: Int
         /// Checks in flight for one client address; beyond them its links are
         /// refused (`rate-limited`) until one is done.
         public var maximumPerAddress: Int
@@ -30,7 +27,7 @@ public enum MediaCheck {
         public var maximumSubtitleBytes: Int
 
         public init(enabled: Bool = false, allowPrivateAddresses: Bool = false, timeoutSeconds: Double = 4,
-                    maximumRedirects: Int = 3, maximumConcurrent: Int = 16, maximumHeldLines: Int = 32,
+                    maximumRedirects: Int = 3, maximumConcurrent: Int = 16,
                     maximumPerAddress: Int = 2, maximumSubtitleBytes: Int = 1_048_576) {
             self.maximumSubtitleBytes = maximumSubtitleBytes
             self.enabled = enabled
@@ -38,7 +35,6 @@ public enum MediaCheck {
             self.timeoutSeconds = timeoutSeconds
             self.maximumRedirects = maximumRedirects
             self.maximumConcurrent = maximumConcurrent
-            self.maximumHeldLines = maximumHeldLines
             self.maximumPerAddress = maximumPerAddress
         }
     }

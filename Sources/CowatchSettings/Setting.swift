@@ -99,6 +99,9 @@ extension SettingKey where Target == ServeSettings {
             }
             settings.gateway.allowedHosts = hosts
         },
+        Setting("max-held-lines") { value, settings in
+            settings.gateway.maximumHeldLines = try SettingValue.integer(value, 1...10_000)
+        },
         Setting("max-queue") { value, settings in
             settings.gateway.room.maximumQueueLength = try SettingValue.integer(value, 1...100_000)
         },

@@ -54,6 +54,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Members per room (default 1000).")
     var maxMembers: String?
 
+    @Option(help: "Lines one connection may have waiting behind a link being checked or a room being placed; more are refused (default 32).")
+    var maxHeldLines: String?
+
     @Option(help: "Items in a room's queue (default 100).")
     var maxQueue: String?
 
@@ -212,7 +215,7 @@ struct ServeCommand: ParsableCommand {
         let options: [(String, String?)] = [
             ("config", config), ("host", host), ("port", port), ("data-dir", dataDir), ("store", store),
             ("max-downtime", maxDowntime), ("max-message-bytes", maxMessageBytes), ("max-line-bytes", maxLineBytes),
-            ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue), ("max-subtitles", maxSubtitles),
+            ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue), ("max-held-lines", maxHeldLines), ("max-subtitles", maxSubtitles),
             ("max-connections-per-address", maxConnectionsPerAddress), ("commands-per-second", commandsPerSecond),
             ("command-burst", commandBurst), ("rate-limit-grace", rateLimitGrace), ("outbox-limit", outboxLimit),
             ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("closing-read-limit", closingReadLimit), ("stuck-timeout", stuckTimeout),

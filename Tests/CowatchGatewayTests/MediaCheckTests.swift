@@ -263,6 +263,30 @@ struct MediaCheckDecisionTests {
         #expect(refused.string("code") == "rate-limited")
         #expect(refused.string("message")?.contains("already being checked") == true)
     }
+
+    @Test("past max-held-lines behind a link being checked, a line is refused in words and the held ones still follow the link")
+    func heldLinesBound() throws {
+        let silent = try SilentListener()
+        defer { silent.stop() }
+        let server = try TestServer {
+            // The check times out (the listener never answers) well after the
+            // three lines below are in, then the link is shared unchecked.
+            $0.mediaCheck = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeoutSeconds: 5)
+            $0.maximumHeldLines = 2
+        }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        alice.send("/watch http://127.0.0.1:\(silent.port)/a.mp4 A")
+        #expect(silent.waitForConnections(1))
+        for text in ["one", "two", "three"] { alice.send(text) }
+        let refused = try #require(alice.error())
+        #expect(refused.string("code") == "rate-limited")
+        #expect(refused.string("message") == "too many lines while a link is checked; this one was dropped")
+        // The held lines follow the link once it is decided, in order; the connection carries on.
+        #expect(alice.event("chat", timeout: 30) { $0.string("text") == "one" } != nil)
+        #expect(alice.event("chat") { $0.string("text") == "two" } != nil)
+        #expect(alice.closeInfo == nil)
+    }
 }
 
 /// A provider's link is known by its form and never fetched; a link that could
