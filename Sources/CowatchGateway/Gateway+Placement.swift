@@ -1,0 +1,152 @@
+import CowatchClient
+import CowatchConnection
+import CowatchCore
+import CowatchStore
+import Foundation
+import SlashCommands
+
+/// In a cluster, a connection to a room this node does not serve: placed once
+/// the database says which node owns the room, then joined here or relayed
+/// there (`Route.placing`, `Route.relayed`). The cluster's events and the
+/// ownership's decisions are `Gateway+Cluster.swift`.
+extension Gateway {
+    // MARK: - Placing a connection
+
+    /// A connection to a room this node does not serve: held (with its lines) until
+    /// the database says who owns the room.
+    func place(_ connection: Connection, _ request: UpgradeRequest, in room: RoomName) {
+        connection.route = .placing(Route.Placement(request: request, since: ServerClock.monotonic()))
+        wait(connection, for: room, retryAfter: 0)
+    }
+
+    func wait(_ connection: Connection, for room: RoomName, retryAfter delay: Double) {
+        guard let cluster else { return }
+        cluster.waiting[room, default: []].append(connection.id)
+        if delay > 0 {
+            let due = ServerClock.monotonic() + .seconds(delay)
+            cluster.askAgain[room] = min(cluster.askAgain[room] ?? due, due)
+        } else {
+            ask(room)
+        }
+    }
+
+    private func ask(_ room: RoomName) {
+        guard let cluster, !cluster.asking.contains(room) else { return }
+        cluster.asking.insert(room)
+        cluster.askAgain[room] = nil
+        cluster.link.leases.acquire(room) { [weak self] placement in self?.post(.placement(room, placement)) }
+    }
+
+    /// Every housekeeping pass: leases that lapsed, rooms to ask about again,
+    /// members who waited too long.
+    func clusterHousekeeping() {
+        guard let cluster else { return }
+        ownershipActions(cluster.ownership.handle(.tick(now: PostgresLeases.monotonicSeconds())))
+        let now = ServerClock.monotonic()
+        for (room, due) in cluster.askAgain where due <= now { ask(room) }
+        for connection in connections.values {
+            if case .placing(let placing) = connection.route, now - placing.since > placementPatience {
+                connection.route = .local
+                close(connection, code: 4011, reason: "the room has no node to serve it right now; try again shortly")
+            }
+        }
+    }
+
+    func placed(_ room: RoomName, _ placement: PostgresLeases.Placement) {
+        guard let cluster else { return }
+        cluster.asking.remove(room)
+        let waiting = (cluster.waiting.removeValue(forKey: room) ?? []).compactMap { connections[$0] }
+            .filter { connection in
+                if case .placing = connection.route { connection.state.isOpen } else { false }
+            }
+        switch placement {
+        case .owned(let epoch, let floor, let ceiling, let stored, let requestedAt):
+            if stopping {
+                cluster.link.leases.release(room, epoch: epoch)
+                for connection in waiting { close(connection, code: 4010, reason: "this node is leaving; reconnect now") }
+                return
+            }
+            if rooms[room] == nil { takeOver(room, stored: stored, floor: floor) }
+            cluster.link.store.own(room, epoch: epoch)
+            ownershipActions(cluster.ownership.handle(.acquired(room, epoch: epoch, ceiling: ceiling, requestedAt: requestedAt)))
+            cluster.roomsTaken += 1
+            logger.info("room taken", metadata: ["room": "\(room)", "epoch": "\(epoch)", "seq": "\(floor)"])
+            for connection in waiting {
+                guard case .placing(let placing) = connection.route else { continue }
+                connection.route = .local
+                join(connection, placing.request, room: room)
+                releaseHeld(connection)
+            }
+        case .elsewhere(let node, let url):
+            guard !url.isEmpty, node != cluster.link.leases.settings.node else {
+                for connection in waiting { wait(connection, for: room, retryAfter: 0.15) }
+                return
+            }
+            for connection in waiting { relay(connection, to: url) }
+        case .unavailable(let why):
+            logger.warning("room placement failed", metadata: ["room": "\(room)", "error": "\(why)"])
+            for connection in waiting { wait(connection, for: room, retryAfter: 0.5) }
+        }
+    }
+
+    /// The room as the database keeps it, now this node's: playing rooms go on
+    /// from their anchor, members wait for their resume tokens, and states are
+    /// numbered after every `seq` the previous owner could have sent.
+    private func takeOver(_ room: RoomName, stored: StoredRooms.Room?, floor: Int64) {
+        let now = ServerClock.now()
+        var entry: RoomEntry
+        var actions: [RoomAction] = []
+        if let stored {
+            let (restored, restoring) = Room.restore(
+                stored.snapshot, members: stored.members, chat: stored.chat, configuration: configuration.room,
+                downSince: stored.snapshot.savedAt,
+                maximumDowntime: ServerInterval(seconds: configuration.maximumDowntimeSeconds), now: now)
+            entry = RoomEntry(room: restored)
+            actions = restoring
+        } else {
+            entry = RoomEntry(room: Room(name: room, configuration: configuration.room, now: now))
+        }
+        entry.room.continueNumbering(after: floor)
+        rooms[room] = entry
+        run(actions, in: entry)
+    }
+
+    // MARK: - Relaying a member to the room's owner
+
+    private func relay(_ connection: Connection, to base: String) {
+        guard let cluster, case .placing(let placing) = connection.route, let room = placing.request.room,
+              var address = WebSocketAddress(base.hasSuffix("/") ? String(base.dropLast()) + "/rooms/\(room)" : base + "/rooms/\(room)")
+        else {
+            close(connection, code: 1011, reason: "the room's node cannot be reached")
+            return
+        }
+        for (key, value) in Self.query(of: placing.request) { address = address.adding(key, value) }
+        let id = connection.id
+        let encoding: ClientEncoding = connection.encoding == .text ? .text : .json
+        let upstream = cluster.relays.connect(address, encoding: encoding, handlers: ClientHandlers(
+            opened: { [weak self] in self?.post(.relayOpened(id)) },
+            received: { [weak self] text in self?.post(.relayReceived(id, text)) },
+            closed: { [weak self] info in self?.post(.relayClosed(id, info)) }),
+            headers: [("X-Forwarded-For", connection.address)])
+        // The member stays being placed until the owner answers: a refusal of the
+        // link before it opens sends it back to waiting (see `.relayClosed`);
+        // its lines stay held until then.
+        connection.route = .relayed(RelayLink(upstream: upstream), placing: placing)
+    }
+
+    /// The query an upgrade carried, for the same upgrade on the owner's node.
+    static func query(of request: UpgradeRequest) -> [(String, String)] {
+        var query: [(String, String)] = []
+        if let name = request.name { query.append(("name", name)) }
+        if let resume = request.resume { query.append(("resume", resume)) }
+        if request.player { query.append(("player", "1")) }
+        if !request.join { query.append(("join", "0")) }
+        if let owner = request.owner { query.append(("owner", owner)) }
+        if let device = request.device { query.append(("device", device)) }
+        if let invite = request.invite { query.append(("invite", invite)) }
+        if let password = request.password { query.append(("password", password)) }
+        if let token = request.token { query.append(("token", token)) }
+        if let create = request.create { query.append(("create", create)) }
+        return query
+    }
+}
