@@ -8,6 +8,24 @@ import SlashCommands
 extension Gateway {
     /// Decides whether an upgrade may go ahead; nil lets it, otherwise the HTTP
     /// status and body to refuse it with.
+    /// An admitted upgrade's connection number, its request kept for `established`.
+    func upgradeAccepted(_ request: UpgradeRequest) -> UInt64 {
+        let id = nextConnectionID
+        nextConnectionID += 1
+        upgrades[id] = request
+        return id
+    }
+
+    /// A plain HTTP request refused (by `HTTPRequestRules`, or one the library could not parse).
+    func httpRefused(status: UInt32) {
+        metrics.httpRefusals[status, default: 0] += 1
+    }
+
+    /// A socket refused before any HTTP (`SocketLimits`), by reason.
+    func socketRefused(_ reason: String) {
+        metrics.refusedConnections[reason, default: 0] += 1
+    }
+
     func admit(_ request: UpgradeRequest) -> (status: UInt32, body: String)? {
         if stopping { return (503, "the server is shutting down\n") }
         if request.room == nil && !request.echo {
@@ -176,6 +194,10 @@ extension Gateway {
     func closed(id: UInt64) {
         upgrades[id] = nil
         guard let connection = connections.removeValue(forKey: id) else { return }
+        if connection.state.phase == .open {
+            // Gone without a close frame either way (a reset, a dropped network).
+            metrics.closes[GatewayMetrics.CloseKey(code: "unattributed", initiator: "unknown"), default: 0] += 1
+        }
         connection.isGone = true
         // The owner treats the member as this node saw it go: leaving, or dropped.
         if case .relayed(let link, _) = connection.route { link.upstream.close(code: connection.leaving ? 1000 : 1001) }

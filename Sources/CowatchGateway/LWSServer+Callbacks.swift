@@ -16,7 +16,7 @@ extension LWSServer {
             let head = requestHead(wsi, path: path)
             let headOnly = head.method == .head
             if let refusal = HTTPRequestRules.refusal(head, hosts: gateway.hostAllowlist) {
-                gateway.metrics.httpRefusals[refusal.status, default: 0] += 1
+                gateway.httpRefused(status: refusal.status)
                 var response = HTTPResponse.text(refusal.status, refusal.message)
                 if let allow = refusal.allow { response.headers.append("allow: \(allow)") }
                 response.close = refusal.close
@@ -59,7 +59,7 @@ extension LWSServer {
         case LWS_CALLBACK_RAW_ADOPT:
             // A CONNECT request, or one libwebsockets' parser gave up on, arrives here
             // as raw bytes: neither is anything this server serves.
-            gateway.metrics.httpRefusals[400, default: 0] += 1
+            gateway.httpRefused(status: 400)
             cw_raw_refuse(wsi, Self.rawRefusal)
             return -1
 
@@ -74,16 +74,22 @@ extension LWSServer {
                     cw_http_refuse_upgrade(wsi, refusal.status, Self.reasonPhrase(refusal.status), buffer.baseAddress, buffer.count)
                 }
             }
+            // The same upgrade's protocol is chosen next, in this same call into
+            // the library: it is not admitted twice.
+            admittedUpgrade = (wsi, request)
             return 0
 
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             guard let user else { return -1 }
-            let request = upgradeRequest(wsi)
-            if gateway.admit(request) != nil { return -1 }
-            let id = gateway.nextConnectionID
-            gateway.nextConnectionID += 1
-            user.storeBytes(of: id, as: UInt64.self)
-            gateway.upgrades[id] = request
+            let request: UpgradeRequest
+            if let admitted = admittedUpgrade, admitted.wsi == wsi {
+                request = admitted.request
+            } else {
+                request = upgradeRequest(wsi)
+                if gateway.admit(request) != nil { return -1 }
+            }
+            admittedUpgrade = nil
+            user.storeBytes(of: gateway.upgradeAccepted(request), as: UInt64.self)
             return 0
 
         case LWS_CALLBACK_ESTABLISHED:
@@ -146,9 +152,6 @@ extension LWSServer {
         case LWS_CALLBACK_CLOSED:
             cw_frame_guard_forget(lws_get_socket_fd(wsi))
             guard let id = connectionID(user) else { return 0 }
-            if let connection = gateway.connections[id], connection.state.phase == .open {
-                gateway.metrics.closes[GatewayMetrics.CloseKey(code: "unattributed", initiator: "unknown"), default: 0] += 1
-            }
             sockets[id] = nil
             gateway.closed(id: id)
             return 0
@@ -164,7 +167,7 @@ extension LWSServer {
             let address = Self.numericAddress(arguments)
             let trusted = gateway.configuration.trustedProxies.contains(address)
             if let refusal = gateway.socketLimits.refusal(for: address, trusted: trusted) {
-                gateway.metrics.refusedConnections[refusal.rawValue, default: 0] += 1
+                gateway.socketRefused(refusal.rawValue)
                 let response = Array(refusal.response.utf8)
                 _ = response.withUnsafeBytes { send(arguments.pointee.accept_fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                 return 1

@@ -56,6 +56,9 @@ final class LWSServer {
     /// `SocketLimits`; the address of the socket being accepted until its handle exists.
     var socketAddresses: [OpaquePointer: String] = [:]
     var acceptedAddress: String?
+    /// An upgrade admitted while it is confirmed, for the choice of its protocol
+    /// that follows at once (`LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION`).
+    var admittedUpgrade: (wsi: OpaquePointer, request: UpgradeRequest)?
     /// A plain HTTP request answered later (a subtitle track fetched through the
     /// server): its socket, whether it was a HEAD, and the answer once it is ready.
     struct DeferredHTTP {
