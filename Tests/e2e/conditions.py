@@ -11,6 +11,9 @@ server and room (run by `commands/e2e --conditions NAME[,NAME...]`, or `all`):
   skewed-clocks         each browser's wall clock shifted by seconds (libfaketime
                         around Chromium): +5 s, -3 s, +1.5 s
   one-browser           one browser process, one driver session, three windows
+  one-browser-windows   one browser's windows opened through the DevTools protocol,
+                        a bot's commands, each window read over DevTools and on
+                        screen (requestVideoFrameCallback): screen.py
   slow-viewer-continue  one browser's media through the slow-viewer link (80 kB/s
   slow-viewer-wait      for a 100 kB/s video), under /policy stall continue / wait
   hidden-window         one browser whose hidden page has its timers throttled, as
@@ -52,7 +55,7 @@ from delay_proxy import Direction, ThreadedDelayProxy
 from run_e2e import TARGETS, Failure, Run, Window, log, percentile, read_all, spread_ms
 
 NAMES = ["baseline", "wan-20", "wan-60", "wan-120", "lossy", "mixed-wan", "skewed-clocks", "one-browser",
-         "slow-viewer-continue", "slow-viewer-wait", "hidden-window"]
+         "one-browser-windows", "slow-viewer-continue", "slow-viewer-wait", "hidden-window"]
 
 ABOUT = {
     "baseline": "three browser processes on loopback, no proxy",
@@ -64,6 +67,10 @@ ABOUT = {
                  "estimate is off by its own network's asymmetry",
     "skewed-clocks": "each browser's wall clock shifted (libfaketime): A +5 s, B -3 s, C +1.5 s",
     "one-browser": "one browser process, one driver session, three windows on the room",
+    "one-browser-windows": "one browser process started without the flags that keep hidden pages' timers at full "
+                           "speed, three windows opened with Target.createTarget (newWindow), a bot's /play, /pause, "
+                           "/seek, /rate and a late fourth window; every window read ten times a second for 2 s from "
+                           "2 s after each command, over DevTools and on screen",
     "slow-viewer-continue": "C's media through the slow-viewer link (80 kB/s down for a 100 kB/s video), "
                             "/policy stall continue",
     "slow-viewer-wait": "C's media through the slow-viewer link (80 kB/s down for a 100 kB/s video), "
@@ -602,8 +609,13 @@ def run_condition(name, args, binary, media):
                     offsets_true[label] = -CLOCK_SHIFTS_S[label] * 1000
             if name == "hidden-window":
                 options["C"]["throttled"] = True
+            browser = None
             if name == "one-browser":
                 run.windows = one_browser_windows(labels)
+            elif name == "one-browser-windows":
+                import screen
+                browser = screen.WindowsOfOneBrowser()
+                run.windows = [browser.open_window(label) for label in labels]
             else:
                 with concurrent.futures.ThreadPoolExecutor(3) as pool:
                     run.windows = list(pool.map(lambda label: Window(label, **options[label]), labels))
@@ -614,7 +626,7 @@ def run_condition(name, args, binary, media):
             run.wait(lambda rs: all(r["rtt"] is not None and r["rtt"] < 2000 for r in rs), 10, "clock sync")
             if name == "skewed-clocks":
                 check_shifts(run)
-            if name == "one-browser":
+            if name in ("one-browser", "one-browser-windows"):
                 states = [w.js("return document.visibilityState") for w in run.windows]
                 handles = {w.handle for w in run.windows}
                 run.check(len(handles) == 3 and states == ["visible"] * 3,
@@ -629,6 +641,8 @@ def run_condition(name, args, binary, media):
                 slow_viewer(run, name.rsplit("-", 1)[1])
             elif name == "hidden-window":
                 hidden_window(run)
+            elif name == "one-browser-windows":
+                screen.scenario(run, browser)
             else:
                 scripted(run)
             run.offsets = offsets(run, offsets_true)
@@ -683,7 +697,7 @@ def offsets(run, truth):
     for window in run.windows:
         r = window.read()
         estimate = r["offset"] or 0.0
-        true = truth[window.label]
+        true = truth.get(window.label, 0.0)  # a window that joined later is on this machine too
         rows.append({"window": window.label, "estimate": estimate, "true": true, "error": estimate - true,
                      "uncertainty": r["uncertainty"], "rtt": r["rtt"]})
     log("  clock offsets (server - local): " + "; ".join(
@@ -872,6 +886,8 @@ def condition_block(s, command, machine):
                      f"ticks; {o['drift_at_show_ms']:+d} ms from A when shown | |")
         lines.append(f"| C back in step after being shown | {o['back_in_sync_s']:.2f} s (visible after "
                      f"{o['visible_after_s']:.2f} s) | |")
+    if "screen" in o:
+        lines += screen_lines(o["screen"])
     lines += ["", "| transition | windows | state | spread median | spread max | start spread |",
               "|---|---|---|---|---|---|"]
     for row in s["rows"]:
@@ -880,6 +896,24 @@ def condition_block(s, command, machine):
                      f"{row['max']:.1f} ms | {start} |")
     lines += ["", f"<!-- /condition {s['condition']} -->"]
     return "\n".join(lines)
+
+
+def screen_lines(screen):
+    """The rows of one-browser-windows: each way of reading the windows, over
+    every round and over the rounds where every video played."""
+    import screen as screen_module
+    lines = []
+    for method in screen_module.METHODS:
+        every, playing = screen["totals"].get(method), screen["playing"].get(method)
+        if every:
+            lines.append(f"| spread, {screen_module.METHOD_WORDS[method]} | p95 {every['p95']:.1f}, max "
+                         f"{every['max']:.1f}, median {every['median']:.1f} ms ({every['n']} rounds); playing only: "
+                         f"p95 {playing['p95']:.1f}, max {playing['max']:.1f} ms | |")
+    for label, a in screen["account"].items():
+        lines.append(f"| {label}'s page | 50 ms interval: gap median {a['gap_median']:.1f}, p95 {a['gap_p95']:.1f}, "
+                     f"max {a['gap_max']:.1f} ms; {', '.join(a['visibility'])}; video rate changed "
+                     f"{a['rate_changes']} times while playing; drift p95 {a['drift_abs_p95'] or 0:.1f} ms | |")
+    return lines
 
 
 def record(path, summaries, command, machine):
