@@ -69,8 +69,9 @@ let last = performance.now();
 setInterval(() => {
   const now = performance.now();
   const sync = window.cowatch && window.cowatch.sync;
+  const steering = sync && sync.core.steering && sync.core.steering.since !== undefined;
   screen.ticks.push([origin + now, now - last, document.visibilityState, v.playbackRate, v.currentTime, v.paused,
-                     sync ? sync.drift : null]);
+                     sync ? sync.drift : null, steering ? 1 : 0, sync && sync.screenDrift !== undefined ? sync.screenDrift : null]);
   if (screen.ticks.length > %(ticks)d) screen.ticks.splice(0, screen.ticks.length - %(ticks)d);
   last = now;
   if (!v.paused && now - screen.lastFrame > 500) {
@@ -340,19 +341,45 @@ def page_account(windows):
         rates = [t[3] for t in ticks if not t[5]]
         changes = sum(1 for a, b in zip(ticks, ticks[1:]) if a[3] != b[3] and not a[5] and not b[5])
         drifts = [t[6] * 1000 for t in ticks if t[6] is not None and not t[5]]
+        # Steering by the screen (sync/screen.js), where the page does: how often it began, for how long.
+        steered = sum(1 for a, b in zip(ticks, ticks[1:]) if len(b) > 7 and b[7] and not a[7])
+        steering_s = sum(t[1] for t in ticks if len(t) > 7 and t[7]) / 1000
+        screens = [abs(t[8]) * 1000 for t in ticks if len(t) > 8 and t[8] is not None and not t[5]]
         account[window.label] = {
             "ticks": len(ticks), "gap_median": statistics.median(gaps) if gaps else None,
             "gap_p95": percentile(gaps, 0.95) if gaps else None, "gap_max": max(gaps) if gaps else None,
             "visibility": sorted({t[2] for t in ticks}), "rate_changes": changes,
             "rates": sorted({round(r, 4) for r in rates})[:12],
             "drift_abs_p95": percentile([abs(d) for d in drifts], 0.95) if drifts else None,
+            "steered": steered, "steering_s": round(steering_s, 2),
+            "screen_abs_p95": percentile(screens, 0.95) if screens else None,
         }
         a = account[window.label]
         log(f"  {window.label}'s page: {a['ticks']} ticks of its 50 ms interval, gap median {a['gap_median']:.1f}, "
             f"p95 {a['gap_p95']:.1f}, max {a['gap_max']:.1f} ms; visibility {a['visibility']}; "
             f"video rate changed {changes} times while playing ({a['rates']}); "
-            f"|drift| p95 {a['drift_abs_p95'] or 0:.1f} ms")
+            f"|drift| p95 {a['drift_abs_p95'] or 0:.1f} ms"
+            + (f"; steered by its screen {steered} times, {steering_s:.2f} s in all, |screen drift| p95 "
+               f"{a['screen_abs_p95']:.1f} ms" if a["screen_abs_p95"] is not None else ""))
     return account
+
+
+def main_threads(windows):
+    """Whether the windows' pages share a main thread: a 400 ms busy loop in
+    the first, and how long the second takes to answer meanwhile."""
+    windows[0].devtools.evaluate(
+        "setTimeout(() => { const end = performance.now() + 400; while (performance.now() < end) {} }, 50); true")
+    time.sleep(0.1)
+    began = time.monotonic()
+    windows[1].devtools.evaluate("true")
+    other = (time.monotonic() - began) * 1000
+    began = time.monotonic()
+    windows[0].devtools.evaluate("true")
+    busy = (time.monotonic() - began) * 1000
+    log(f"  main threads: during a 400 ms busy loop in {windows[0].label}'s page, {windows[1].label}'s answered in "
+        f"{other:.1f} ms, {windows[0].label}'s in {busy:.1f} ms"
+        + (" (one main thread each)" if other < busy / 4 else " (one main thread for both)"))
+    return {"other_ms": round(other, 1), "busy_ms": round(busy, 1)}
 
 
 def scenario(run, browser):
@@ -380,6 +407,7 @@ def scenario(run, browser):
                 bot.send(step)
             rows.append(sample(run, step, run.windows, sent))
         account = page_account(run.windows)
+        threads = main_threads(run.windows)
     finally:
         bot.close()
     for row in rows:
@@ -392,7 +420,7 @@ def scenario(run, browser):
                for method in METHODS}
     log("  all rounds (p95 / max ms): " + "; ".join(
         f"{m} {totals[m]['p95']:.1f} / {totals[m]['max']:.1f}" for m in METHODS if totals[m]))
-    run.observations = {"screen": {"totals": totals, "playing": playing, "account": account,
+    run.observations = {"screen": {"totals": totals, "playing": playing, "account": account, "threads": threads,
                                    "rows": [{k: v for k, v in row.items() if k not in ("rounds", "readings", "frames")}
                                             for row in rows],
                                    "rounds": [{k: row[k] for k in ("transition", "rounds", "readings", "frames")}
