@@ -1,0 +1,111 @@
+// What the screen shows, against the timeline.
+//
+// `video.currentTime` is the media clock, not the picture. Chromium picks the
+// frame for each display refresh by a cadence (30 frames a second on a 60 Hz
+// display: each frame for two refreshes) and keeps that cadence as long as the
+// frame it shows is within max(half a frame, 1/60 s) of its clock: a video
+// whose clock is exactly on the timeline can show every frame a refresh early
+// or late, for as long as it plays, depending on how its cadence began. Two
+// windows whose clocks agree to a millisecond then show frames a refresh apart
+// (docs/benchmarks.md, one-browser-windows).
+//
+// `requestVideoFrameCallback` says, for each presented frame, its media time
+// and when it is expected on the display (players/video.js keeps the last
+// few). From two successive frames, the screen showed media [m1, m2) over the
+// display interval [e1, e2): its drift is the middle of the one less where the
+// timeline is at the middle of the other. A frame shown on the refresh nearest
+// to its time is within half a refresh of the timeline; beyond `tolerance` the
+// cadence is a refresh off, and the page steers by the screen instead of the
+// clock: the rate nudge (drift.js) moves the clock until the frame picker,
+// beyond its own tolerance, takes the nearer refresh. The clock then comes
+// back to the timeline while the cadence holds (the picker keeps the phase it
+// has as long as it is within its tolerance), and the picture stays where it
+// was brought.
+
+import { positionAt } from './timeline.js';
+
+export const SCREEN = Object.freeze({
+  /** Beyond this (s), the screen is a refresh off: a little more than half a
+   *  refresh of a 60 Hz display (8.3 ms), the most a frame shown on its
+   *  nearest refresh can be off. Windows of one browser share its refreshes:
+   *  two of them a refresh apart are both within it only when their drifts
+   *  are within 2 × 8.7 - 16.7 = 0.7 ms of ±8.7 ms, and one steered across
+   *  lands 0.4 ms inside the other side, clear of the pages' clock error
+   *  (about 0.3 ms on one machine), so it does not swing back. */
+  tolerance: 0.0087,
+  /** The screen's drift is the median of this many successive frame pairs
+   *  (a fifth of a second at 30 frames a second): one late frame does not
+   *  count. */
+  pairs: 6,
+  /** Frames expected on the display longer ago than this (ms) are not the
+   *  screen now. */
+  maxAgeMs: 600,
+  /** Two frames farther apart than this in media time (s) are not successive
+   *  (a seek between them). */
+  maxGap: 0.1,
+  /** Steering by the screen moves the clock off the timeline by at most this
+   *  (s). The frame picker keeps its cadence while its frame is within
+   *  max(half a frame, 1/60 s) of its clock (16.7 ms at 30 frames a second,
+   *  20.8 ms at 24), and the screen's median takes a few frames to show the
+   *  change: a clock this far off has made the picker choose. */
+  clockLeeway: 0.03,
+  /** After steering reached clockLeeway and the screen did not follow (a
+   *  player that shows frames unlike Chromium's), the page keeps to the
+   *  clock this long (ms) before it tries again. */
+  retryMs: 10000,
+  /** After steering brought the screen in, none again for this long (ms): a
+   *  screen at the edge of the tolerance does not jump a refresh each way. */
+  againMs: 3000,
+});
+
+/**
+ * The screen's drift (s; positive when the picture is ahead of the timeline)
+ * from presented frames `[displayTime, mediaTime]`, displayTime in the page's
+ * monotonic ms (performance.now()), oldest first; `now` and `monotonic` are one
+ * instant on the server's clock and the page's. Only frames shown since
+ * `since` (server ms: when the video began following this timeline) count.
+ * Null when there are not enough of them.
+ */
+export function screenDrift(frames, timeline, now, monotonic, since) {
+  if (!Array.isArray(frames) || frames.length < 2) return null;
+  const from = Math.max(since ?? -Infinity, timeline.at, now - SCREEN.maxAgeMs);
+  const drifts = [];
+  for (let i = 0; i + 1 < frames.length; i++) {
+    const [shown, media] = frames[i];
+    const [nextShown, nextMedia] = frames[i + 1];
+    const start = now + (shown - monotonic);
+    const end = now + (nextShown - monotonic);
+    if (start < from || end > now || end <= start) continue;
+    if (nextMedia <= media || nextMedia - media > SCREEN.maxGap * Math.max(1, timeline.rate)) continue;
+    drifts.push((media + nextMedia) / 2 - positionAt(timeline, (start + end) / 2));
+  }
+  if (drifts.length < SCREEN.pairs) return null;
+  const recent = drifts.slice(-SCREEN.pairs).sort((a, b) => a - b);
+  return recent[Math.floor(recent.length / 2)];
+}
+
+/**
+ * Which drift the nudge takes: the clock's (`clock`, the median of currentTime
+ * less the timeline) unless the screen is a refresh off while the clock is
+ * within clockLeeway of the timeline. `steering` is the course so far: null,
+ * { since } while steering by the screen, { endedAt } after it brought the
+ * screen in, or { gaveUpAt } after it did not (monotonic ms). Returns the
+ * drift to nudge by and the next course.
+ */
+export function steer({ clock, screen, steering, monotonic }) {
+  if (steering?.gaveUpAt !== undefined && monotonic - steering.gaveUpAt < SCREEN.retryMs) {
+    return { drift: clock, steering };
+  }
+  if (steering?.endedAt !== undefined && monotonic - steering.endedAt < SCREEN.againMs) {
+    return { drift: clock, steering };
+  }
+  const course = steering?.since !== undefined ? steering : null;
+  if (screen === null || screen === undefined || Math.abs(screen) <= SCREEN.tolerance) {
+    return { drift: clock, steering: course && screen !== null && screen !== undefined ? { endedAt: monotonic } : null };
+  }
+  if (Math.abs(clock) >= SCREEN.clockLeeway) {
+    // The clock is as far off as it may go, and the picture did not move.
+    return { drift: clock, steering: course ? { gaveUpAt: monotonic } : null };
+  }
+  return { drift: screen, steering: course ?? { since: monotonic } };
+}
