@@ -353,6 +353,11 @@ def page_account(windows):
             "drift_abs_p95": percentile([abs(d) for d in drifts], 0.95) if drifts else None,
             "steered": steered, "steering_s": round(steering_s, 2),
             "screen_abs_p95": percentile(screens, 0.95) if screens else None,
+            # The page's own series while playing, for the results file: seconds, steering, screen and clock
+            # drift (ms), the video's rate.
+            "series": [[round(t[0] / 1000, 2), t[7] if len(t) > 7 else 0,
+                        None if len(t) < 9 or t[8] is None else round(t[8] * 1000, 1),
+                        None if t[6] is None else round(t[6] * 1000, 1), t[3]] for t in ticks if not t[5]],
         }
         a = account[window.label]
         log(f"  {window.label}'s page: {a['ticks']} ticks of its 50 ms interval, gap median {a['gap_median']:.1f}, "

@@ -50,10 +50,21 @@ test('at rate 1.5 the timeline moves 1.5 s a second: frames on time read 0', () 
   assert.ok(Math.abs(driftAt(frames, T0 + 300, timeline(T0, 0, 1.5))) < 1e-6);
 });
 
-test('one late frame among them does not move the median', () => {
+test('frames that do not agree are no steady cadence: no reading', () => {
   const frames = framesShown(12, 0);
   frames[8][0] += 30; // shown 30 ms late, once
-  assert.ok(Math.abs(driftAt(frames, T0 + 12 * 1000 * FRAME)) < 1e-9);
+  assert.equal(driftAt(frames, T0 + 12 * 1000 * FRAME), null);
+  // 45 frames a second on 60 Hz: one refresh, then two, by turns.
+  const turns = [];
+  let shown = T0 - ORIGIN;
+  for (let i = 0; i < 12; i++) {
+    turns.push([shown, i * FRAME]);
+    shown += (i % 2 ? 2 : 1) * REFRESH;
+  }
+  assert.equal(driftAt(turns, T0 + 300, timeline(T0, 0, 1.5)), null);
+  const late = framesShown(12, 5);
+  late[10][0] += 2; // within the steadiness
+  assert.ok(Math.abs(driftAt(late, T0 + 12 * 1000 * FRAME) + 0.005) < 0.0011);
 });
 
 test('too few frames, frames of another course, and frames too old say nothing', () => {
@@ -79,6 +90,8 @@ test('a seek between two frames does not count as a pair', () => {
 test('the clock steers while the screen is within a refresh of its best', () => {
   assert.deepEqual(steer({ clock: 0.004, screen: 0.008, steering: null, monotonic: 0 }), { drift: 0.004, steering: null });
   assert.deepEqual(steer({ clock: 0.004, screen: null, steering: null, monotonic: 0 }), { drift: 0.004, steering: null });
+  assert.deepEqual(steer({ clock: 0.004, screen: null, steering: { since: 0 }, monotonic: 50 }),
+    { drift: 0.004, steering: { since: 0 } }, 'a course under way waits for a steady reading');
 });
 
 test('a screen a refresh off steers the nudge, while the clock is within its leeway', () => {

@@ -37,6 +37,12 @@ export const SCREEN = Object.freeze({
    *  (a fifth of a second at 30 frames a second): one late frame does not
    *  count. */
   pairs: 6,
+  /** The pairs must agree to within this (s) for a reading: a cadence a
+   *  refresh off shows every frame the same amount off, while frames shown
+   *  one and two refreshes by turns (45 frames a second on 60 Hz, where the
+   *  picker takes the nearest refresh anyway) or late on a busy machine
+   *  scatter, and are no cadence to correct. */
+  steadiness: 0.003,
   /** Frames expected on the display longer ago than this (ms) are not the
    *  screen now. */
   maxAgeMs: 600,
@@ -64,7 +70,8 @@ export const SCREEN = Object.freeze({
  * monotonic ms (performance.now()), oldest first; `now` and `monotonic` are one
  * instant on the server's clock and the page's. Only frames shown since
  * `since` (server ms: when the video began following this timeline) count.
- * Null when there are not enough of them.
+ * Null when there are not enough of them, or when they do not agree (no
+ * steady cadence: see `steadiness`).
  */
 export function screenDrift(frames, timeline, now, monotonic, since) {
   if (!Array.isArray(frames) || frames.length < 2) return null;
@@ -81,6 +88,7 @@ export function screenDrift(frames, timeline, now, monotonic, since) {
   }
   if (drifts.length < SCREEN.pairs) return null;
   const recent = drifts.slice(-SCREEN.pairs).sort((a, b) => a - b);
+  if (recent[recent.length - 1] - recent[0] > SCREEN.steadiness) return null;
   return recent[Math.floor(recent.length / 2)];
 }
 
@@ -100,8 +108,13 @@ export function steer({ clock, screen, steering, monotonic }) {
     return { drift: clock, steering };
   }
   const course = steering?.since !== undefined ? steering : null;
-  if (screen === null || screen === undefined || Math.abs(screen) <= SCREEN.tolerance) {
-    return { drift: clock, steering: course && screen !== null && screen !== undefined ? { endedAt: monotonic } : null };
+  if (screen === null || screen === undefined) {
+    // No steady reading (the picker changing its cadence, or frames late): the
+    // clock meanwhile; a course under way stays, to be judged by the next one.
+    return { drift: clock, steering: course };
+  }
+  if (Math.abs(screen) <= SCREEN.tolerance) {
+    return { drift: clock, steering: course ? { endedAt: monotonic } : null };
   }
   if (Math.abs(clock) >= SCREEN.clockLeeway) {
     // The clock is as far off as it may go, and the picture did not move.
