@@ -919,9 +919,7 @@ def screen_lines(screen):
     for label, a in screen["account"].items():
         lines.append(f"| {label}'s page | 50 ms interval: gap median {a['gap_median']:.1f}, p95 {a['gap_p95']:.1f}, "
                      f"max {a['gap_max']:.1f} ms; {', '.join(a['visibility'])}; video rate changed "
-                     f"{a['rate_changes']} times while playing; drift p95 {a['drift_abs_p95'] or 0:.1f} ms"
-                     + (f"; steered by its screen {a['steered']} times ({a['steering_s']:.2f} s), screen drift p95 "
-                        f"{a['screen_abs_p95']:.1f} ms" if a.get("screen_abs_p95") is not None else "") + " | |")
+                     f"{a['rate_changes']} times while playing; drift p95 {a['drift_abs_p95'] or 0:.1f} ms | |")
     threads = screen.get("threads")
     if threads:
         lines.append(f"| main threads | during a 400 ms busy loop in one window's page another answered in "

@@ -69,9 +69,8 @@ let last = performance.now();
 setInterval(() => {
   const now = performance.now();
   const sync = window.cowatch && window.cowatch.sync;
-  const steering = sync && sync.core.steering && sync.core.steering.since !== undefined;
   screen.ticks.push([origin + now, now - last, document.visibilityState, v.playbackRate, v.currentTime, v.paused,
-                     sync ? sync.drift : null, steering ? 1 : 0, sync && sync.screenDrift !== undefined ? sync.screenDrift : null]);
+                     sync ? sync.drift : null]);
   if (screen.ticks.length > %(ticks)d) screen.ticks.splice(0, screen.ticks.length - %(ticks)d);
   last = now;
   if (!v.paused && now - screen.lastFrame > 500) {
@@ -341,31 +340,23 @@ def page_account(windows):
         rates = [t[3] for t in ticks if not t[5]]
         changes = sum(1 for a, b in zip(ticks, ticks[1:]) if a[3] != b[3] and not a[5] and not b[5])
         drifts = [t[6] * 1000 for t in ticks if t[6] is not None and not t[5]]
-        # Steering by the screen (sync/screen.js), where the page does: how often it began, for how long.
-        steered = sum(1 for a, b in zip(ticks, ticks[1:]) if len(b) > 7 and b[7] and not a[7])
-        steering_s = sum(t[1] for t in ticks if len(t) > 7 and t[7]) / 1000
-        screens = [abs(t[8]) * 1000 for t in ticks if len(t) > 8 and t[8] is not None and not t[5]]
+
         account[window.label] = {
             "ticks": len(ticks), "gap_median": statistics.median(gaps) if gaps else None,
             "gap_p95": percentile(gaps, 0.95) if gaps else None, "gap_max": max(gaps) if gaps else None,
             "visibility": sorted({t[2] for t in ticks}), "rate_changes": changes,
             "rates": sorted({round(r, 4) for r in rates})[:12],
             "drift_abs_p95": percentile([abs(d) for d in drifts], 0.95) if drifts else None,
-            "steered": steered, "steering_s": round(steering_s, 2),
-            "screen_abs_p95": percentile(screens, 0.95) if screens else None,
-            # The page's own series while playing, for the results file: seconds, steering, screen and clock
-            # drift (ms), the video's rate.
-            "series": [[round(t[0] / 1000, 2), t[7] if len(t) > 7 else 0,
-                        None if len(t) < 9 or t[8] is None else round(t[8] * 1000, 1),
-                        None if t[6] is None else round(t[6] * 1000, 1), t[3]] for t in ticks if not t[5]],
+            # The page's own series while playing, for the results file: seconds since the epoch, its drift
+            # (ms), the video's rate.
+            "series": [[round(t[0] / 1000, 2), None if t[6] is None else round(t[6] * 1000, 1), t[3]]
+                       for t in ticks if not t[5]],
         }
         a = account[window.label]
         log(f"  {window.label}'s page: {a['ticks']} ticks of its 50 ms interval, gap median {a['gap_median']:.1f}, "
             f"p95 {a['gap_p95']:.1f}, max {a['gap_max']:.1f} ms; visibility {a['visibility']}; "
             f"video rate changed {changes} times while playing ({a['rates']}); "
-            f"|drift| p95 {a['drift_abs_p95'] or 0:.1f} ms"
-            + (f"; steered by its screen {steered} times, {steering_s:.2f} s in all, |screen drift| p95 "
-               f"{a['screen_abs_p95']:.1f} ms" if a["screen_abs_p95"] is not None else ""))
+            f"|drift| p95 {a['drift_abs_p95'] or 0:.1f} ms")
     return account
 
 
