@@ -14,6 +14,7 @@ server and room (run by `commands/e2e --conditions NAME[,NAME...]`, or `all`):
   one-browser-windows   one browser's windows opened through the DevTools protocol,
                         a bot's commands, each window read over DevTools and on
                         screen (requestVideoFrameCallback): screen.py
+  browsers-screen       the same, each window its own browser process
   slow-viewer-continue  one browser's media through the slow-viewer link (80 kB/s
   slow-viewer-wait      for a 100 kB/s video), under /policy stall continue / wait
   hidden-window         one browser whose hidden page has its timers throttled, as
@@ -55,7 +56,7 @@ from delay_proxy import Direction, ThreadedDelayProxy
 from run_e2e import TARGETS, Failure, Run, Window, log, percentile, read_all, spread_ms
 
 NAMES = ["baseline", "wan-20", "wan-60", "wan-120", "lossy", "mixed-wan", "skewed-clocks", "one-browser",
-         "one-browser-windows", "slow-viewer-continue", "slow-viewer-wait", "hidden-window"]
+         "one-browser-windows", "browsers-screen", "slow-viewer-continue", "slow-viewer-wait", "hidden-window"]
 
 ABOUT = {
     "baseline": "three browser processes on loopback, no proxy",
@@ -71,6 +72,7 @@ ABOUT = {
                            "speed, three windows opened with Target.createTarget (newWindow), a bot's /play, /pause, "
                            "/seek, /rate and a late fourth window; every window read ten times a second for 2 s from "
                            "2 s after each command, over DevTools and on screen",
+    "browsers-screen": "as one-browser-windows, each window its own browser process",
     "slow-viewer-continue": "C's media through the slow-viewer link (80 kB/s down for a 100 kB/s video), "
                             "/policy stall continue",
     "slow-viewer-wait": "C's media through the slow-viewer link (80 kB/s down for a 100 kB/s video), "
@@ -99,7 +101,7 @@ EXTRA_STARTS = {"lossy": 7}  # /pause, /play pairs after the scripted scenario
 ONSET_S = 1.0  # readings this close before a reported stall are its onset
 # Conditions that read the windows at set times after each command, not at
 # coordinated starts: no start spread to hold to its target.
-WITHOUT_STARTS = {"one-browser-windows"}
+WITHOUT_STARTS = {"one-browser-windows", "browsers-screen"}
 
 
 def faketime_library():
@@ -615,9 +617,9 @@ def run_condition(name, args, binary, media):
             browser = None
             if name == "one-browser":
                 run.windows = one_browser_windows(labels)
-            elif name == "one-browser-windows":
+            elif name in ("one-browser-windows", "browsers-screen"):
                 import screen
-                browser = screen.WindowsOfOneBrowser()
+                browser = screen.WindowsOfOneBrowser() if name == "one-browser-windows" else screen.SeparateBrowsers()
                 run.windows = [browser.open_window(label) for label in labels]
             else:
                 with concurrent.futures.ThreadPoolExecutor(3) as pool:
@@ -644,7 +646,7 @@ def run_condition(name, args, binary, media):
                 slow_viewer(run, name.rsplit("-", 1)[1])
             elif name == "hidden-window":
                 hidden_window(run)
-            elif name == "one-browser-windows":
+            elif name in ("one-browser-windows", "browsers-screen"):
                 screen.scenario(run, browser)
             else:
                 scripted(run)

@@ -1,6 +1,7 @@
 """The spread of one browser's windows as the screen shows it (the condition
 `one-browser-windows` of conditions.py, run by
-`commands/e2e --conditions one-browser-windows`).
+`commands/e2e --conditions one-browser-windows`; `browsers-screen` runs the
+same with each window its own Chromium).
 
 One headless Chromium (started as a person's would be: the flags that keep
 hidden pages' timers at full speed are left out) holds three windows opened
@@ -174,6 +175,24 @@ class WindowsOfOneBrowser:
 
 
 class DevToolsWindow(TabWindow):
+    def close(self):
+        self.devtools.close()
+        super().close()
+
+
+class SeparateBrowsers:
+    """The same windows, each its own Chromium (as the full scenario's), for
+    the condition browsers-screen: what the screens show when each browser
+    has a display clock of its own."""
+
+    def open_window(self, label):
+        window = BrowserWithDevTools(label, throttled=True, extra_flags=["--remote-debugging-port=0"])
+        # chromedriver's window handle is the page's DevTools target id.
+        window.devtools = DevTools(devtools_port(window.profile), window.driver.current_window_handle)
+        return window
+
+
+class BrowserWithDevTools(e2e.Window):
     def close(self):
         self.devtools.close()
         super().close()
