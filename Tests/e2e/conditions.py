@@ -924,8 +924,9 @@ def screen_lines(screen):
                      f"{a['rate_changes']} times while playing; drift p95 {a['drift_abs_p95'] or 0:.1f} ms | |")
     threads = screen.get("threads")
     if threads:
-        lines.append(f"| main threads | during a 400 ms busy loop in one window's page another answered in "
-                     f"{threads['other_ms']:.1f} ms (the busy one: {threads['busy_ms']:.1f} ms) | |")
+        lines.append(f"| main threads | while one window's page ran a 400 ms loop (answered after "
+                     f"{threads['busy_ms']:.0f} ms), another answered in {threads['other_ms']:.1f} ms: "
+                     f"{threads['verdict']} | |")
     return lines
 
 
