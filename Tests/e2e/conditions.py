@@ -921,7 +921,8 @@ def screen_lines(screen):
     for label, a in screen["account"].items():
         lines.append(f"| {label}'s page | 50 ms interval: gap median {a['gap_median']:.1f}, p95 {a['gap_p95']:.1f}, "
                      f"max {a['gap_max']:.1f} ms; {', '.join(a['visibility'])}; video rate changed "
-                     f"{a['rate_changes']} times while playing; drift p95 {a['drift_abs_p95'] or 0:.1f} ms | |")
+                     f"{a['rate_changes']} times while playing; drift p95 {a['drift_abs_p95'] or 0:.1f} ms; steered by "
+                     f"its screen {a['steered']} times ({a['steering_s']:.2f} s) | |")
     threads = screen.get("threads")
     if threads:
         lines.append(f"| main threads | while one window's page ran a 400 ms loop (answered after "

@@ -70,8 +70,11 @@ let last = performance.now();
 setInterval(() => {
   const now = performance.now();
   const sync = window.cowatch && window.cowatch.sync;
+  // Where the page steers by its screen (sync/screen.js): whether it does, and its reading.
+  const steering = !!(sync && sync.core.steering && sync.core.steering.since !== undefined);
   screen.ticks.push([origin + now, now - last, document.visibilityState, v.playbackRate, v.currentTime, v.paused,
-                     sync ? sync.drift : null]);
+                     sync ? sync.drift : null, steering ? 1 : 0,
+                     sync && typeof sync.screenDrift === 'number' ? sync.screenDrift : null]);
   if (screen.ticks.length > %(ticks)d) screen.ticks.splice(0, screen.ticks.length - %(ticks)d);
   last = now;
   if (!v.paused && now - screen.lastFrame > 500) {
@@ -359,6 +362,8 @@ def page_account(windows):
         rates = [t[3] for t in ticks if not t[5]]
         changes = sum(1 for a, b in zip(ticks, ticks[1:]) if a[3] != b[3] and not a[5] and not b[5])
         drifts = [t[6] * 1000 for t in ticks if t[6] is not None and not t[5]]
+        steered = sum(1 for a, b in zip(ticks, ticks[1:]) if b[7] and not a[7])
+        steering_s = sum(t[1] for t in ticks if t[7]) / 1000
 
         account[window.label] = {
             "ticks": len(ticks), "gap_median": statistics.median(gaps) if gaps else None,
@@ -366,16 +371,18 @@ def page_account(windows):
             "visibility": sorted({t[2] for t in ticks}), "rate_changes": changes,
             "rates": sorted({round(r, 4) for r in rates})[:12],
             "drift_abs_p95": percentile([abs(d) for d in drifts], 0.95) if drifts else None,
+            "steered": steered, "steering_s": round(steering_s, 2),
             # The page's own series while playing, for the results file: seconds since the epoch, its drift
-            # (ms), the video's rate.
-            "series": [[round(t[0] / 1000, 2), None if t[6] is None else round(t[6] * 1000, 1), t[3]]
-                       for t in ticks if not t[5]],
+            # (ms), the video's rate, whether it steers by its screen, and its screen's drift (ms).
+            "series": [[round(t[0] / 1000, 2), None if t[6] is None else round(t[6] * 1000, 1), t[3], t[7],
+                        None if t[8] is None else round(t[8] * 1000, 1)] for t in ticks if not t[5]],
         }
         a = account[window.label]
         log(f"  {window.label}'s page: {a['ticks']} ticks of its 50 ms interval, gap median {a['gap_median']:.1f}, "
             f"p95 {a['gap_p95']:.1f}, max {a['gap_max']:.1f} ms; visibility {a['visibility']}; "
             f"video rate changed {changes} times while playing ({a['rates']}); "
-            f"|drift| p95 {a['drift_abs_p95'] or 0:.1f} ms")
+            f"|drift| p95 {a['drift_abs_p95'] or 0:.1f} ms; steered by its screen {steered} times, "
+            f"{steering_s:.2f} s in all")
     return account
 
 
