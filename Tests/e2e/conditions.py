@@ -903,6 +903,8 @@ def condition_block(s, command, machine):
         start = f"{row['start']:.1f} ms" if row["start"] is not None else ""
         lines.append(f"| {row['transition']} | {row['windows']} | {row['status']} | {row['median']:.1f} ms | "
                      f"{row['max']:.1f} ms | {start} |")
+    if "screen" in o:
+        lines += [""] + screen_table(o["screen"])
     lines += ["", f"<!-- /condition {s['condition']} -->"]
     return "\n".join(lines)
 
@@ -928,6 +930,21 @@ def screen_lines(screen):
         lines.append(f"| main threads | while one window's page ran a 400 ms loop (answered after "
                      f"{threads['busy_ms']:.0f} ms), another answered in {threads['other_ms']:.1f} ms: "
                      f"{threads['verdict']} | |")
+    return lines
+
+
+def screen_table(screen):
+    """Per command: the spread each way (median / max of its 20 rounds) and
+    where each window's picture sat against its own clock."""
+    def pair(f):
+        return f"{f['median']:.1f} / {f['max']:.1f}" if f else "n/a"
+    lines = ["| command | state | currentTime, stamped by the page | as read | on screen, continuous | on screen, "
+             "frame by frame | each picture less its currentTime (median) |", "|---|---|---|---|---|---|---|"]
+    for row in screen["rows"]:
+        state = row["status"] + (f" at {row['rate']:g}x" if row["status"] == "playing" else "")
+        lag = ", ".join(f"{x:+.1f}" for x in row["lag"]) + " ms" if row["lag"] else ""
+        lines.append(f"| {row['transition']} | {state} | {pair(row['page'])} | {pair(row['naive'])} | "
+                     f"{pair(row['continuous'])} | {pair(row['frame'])} | {lag} |")
     return lines
 
 
