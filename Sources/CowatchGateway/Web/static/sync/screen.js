@@ -33,14 +33,14 @@ export const SCREEN = Object.freeze({
    *  it lands `margin` inside the other side, clear of the pages' clock
    *  error (about 0.3 ms on one machine), so it does not swing back; two
    *  windows a frame apart are both left alone only when their drifts are
-   *  within 2 × margin of ±half a frame. */
+   *  within `margin` of -half a frame and of +half a frame. */
   margin: 0.0007,
   /** The screen's drift is the median of this many successive frame pairs
    *  (a fifth of a second at 30 frames a second): one late frame does not
    *  count. */
   pairs: 6,
-  /** The pairs must agree to within this (s) for a reading: a cadence a
-   *  refresh off shows every frame the same amount off, while frames shown
+  /** The pairs must agree to within this (s) for a reading: a cadence
+   *  shows every frame the same amount off, while frames shown
    *  one and two refreshes by turns (45 frames a second on 60 Hz, where the
    *  picker takes the nearest refresh anyway) or late on a busy machine
    *  scatter, and are no cadence to correct. */
