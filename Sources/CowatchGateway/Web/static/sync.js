@@ -139,6 +139,8 @@ export class PlayerSync extends EventTarget {
   get joinLead() { return this.core.joinLead; }
   get drift() { return this.core.drift; }
   get nudging() { return this.core.nudging; }
+  /** What the screen shows less the timeline (s), when known (sync/screen.js). */
+  get screenDrift() { return this.core.screenDrift ? this.core.screenDrift.drift : null; }
   get mediaError() { return this.core.mediaError; }
   get blocked() { return this.core.blocked; }
   /** The viewer drags the seek bar (room.js): hands off the video. */
@@ -305,6 +307,8 @@ export class PlayerSync extends EventTarget {
       status: core.state?.playback.status ?? null,
       drift: core.drift,
       nudging: core.nudging,
+      screenDrift: core.screenDrift ? core.screenDrift.drift : null,
+      steeringByScreen: core.steering?.since !== undefined,
       playbackRate: this.player ? this.player.read().playbackRate : 1,
       player: this.kind,
       playLatency: core.playLatency,

@@ -11,6 +11,9 @@ const LIVE_CAPABILITIES = Object.freeze({
   rates: [1], rateRange: [1, 1], positionPrecision: 0.0001, positionUpdateMs: 0, reportsStalls: true, exactSeek: false,
 });
 
+/** Frames kept: the screen's drift takes the last few (sync/screen.js). */
+const KEPT_FRAMES = 24;
+
 const EVENTS = [
   'loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'waiting', 'ended', 'error', 'progress',
   'ratechange', 'volumechange',
@@ -29,6 +32,26 @@ export default class VideoPlayer extends EventTarget {
     // same frame has the same time in every window.
     this.live = new LiveTracker();
     this.liveKnown = false;
+    // The last frames presented: [expected display time (performance.now()
+    // ms), media time (s)], for what the screen shows (sync/screen.js).
+    this.frames = [];
+    this.frameCallback = 0;
+    this.watchFrames();
+  }
+
+  /** Keeps the frames the compositor presents, where the browser says
+   *  (requestVideoFrameCallback); a new source is watched afresh. */
+  watchFrames() {
+    const video = this.video;
+    if (typeof video.requestVideoFrameCallback !== 'function') return;
+    const onFrame = (_now, metadata) => {
+      this.frames.push([metadata.expectedDisplayTime, metadata.mediaTime]);
+      if (this.frames.length > KEPT_FRAMES) this.frames.splice(0, this.frames.length - KEPT_FRAMES);
+      this.frameCallback = video.requestVideoFrameCallback(onFrame);
+    };
+    if (this.frameCallback) video.cancelVideoFrameCallback(this.frameCallback);
+    this.frames = [];
+    this.frameCallback = video.requestVideoFrameCallback(onFrame);
   }
 
   /** A live HLS stream in Chromium plays only at rate 1 (any other rate fails
@@ -53,6 +76,7 @@ export default class VideoPlayer extends EventTarget {
       buffered,
       seekable,
       error: video.error ? { code: video.error.code, message: video.error.message } : null,
+      frames: this.frames,
     };
     if (!isLive(this.activity, readings.duration)) return readings;
     const live = this.live.map(readings);
@@ -74,6 +98,7 @@ export default class VideoPlayer extends EventTarget {
     this.liveKnown = false;
     this.live.reset(activity.url);
     this.video.src = activity.url;
+    this.watchFrames();
   }
 
   reload() {
@@ -113,6 +138,8 @@ export default class VideoPlayer extends EventTarget {
   destroy() {
     const video = this.video;
     for (const type of EVENTS) video.removeEventListener(type, this.forward);
+    if (this.frameCallback) video.cancelVideoFrameCallback(this.frameCallback);
+    this.frameCallback = 0;
     video.pause();
     video.removeAttribute('src');
     video.load();

@@ -3,7 +3,9 @@
 // Three tools keep the video on the group's timeline:
 //   * a scheduled start (start.js): used for coordinated starts, late joins,
 //     rejoining after a suspension, and large drift;
-//   * a rate nudge for small drift (drift.js), invisible to a viewer;
+//   * a rate nudge for small drift (drift.js), invisible to a viewer, by the
+//     video's clock, or by what its screen shows when that is more than half
+//     a frame off (screen.js);
 //   * each start measured, to learn the latency of play() and how far ahead to
 //     plan a start that must seek first (latency.js).
 // Holding still, modes and reports are the player's (player.js), which calls
@@ -22,6 +24,7 @@ import { HAVE_METADATA, hasEnoughData } from './readiness.js';
 import {
   LIVE_LOAD_MS, LIVE_RELOADS_MAX, LIVE_TOLERANCE_S, learnLoadMs, liveCourse, liveReloadDelay, liveRoomPosition,
 } from './live.js';
+import { screenDrift, steer } from './screen.js';
 import { fireDecision, missedInstant, planStart, sameCourse, SPIN_MS, wakeDelay } from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
@@ -37,6 +40,10 @@ export class Follower extends Actions {
     this.drifts = [];
     this.drift = null; // last median drift, seconds
     this.nudging = false;
+    this.screenDrift = null; // what the screen shows less the timeline (screen.js: { drift, frame }, s), when known
+    this.steering = null; // steering by the screen (screen.js: steer)
+    this.screenKey = null; // the timeline the screen's frames are read against
+    this.screenSince = null; // since when (server ms) the video follows it
     this.playLatency = PLAY_LATENCY_MS.initial;
     this.joinLead = JOIN_LEAD_MS.initial;
     this.lastStart = null; // { at, actual, error } of the last scheduled start, ms
@@ -82,6 +89,11 @@ export class Follower extends Actions {
     }
     // Playing: keep the base rate in step (a /rate change is continuous: no seek).
     this.running = key;
+    if (this.screenKey !== key) {
+      // Frames shown before now belong to another course (a start, a seek, a rate).
+      this.screenKey = key;
+      this.screenSince = now;
+    }
     const expected = positionAt(timeline, now);
     if (atEnd(expected, video.duration)) return; // let it end
     if (this.verify) {
@@ -101,7 +113,16 @@ export class Follower extends Actions {
       this.detail = `re-syncing (${Math.round(drift * 1000)} ms off)`;
       return this.beginJoin(timeline, key);
     }
-    this.nudge(drift, timeline.rate);
+    this.screenDrift = screenDrift(video.frames, timeline, now, video.monotonic, this.screenSince);
+    const course = steer({ clock: drift, screen: this.screenDrift, steering: this.steering, monotonic: video.monotonic });
+    if ((course.steering?.since !== undefined) !== (this.steering?.since !== undefined)) {
+      this.note(course.steering?.since !== undefined
+        ? `screen ${ms(this.screenDrift.drift)} ms off (clock ${ms(drift)} ms): steering by the screen`
+        : `screen ${this.screenDrift === null ? 'unknown' : `${ms(this.screenDrift.drift)} ms off`} (clock ${ms(drift)} ms): `
+          + (course.steering?.gaveUpAt !== undefined ? 'it did not follow; back to the clock' : 'steering by the clock'));
+    }
+    this.steering = course.steering;
+    this.nudge(course.drift, timeline.rate);
   }
 
   /** A player that cannot nudge: corrective seeks, by the rules of correct.js. */
@@ -346,6 +367,8 @@ export class Follower extends Actions {
     this.pause();
     this.running = null;
     this.nudging = false;
+    this.steering = null;
+    this.screenKey = null;
   }
 
   cancelJoin() {
