@@ -31,6 +31,10 @@ let package = Package(
         // The line protocol's vocabulary: typed media time and rates, and the one
         // table of slash commands that drives parsing, /help and docs/commands.md.
         .target(name: "SlashCommands", dependencies: ["CICU"], linkerSettings: libm),
+        // Time as types (server instants and intervals in milliseconds, monotonic
+        // instants and durations in microseconds) and the one place the system's
+        // clocks are read (`SystemClock`).
+        .target(name: "CowatchTime"),
         // Rooms, group sessions and the playback coordinator: pure state machines
         // that take `now` and inputs and return actions. No I/O, no clock.
         // swift-crypto (BoringSSL underneath) for the digests, keyed derivations
@@ -38,6 +42,7 @@ let package = Package(
         .target(
             name: "CowatchCore",
             dependencies: [
+                "CowatchTime",
                 "SlashCommands",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -46,7 +51,7 @@ let package = Package(
         ),
         // The gateway simulation and the invariants every room keeps, checked after
         // every input: shared by the randomized tests and the room fuzzer.
-        .target(name: "CowatchCoreChecks", dependencies: ["CowatchCore", "SlashCommands"], path: "Tools/CowatchCoreChecks"),
+        .target(name: "CowatchCoreChecks", dependencies: ["CowatchTime", "CowatchCore", "SlashCommands"], path: "Tools/CowatchCoreChecks"),
         // libwebsockets (Debian libwebsockets-dev), with a small shim for what
         // does not import. Only files named LWS* in the modules below touch it.
         .systemLibrary(
@@ -62,13 +67,14 @@ let package = Package(
         // rate, outbox, closing, pings. Events and `now` in, actions out; no I/O.
         .target(
             name: "CowatchConnection",
-            dependencies: [.product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["CowatchTime", .product(name: "DequeModule", package: "swift-collections")]
         ),
         // The server: one libwebsockets context on its own service thread that
         // runs rooms, HTTP routes, limits and metrics.
         .target(
             name: "CowatchGateway",
             dependencies: [
+                "CowatchTime",
                 "CowatchConnection",
                 "CowatchCore",
                 "CowatchStore",
@@ -101,6 +107,7 @@ let package = Package(
         .target(
             name: "CowatchStore",
             dependencies: [
+                "CowatchTime",
                 "CowatchCore",
                 "SlashCommands",
                 "CSQLite",
@@ -112,7 +119,7 @@ let package = Package(
         // file's format, the sources' order, values checked in the same words.
         .target(name: "CowatchConfig"),
         // `cowatch serve`'s settings: flags, COWATCH_* environment and config file.
-        .target(name: "CowatchSettings", dependencies: ["CowatchConfig", "CowatchGateway", "CowatchCore", "SlashCommands"]),
+        .target(name: "CowatchSettings", dependencies: ["CowatchTime", "CowatchConfig", "CowatchGateway", "CowatchCore", "SlashCommands"]),
         // WebSocket clients on the libwebsockets client role, and a client's life
         // (reconnecting, backing off): `cowatch connect`, `watch` and `bridge`,
         // the cluster's relays between nodes, and the integration tests.
@@ -126,7 +133,7 @@ let package = Package(
         // `cowatch bench`'s load generator: members over the client transport, a
         // schedule on the monotonic clock, latencies per group. Apart from
         // `CowatchClient` so that the server does not link it.
-        .target(name: "CowatchLoad", dependencies: ["CowatchClient"], path: "Tools/CowatchLoad"),
+        .target(name: "CowatchLoad", dependencies: ["CowatchClient", "CowatchTime"], path: "Tools/CowatchLoad"),
         // OpenSSL (Debian libssl-dev, which libwebsockets-dev brings) for the
         // bridge's TLS connections to IRC servers (ircs://).
         .systemLibrary(
@@ -142,6 +149,7 @@ let package = Package(
         .target(
             name: "CowatchBridge",
             dependencies: [
+                "CowatchTime",
                 "CowatchConfig",
                 "CowatchClient",
                 "CowatchCore",
@@ -158,6 +166,7 @@ let package = Package(
         .executableTarget(
             name: "cowatch",
             dependencies: [
+                "CowatchTime",
                 "CowatchPlayer",
                 "CowatchCore",
                 "CowatchGateway",
@@ -173,7 +182,7 @@ let package = Package(
             ]
         ),
         // `commands/bench`: commands per second through the core alone.
-        .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchCore", "SlashCommands"], path: "Tools/CoreBenchmark"),
+        .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchTime", "CowatchCore", "SlashCommands"], path: "Tools/CoreBenchmark"),
         // `commands/bench floor`: the cost of one send() of a small message over loopback TCP.
         .executableTarget(name: "SendFloor", path: "Tools/SendFloor"),
         // Fuzz targets, one folder each. `commands/fuzz` builds them with libFuzzer and
@@ -184,23 +193,23 @@ let package = Package(
         .executableTarget(name: "FuzzParser", dependencies: ["FuzzSupport", "SlashCommands"], path: "Tools/FuzzParser"),
         .executableTarget(
             name: "FuzzRoom",
-            dependencies: ["FuzzSupport", "CowatchCoreChecks", "CowatchCore", "SlashCommands"],
+            dependencies: ["CowatchTime", "FuzzSupport", "CowatchCoreChecks", "CowatchCore", "SlashCommands"],
             path: "Tools/FuzzRoom"
         ),
-        .executableTarget(name: "FuzzConnection", dependencies: ["FuzzSupport", "CowatchConnection"], path: "Tools/FuzzConnection"),
+        .executableTarget(name: "FuzzConnection", dependencies: ["CowatchTime", "FuzzSupport", "CowatchConnection"], path: "Tools/FuzzConnection"),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
-        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
-        .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchConnection"]),
+        .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchTime", "CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
+        .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchTime", "CowatchConnection"]),
         .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer"]),
         .testTarget(name: "CowatchLoadTests", dependencies: ["CowatchLoad", "CowatchClient"]),
-        .testTarget(name: "CowatchClientTests", dependencies: ["CowatchClient", "CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchClientTests", dependencies: ["CowatchTime", "CowatchClient", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchBridge", "CowatchConfig", "CowatchClient", "SlashCommands"]),
-        .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchStore", "CowatchCore", "SlashCommands"]),
+        .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchTime", "CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchConfigTests", dependencies: ["CowatchConfig"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchConfig", "CowatchGateway"]),
         .testTarget(
             name: "CowatchGatewayTests",
-            dependencies: ["CowatchGateway", "CowatchClient", "CowatchCore", "CowatchStore", "SlashCommands", "CFrameGuard"]
+            dependencies: ["CowatchTime", "CowatchGateway", "CowatchClient", "CowatchCore", "CowatchStore", "SlashCommands", "CFrameGuard"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import COpenSSL
+import CowatchTime
 import Foundation
 
 /// One TCP connection to an IRC server, in TLS for `ircs://`, on a thread of its
@@ -375,9 +376,6 @@ final class IRCLink: @unchecked Sendable {
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func now() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    /// The bridge's clock, in seconds (`SystemClock`).
+    static func now() -> Double { SystemClock.monotonicSeconds() }
 }

@@ -1,3 +1,4 @@
+import CowatchTime
 import DequeModule
 
 /// One WebSocket connection's life as a value: what it has queued, whether it is

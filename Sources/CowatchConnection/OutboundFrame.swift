@@ -1,3 +1,5 @@
+import CowatchTime
+
 /// One frame, framed once: header and payload ready for the wire, written as they
 /// are. Every recipient's outbox holds the same object, so fan-out copies and
 /// frames nothing per member. (With permessage-deflate negotiated these frames

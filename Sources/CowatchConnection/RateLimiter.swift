@@ -1,3 +1,5 @@
+import CowatchTime
+
 /// A token bucket per connection: `rate` commands per second on average, up to
 /// `burst` at once.
 package struct RateLimiter {

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// The `cowatch.v1.text` encoding: each event as lines written for a person

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 public enum Role: String, Hashable, Sendable, Codable {

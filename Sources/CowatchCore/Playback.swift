@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// The coordinator's four states, as in Jellyfin SyncPlay and AVPlaybackCoordinator.

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// Who may come into a room besides its members: `/lock`, `/password` and invite

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// What the players find the item to be once loaded (`/duration`), and the rules

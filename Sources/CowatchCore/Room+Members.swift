@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// What a connection asks for when it opens (the WebSocket URL's query).

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// Ownership and moderation that sticks (docs/security.md): the owner key, bans

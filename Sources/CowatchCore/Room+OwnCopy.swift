@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// Own copies (docs/protocol.md, "Own copies"): an item each member plays from a

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 extension Room {

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// A room: its members, its group session and its playback coordinator.

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// What the room asks its host (the gateway) to do, in order.

@@ -1,3 +1,5 @@
+import CowatchTime
+
 /// Limits and timings of a room. Every value is explicit so the server's
 /// configuration can set it; the defaults suit a community server.
 public struct RoomConfiguration: Hashable, Sendable {

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// Everything a member can be sent. Encoded once per broadcast by `EncodedEvent`,

@@ -1,3 +1,4 @@
+import CowatchTime
 import SlashCommands
 
 /// What keeps a room in the hands of its own people: its owner, the members it

@@ -1,5 +1,6 @@
 import CowatchConnection
 import CowatchCore
+import CowatchTime
 
 /// All rooms' chat kept for newcomers, held under one total (`chat-total-bytes`):
 /// each room keeps at most `chat-history-bytes`, but many rooms together could

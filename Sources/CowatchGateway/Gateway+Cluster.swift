@@ -2,6 +2,7 @@ import CowatchClient
 import CowatchConnection
 import CowatchCore
 import CowatchStore
+import CowatchTime
 import Foundation
 import SlashCommands
 
@@ -104,7 +105,7 @@ extension Gateway {
             releaseHeld(connection)
         case .relayReceived(let id, let text):
             guard let connection = connections[id], connection.route.isRelayed, connection.state.isOpen else { return }
-            enqueue(OutboundFrame(Array(text.utf8), kind: .text, createdAt: ServerClock.monotonic()), on: connection)
+            enqueue(OutboundFrame(Array(text.utf8), kind: .text, createdAt: SystemClock.monotonic()), on: connection)
         case .relayClosed(let id, let info):
             guard let connection = connections[id], case .relayed(_, let placing) = connection.route else { return }
             connection.route = .local

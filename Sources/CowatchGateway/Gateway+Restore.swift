@@ -1,3 +1,4 @@
+import CowatchTime
 import Foundation
 import CowatchCore
 import CowatchStore
@@ -17,7 +18,7 @@ extension Gateway {
                              metadata: ["error": "\(error)"])
             }
         }
-        let now = ServerClock.now()
+        let now = SystemClock.now()
         var members = 0
         for saved in stored.rooms {
             let (room, actions) = Room.restore(

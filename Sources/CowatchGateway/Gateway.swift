@@ -2,6 +2,7 @@ import CowatchClient
 import CowatchConnection
 import CowatchCore
 import CowatchStore
+import CowatchTime
 import Foundation
 import Logging
 import SlashCommands
@@ -188,7 +189,7 @@ public final class Gateway: @unchecked Sendable {
         }
         let remaining = connections.count
         cluster?.relays.shutdown()
-        store?.write([.alive(ServerClock.now())])
+        store?.write([.alive(SystemClock.now())])
         store?.flush()
         lock.withLock { self.server = nil }
         server.destroy()
@@ -212,7 +213,7 @@ public final class Gateway: @unchecked Sendable {
 
     func beginShutdown() {
         stopping = true
-        stopDeadline = ServerClock.monotonic() + .seconds(configuration.shutdownGraceSeconds)
+        stopDeadline = SystemClock.monotonic() + .seconds(configuration.shutdownGraceSeconds)
         logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
         if cluster != nil {
             // In a cluster another node takes each room: come back at once.
@@ -231,7 +232,7 @@ public final class Gateway: @unchecked Sendable {
 
     func finishShutdownIfDone() {
         guard stopping else { return }
-        if connections.isEmpty || ServerClock.monotonic() >= stopDeadline {
+        if connections.isEmpty || SystemClock.monotonic() >= stopDeadline {
             finished = true
             server?.wake()
         }

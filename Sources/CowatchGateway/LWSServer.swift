@@ -4,6 +4,7 @@ import Glibc
 #endif
 import CLibWebSockets
 import CowatchCore
+import CowatchTime
 import Logging
 
 /// libwebsockets' diagnostics, routed into swift-log.
@@ -247,7 +248,7 @@ final class LWSServer {
             lws_sul_cancel(&roomTimer.pointee.sul)
             return
         }
-        let delay = Swift.max(0, nextDue - ServerClock.now().milliseconds) * 1000
+        let delay = Swift.max(0, nextDue - SystemClock.now().milliseconds) * 1000
         roomTimer.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
             lws_sul_schedule(context, 0, sul, lwsRoomTimerFired, delay)
         }

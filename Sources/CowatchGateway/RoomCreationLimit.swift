@@ -1,4 +1,5 @@
 import CowatchConnection
+import CowatchTime
 
 /// How many rooms one address may create: at most `perMinute` in a window of a
 /// minute that starts with its first creation. Without it one stranger could

@@ -1,4 +1,5 @@
 import CowatchConnection
+import CowatchTime
 import SlashCommands
 
 /// Where a connection's lines go (`Connection.route`): one of four places, so

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 
 /// The rooms' timers, due in server time. Cancelling forgets a timer; a stale
 /// heap entry is skipped when it surfaces.

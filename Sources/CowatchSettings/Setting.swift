@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchGateway
+import CowatchTime
 import SlashCommands
 import CowatchConfig
 import Foundation

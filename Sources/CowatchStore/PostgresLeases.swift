@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import Foundation
 import Logging
 
@@ -69,11 +70,8 @@ public final class PostgresLeases: @unchecked Sendable {
         self.logger = logger
     }
 
-    public static func monotonicSeconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    /// The leases' clock, in seconds (`SystemClock`).
+    public static func monotonicSeconds() -> Double { SystemClock.monotonicSeconds() }
 
     private var leaseInterval: String { "\(Int(settings.leaseSeconds * 1000)) milliseconds" }
 

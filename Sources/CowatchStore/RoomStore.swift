@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 
 /// Where rooms outlive the process. Writes are queued and applied in order off
 /// the caller's thread, so the service loop never waits for a disk; a failed

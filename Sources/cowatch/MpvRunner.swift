@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchPlayer
+import CowatchTime
 import Foundation
 
 /// Carries out what `DesktopPlayer` decides for `cowatch watch`: the one place
@@ -358,15 +359,10 @@ final class MpvRunner: @unchecked Sendable {
         epochMsAtStart + (monotonic - monotonicMsAtStart)
     }
 
-    static func monotonicMs() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) * 1000 + Double(spec.tv_nsec) / 1e6
-    }
+    static func monotonicMs() -> Double { SystemClock.monotonicSeconds() * 1000 }
 
     static func sleep(ms: Double) {
-        let deadline = monotonicMs() + ms
-        var spec = timespec(tv_sec: Int(deadline / 1000), tv_nsec: Int((deadline.truncatingRemainder(dividingBy: 1000)) * 1e6))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
+        guard ms > 0 else { return }
+        SystemClock.sleep(untilMonotonicNanoseconds: SystemClock.monotonicNanoseconds() + UInt64(ms * 1e6))
     }
 }

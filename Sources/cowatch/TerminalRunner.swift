@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 import Foundation
 
 /// Carries out what `ClientLife` decides for `cowatch connect`: the one place that
@@ -66,9 +67,5 @@ final class TerminalRunner: @unchecked Sendable {
         }
     }
 
-    private static func now() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    private static func now() -> Double { SystemClock.monotonicSeconds() }
 }

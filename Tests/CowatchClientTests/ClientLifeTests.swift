@@ -1,5 +1,6 @@
 import CowatchClient
 @testable import CowatchCore
+import CowatchTime
 import SlashCommands
 import Testing
 

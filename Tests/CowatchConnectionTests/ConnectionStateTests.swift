@@ -1,4 +1,5 @@
 import CowatchConnection
+import CowatchTime
 import Testing
 
 /// A connection's state on a manual clock: events in, actions out, no sockets.

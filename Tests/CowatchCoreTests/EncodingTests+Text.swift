@@ -1,3 +1,4 @@
+import CowatchTime
 import Foundation
 import SlashCommands
 import Testing

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import SlashCommands
 import Testing
 

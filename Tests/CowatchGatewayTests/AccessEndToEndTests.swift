@@ -1,6 +1,7 @@
 import CowatchClient
 import CowatchCore
 import CowatchStore
+import CowatchTime
 import Foundation
 import Testing
 

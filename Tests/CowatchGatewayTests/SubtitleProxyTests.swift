@@ -1,5 +1,6 @@
 @testable import CowatchGateway
 @testable import CowatchCore
+import CowatchTime
 import Foundation
 #if canImport(Glibc)
 import Glibc

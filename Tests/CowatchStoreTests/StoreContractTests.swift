@@ -1,5 +1,6 @@
 @testable import CowatchCore
 @testable import CowatchStore
+import CowatchTime
 import Foundation
 import SlashCommands
 import Testing

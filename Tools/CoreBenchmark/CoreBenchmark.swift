@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import SlashCommands
 
 /// Commands per second through one room, the core alone: no sockets. Each

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import SlashCommands
 
 // The randomized test's and the room fuzzer's driver: it feeds a room steps

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import SlashCommands
 
 /// A room hosted the way the gateway hosts it (`Sources/CowatchGateway/Gateway+Actions.swift`

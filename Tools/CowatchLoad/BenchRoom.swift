@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 import Foundation
 
 /// One room's members as the load generator sees them, and its controller's
@@ -152,7 +153,7 @@ final class BenchRoom: @unchecked Sendable {
     private func prepareNext() -> (ClientConnection, String)? {
         guard sentAt.count < commands.count, let controller = connections[0] else { return nil }
         let command = commands[sentAt.count]
-        sentAt.append(MonotonicClock.nanoseconds())
+        sentAt.append(SystemClock.monotonicNanoseconds())
         return (controller, command)
     }
 
@@ -173,7 +174,7 @@ final class BenchRoom: @unchecked Sendable {
             guard let command = command(for: seq, fresh: fresh, member: member), member < participants,
                   command > memberCommand[member] else { return nil }
             memberCommand[member] = command
-            let now = MonotonicClock.nanoseconds()
+            let now = SystemClock.monotonicNanoseconds()
             memberLatencies.append(now - sentAt[command])
             reached[command] += 1
             if let groups {

@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 import Foundation
 
 /// Opens every member connection of every room over one or more client contexts,
@@ -137,7 +138,7 @@ public final class LoadGenerator: @unchecked Sendable {
     /// schedule, and waits until each has reached every member of its room or
     /// `timeout` passes. The warm-up is one phase, the measurement the next.
     public func runPhase(rounds: Int, timeout: Double) -> PhaseResults {
-        let deadline = MonotonicClock.nanoseconds() + UInt64(timeout * 1_000_000_000)
+        let deadline = SystemClock.monotonicNanoseconds() + UInt64(timeout * 1_000_000_000)
         let refusedBefore = lock.withLock { () -> Int in
             progress.roomsFinished = 0
             return progress.refusals
@@ -160,12 +161,12 @@ public final class LoadGenerator: @unchecked Sendable {
             lag = sent.lag
             scheduleEnd = sent.start + UInt64(Double(rounds) * interval * 1_000_000_000)
         }
-        let remaining = Double(deadline &- min(deadline, MonotonicClock.nanoseconds())) / 1_000_000_000
+        let remaining = Double(deadline &- min(deadline, SystemClock.monotonicNanoseconds())) / 1_000_000_000
         let finished = waitFor(timeout: remaining) { $0.roomsFinished >= self.plan.rooms || stop($0) }
         // The rest of the last interval, so that what the caller measures around
         // the phase (CPU) covers whole intervals: the server's idle time between
         // commands belongs to the workload.
-        if finished, !stop(counters), let scheduleEnd { MonotonicClock.sleep(until: min(scheduleEnd, deadline)) }
+        if finished, !stop(counters), let scheduleEnd { SystemClock.sleep(untilMonotonicNanoseconds: min(scheduleEnd, deadline)) }
 
         var members: [UInt64] = [], last: [UInt64] = []
         members.reserveCapacity(plan.rooms * rounds * plan.members)
@@ -213,15 +214,15 @@ public final class LoadGenerator: @unchecked Sendable {
                                 stop: (LoadProgress) -> Bool) -> (start: UInt64, lag: UInt64) {
         let step = UInt64(interval * 1_000_000_000)
         // A short lead, so that the first sends are not already late.
-        let start = MonotonicClock.nanoseconds() + 5_000_000
+        let start = SystemClock.monotonicNanoseconds() + 5_000_000
         let active = rooms.prefix(plan.rooms)
         var lag: UInt64 = 0
         for round in 0..<rounds {
             for (index, room) in active.enumerated() {
                 let offset = staggered ? step * UInt64(index) / UInt64(plan.rooms) : 0
                 let due = start + UInt64(round) * step + offset
-                MonotonicClock.sleep(until: due)
-                let now = MonotonicClock.nanoseconds()
+                SystemClock.sleep(untilMonotonicNanoseconds: due)
+                let now = SystemClock.monotonicNanoseconds()
                 if now > deadline || stop(counters) { return (start, lag) }
                 lag = max(lag, max(now, due) - due)
                 room.sendNext()

@@ -1,4 +1,5 @@
 import CowatchConnection
+import CowatchTime
 import FuzzSupport
 
 /// The gateway's message path as one connection sees it: pieces of messages

@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchCoreChecks
+import CowatchTime
 import FuzzSupport
 import SlashCommands
 

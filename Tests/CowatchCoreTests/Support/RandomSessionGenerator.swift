@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchCoreChecks
+import CowatchTime
 import SlashCommands
 
 // The steps of random sessions for `RandomizedRoomTests`, drawn from a seeded

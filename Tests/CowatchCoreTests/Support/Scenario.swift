@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchCoreChecks
+import CowatchTime
 import SlashCommands
 
 /// A room driven like the gateway drives it, with a manual clock and named
