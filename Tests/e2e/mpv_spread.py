@@ -187,8 +187,12 @@ class Scenario:
             position = self.mpv.get("time-pos")
             if not paused:
                 return f"playing at {position}"
-            # An exact seek lands on the first frame at or after the target.
-            if position is None or not -0.001 <= position - playback["position"] <= 1 / 30 + 0.001:
+            # mpv's held position is a frame's timestamp: the player counts it
+            # held within a frame either way (Steadiness.holdTolerance), as an
+            # exact seek lands on the first frame at or after the target and a
+            # pause keeps the frame shown.
+            fps = self.mpv.get("container-fps") or 30
+            if position is None or abs(position - playback["position"]) > 1 / fps + 0.001:
                 return f"held at {position}, not {playback['position']}"
             return None
         if paused:
