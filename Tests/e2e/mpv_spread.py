@@ -8,7 +8,9 @@ clip that has sound (mpv's smooth position is its audio's), two Chromium
 windows (each its own browser process, as Tests/e2e/run_e2e.py opens them) and
 `cowatch watch ROOM --mpv-option vo=null --mpv-option ao=null` on one room. The
 windows type /watch, /play, /pause, /seek 30, /play, /rate 1.5, /seek 60,
-/rate 1, /pause and /play again into their chat lines. After each transition:
+/rate 1, /pause and /play again into their chat lines (with --silent the clip
+has no sound, as the other browser tests' clip, and mpv's position is then
+`time-pos`). After each transition:
 
 - settled: both windows show the state and have applied it (run_e2e.Run.settled),
   and mpv, asked over its own IPC socket (a second connection beside
@@ -28,8 +30,9 @@ windows type /watch, /play, /pause, /seek 30, /play, /rate 1.5, /seek 60,
 At a coordinated start the instant each player really left the start position
 is measured too (read 150 ms after `at`, extrapolated back), as run_e2e does.
 
-    python3 Tests/e2e/mpv_spread.py --cowatch BIN [--runs N] [--rounds N]
+    python3 Tests/e2e/mpv_spread.py --cowatch BIN [--runs N] [--rounds N] [--silent]
         [--record docs/benchmarks.md] [--results FILE.json] [--port-base PORT]
+        [--scratch DIR]
 
 Exit status 0 when every functional check passed and the pooled median of mpv
 against the windows is within CI_BOUND_MS (a robust bound, as run_e2e's).
@@ -200,7 +203,7 @@ class Scenario:
         speed = self.mpv.get("speed") or 0
         if abs(speed - playback["rate"]) > playback["rate"] * NUDGE_MAX + 1e-6:
             return f"speed {speed}"
-        position, at_ms = self.mpv.reading("audio-pts")
+        position, at_ms = self.mpv.reading(self.args.position_property)
         if position is None or abs(position - timeline(playback, at_ms)) > REJOIN_S:
             return f"at {position}, the timeline at {timeline(playback, at_ms):.3f}"
         return None
@@ -234,7 +237,7 @@ class Scenario:
         if wake > 0:
             time.sleep(wake)
         errors = {}
-        mpv_position, mpv_t = self.mpv.reading("audio-pts")
+        mpv_position, mpv_t = self.mpv.reading(self.args.position_property)
         mpv_paused = self.mpv.get("pause")
         errors["mpv"] = ("late" if mpv_paused or mpv_position is None
                          else mpv_t - (mpv_position - position) / rate * 1000 - at)
@@ -263,7 +266,7 @@ class Scenario:
         against_timeline = []  # mpv, A, B minus the room's timeline at T (ms): who is off, when the spread is large
         for _ in range(self.args.rounds):
             # mpv read first: its reading's instant is the round's T.
-            smooth, t = self.mpv.reading("audio-pts" if playing else "time-pos")
+            smooth, t = self.mpv.reading(self.args.position_property if playing else "time-pos")
             frame, t_frame = self.mpv.reading("time-pos")
             a, b = (w.read() for w in self.run.windows)
             for r in (a, b):
@@ -333,7 +336,7 @@ class Scenario:
             self.check(abs(self.mpv.get("speed") - 1.5) <= 1.5 * NUDGE_MAX, "mpv plays at the room's rate 1.5")
             self.measure("/seek 60 while playing", "playing", typed(a, "/seek 60"))
             self.measure("/rate 1", "playing", typed(b, "/rate 1"))
-            self.measure("/pause", "paused", typed(a, "/pause"))
+            self.measure("/pause again", "paused", typed(a, "/pause"))
             self.measure("/play again", "playing", typed(b, "/play"), start=True)
             late = [k for s in self.starts for k, v in s.items() if v == "late"]
             self.check(not late, "every coordinated start found every player playing 150 ms after `at`"
@@ -384,25 +387,33 @@ def fmt(d):
     return f"{d['median']:.1f} / {d['p95']:.1f} / {d['max']:.1f} ms"
 
 
-def record(path, command, runs, summary, machine, mpv_version, commit):
+INTRO = (
+    "`cowatch watch` with a real, headless mpv (`--vo=null --ao=null`) and two headless Chromium windows "
+    "(each its own browser process) in one room of a real `cowatch serve`, all on one machine, measured by "
+    "`commands/e2e --with-mpv` (`Tests/e2e/mpv_spread.py`). The windows type each command; once it has "
+    f"settled (both windows and mpv have applied the state, mpv as read over its own IPC socket), {SETTLE_S:g} s "
+    f"later, rounds {SAMPLE_GAP_S * 1000:.0f} ms apart read mpv's position and `time-pos` (stamped at the middle "
+    "of an IPC round trip) and each window's `video.currentTime` (stamped with `performance.timeOrigin + "
+    "performance.now()`, the same system clock), bring them to one instant at the room's rate, and take mpv "
+    "against the windows (the larger of |mpv - A| and |mpv - B|) beside the windows' own spread |A - B|. "
+    "One block per clip: with sound (H.264 and AAC; mpv's position is `audio-pts`, which moves smoothly as "
+    "`currentTime` does) and silent (`--silent`, H.264 alone, the clip of the other browser tests; mpv's "
+    "position is `time-pos`, the timestamp of a frame, in 33 ms steps). Paused, mpv's position is `time-pos`.")
+ABOUT = {"sound": "a 30 fps H.264 clip with an AAC tone; mpv's position playing: `audio-pts`",
+         "silent": "the same clip without sound (`--silent`); mpv's position playing: `time-pos`"}
+
+
+def record(path, command, runs, summary, machine, mpv_version, commit, variant):
+    """Writes this run's block (`variant`: sound or silent) into SECTION of
+    `path`, replacing that variant's earlier block and keeping the rest."""
     loads = ", ".join(f"{run['load_before']:.1f} -> {run['load_after']:.1f}" for run in runs)
     failed = [f"run {run['number']}: {run['failure'].splitlines()[0]}" for run in runs if run["failure"]]
     lines = [
-        SECTION, "",
-        "`cowatch watch` with a real, headless mpv (`--vo=null --ao=null`) and two headless Chromium windows "
-        "(each its own browser process) in one room of a real `cowatch serve`, all on one machine, measured by "
-        "`Tests/e2e/mpv_spread.py`. The windows type each command; after it settles (both windows and mpv "
-        f"have applied the state, mpv as read over its own IPC socket), {SETTLE_S:g} s later, "
-        f"{runs[0]['rounds']} rounds {SAMPLE_GAP_S * 1000:.0f} ms apart read mpv's `audio-pts` and `time-pos` "
-        "(stamped at the middle of an IPC round trip) and each window's `video.currentTime` (stamped with "
-        "`performance.timeOrigin + performance.now()`), bring them to one instant at the room's rate, and take "
-        "mpv against the windows (the larger of |mpv - A| and |mpv - B|) beside the windows' own spread |A - B|. "
-        "The clip is H.264 with AAC sound, 30 fps; mpv's position is its audio's, which moves smoothly as "
-        "`currentTime` does (`time-pos`, the frame's timestamp, moves in 33 ms steps).",
-        "",
+        f"<!-- mpv-among-windows {variant} -->", f"### {variant}", "",
+        f"{ABOUT[variant][0].upper()}{ABOUT[variant][1:]}.", "",
         f"Run: `{command}` at commit {commit} on {time.strftime('%Y-%m-%d')}; machine: {machine}; {mpv_version}; "
-        f"{len(runs)} runs, load average (1 min) before -> after each: {loads}."
-        + (f" **Failed:** {'; '.join(failed)}" if failed else ""),
+        f"{len(runs)} runs of {runs[0]['rounds']} rounds per transition; load average (1 min) before -> after "
+        f"each run: {loads}." + (f" **Failed:** {'; '.join(failed)}" if failed else ""),
         "",
         "| figure (median / p95 / max) | mpv against the windows | window A against B |",
         "|---|---|---|",
@@ -424,26 +435,33 @@ def record(path, command, runs, summary, machine, mpv_version, commit):
     starts = [s for t in summary["transitions"] for s in t["starts"]]
     if starts:
         def show(v):
-            return "late" if v == "late" else f"{v:+.1f}"
+            return "late" if v == "late" else f"{v:+.0f}"
         lines += ["", "Coordinated starts, each player's start minus `at` (ms; mpv, A, B): "
                   + "; ".join(", ".join(show(s[k]) for k in ("mpv", "A", "B")) for s in starts) + "."]
     clocks = [c for run in runs for c in run["clocks"]]
     if clocks:
-        lines += ["", "Each window's clock against the harness's (the one clock every reading is on), from the "
-                  "quickest of 30 round trips: " + ", ".join(f"{c['offset_ms']:+.2f} ± {c['within_ms']:.2f}"
-                                                              for c in clocks) + " ms."]
-    lines.append("")
-    text_block = "\n".join(lines)
+        lines += ["", "Each window's clock minus the harness's, from the quickest of "
+                  f"{CLOCK_TRIES} round trips: " + ", ".join(f"{c['offset_ms']:+.1f} ± {c['within_ms']:.1f}"
+                                                             for c in clocks) + " ms."]
+    lines += ["", f"<!-- /mpv-among-windows {variant} -->"]
+    block = "\n".join(lines)
     path = Path(path)
     text = path.read_text() if path.exists() else "# Benchmarks\n"
     match = re.search(r"^" + re.escape(SECTION) + r"\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
+    section = (text[match.start():match.end()].rstrip("\n") + "\n") if match else f"{SECTION}\n\n{INTRO}\n"
+    pattern = re.compile(rf"<!-- mpv-among-windows {variant} -->\n.*?<!-- /mpv-among-windows {variant} -->", re.S)
+    if pattern.search(section):
+        section = pattern.sub(lambda _: block, section)
+    else:
+        section = section.rstrip("\n") + "\n\n" + block + "\n"
+    section = section.rstrip("\n") + "\n"
     if match:
         rest = text[match.end():]
-        text = text[:match.start()] + text_block + ("\n" + rest if rest else "")
+        text = text[:match.start()] + section + ("\n" + rest if rest else "")
     else:
-        text = text.rstrip("\n") + "\n\n" + text_block
+        text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text)
-    log(f"recorded: {path} ({SECTION[3:]})")
+    log(f"recorded: {path} ({SECTION[3:]}, {variant})")
 
 
 def main():
@@ -452,6 +470,9 @@ def main():
     parser.add_argument("--with-mpv", action="store_true", help="(commands/e2e's flag that runs this scenario)")
     parser.add_argument("--runs", type=int, default=1, help="how many times to run the scenario (fresh windows, "
                                                             "mpv and room each time)")
+    parser.add_argument("--silent", action="store_true",
+                        help="a clip without sound (the one the other browser tests play): mpv's position is then "
+                             "`time-pos`, a frame's timestamp")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="readings per transition")
     parser.add_argument("--record", help="write the figures to this Markdown file, under " + repr(SECTION[3:]))
     parser.add_argument("--results", help="write the figures as JSON here")
@@ -474,8 +495,11 @@ def main():
 
     load_before = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     log(f"load average: {load_before} on {os.cpu_count()} cores")
-    media_file = make_media(Path(args.media_dir), audio=True)
+    media_file = make_media(Path(args.media_dir), audio=not args.silent)
     args.media_name = media_file.name
+    # Playing, mpv's position is its audio's, which moves smoothly; without
+    # sound there is only the frame's timestamp (33 ms steps at 30 fps).
+    args.position_property = "time-pos" if args.silent else "audio-pts"
     mpv_version = subprocess.run(["mpv", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     mpv_version = " ".join(mpv_version.split()[:2])
     runs = []
@@ -518,7 +542,7 @@ def main():
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 cwd=REPO).stdout.strip()
         machine = re.sub(r"; load average before the run.*$", "", machine_description(load_before))
-        record(args.record, command, measured, summary, machine, mpv_version, commit)
+        record(args.record, command, measured, summary, machine, mpv_version, commit, "silent" if args.silent else "sound")
     passed = sum(1 for run in runs for c in run["checks"] if c["ok"])
     log(f"{passed} checks passed, {failures} failed")
     return 0 if failures == 0 else 1
