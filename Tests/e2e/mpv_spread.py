@@ -298,7 +298,9 @@ class Scenario:
     # the story
 
     def play(self):
-        folder = Path(tempfile.mkdtemp(prefix=f"cowatch-mpv-spread-{self.number}-", dir=self.args.scratch))
+        if self.args.scratch:
+            Path(self.args.scratch).mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"cowatch-mpv-spread-{self.number}-", dir=self.args.scratch)).resolve()
         base = self.args.port_base
         try:
             with concurrent.futures.ThreadPoolExecutor(2) as pool:
