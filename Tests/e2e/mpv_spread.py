@@ -381,8 +381,15 @@ def summarize(runs):
             "settled_after_ms": [row["settled_after_ms"] for row in rows],
             "starts": [row["start"] for row in rows if row["start"]],
         })
+    # Each player against the room's timeline, playing: which side a spread comes from.
+    mpv_off = [abs(r[0]) for run in runs for row in run["rows"] if row["status"] == "playing"
+               for r in row["samples"]["against_timeline"]]
+    windows_off = [abs(v) for run in runs for row in run["rows"] if row["status"] == "playing"
+                   for r in row["samples"]["against_timeline"] for v in r[1:]]
     return {"transitions": transitions, "all": {"vs": pooled(runs, "vs"), "ab": pooled(runs, "ab")},
-            "playing": {"vs": pooled(runs, "vs", "playing"), "ab": pooled(runs, "ab", "playing")}}
+            "playing": {"vs": pooled(runs, "vs", "playing"), "ab": pooled(runs, "ab", "playing")},
+            "timeline": {"mpv": describe(mpv_off) if mpv_off else None,
+                         "windows": describe(windows_off) if windows_off else None}}
 
 
 def fmt(d):
@@ -423,6 +430,11 @@ def record(path, command, runs, summary, machine, mpv_version, commit, variant):
         f"{fmt(summary['all']['ab'])} |",
         f"| playing only ({summary['playing']['vs']['n']}) | {fmt(summary['playing']['vs'])} | "
         f"{fmt(summary['playing']['ab'])} |",
+    ]
+    if summary["timeline"]["mpv"]:
+        lines.append(f"| each against the room's timeline, playing: mpv, windows | {fmt(summary['timeline']['mpv'])} | "
+                     f"{fmt(summary['timeline']['windows'])} |")
+    lines += [
         "",
         "| transition | state | mpv against the windows | A against B | mpv - windows' mean (median, each run) "
         "| `time-pos` - windows' mean (median, each run) | settled after (each run) |",
