@@ -34,6 +34,8 @@ is measured too (read 150 ms after `at`, extrapolated back), as run_e2e does.
         [--record docs/benchmarks.md] [--results FILE.json] [--port-base PORT]
         [--scratch DIR]
 
+E2E_DEBUG=1 prints each window's own account of every coordinated start.
+
 Exit status 0 when every functional check passed and the pooled median of mpv
 against the windows is within CI_BOUND_MS (a robust bound, as run_e2e's).
 """
