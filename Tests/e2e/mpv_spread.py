@@ -508,6 +508,7 @@ def main():
     parser.add_argument("--port-base", type=int, default=0,
                         help="the server on this port, the media on the next, the windows' drivers on the two after "
                              "(0: free ones)")
+    parser.add_argument("--web-root", help="serve the browser client from here (COWATCH_WEB_ROOT) instead of the bundle")
     parser.add_argument("--time-limit", type=float, default=240, help="seconds each run may take")
     parser.add_argument("--media-dir", default=str(REPO / ".build-e2e" / "e2e-media"))
     parser.add_argument("--scratch", default=None,
@@ -535,7 +536,7 @@ def main():
     started = time.monotonic()
     base = args.port_base
     with MediaServer(media_file.parent, RangeRequestHandler, port=base + 1 if base else 0) as media, \
-            CowatchServer(args.cowatch, port=base) as server:
+            CowatchServer(args.cowatch, args.web_root, port=base) as server:
         log(f"server: {server.url('/')}  media: {media.url(media_file.name)}")
         for number in range(1, args.runs + 1):
             log(f"run {number} of {args.runs} (load average {os.getloadavg()[0]:.1f}):")
