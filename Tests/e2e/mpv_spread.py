@@ -512,8 +512,8 @@ def main():
     parser.add_argument("--time-limit", type=float, default=240, help="seconds each run may take")
     parser.add_argument("--media-dir", default=str(REPO / ".build-e2e" / "e2e-media"))
     parser.add_argument("--scratch", default=None,
-                        help="a folder for mpv's socket and `cowatch watch --verbose`'s log, kept after the run "
-                             "(default: a temporary one, removed)")
+                        help="a folder for mpv's socket, `cowatch watch --verbose`'s log (kept after the run) "
+                             "and the browsers' profiles (default: temporary ones, removed)")
     args = parser.parse_args()
     if args.runs < 1 or args.rounds < 2:
         parser.error("--runs takes 1 or more, --rounds 2 or more")
@@ -523,6 +523,11 @@ def main():
         if not shutil.which(tool):
             sys.exit(f"mpv_spread: {tool} is missing (commands/setup --browser installs it)")
 
+    if args.scratch:
+        # The browsers' profiles (run_e2e.Window's temporary folders) go there too.
+        profiles = Path(args.scratch).resolve() / "profiles"
+        profiles.mkdir(parents=True, exist_ok=True)
+        tempfile.tempdir = str(profiles)
     load_before = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     log(f"load average: {load_before} on {os.cpu_count()} cores")
     media_file = make_media(Path(args.media_dir), audio=not args.silent)
