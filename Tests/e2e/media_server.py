@@ -91,14 +91,14 @@ class QuietServer(http.server.ThreadingHTTPServer):
 
 
 class MediaServer:
-    """Serves `directory` on 127.0.0.1 at a free port, on a daemon thread.
+    """Serves `directory` on 127.0.0.1 at `port` (0: a free one), on a daemon thread.
     `handler` may be a RangeRequestHandler subclass."""
 
-    def __init__(self, directory, handler=None):
+    def __init__(self, directory, handler=None, port=0):
         handler_class = handler or RangeRequestHandler
         directory = str(directory)
         handler = lambda *a, **k: handler_class(*a, directory=directory, **k)  # noqa: E731
-        self.httpd = QuietServer(("127.0.0.1", 0), handler)
+        self.httpd = QuietServer(("127.0.0.1", port), handler)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

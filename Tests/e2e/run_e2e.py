@@ -93,11 +93,13 @@ def log(message):
 # MARK: test media
 
 
-def make_media(directory):
+def make_media(directory, audio=False):
     """640x360, 30 fps, a keyframe every 15 frames (quick, exact seeks), with the
-    media time and frame number burnt in. Cached: generated once per machine."""
+    media time and frame number burnt in. Cached: generated once per machine.
+    With `audio`, timecode-audio.mp4 with a 440 Hz tone in AAC beside the video
+    (mpv reads its smooth position from the audio: Tests/e2e/mpv_spread.py)."""
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / "timecode.mp4"
+    target = directory / ("timecode-audio.mp4" if audio else "timecode.mp4")
     if target.exists() and target.stat().st_size > 100_000:
         return target
     font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf"
@@ -105,13 +107,15 @@ def make_media(directory):
         f"drawtext=fontfile={font}:text='%{{pts\\:hms}}  f%{{n}}':fontsize=40:fontcolor=white"
         ":box=1:boxcolor=black@0.7:boxborderw=8:x=(w-tw)/2:y=h-th-24"
     )
-    partial = directory / "timecode.partial.mp4"
+    partial = target.with_suffix(".partial.mp4")
+    sound = (["-f", "lavfi", "-i", f"sine=frequency=440:duration={MEDIA_SECONDS}"] if audio else [])
+    sound_codec = ["-c:a", "aac", "-b:a", "64k", "-shortest"] if audio else []
     command = [
         "ffmpeg", "-hide_banner", "-loglevel", "error", "-y",
-        "-f", "lavfi", "-i", f"testsrc2=size=640x360:rate=30:duration={MEDIA_SECONDS}",
+        "-f", "lavfi", "-i", f"testsrc2=size=640x360:rate=30:duration={MEDIA_SECONDS}", *sound,
         "-vf", drawtext, "-c:v", "libx264", "-preset", "veryfast", "-crf", "26",
         "-g", "15", "-keyint_min", "15", "-sc_threshold", "0", "-bf", "0",
-        "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(partial),
+        "-pix_fmt", "yuv420p", *sound_codec, "-movflags", "+faststart", str(partial),
     ]
     started = time.monotonic()
     subprocess.run(command, check=True, timeout=240)
@@ -137,8 +141,9 @@ class _FailingHandler(RangeRequestHandler):
 
 
 class CowatchServer:
-    def __init__(self, binary, web_root=None, extra_args=()):
+    def __init__(self, binary, web_root=None, extra_args=(), port=0):
         self.binary = str(Path(binary).resolve())
+        self.requested_port = port  # 0: a free one
         self.extra_args = list(extra_args)  # settings of the run's own (Tests/e2e/spread.py: a provider's stand-in)
         self.web_root = str(Path(web_root).resolve()) if web_root else None
         self.process = None
@@ -149,7 +154,7 @@ class CowatchServer:
         env = {k: v for k, v in os.environ.items() if k != "COWATCH_WEB_ROOT"}
         if self.web_root:
             env["COWATCH_WEB_ROOT"] = str(self.web_root)
-        args = [self.binary, "serve", "--host", "127.0.0.1", "--port", "0"]
+        args = [self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.requested_port)]
         help_text = subprocess.run([self.binary, "serve", "--help"], capture_output=True, text=True).stdout
         if "--store" in help_text:
             args += ["--store", "memory"]  # nothing written to disk by the test
@@ -263,7 +268,8 @@ class Window:
     clock is ahead of the true one: read() takes it off, so that every reading's
     `t` is true time and the windows' readings compare."""
 
-    def __init__(self, label, autoplay=True, binary=None, extra_flags=(), throttled=False, clock_shift_ms=0.0):
+    def __init__(self, label, autoplay=True, binary=None, extra_flags=(), throttled=False, clock_shift_ms=0.0,
+                 driver_port=0):
         self.label = label
         self.clock_shift_ms = clock_shift_ms
         options = webdriver.ChromeOptions()
@@ -278,7 +284,7 @@ class Window:
         for flag in flags + list(extra_flags) + [f"--user-data-dir={self.profile}"]:
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
+        service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver", port=driver_port)
         self.driver = webdriver.Chrome(options=options, service=service)
         self.driver.set_script_timeout(10)
 
