@@ -22,6 +22,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -31,6 +32,8 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from harness import Serve, free_port, wait_until  # noqa: E402
 NGIRCD = os.environ.get("NGIRCD", "/usr/sbin/ngircd")
 
 # The pace the test's bridge keeps: to the room, per person (under the server's
@@ -40,34 +43,6 @@ IRC_RATE, IRC_BURST = 5, 5
 # The bridge connects twice, over plain IRC and over TLS, with one nick: one of
 # the two connections finds it taken and goes on as cowatch_.
 BOT = "cowatch_?"
-
-
-def free_port():
-    low, _, high = os.environ.get("COWATCH_TEST_PORTS", "0-0").partition("-")
-    for port in range(int(low), int(high or low) + 1):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            if port == 0 or port not in taken_ports:
-                taken_ports.add(port)
-                return s.getsockname()[1]
-    raise RuntimeError(f"no free port in COWATCH_TEST_PORTS={os.environ.get('COWATCH_TEST_PORTS')}")
-
-
-# Ports handed out in this run: a port only bound by a server later is not seen as taken.
-taken_ports = set()
-
-
-def wait_until(check, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.02)
-    raise AssertionError(f"no {what} within {timeout} s")
 
 
 class IRCServer:
@@ -267,33 +242,13 @@ def chat_from(name, text=None):
     return lambda e: e["type"] == "chat" and e["name"] == name and (text is None or e["text"] == text)
 
 
-class CowatchServer:
-    def __init__(self, directory):
-        self.log = open(os.path.join(directory, "cowatch-serve.log"), "w+")
-        self.port = free_port() if os.environ.get("COWATCH_TEST_PORTS") else 0
-        self.process = None
-
-    def start(self):
-        self.log.seek(0, os.SEEK_END)
-        offset = self.log.tell()
-        # The bridge is a trusted proxy: each person's X-Forwarded-For is their
-        # own address in the room, so a ban keeps out a person, not the bridge.
-        self.process = subprocess.Popen(
-            [BIN, "serve", "--port", str(self.port), "--store", "memory", "--media-check", "false",
-             "--trusted-proxies", "127.0.0.1", "--shutdown-grace", "0"],
-            stdout=self.log, stderr=subprocess.STDOUT, text=True)
-        def bound():
-            self.log.flush()
-            with open(self.log.name) as f:
-                f.seek(offset)
-                found = re.findall(r"serving on http://127\.0\.0\.1:(\d+)/", f.read())
-            return int(found[-1]) if found else None
-        self.port = wait_until(bound, 20, "cowatch serve banner")
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=20)
+def cowatch_server(directory):
+    """The server the bridge reaches. The bridge is a trusted proxy: each
+    person's X-Forwarded-For is their own address in the room, so a ban keeps
+    out a person, not the bridge."""
+    return Serve("--store", "memory", "--media-check", "false", "--trusted-proxies", "127.0.0.1",
+                 "--shutdown-grace", "0", port=free_port() if os.environ.get("COWATCH_TEST_PORTS") else 0,
+                 log_path=os.path.join(directory, "cowatch-serve.log"), start=False)
 
 
 class Bridge:
@@ -374,7 +329,7 @@ def world():
     try:
         w.irc = IRCServer(directory)
         w.irc.start()
-        w.server = CowatchServer(directory)
+        w.server = cowatch_server(directory)
         w.server.start()
         # The rooms' first members, and so their hosts, before the bridge comes.
         w.dana = Member(w.server, "lobby", "dana")

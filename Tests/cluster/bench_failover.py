@@ -31,7 +31,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,20 @@ from pathlib import Path
 import websockets
 
 BIN = os.environ.get("COWATCH_BIN", ".build/release/cowatch")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from harness import Serve, free_port  # noqa: E402
+
+
+def wait_until_quiet(check, timeout):
+    """check()'s first true value within `timeout` s, or None: the benchmark
+    stops in words of its own rather than with a test's assertion."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    return None
 HERE = Path(__file__).resolve().parent
 LEASE = 1.5
 ROOM = "failover-bench"
@@ -50,45 +63,36 @@ MEDIA = "https://example.org/episode-1.mp4"
 TARGET = 2.0
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def psql(url, sql):
     return subprocess.run(["psql", "-qAt", url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
 
 
-class Node:
+class Node(Serve):
     def __init__(self, number, database, folder):
         self.number, self.database = number, database
         self.name = f"n{number}"
-        self.port = free_port()
-        self.url = f"ws://127.0.0.1:{self.port}"
+        port = free_port()
+        # The node's WebSocket base (in place of Serve.url).
+        self.url = f"ws://127.0.0.1:{port}"
         self.data = os.path.join(folder, self.name)
-        self.log_path = os.path.join(folder, self.name + ".log")
-        self.process = None
+        super().__init__("--host", "127.0.0.1", "--store", "postgres", "--database-url", database, "--node-id", self.name,
+                         "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(LEASE),
+                         "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1", "--log-level", "warning",
+                         port=port, log_path=os.path.join(folder, self.name + ".log"), binary=BIN, start=False)
 
     def start(self):
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [BIN, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--store", "postgres",
-             "--database-url", self.database, "--node-id", self.name, "--advertise-url", self.url,
-             "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(LEASE), "--media-check", "false",
-             "--data-dir", self.data, "--shutdown-grace", "1", "--log-level", "warning"],
-            stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            try:
-                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200:
-                    return self
-            except OSError:
-                time.sleep(0.05)
-        raise SystemExit(f"node {self.name} did not start:\n{Path(self.log_path).read_text()}")
+        super().start()
+        if wait_until_quiet(self.healthy, 20) is not True:
+            raise SystemExit(f"node {self.name} did not start:\n{self.log()}")
+        return self
+
+    def healthy(self):
+        if self.process.poll() is not None:
+            return "exited"
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200
+        except OSError:
+            return False
 
     @property
     def alive(self):
@@ -100,12 +104,7 @@ class Node:
 
     def stop(self):
         if self.alive:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+            super().stop(timeout=10)
 
 
 class Member:

@@ -11,8 +11,8 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -23,15 +23,11 @@ import pytest
 import websockets
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from harness import Serve, free_port, wait_until  # noqa: E402
 HERE = Path(__file__).resolve().parent
 LEASE = 1.5
 URL = "https://example.org/episode-1.mp4"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -60,29 +56,30 @@ class Postgres:
         subprocess.run([str(HERE / "scratch_postgres.sh"), "restart", self.folder], check=True)
 
 
-class Node:
+class Node(Serve):
     def __init__(self, number, database):
         self.number, self.database = number, database
-        self.port = free_port()
-        self.url = f"ws://127.0.0.1:{self.port}"
-        self.log = tempfile.NamedTemporaryFile(prefix=f"cowatch-node{number}-", suffix=".log", delete=False)
+        port = free_port()
+        # The nodes' WebSocket base (in place of Serve.url: what every test here uses).
+        self.url = f"ws://127.0.0.1:{port}"
         self.data = tempfile.mkdtemp(prefix=f"cowatch-node{number}-")
-        self.process = None
+        log = tempfile.NamedTemporaryFile(prefix=f"cowatch-node{number}-", suffix=".log", delete=False)
+        log.close()
+        super().__init__("--store", "postgres", "--database-url", database, "--node-id", f"n{number}",
+                         "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(LEASE),
+                         "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1",
+                         port=port, log_path=log.name, start=False)
 
     def start(self):
-        self.process = subprocess.Popen(
-            [BIN, "serve", "--port", str(self.port), "--store", "postgres", "--database-url", self.database,
-             "--node-id", f"n{self.number}", "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1",
-             "--lease-seconds", str(LEASE), "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200:
-                    return self
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError(f"node {self.number} did not start:\n{Path(self.log.name).read_text()}")
+        super().start()
+        wait_until(self.healthy, 20, f"node {self.number} healthy (its log: {self.log_path})")
+        return self
+
+    def healthy(self):
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200
+        except OSError:
+            return False
 
     def health(self):
         return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2).read().decode()
@@ -94,17 +91,8 @@ class Node:
                 return float(line.split()[1])
         return None
 
-    def signal(self, number):
-        self.process.send_signal(number)
-
     def stop(self):
-        if self.process and self.process.poll() is None:
-            try:
-                self.process.send_signal(signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-            self.process.kill()
-            self.process.wait(timeout=10)
+        self.kill()
 
 
 @pytest.fixture

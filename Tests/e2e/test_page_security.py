@@ -21,11 +21,9 @@ Skipped, with the reason, when chromium, chromedriver or selenium are missing
 import http.server
 import json
 import os
-import re
 import secrets
 import shutil
-import socket
-import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -46,6 +44,8 @@ except ImportError as error:  # commands/setup --browser installs it
     SELENIUM = f"selenium is missing ({error})"
 
 REPO = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(REPO / "Tests" / "support"))
+from harness import Serve, free_port  # noqa: E402  (free_port: for the tests that import it from here)
 WEB_ROOT = REPO / "Sources" / "CowatchGateway" / "Web"
 BIN = os.environ.get("COWATCH_BIN", str(REPO / ".build" / "debug" / "cowatch"))
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -92,12 +92,6 @@ def browser_missing():
     return None
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def parse_policy(text):
     """A policy as {directive: set of sources}, so that spacing and order do not matter."""
     directives = {}
@@ -123,34 +117,18 @@ def wait_until(predicate, what, timeout=WAIT_S):
 # MARK: the server
 
 
-class Server:
-    """`cowatch serve` on a free loopback port, nothing kept on disk."""
+class Server(Serve):
+    """`cowatch serve` on a loopback port (a free one unless given), the pages
+    from `web_root`, nothing kept on disk."""
 
     def __init__(self, web_root, *extra, port=0):
-        assert os.access(BIN, os.X_OK), f"no cowatch binary at {BIN} (set COWATCH_BIN)"
         self.cwd = tempfile.mkdtemp(prefix="cowatch-page-")
-        self.log_path = Path(self.cwd) / "server.log"
-        env = dict(os.environ, COWATCH_WEB_ROOT=str(web_root))
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                [BIN, "serve", "--host", "127.0.0.1", "--port", str(port), "--store", "memory", *extra],
-                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.cwd)
-        match = wait_until(lambda: self.process.poll() is None and re.search(
-            r"serving on http://127\.0\.0\.1:(\d+)/", self.log_path.read_text(errors="replace"))
-            or (self.process.poll() is not None and "exited"), "the server says where it serves", timeout=30)
-        assert match != "exited", f"cowatch serve exited:\n{self.log_path.read_text(errors='replace')}"
-        self.port = int(match.group(1))
-
-    def url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
+        super().__init__("--host", "127.0.0.1", "--store", "memory", *extra, port=port, binary=BIN,
+                         env=dict(os.environ, COWATCH_WEB_ROOT=str(web_root)), cwd=self.cwd,
+                         log_path=Path(self.cwd) / "server.log")
 
     def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        super().stop(timeout=10)
         shutil.rmtree(self.cwd, ignore_errors=True)
 
 

@@ -15,7 +15,7 @@ import tempfile
 
 import pytest
 
-from test_mpv_player import BIN, MpvIPC, Room, _answers, _try_ipc, free_port, wait_for
+from test_mpv_player import BIN, MpvIPC, Room, Serve, _try_ipc, free_port, wait_for
 
 SECONDS = 20
 FPS = 30
@@ -72,10 +72,7 @@ def room():
     clip(other, SECONDS, 660)
 
     port = int(os.environ["COWATCH_MPV_PORT"]) + 4 if os.environ.get("COWATCH_MPV_PORT") else free_port()
-    server_log = open(os.path.join(work, "server.log"), "wb")
-    server = subprocess.Popen([BIN, "serve", "--port", str(port), "--store", "memory"],
-                              stdout=server_log, stderr=subprocess.STDOUT)
-    wait_for(lambda: _answers(port), 20, "the server")
+    server = Serve("--store", "memory", port=port, binary=BIN, log_path=os.path.join(work, "server.log"))
     room_url = f"http://127.0.0.1:{port}/rooms/own-mpv"
     bot = Room(f"ws://127.0.0.1:{port}/rooms/own-mpv?name=bot")
     wait_for(lambda: bot.current(), 5, "the bot's first state")
@@ -84,9 +81,7 @@ def room():
     for watcher in context["watchers"].values():
         watcher.stop()
     bot.close()
-    server.terminate()
-    server.wait(timeout=10)
-    server_log.close()
+    server.stop(timeout=10)
 
 
 def participant(bot, name):

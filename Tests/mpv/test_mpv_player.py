@@ -24,7 +24,9 @@ import pytest
 from websockets.sync.client import connect
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import media_server  # noqa: E402
+from harness import Serve, free_port, wait_until  # noqa: E402  (free_port: for the tests beside this one)
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
 MEDIA_SECONDS = 60
@@ -53,20 +55,8 @@ SETTLE_LIMIT_S = 8.0
 MEASURE_S = 2.0
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    return wait_until(condition, timeout, what)
 
 
 class MpvIPC:
@@ -163,10 +153,8 @@ def setup():
     media = media_server.QuietServer(("127.0.0.1", media_port), handler)
     threading.Thread(target=media.serve_forever, daemon=True).start()
 
-    server_log = open(os.path.join(work, "server.log"), "wb")
-    server = subprocess.Popen([BIN, "serve", "--port", str(port), "--store", "memory", "--media-check-private", "true"],
-                              stdout=server_log, stderr=subprocess.STDOUT)
-    wait_for(lambda: _answers(port), 20, "the server")
+    server = Serve("--store", "memory", "--media-check-private", "true", port=port, binary=BIN,
+                   log_path=os.path.join(work, "server.log"))
 
     room_url = f"ws://127.0.0.1:{port}/rooms/mpv-test"
     bot = Room(room_url + "?name=bot")
@@ -194,8 +182,7 @@ def setup():
         watch.wait(timeout=10)
     except subprocess.TimeoutExpired:
         watch.kill()
-    server.terminate()
-    server.wait(timeout=10)
+    server.stop(timeout=10)
     media.shutdown()
     watch_log.close()
     if os.environ.get("MPV_TEST_DEBUG"):
@@ -209,14 +196,6 @@ def setup():
 def shutil_which(name):
     import shutil
     return shutil.which(name)
-
-
-def _answers(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        return True
-    except OSError:
-        return False
 
 
 def _try_ipc(path):

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from test_mpv_player import media_server  # Tests/e2e's range server, found by test_mpv_player
-from test_mpv_player import BIN, FPS, MEDIA_SECONDS, Room, _answers, _try_ipc, free_port, settled_errors, wait_for
+from test_mpv_player import BIN, FPS, MEDIA_SECONDS, Room, Serve, _try_ipc, free_port, settled_errors, wait_for
 
 # The gate: bytes past this fraction of a file are held until it opens. Playing
 # from START_AT, mpv runs dry a few seconds later.
@@ -94,10 +94,8 @@ def stall_setup():
     handler = lambda *a, **k: GatedHandler(*a, directory=work, **k)  # noqa: E731
     media = media_server.QuietServer(("127.0.0.1", media_port), handler)
     threading.Thread(target=media.serve_forever, daemon=True).start()
-    server_log = open(os.path.join(work, "server.log"), "wb")
-    server = subprocess.Popen([BIN, "serve", "--port", str(port), "--store", "memory", "--media-check-private", "true"],
-                              stdout=server_log, stderr=subprocess.STDOUT)
-    wait_for(lambda: _answers(port), 20, "the server")
+    server = Serve("--store", "memory", "--media-check-private", "true", port=port, binary=BIN,
+                   log_path=os.path.join(work, "server.log"))
     room_url = f"ws://127.0.0.1:{port}/rooms/mpv-stall"
     bot = Room(room_url + "?name=bot")
     wait_for(lambda: bot.current(), 5, "the bot's first state")
@@ -121,8 +119,7 @@ def stall_setup():
         watch.wait(timeout=10)
     except subprocess.TimeoutExpired:
         watch.kill()
-    server.terminate()
-    server.wait(timeout=10)
+    server.stop(timeout=10)
     media.shutdown()
     watch_log.close()
     if os.environ.get("MPV_TEST_DEBUG"):

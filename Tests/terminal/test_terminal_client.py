@@ -11,52 +11,24 @@ import pty
 import re
 import select
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from harness import Serve  # noqa: E402
+
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, port, data_dir):
-        self.port, self.data_dir = port, data_dir
-        self.log = tempfile.TemporaryFile()
-        self.process = None
-
-    def start(self):
-        self.process = subprocess.Popen(
-            [BIN, "serve", "--port", str(self.port), "--data-dir", self.data_dir, "--shutdown-grace", "0"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError("the server did not start")
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=20)
 
 
 @pytest.fixture
 def server():
     with tempfile.TemporaryDirectory() as data_dir:
-        s = Server(free_port(), data_dir)
-        s.start()
+        s = Serve("--data-dir", data_dir, "--shutdown-grace", "0")
         yield s
         s.stop()
 

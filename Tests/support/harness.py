@@ -1,0 +1,128 @@
+"""What every Python harness in Tests/ needs of a real server, in one place:
+free loopback ports, waiting on a condition, and `cowatch serve` started,
+found, and stopped.
+
+Each harness adds this folder to its path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
+
+# Ports handed out in this run from COWATCH_TEST_PORTS: a port bound only later
+# by a server is not seen as taken.
+_taken = set()
+
+
+def free_port():
+    """A free loopback port: the kernel's choice, or the next free one of
+    COWATCH_TEST_PORTS=LOW-HIGH when a run must stay in a range."""
+    low, _, high = os.environ.get("COWATCH_TEST_PORTS", "0-0").partition("-")
+    for port in range(int(low), int(high or low) + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            if port == 0 or port not in _taken:
+                _taken.add(port)
+                return s.getsockname()[1]
+    raise RuntimeError(f"no free port in COWATCH_TEST_PORTS={os.environ.get('COWATCH_TEST_PORTS')}")
+
+
+def wait_until(check, timeout, what, interval=0.02):
+    """`check()`'s first true value, polled until `timeout` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {timeout} s")
+        time.sleep(interval)
+
+
+def answers(port):
+    """Whether something accepts TCP connections on the loopback port."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+class Serve:
+    """`cowatch serve` with `args`, on `port` (0: the server picks one and says
+    which in its banner, read here). It can be stopped and started again on the
+    same port; its log is kept in `log_path`."""
+
+    BANNER = re.compile(r"serving on http://127\.0\.0\.1:(\d+)/")
+
+    def __init__(self, *args, port=0, env=None, cwd=None, log_path=None, binary=None, start=True):
+        self.binary = os.path.abspath(binary or BIN)
+        assert os.access(self.binary, os.X_OK), f"no cowatch binary at {self.binary} (set COWATCH_BIN)"
+        self.args = list(args)
+        self.port = port
+        self.env = env
+        self.cwd = cwd
+        self.log_path = Path(log_path or tempfile.mkstemp(prefix="cowatch-serve-", suffix=".log")[1])
+        self.process = None
+        if start:
+            self.start()
+
+    def start(self, timeout=30):
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen([self.binary, "serve", "--port", str(self.port), *self.args],
+                                            stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.cwd)
+
+        def banner():
+            if self.process.poll() is not None:
+                return "exited"
+            with open(self.log_path, errors="replace") as f:
+                f.seek(offset)
+                found = self.BANNER.findall(f.read())
+            return int(found[-1]) if found else None
+        found = wait_until(banner, timeout, "cowatch serve banner")
+        assert found != "exited", f"cowatch serve exited:\n{self.log()}"
+        self.port = found
+        return self
+
+    def url(self, path="/"):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def ws(self, path="/"):
+        return f"ws://127.0.0.1:{self.port}{path}"
+
+    def log(self):
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def signal(self, number):
+        self.process.send_signal(number)
+
+    def stop(self, timeout=20):
+        """SIGTERM, then SIGKILL if it has not exited within `timeout` s; its status."""
+        if not self.process or self.process.poll() is not None:
+            return self.process.returncode if self.process else None
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+    def kill(self):
+        if self.process and self.process.poll() is None:
+            try:
+                self.process.send_signal(signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            self.process.kill()
+            self.process.wait(timeout=10)
