@@ -44,6 +44,7 @@ import os
 import re
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 import traceback
@@ -54,6 +55,9 @@ import run_e2e as e2e
 from delay_proxy import CONDITIONS as NETWORKS
 from delay_proxy import Direction, ThreadedDelayProxy
 from run_e2e import TARGETS, Failure, Run, Window, log, percentile, read_all, spread_ms
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from records import record_blocks  # noqa: E402
 
 NAMES = ["baseline", "wan-20", "wan-60", "wan-120", "lossy", "mixed-wan", "skewed-clocks", "one-browser",
          "one-browser-windows", "browsers-screen", "slow-viewer-continue", "slow-viewer-wait", "hidden-window"]
@@ -952,28 +956,7 @@ def record(path, summaries, command, machine):
     """Writes each condition's figures into its own block of the section
     SECTION of `path`, replacing that condition's earlier block and keeping
     everything else (the other conditions, the text around them)."""
-    path = Path(path)
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    match = re.search(r"^" + re.escape(SECTION) + r"\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-    if match:
-        section = text[match.start():match.end()].rstrip("\n") + "\n"
-    else:
-        section = f"{SECTION}\n\nFigures of `commands/e2e --conditions`, one block per condition.\n"
-    for s in summaries:
-        if s["failure"] and not s["samples"]:
-            continue
-        block = condition_block(s, command, machine)
-        name = re.escape(s["condition"])
-        pattern = re.compile(rf"<!-- condition {name} -->\n.*?<!-- /condition {name} -->", re.S)
-        if pattern.search(section):
-            section = pattern.sub(lambda _: block, section)
-        else:
-            section = section.rstrip("\n") + "\n\n" + block + "\n"
-    section = section.rstrip("\n") + "\n"
-    if match:
-        rest = text[match.end():]
-        text = text[:match.start()] + section + ("\n" + rest if rest else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    blocks = [(f"condition {s['condition']}", condition_block(s, command, machine))
+              for s in summaries if not (s["failure"] and not s["samples"])]
+    record_blocks(path, SECTION, "Figures of `commands/e2e --conditions`, one block per condition.", blocks)
     log(f"recorded: {path} ({SECTION[3:]})")

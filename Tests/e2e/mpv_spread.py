@@ -63,6 +63,7 @@ sys.path.insert(0, str(HERE.parent / "mpv"))
 from run_e2e import (REPO, SAMPLE_GAP_S, SETTLE_S, CowatchServer, Failure, MediaServer,  # noqa: E402
                      RangeRequestHandler, Run, Window, log, machine_description, make_media)
 from test_mpv_player import MpvIPC  # noqa: E402  - a second client of mpv's IPC socket
+from records import record_blocks  # noqa: E402  (Tests/support, on the path through test_mpv_player)
 
 ROUNDS = 20  # per transition: two seconds at SAMPLE_GAP_S, as the issue's own measurement
 MPV_SAMPLE_RTT_MS = 4.0  # an mpv reading whose round trip is slower is taken again
@@ -474,22 +475,7 @@ def record(path, command, runs, summary, machine, mpv_version, commit, variant):
                                                              for c in clocks) + " ms."]
     lines += ["", f"<!-- /mpv-among-windows {variant} -->"]
     block = "\n".join(lines)
-    path = Path(path)
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    match = re.search(r"^" + re.escape(SECTION) + r"\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-    section = (text[match.start():match.end()].rstrip("\n") + "\n") if match else f"{SECTION}\n\n{INTRO}\n"
-    pattern = re.compile(rf"<!-- mpv-among-windows {variant} -->\n.*?<!-- /mpv-among-windows {variant} -->", re.S)
-    if pattern.search(section):
-        section = pattern.sub(lambda _: block, section)
-    else:
-        section = section.rstrip("\n") + "\n\n" + block + "\n"
-    section = section.rstrip("\n") + "\n"
-    if match:
-        rest = text[match.end():]
-        text = text[:match.start()] + section + ("\n" + rest if rest else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    record_blocks(path, SECTION, INTRO, [(f"mpv-among-windows {variant}", block)])
     log(f"recorded: {path} ({SECTION[3:]}, {variant})")
 
 
