@@ -68,6 +68,7 @@ struct GatewayMetrics {
         var members: Int
         var timers: Int
         var storeFailures: Int
+        var storePending: Int
     }
 
     func render(_ gauges: Gauges) -> String {
@@ -96,6 +97,8 @@ struct GatewayMetrics {
         single("cowatch_members", "gauge", "Connected room members.", gauges.members)
         single("cowatch_timers", "gauge", "Armed room timers.", gauges.timers)
         single("cowatch_store_failed_writes_total", "counter", "Store write batches that failed and were rolled back.", gauges.storeFailures)
+        single("cowatch_store_pending_changes", "gauge", "Changes queued for the store and not yet written (a batch being written counts as one).",
+               gauges.storePending)
         single("cowatch_connections_opened_total", "counter", "WebSocket connections accepted.", connectionsOpened)
         family("cowatch_connections_refused_total", "counter", "Connections refused, by reason.")
         labelled("cowatch_connections_refused_total", "reason", refusedConnections)

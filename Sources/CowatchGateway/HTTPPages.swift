@@ -60,7 +60,7 @@ extension Gateway {
             let gauges = GatewayMetrics.Gauges(
                 connections: connections.count, rooms: rooms.count,
                 members: rooms.values.reduce(0) { $0 + $1.connections.count }, timers: timers.count,
-                storeFailures: store?.failedWrites ?? 0)
+                storeFailures: store?.failedWrites ?? 0, storePending: store?.pendingChanges ?? 0)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                                 body: metrics.render(gauges) + clusterMetrics())
         case "/rooms.json":

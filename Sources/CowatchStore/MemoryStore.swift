@@ -29,6 +29,7 @@ public final class MemoryStore: RoomStore, @unchecked Sendable {
     public func flush() {}
     public func close() {}
     public var failedWrites: Int { 0 }
+    public var pendingChanges: Int { 0 }
 
     private func apply(_ change: StoreChange) {
         switch change {

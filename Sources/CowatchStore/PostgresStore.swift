@@ -236,6 +236,7 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
     }
 
     public var failedWrites: Int { condition.withLock { failures } }
+    public var pendingChanges: Int { condition.withLock { queue.count + (applying ? 1 : 0) } }
 
     /// For /metrics: changes dropped during an outage, whether the database is
     /// away now, and the durations of the batches written since the last call.

@@ -15,6 +15,9 @@ public protocol RoomStore: AnyObject, Sendable {
     func close()
     /// Writes that failed since start.
     var failedWrites: Int { get }
+    /// Changes queued and not yet applied (a batch being applied counts as
+    /// one): the write backlog, 0 once everything written so far is on disk.
+    var pendingChanges: Int { get }
 }
 
 public enum StoreChange: Sendable, Hashable {

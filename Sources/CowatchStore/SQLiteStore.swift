@@ -158,6 +158,12 @@ public final class SQLiteStore: RoomStore, @unchecked Sendable {
         return failures
     }
 
+    public var pendingChanges: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count + (applying ? 1 : 0)
+    }
+
     private func writeLoop() {
         while true {
             condition.lock()

@@ -178,7 +178,7 @@ struct AdminAPITests {
         }
         #expect(try post(first, "/admin/bans?address=198.51.100.7") == 200)
         #expect(try post(first, "/admin/drain?on=1") == 200)
-        Thread.sleep(forTimeInterval: 0.5)
+        try first.waitUntilWritten()
         first.kill9()
 
         let second = try ServerProcess(arguments: arguments)

@@ -85,7 +85,7 @@ struct ModerationEndToEndTests {
         _ = try RestartTests.member(clients, first, "/rooms/club?name=mallory&device=phone-m")
         alice.send("/ban mallory trolling")
         _ = alice.event("participant-left") { $0.string("reason") == "banned" }
-        Thread.sleep(forTimeInterval: 0.5)
+        try first.waitUntilWritten()
         first.kill9()
 
         let second = try ServerProcess(arguments: ["--data-dir", data, "--address-bans", "false"])

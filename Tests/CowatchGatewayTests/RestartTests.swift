@@ -33,7 +33,7 @@ struct RestartTests {
         let carol = try Self.member(clients, first, "/rooms/other?name=carol")
         carol.send("/watch https://example.org/c.mp4\n/seek 10")
         _ = carol.event("state") { $0.object("playback")?.number("position") == 10 }
-        Thread.sleep(forTimeInterval: 0.5)
+        try first.waitUntilWritten()
         first.kill9()
 
         let second = try ServerProcess(arguments: ["--data-dir", data])

@@ -55,6 +55,20 @@ final class ServerProcess: @unchecked Sendable {
         WebSocketAddress("ws://127.0.0.1:\(port)\(path)")!
     }
 
+    /// Waits until the store has written every change queued so far (its
+    /// backlog in /metrics is 0): what a member has seen is then on disk, and a
+    /// kill -9 loses none of it.
+    func waitUntilWritten(timeout: Double = 20) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        guard let address = WebSocketAddress("http://127.0.0.1:\(port)/metrics") else { throw TestFailure("no metrics address") }
+        while Date() < deadline {
+            if let body = try? PlainHTTP.request("GET", address, bearer: nil).body,
+               body.split(separator: "\n").contains("cowatch_store_pending_changes 0") { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw TestFailure("the store still had changes to write after \(timeout) s")
+    }
+
     /// What the server wrote after its banner, once it has exited.
     func remainingOutput() -> String {
         String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
