@@ -78,10 +78,10 @@ extension Gateway {
     func broadcast(_ event: RoomEvent, in entry: RoomEntry, except: MemberID?) {
         metrics.broadcasts += 1
         countError(event)
-        let now = SystemClock.monotonic()
+        let now = time.monotonic()
         let json = entry.jsonConnections > 0 ? OutboundFrame(JSONEventEncoding.encode(event), createdAt: now) : nil
         let text = entry.textConnections > 0
-            ? TextEventEncoding.lines(event, now: SystemClock.now(), awaited: entry.room.playersAwaited)
+            ? TextEventEncoding.lines(event, now: time.now(), awaited: entry.room.playersAwaited)
                 .map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
         for (member, connection) in entry.connections where member != except {
             switch connection.encoding {
@@ -94,7 +94,7 @@ extension Gateway {
 
     func send(_ event: RoomEvent, to connection: Connection) {
         countError(event)
-        for frame in frames(for: event, encoding: connection.encoding, room: connection.room, now: SystemClock.monotonic()) {
+        for frame in frames(for: event, encoding: connection.encoding, room: connection.room, now: time.monotonic()) {
             enqueue(frame, on: connection)
         }
     }
@@ -105,7 +105,7 @@ extension Gateway {
         case .json: return [OutboundFrame(JSONEventEncoding.encode(event), createdAt: now)]
         case .text:
             let awaited = room.flatMap { rooms[$0]?.room.playersAwaited }
-            return TextEventEncoding.lines(event, now: SystemClock.now(), awaited: awaited).map { OutboundFrame(Array($0.utf8), createdAt: now) }
+            return TextEventEncoding.lines(event, now: time.now(), awaited: awaited).map { OutboundFrame(Array($0.utf8), createdAt: now) }
         case .echo: return []
         }
     }
@@ -116,7 +116,7 @@ extension Gateway {
 
     /// The service loop's timers came due.
     func fireTimers() {
-        let now = SystemClock.now()
+        let now = time.now()
         for key in timers.popDue(now: now) {
             guard let entry = rooms[key.room] else { continue }
             run(entry.room.timerFired(key.timer, now: now), in: entry)

@@ -71,7 +71,7 @@ extension Gateway {
     /// The operator's refusals of an upgrade: a banned address, a new room while
     /// draining, a new room without a creation token under `room-creation token`.
     func operatorRefusal(_ request: UpgradeRequest) -> (status: UInt32, body: String)? {
-        let now = SystemClock.now()
+        let now = time.now()
         if let until = operatorState.bannedAddresses[request.address] {
             if let until, now >= until {
                 operatorState.bannedAddresses[request.address] = nil
@@ -97,7 +97,7 @@ extension Gateway {
     func adminResponse(_ request: AdminRequest) -> HTTPResponse {
         metrics.httpRequests["admin", default: 0] += 1
         guard let expected = configuration.adminToken else { return Self.json(404, ["error": "the admin API is off"]) }
-        let now = SystemClock.now()
+        let now = time.now()
         if let failure = operatorState.failures[request.address], failure.count >= OperatorState.failuresPerMinute,
            now < failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) {
             return Self.json(429, ["error": "too many wrong admin tokens from your address; wait a minute"])

@@ -57,6 +57,8 @@ enum ServiceMessage: Sendable {
     case relayOpened(UInt64)
     case relayReceived(UInt64, String)
     case relayClosed(UInt64, CloseInfo)
+    /// The time source was moved ahead (`Gateway.timeSkipped`); then, once handled.
+    case timeSkipped(@Sendable () -> Void)
 }
 
 /// A relayed member's connection to the room's owner.
@@ -73,6 +75,11 @@ extension Gateway {
 
     func handle(_ message: ServiceMessage) {
         switch message {
+        case .timeSkipped(let then):
+            // What came due in the skipped time runs now, as if its timers had fired.
+            fireTimers()
+            housekeeping()
+            then()
         case .mediaCheck(let id, let verdict, let started, let address):
             applyMediaCheck(id, verdict: verdict, started: started, address: address)
         case .subtitles(let id, let outcome, let address):
@@ -105,7 +112,7 @@ extension Gateway {
             releaseHeld(connection)
         case .relayReceived(let id, let text):
             guard let connection = connections[id], connection.route.isRelayed, connection.state.isOpen else { return }
-            enqueue(OutboundFrame(Array(text.utf8), kind: .text, createdAt: SystemClock.monotonic()), on: connection)
+            enqueue(OutboundFrame(Array(text.utf8), kind: .text, createdAt: time.monotonic()), on: connection)
         case .relayClosed(let id, let info):
             guard let connection = connections[id], case .relayed(_, let placing) = connection.route else { return }
             connection.route = .local

@@ -24,7 +24,7 @@ extension Gateway {
                                          message: "slow down: at most \(rate) commands per second; lines are being dropped")),
                      to: connection)
             case .close(let frame):
-                let now = SystemClock.monotonic()
+                let now = time.monotonic()
                 let followUp = connection.state.close(frame, now: now)
                 guard !followUp.isEmpty else { continue }
                 metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
@@ -32,7 +32,7 @@ extension Gateway {
                 leaveRoom(connection)
                 perform(followUp, on: connection)
             case .resynchronize(let dropped):
-                let now = SystemClock.monotonic()
+                let now = time.monotonic()
                 metrics.outboxDrops += dropped.count
                 metrics.outboxResyncs += 1
                 for frame in dropped { settle(frame, now: now) }
@@ -49,7 +49,7 @@ extension Gateway {
                 metrics.roundTrip.observe(seconds: roundTrip.seconds)
                 guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { continue }
                 let measured = ServerInterval(milliseconds: roundTrip.roundedUpMilliseconds)
-                run(entry.room.roundTripMeasured(measured, for: member, now: SystemClock.now()), in: entry)
+                run(entry.room.roundTripMeasured(measured, for: member, now: time.now()), in: entry)
             case .drop(let cause):
                 metrics.dropped[cause.rawValue, default: 0] += 1
                 server?.drop(connection)
@@ -61,14 +61,14 @@ extension Gateway {
     }
 
     /// Queues a frame for one connection.
-    func enqueue(_ frame: OutboundFrame, on connection: Connection, now: MonotonicInstant = SystemClock.monotonic()) {
-        let actions = connection.state.enqueue(frame, now: now)
+    func enqueue(_ frame: OutboundFrame, on connection: Connection, now: MonotonicInstant? = nil) {
+        let actions = connection.state.enqueue(frame, now: now ?? time.monotonic())
         if !actions.isEmpty { perform(actions, on: connection) }
     }
 
     /// Frames went to the socket in one write.
     func wrote(_ frames: [OutboundFrame], on connection: Connection, stillBuffered: Bool) {
-        let now = SystemClock.monotonic()
+        let now = time.monotonic()
         for frame in frames {
             settle(frame, now: now)
             if frame.kind != .ping { metrics.deliveries += 1 }

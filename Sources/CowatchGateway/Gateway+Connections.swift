@@ -72,7 +72,7 @@ extension Gateway {
             : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false)
         let connection = Connection(
             id: id, address: request.address, encoding: request.echo ? .echo : encoding,
-            state: ConnectionState(limits: connectionLimits, rules: rules, now: SystemClock.monotonic(),
+            state: ConnectionState(limits: connectionLimits, rules: rules, now: time.monotonic(),
                                    firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
         connections[id] = connection
@@ -88,7 +88,7 @@ extension Gateway {
 
     /// Binds a connection to its room here as a member (or refuses it).
     func join(_ connection: Connection, _ request: UpgradeRequest, room name: RoomName) {
-        let now = SystemClock.now()
+        let now = time.now()
         let entry: RoomEntry
         var created = false
         if let existing = rooms[name] {
@@ -109,7 +109,7 @@ extension Gateway {
                 operatorState.useCreationToken(request.create)
                 saveOperatorState()
             } else {
-                roomCreations.record(request.address, now: SystemClock.monotonic())
+                roomCreations.record(request.address, now: time.monotonic())
             }
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
             rooms[name] = entry
@@ -147,7 +147,7 @@ extension Gateway {
     /// passes.
     func creationRefusal(_ request: UpgradeRequest) -> CommandError? {
         guard !operatorState.creationTokenValid(request.create),
-              let wait = roomCreations.wait(for: request.address, now: SystemClock.monotonic()) else { return nil }
+              let wait = roomCreations.wait(for: request.address, now: time.monotonic()) else { return nil }
         metrics.refusedConnections["room-creation-rate", default: 0] += 1
         let seconds = Int(wait.seconds.rounded(.up))
         return CommandError(.rateLimited, command: nil,
@@ -205,7 +205,7 @@ extension Gateway {
         connection.route = .local
         let open = connectionsPerAddress[connection.address, default: 1] - 1
         connectionsPerAddress[connection.address] = open > 0 ? open : nil
-        let now = SystemClock.monotonic()
+        let now = time.monotonic()
         for frame in connection.state.takeUnsent() { settle(frame, now: now) }
         leaveRoom(connection)
         finishShutdownIfDone()
@@ -218,12 +218,12 @@ extension Gateway {
               entry.connections[member] === connection else { return }
         entry.unbind(member)
         connection.member = nil
-        run(entry.room.connectionClosed(member, leaving: connection.leaving, now: SystemClock.now()), in: entry)
+        run(entry.room.connectionClosed(member, leaving: connection.leaving, now: time.now()), in: entry)
     }
 
     /// A piece of a message arrived; a whole one is handled.
     func received(_ bytes: UnsafeRawBufferPointer, binary: Bool, final: Bool, midFrame: Bool, on connection: Connection) {
-        switch connection.state.received(bytes, binary: binary, final: final, midFrame: midFrame, now: SystemClock.monotonic()) {
+        switch connection.state.received(bytes, binary: binary, final: final, midFrame: midFrame, now: time.monotonic()) {
         case .partial, .discarded:
             return
         case .refused(let actions):
@@ -280,7 +280,7 @@ extension Gateway {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { return }
         for line in InboundMessage.lines(message) {
             guard entry.connections[member] === connection, connection.state.isOpen else { return }
-            switch connection.state.admitLine(now: SystemClock.monotonic()) {
+            switch connection.state.admitLine(now: time.monotonic()) {
             case .refused(let actions):
                 perform(actions, on: connection)
                 continue
@@ -301,7 +301,7 @@ extension Gateway {
 
     /// The conformance endpoint: every message comes back as it was sent.
     private func echo(_ bytes: [UInt8], binary: Bool, on connection: Connection) {
-        enqueue(OutboundFrame(bytes, kind: binary ? .binary : .text, createdAt: SystemClock.monotonic()), on: connection)
+        enqueue(OutboundFrame(bytes, kind: binary ? .binary : .text, createdAt: time.monotonic()), on: connection)
     }
 
     static func metricName(_ input: InputLine) -> String {
@@ -334,16 +334,16 @@ extension Gateway {
 
     /// A pong came back.
     func ponged(_ connection: Connection) {
-        perform(connection.state.ponged(now: SystemClock.monotonic()), on: connection)
+        perform(connection.state.ponged(now: time.monotonic()), on: connection)
     }
 
     /// Every `housekeepingInterval`: each connection's deadlines and pings, the store's sign of
     /// life, shutdown progress.
     func housekeeping() {
-        let now = SystemClock.monotonic()
+        let now = time.monotonic()
         if let store, now - lastAliveWritten >= .seconds(5) {
             lastAliveWritten = now
-            store.write([.alive(SystemClock.now())])
+            store.write([.alive(time.now())])
         }
         if now - lastChatBudgetCheck >= Self.chatBudgetInterval {
             lastChatBudgetCheck = now

@@ -50,13 +50,13 @@ extension Gateway {
 
     private func roomWouldChange(_ input: InputLine, from connection: Connection) -> Bool {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { return false }
-        return entry.room.wouldChange(input, from: member, now: SystemClock.now())
+        return entry.room.wouldChange(input, from: member, now: time.now())
     }
 
     private func toRoom(_ input: InputLine, from connection: Connection) {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name],
               entry.connections[member] === connection, connection.state.isOpen else { return }
-        run(entry.room.receive(input, from: member, now: SystemClock.now()), in: entry)
+        run(entry.room.receive(input, from: member, now: time.now()), in: entry)
     }
 
     private func startCheck(_ link: String, input: InputLine, on connection: Connection) {
@@ -79,7 +79,7 @@ extension Gateway {
         mediaChecksByAddress[connection.address, default: 0] += 1
         connection.route = .checking(PendingMediaCheck(input: input, address: connection.address))
         let id = connection.id
-        let started = SystemClock.monotonic()
+        let started = time.monotonic()
         let address = connection.address
         MediaProbe.check(link, settings: configuration.mediaCheck) { [weak self] verdict in
             self?.mediaCheckFinished(id, verdict: verdict, started: started, address: address)
@@ -121,7 +121,7 @@ extension Gateway {
         mediaChecksInFlight -= 1
         if let count = mediaChecksByAddress[address] { mediaChecksByAddress[address] = count > 1 ? count - 1 : nil }
         metrics.mediaChecks[verdict.label, default: 0] += 1
-        metrics.mediaCheckTime.observe(seconds: Double((SystemClock.monotonic() - started).microseconds) / 1e6)
+        metrics.mediaCheckTime.observe(seconds: Double((time.monotonic() - started).microseconds) / 1e6)
         guard let connection = connections[id], case .checking(let pending) = connection.route else { return }
         connection.route = .local
         switch verdict {

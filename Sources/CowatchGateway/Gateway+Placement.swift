@@ -16,7 +16,7 @@ extension Gateway {
     /// A connection to a room this node does not serve: held (with its lines) until
     /// the database says who owns the room.
     func place(_ connection: Connection, _ request: UpgradeRequest, in room: RoomName) {
-        connection.route = .placing(Route.Placement(request: request, since: SystemClock.monotonic()))
+        connection.route = .placing(Route.Placement(request: request, since: time.monotonic()))
         wait(connection, for: room, retryAfter: 0)
     }
 
@@ -24,7 +24,7 @@ extension Gateway {
         guard let cluster else { return }
         cluster.waiting[room, default: []].append(connection.id)
         if delay > 0 {
-            let due = SystemClock.monotonic() + .seconds(delay)
+            let due = time.monotonic() + .seconds(delay)
             cluster.askAgain[room] = min(cluster.askAgain[room] ?? due, due)
         } else {
             ask(room)
@@ -43,7 +43,7 @@ extension Gateway {
     func clusterHousekeeping() {
         guard let cluster else { return }
         ownershipActions(cluster.ownership.handle(.tick(now: PostgresLeases.monotonicSeconds())))
-        let now = SystemClock.monotonic()
+        let now = time.monotonic()
         for (room, due) in cluster.askAgain where due <= now { ask(room) }
         for connection in connections.values {
             if case .placing(let placing) = connection.route, now - placing.since > placementPatience {
@@ -94,7 +94,7 @@ extension Gateway {
     /// from their anchor, members wait for their resume tokens, and states are
     /// numbered after every `seq` the previous owner could have sent.
     private func takeOver(_ room: RoomName, stored: StoredRooms.Room?, floor: Int64) {
-        let now = SystemClock.now()
+        let now = time.now()
         var entry: RoomEntry
         var actions: [RoomAction] = []
         if let stored {

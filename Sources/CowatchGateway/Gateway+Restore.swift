@@ -18,7 +18,7 @@ extension Gateway {
                              metadata: ["error": "\(error)"])
             }
         }
-        let now = SystemClock.now()
+        let now = time.now()
         var members = 0
         for saved in stored.rooms {
             let (room, actions) = Room.restore(

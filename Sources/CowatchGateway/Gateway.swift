@@ -26,6 +26,8 @@ public final class Gateway: @unchecked Sendable {
 
     let configuration: GatewayConfiguration
     let logger: Logger
+    /// Where the gateway reads the time, once per event (`SkippableTime` in tests).
+    let time: any TimeSource
     /// Where rooms outlive a restart; nil keeps them in memory only.
     let store: (any RoomStore)?
     let parser: LineParser
@@ -84,6 +86,13 @@ public final class Gateway: @unchecked Sendable {
 
     /// From any other thread (a link check, the database, a relay): hand a message
     /// to the service thread, which handles it when woken (`serviceWoken`).
+    /// After its time source was moved ahead (a test's `SkippableTime`): the
+    /// room timers and deadlines that came due meanwhile are handled at once,
+    /// then `then` is called (on the service thread).
+    public func timeSkipped(then: @escaping @Sendable () -> Void = {}) {
+        post(.timeSkipped(then))
+    }
+
     func post(_ message: ServiceMessage) {
         lock.withLock {
             inbox.append(message)
@@ -99,7 +108,9 @@ public final class Gateway: @unchecked Sendable {
     /// `cluster`: this node is one of several sharing a PostgreSQL database
     /// (docs/cluster.md); `store` is then the cluster's store.
     public init(configuration: GatewayConfiguration = GatewayConfiguration(), store: (any RoomStore)? = nil,
-                cluster: ClusterLink? = nil, logger: Logger = Logger(label: "cowatch.gateway")) {
+                cluster: ClusterLink? = nil, logger: Logger = Logger(label: "cowatch.gateway"),
+                time: any TimeSource = SystemTime()) {
+        self.time = time
         self.configuration = configuration
         self.store = store
         self.clusterLink = cluster
@@ -189,7 +200,7 @@ public final class Gateway: @unchecked Sendable {
         }
         let remaining = connections.count
         cluster?.relays.shutdown()
-        store?.write([.alive(SystemClock.now())])
+        store?.write([.alive(time.now())])
         store?.flush()
         lock.withLock { self.server = nil }
         server.destroy()
@@ -213,7 +224,7 @@ public final class Gateway: @unchecked Sendable {
 
     func beginShutdown() {
         stopping = true
-        stopDeadline = SystemClock.monotonic() + .seconds(configuration.shutdownGraceSeconds)
+        stopDeadline = time.monotonic() + .seconds(configuration.shutdownGraceSeconds)
         logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
         if cluster != nil {
             // In a cluster another node takes each room: come back at once.
@@ -232,7 +243,7 @@ public final class Gateway: @unchecked Sendable {
 
     func finishShutdownIfDone() {
         guard stopping else { return }
-        if connections.isEmpty || SystemClock.monotonic() >= stopDeadline {
+        if connections.isEmpty || time.monotonic() >= stopDeadline {
             finished = true
             server?.wake()
         }

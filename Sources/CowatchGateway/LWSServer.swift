@@ -248,7 +248,7 @@ final class LWSServer {
             lws_sul_cancel(&roomTimer.pointee.sul)
             return
         }
-        let delay = Swift.max(0, nextDue - SystemClock.now().milliseconds) * 1000
+        let delay = Swift.max(0, nextDue - gateway.time.now().milliseconds) * 1000
         roomTimer.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
             lws_sul_schedule(context, 0, sul, lwsRoomTimerFired, delay)
         }

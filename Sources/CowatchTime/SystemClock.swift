@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
 /// The one place the system's clocks are read. Everything else is given the
 /// time: the core and the connection take `now` with every input, the gateway,
@@ -24,7 +25,7 @@ public enum SystemClock {
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
-    package static func monotonic() -> MonotonicInstant {
+    public static func monotonic() -> MonotonicInstant {
         MonotonicInstant(microseconds: Int64(monotonicNanoseconds() / 1000))
     }
 
@@ -38,5 +39,45 @@ public enum SystemClock {
     public static func sleep(untilMonotonicNanoseconds deadline: UInt64) {
         var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
+    }
+}
+
+/// Where a long-lived component (the gateway) reads the time: the system's
+/// clocks, or, in tests, clocks that can be moved ahead at once (`SkippableTime`),
+/// so that what takes minutes of waiting (a grace, an expiry) takes none.
+public protocol TimeSource: Sendable {
+    func now() -> ServerInstant
+    func monotonic() -> MonotonicInstant
+}
+
+/// The system's clocks (`SystemClock`).
+public struct SystemTime: TimeSource {
+    public init() {}
+    public func now() -> ServerInstant { SystemClock.now() }
+    public func monotonic() -> MonotonicInstant { SystemClock.monotonic() }
+}
+
+/// The system's clocks, both moved ahead by what `skip` has added: time still
+/// passes, and a test jumps over a wait instead of sleeping through it.
+public final class SkippableTime: TimeSource, @unchecked Sendable {
+    /// NSLock: what ThreadSanitizer sees (it reports false races on `Synchronization.Mutex`).
+    private let lock = NSLock()
+    private var skippedMicroseconds: Int64 = 0
+
+    public init() {}
+
+    /// Moves both clocks ahead by `seconds`.
+    public func skip(seconds: Double) {
+        lock.withLock { skippedMicroseconds += Int64((seconds * 1_000_000).rounded()) }
+    }
+
+    private var skipped: Int64 { lock.withLock { skippedMicroseconds } }
+
+    public func now() -> ServerInstant {
+        ServerInstant(milliseconds: SystemClock.now().milliseconds + skipped / 1000)
+    }
+
+    public func monotonic() -> MonotonicInstant {
+        MonotonicInstant(microseconds: SystemClock.monotonic().microseconds + skipped)
     }
 }

@@ -108,7 +108,7 @@ struct ModerationEndToEndTests {
 
     @Test("the owner key makes its holder host again after every host has left, and hosts cannot deop or kick the owner")
     func ownerKeyOutlivesHosts() throws {
-        let server = try TestServer { $0.room.resumeGrace = ServerInterval(milliseconds: 300) }
+        let server = try TestServer()
         defer { server.stop() }
         let alice = try server.join("den", name: "alice")
         let key = try #require(Self.welcome(alice)?.string("ownerKey"))
@@ -124,7 +124,8 @@ struct ModerationEndToEndTests {
 
         alice.close()
         bob.close()
-        Thread.sleep(forTimeInterval: 1.0)  // both resume graces pass: the room is empty
+        try server.waitForMembers(0)
+        try server.skip(seconds: 61)  // both resume graces (60 s by default) pass: the room is empty
 
         let stranger = try server.join("den", name: "eve")
         let you = Self.welcome(stranger)?.object("you")
@@ -138,16 +139,18 @@ struct ModerationEndToEndTests {
 
     @Test("a room emptied keeps its owner and policy until it expires, then a newcomer founds a new one")
     func emptyRoomKeptUntilExpiry() throws {
+        // A day's expiry and the minute of grace, skipped over on the server's clocks.
         let server = try TestServer {
-            $0.room.resumeGrace = ServerInterval(milliseconds: 200)
-            $0.room.roomExpiry = ServerInterval(milliseconds: 1500)
+            $0.room.resumeGrace = ServerInterval(seconds: 60)
+            $0.room.roomExpiry = ServerInterval(seconds: 86_400)
         }
         defer { server.stop() }
         let alice = try server.join("attic", name: "alice")
         alice.send("/policy control hosts stall wait")
         _ = alice.event("state") { $0.object("policy")?.string("control") == "hosts" }
         alice.close()
-        Thread.sleep(forTimeInterval: 0.6)
+        try server.waitForMembers(0)
+        try server.skip(seconds: 61)  // alice's grace is over: the room is empty, not expired
 
         let early = try server.join("attic", name: "bob")
         #expect(Self.welcome(early)?.object("you")?.string("role") == "member")
@@ -155,7 +158,9 @@ struct ModerationEndToEndTests {
         let state = try #require(early.event("state"))
         #expect(state.object("policy")?.string("stall") == "wait")
         early.close()
-        Thread.sleep(forTimeInterval: 2.2)  // grace, then the expiry
+        try server.waitForMembers(0)
+        try server.skip(seconds: 61)  // bob's grace
+        try server.skip(seconds: 86_400)  // then the expiry
 
         let late = try server.join("attic", name: "carol")
         #expect(Self.welcome(late)?.string("ownerKey") != nil)

@@ -2,6 +2,7 @@ import CowatchClient
 import CowatchCore
 import CowatchGateway
 import CowatchStore
+import CowatchTime
 import Foundation
 import Logging
 
@@ -10,6 +11,8 @@ final class TestServer: @unchecked Sendable {
     let gateway: Gateway
     let port: Int
     let clients: WebSocketClients
+    /// The gateway's clocks, which a test moves ahead instead of sleeping (`skip`).
+    let time = SkippableTime()
 
     /// `store`: where rooms are brought back from and saved; none by default.
     init(store: (any RoomStore)? = nil, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
@@ -17,9 +20,29 @@ final class TestServer: @unchecked Sendable {
         configure(&configuration)
         var logger = Logger(label: "cowatch.test")
         logger.logLevel = .critical
-        gateway = Gateway(configuration: configuration, store: store, logger: logger)
+        gateway = Gateway(configuration: configuration, store: store, logger: logger, time: time)
         port = try gateway.start()
         clients = try WebSocketClients()
+    }
+
+    /// Moves the server's clocks ahead by `seconds` and returns once what came
+    /// due meanwhile (graces, expiries, deadlines) has been handled.
+    func skip(seconds: Double) throws {
+        time.skip(seconds: seconds)
+        let handled = DispatchSemaphore(value: 0)
+        gateway.timeSkipped { handled.signal() }
+        guard handled.wait(timeout: .now() + 20) == .success else { throw TestFailure("the server did not handle the skipped time") }
+    }
+
+    /// Waits until `count` members are connected to the server's rooms (its
+    /// `cowatch_members` gauge): a close the test made has been seen.
+    func waitForMembers(_ count: Int, timeout: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let body = try? get("/metrics").body, body.split(separator: "\n").contains("cowatch_members \(count)") { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        throw TestFailure("the server did not come to \(count) connected members")
     }
 
     func address(_ path: String) -> WebSocketAddress {
