@@ -45,22 +45,6 @@ final class ClusterState {
     }
 }
 
-/// What other threads hand the service thread (`Gateway.post`).
-enum ServiceMessage: Sendable {
-    case mediaCheck(UInt64, MediaCheck.Verdict, started: MonotonicInstant, address: String)
-    /// A subtitle track fetched for the plain HTTP request `id` (`Gateway+Subtitles.swift`).
-    case subtitles(UInt64, SubtitleFetch.Outcome, address: String)
-    case placement(RoomName, PostgresLeases.Placement)
-    case renewal(PostgresLeases.Renewal)
-    case fenced(RoomName, epoch: Int64)
-    case ceilingExtended(RoomName, epoch: Int64, ceiling: Int64, granted: Bool)
-    case relayOpened(UInt64)
-    case relayReceived(UInt64, String)
-    case relayClosed(UInt64, CloseInfo)
-    /// The time source was moved ahead (`Gateway.timeSkipped`); then, once handled.
-    case timeSkipped(@Sendable () -> Void)
-}
-
 /// A relayed member's connection to the room's owner.
 struct RelayLink {
     var upstream: ClientConnection
@@ -73,63 +57,31 @@ extension Gateway {
         .seconds((cluster?.link.leases.settings.leaseSeconds ?? 1) * 2 + 2)
     }
 
-    func handle(_ message: ServiceMessage) {
-        switch message {
-        case .timeSkipped(let then):
-            // What came due in the skipped time runs now, as if its timers had fired.
-            fireTimers()
-            housekeeping()
-            then()
-        case .mediaCheck(let id, let verdict, let started, let address):
-            applyMediaCheck(id, verdict: verdict, started: started, address: address)
-        case .subtitles(let id, let outcome, let address):
-            subtitlesFetched(id, outcome, address: address)
-        case .placement(let room, let placement):
-            placed(room, placement)
-        case .renewal(let renewal):
-            guard let cluster else { return }
-            cluster.databaseSeconds.observe(seconds: renewal.seconds)
-            if let held = renewal.held {
-                cluster.renewals += 1
-                cluster.databaseUp = true
-                ownershipActions(cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held)))
-            } else {
-                cluster.renewalFailures += 1
-                cluster.databaseUp = false
-                ownershipActions(cluster.ownership.handle(.renewalFailed))
-            }
-        case .fenced(let room, let epoch):
-            // Only the ownership that wrote: the room may have been taken again since.
-            guard cluster?.ownership.epoch(of: room) == epoch else { return }
-            stepDown(room, why: "a write was refused: another node holds its lease")
-        case .ceilingExtended(let room, let epoch, let ceiling, let granted):
-            guard let cluster else { return }
-            ownershipActions(cluster.ownership.handle(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted)))
-        case .relayOpened(let id):
-            guard let connection = connections[id], case .relayed(let link, _) = connection.route else { return }
-            connection.route = .relayed(link, placing: nil)
-            // What the member sent meanwhile goes on to the owner, in order.
-            releaseHeld(connection)
-        case .relayReceived(let id, let text):
-            guard let connection = connections[id], connection.route.isRelayed, connection.state.isOpen else { return }
-            enqueue(OutboundFrame(Array(text.utf8), kind: .text, createdAt: time.monotonic()), on: connection)
-        case .relayClosed(let id, let info):
-            guard let connection = connections[id], case .relayed(_, let placing) = connection.route else { return }
-            connection.route = .local
-            if let placing, let room = placing.request.room, !stopping {
-                // The owner did not answer (it may have just died): ask again shortly,
-                // while the member waits, its lines still held.
-                connection.route = .placing(placing)
-                wait(connection, for: room, retryAfter: 0.15)
-                return
-            }
-            guard connection.state.isOpen else { return }
-            if let code = info.code, !Self.relayCloseMeansMoved(code) {
-                close(connection, code: code, reason: info.reason)
-            } else {
-                close(connection, code: 4010, reason: "the room moved to another node; reconnect now")
-            }
+    /// The leases' heartbeat: which rooms the database still says are ours.
+    func renewed(_ renewal: PostgresLeases.Renewal) {
+        guard let cluster else { return }
+        cluster.databaseSeconds.observe(seconds: renewal.seconds)
+        if let held = renewal.held {
+            cluster.renewals += 1
+            cluster.databaseUp = true
+            ownershipActions(cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held)))
+        } else {
+            cluster.renewalFailures += 1
+            cluster.databaseUp = false
+            ownershipActions(cluster.ownership.handle(.renewalFailed))
         }
+    }
+
+    /// A write refused under `epoch`: only the ownership that wrote steps down
+    /// (the room may have been taken again since).
+    func fenced(_ room: RoomName, epoch: Int64) {
+        guard cluster?.ownership.epoch(of: room) == epoch else { return }
+        stepDown(room, why: "a write was refused: another node holds its lease")
+    }
+
+    func ceilingExtended(_ room: RoomName, epoch: Int64, ceiling: Int64, granted: Bool) {
+        guard let cluster else { return }
+        ownershipActions(cluster.ownership.handle(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted)))
     }
 
     /// Closes from the owner that mean "this room is elsewhere now": the member is

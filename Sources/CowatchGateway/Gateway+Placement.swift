@@ -150,4 +150,36 @@ extension Gateway {
         if let create = request.create { query.append(("create", create)) }
         return query
     }
+
+    // MARK: - The relay's events
+
+    func relayOpened(_ id: UInt64) {
+        guard let connection = connections[id], case .relayed(let link, _) = connection.route else { return }
+        connection.route = .relayed(link, placing: nil)
+        // What the member sent meanwhile goes on to the owner, in order.
+        releaseHeld(connection)
+    }
+
+    func relayReceived(_ id: UInt64, _ text: String) {
+        guard let connection = connections[id], connection.route.isRelayed, connection.state.isOpen else { return }
+        enqueue(OutboundFrame(Array(text.utf8), kind: .text, createdAt: time.monotonic()), on: connection)
+    }
+
+    func relayClosed(_ id: UInt64, _ info: CloseInfo) {
+        guard let connection = connections[id], case .relayed(_, let placing) = connection.route else { return }
+        connection.route = .local
+        if let placing, let room = placing.request.room, !stopping {
+            // The owner did not answer (it may have just died): ask again shortly,
+            // while the member waits, its lines still held.
+            connection.route = .placing(placing)
+            wait(connection, for: room, retryAfter: 0.15)
+            return
+        }
+        guard connection.state.isOpen else { return }
+        if let code = info.code, !Self.relayCloseMeansMoved(code) {
+            close(connection, code: code, reason: info.reason)
+        } else {
+            close(connection, code: 4010, reason: "the room moved to another node; reconnect now")
+        }
+    }
 }
