@@ -124,6 +124,17 @@ def make_media(directory, audio=False):
     return target
 
 
+def sound_media(directory):
+    """The clip with sound under the name the scenarios play, timecode.mp4, in a
+    directory of its own beside the silent one (a link, not a second copy)."""
+    target = make_media(directory, audio=True)
+    served = directory / "sound" / "timecode.mp4"
+    served.parent.mkdir(parents=True, exist_ok=True)
+    if not served.is_symlink():
+        served.symlink_to(Path("..") / target.name)
+    return served
+
+
 class _FailingHandler(RangeRequestHandler):
     """The media server's handler, except for a browser that carries the cookie
     FAIL_COOKIE, asking for a URL with "fail" in it: it gets 404, as when a video
@@ -1311,6 +1322,9 @@ def main():
                              "wan-20, wan-60, wan-120, lossy, mixed-wan, skewed-clocks, one-browser, slow-viewer-continue, "
                              "slow-viewer-wait, hidden-window, or all; --record writes their figures under "
                              "'## Browser under real-world conditions', --time-limit bounds each one")
+    parser.add_argument("--sound", action="store_true",
+                        help="play a clip with a sound track (make_media(audio=True)) where the scenario plays "
+                             "timecode.mp4: a <video> with sound starts its clock when its audio output starts")
     args = parser.parse_args()
     command = os.environ.get("E2E_COMMAND") or "python3 Tests/e2e/run_e2e.py " + " ".join(sys.argv[1:])
     # A timeout's SIGTERM unwinds normally, so the browsers and the server are stopped.
@@ -1327,7 +1341,7 @@ def main():
         log(f"web root: {args.web_root} (COWATCH_WEB_ROOT; the bundle check is skipped)")
     else:
         check_bundled_files(args.cowatch)
-    media_file = make_media(Path(args.media_dir))
+    media_file = sound_media(Path(args.media_dir)) if args.sound else make_media(Path(args.media_dir))
     if args.conditions:
         import conditions
         return conditions.main(args, command, media_file, load_before)
