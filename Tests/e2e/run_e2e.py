@@ -124,6 +124,24 @@ def make_media(directory, audio=False):
     return target
 
 
+def window_ports(base, n):
+    """Window n's chromedriver and DevTools ports under --port-base (0: free ones)."""
+    if not base:
+        return {}
+    return {"driver_port": base + 2 + 2 * n, "extra_flags": [f"--remote-debugging-port={base + 3 + 2 * n}"]}
+
+
+def sound_media(directory):
+    """The clip with sound under the name the scenarios play, timecode.mp4, in a
+    directory of its own beside the silent one (a link, not a second copy)."""
+    target = make_media(directory, audio=True)
+    served = directory / "sound" / "timecode.mp4"
+    served.parent.mkdir(parents=True, exist_ok=True)
+    if not served.is_symlink():
+        served.symlink_to(Path("..") / target.name)
+    return served
+
+
 class _FailingHandler(RangeRequestHandler):
     """The media server's handler, except for a browser that carries the cookie
     FAIL_COOKIE, asking for a URL with "fail" in it: it gets 404, as when a video
@@ -634,7 +652,7 @@ class Run:
 
         # A late joiner whose browser refuses autoplay: it shows the button,
         # a click lets it join at group time.
-        late = Window("late", autoplay=False)
+        late = Window("late", autoplay=False, **window_ports(self.args.port_base, 3))
         self.windows.append(late)
         late.open(f"{room_url}?name=late")
         readings = self.wait(lambda rs: rs[3]["mode"] == "blocked"
@@ -1311,6 +1329,12 @@ def main():
                              "wan-20, wan-60, wan-120, lossy, mixed-wan, skewed-clocks, one-browser, slow-viewer-continue, "
                              "slow-viewer-wait, hidden-window, or all; --record writes their figures under "
                              "'## Browser under real-world conditions', --time-limit bounds each one")
+    parser.add_argument("--port-base", type=int, default=0,
+                        help="the server on PORT, the media on PORT+1, each window's chromedriver and DevTools on "
+                             "the next two (up to PORT+9) for the <video> scenario; 0: free ports")
+    parser.add_argument("--sound", action="store_true",
+                        help="play a clip with a sound track (make_media(audio=True)) where the scenario plays "
+                             "timecode.mp4: a <video> with sound starts its clock when its audio output starts")
     args = parser.parse_args()
     command = os.environ.get("E2E_COMMAND") or "python3 Tests/e2e/run_e2e.py " + " ".join(sys.argv[1:])
     # A timeout's SIGTERM unwinds normally, so the browsers and the server are stopped.
@@ -1327,7 +1351,7 @@ def main():
         log(f"web root: {args.web_root} (COWATCH_WEB_ROOT; the bundle check is skipped)")
     else:
         check_bundled_files(args.cowatch)
-    media_file = make_media(Path(args.media_dir))
+    media_file = sound_media(Path(args.media_dir)) if args.sound else make_media(Path(args.media_dir))
     if args.conditions:
         import conditions
         return conditions.main(args, command, media_file, load_before)
@@ -1338,12 +1362,14 @@ def main():
         f"{n // 6:02d}:{n % 6 * 10:02d}.000 --> {(n + 1) // 6:02d}:{(n + 1) % 6 * 10:02d}.000\ncue {n}\n\n" for n in range(24)))
     failed = None
     summary = None
-    with MediaServer(media_file.parent, _FailingHandler) as media, CowatchServer(args.cowatch, args.web_root) as server:
+    base = args.port_base
+    with MediaServer(media_file.parent, _FailingHandler, port=base + 1 if base else 0) as media, \
+            CowatchServer(args.cowatch, args.web_root, port=base) as server:
         log(f"server: {server.url('/')}  media: {media.url(media_file.name)}")
         run = Run(server, media, args)
         try:
             with concurrent.futures.ThreadPoolExecutor(3) as pool:
-                run.windows = list(pool.map(lambda label: Window(label), ["A", "B", "C"]))
+                run.windows = list(pool.map(lambda n: Window("ABC"[n], **window_ports(base, n)), range(3)))
             for window, name in zip(run.windows, ["alice", "bob", "carol"]):
                 window.open(server.url(f"/rooms/{run.room}?name={name}"))
             run.wait(lambda rs: all(r["connection"] == "open" and r["members"] >= 3 for r in rs), 15,

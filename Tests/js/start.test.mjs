@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  latencyAfterStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, JOIN_LEAD_MS,
+  latencyAfterStart, LATENCY_SAMPLES, LEARNABLE_ERROR_MS, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, JOIN_LEAD_MS,
 } from '../../Sources/CowatchGateway/Web/static/sync/latency.js';
 import {
   fireDecision, LATE_START_MS, planStart, sameCourse, SPIN_MS, wakeDelay,
@@ -78,12 +78,25 @@ test('a timer on time plays at the instant minus the latency; early waits again;
 
 // MARK: learning
 
-test('play() latency: a late start makes the next one call play() earlier, gently and within bounds', () => {
-  assert.equal(latencyAfterStart(5, 10), 9);
-  assert.equal(latencyAfterStart(5, -10), 1);
-  assert.equal(latencyAfterStart(5, -30), PLAY_LATENCY_MS.min);
-  assert.equal(latencyAfterStart(58, 20), PLAY_LATENCY_MS.max);
-  assert.equal(latencyAfterStart(5, 45), 5); // not a latency: a hiccup, not learned from
+test('play() latency: the median of what the last starts took from play() to the video moving, within bounds', () => {
+  assert.deepEqual(latencyAfterStart(5, 10), { playLatency: 15, taken: [15] });
+  assert.deepEqual(latencyAfterStart(5, -10, [3]), { playLatency: PLAY_LATENCY_MS.min, taken: [3, -5] }); // median -1: bounded
+  assert.equal(latencyAfterStart(100, 120, [200, 210]).playLatency, PLAY_LATENCY_MS.max);
+  // a clip with sound: its clock moved 85 ms after the instant; the next start calls play() 90 ms ahead
+  assert.equal(latencyAfterStart(5, 85).playLatency, 90);
+  // one hiccup among steady starts does not move it
+  assert.equal(latencyAfterStart(5, 100, [5, 6, 4, 5]).playLatency, 5);
+  // only the last LATENCY_SAMPLES count
+  const last = latencyAfterStart(90, 0, [5, 5, 5, 90, 90]);
+  assert.deepEqual(last.taken, [5, 5, 90, 90, 90].slice(-LATENCY_SAMPLES));
+  assert.equal(last.playLatency, 90);
+});
+
+test('play() latency: an error of LEARNABLE_ERROR_MS or more is a hiccup, shown but not learned from', () => {
+  const taken = [5, 6];
+  assert.deepEqual(latencyAfterStart(5, LEARNABLE_ERROR_MS, taken), { playLatency: 5, taken });
+  assert.deepEqual(latencyAfterStart(5, -LEARNABLE_ERROR_MS, taken), { playLatency: 5, taken });
+  assert.deepEqual(latencyAfterStart(5, NaN, taken), { playLatency: 5, taken });
 });
 
 test('a start is measured from where the video is a little after it', () => {
@@ -138,6 +151,21 @@ test('a slow play() is learned: after a few starts the video leaves its position
   assert.ok(errors[0] > 10, `first start ${errors[0]} ms late`);
   assert.ok(Math.abs(errors.at(-1)) < 2, `last start ${errors.at(-1)} ms off; all: ${errors.map((e) => e.toFixed(1))}`);
   assert.ok(Math.abs(sim.core.playLatency - 20) < 2);
+});
+
+test('a clip with sound (the clock moves 90 ms after play()) is learned from the first start: the second is on time', () => {
+  const sim = new SimulatedPlayer({ playLatencyMs: 90 });
+  sim.open(roomState(1, { status: 'paused', position: 0 }));
+  const errors = [];
+  for (let seq = 2; seq < 15; seq += 3) {
+    coordinated(sim, seq);
+    sim.advance(1000);
+    errors.push(sim.core.lastStart.error);
+    sim.setState(roomState(seq + 2, { status: 'paused', position: sim.video.currentTime, at: sim.now }));
+    sim.advance(200);
+  }
+  assert.ok(errors[0] > 80, `first start ${errors[0]} ms late`);
+  assert.ok(errors.slice(1).every((e) => Math.abs(e) < 2), `starts after the first: ${errors.map((e) => e.toFixed(1))}`);
 });
 
 test('a late joiner seeks ahead and starts in step, not behind', () => {

@@ -45,6 +45,7 @@ export class Follower extends Actions {
     this.screenKey = null; // the timeline the screen's frames are read against
     this.screenSince = null; // since when (server ms) the video follows it
     this.playLatency = PLAY_LATENCY_MS.initial;
+    this.startsTook = []; // ms from play() to the video moving, last learnable starts (latency.js)
     this.joinLead = JOIN_LEAD_MS.initial;
     this.lastStart = null; // { at, actual, error } of the last scheduled start, ms
     this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed (player.js)
@@ -358,7 +359,7 @@ export class Follower extends Actions {
     const start = measureStart(verify, video.now, video.currentTime);
     this.lastStart = start;
     this.note(`started ${start.error.toFixed(1)} ms after the instant; play() latency ${this.playLatency.toFixed(1)} ms`);
-    this.playLatency = latencyAfterStart(this.playLatency, start.error);
+    ({ playLatency: this.playLatency, taken: this.startsTook } = latencyAfterStart(this.playLatency, start.error, this.startsTook));
   }
 
   stopVideo() {

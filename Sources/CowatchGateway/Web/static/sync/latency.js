@@ -4,15 +4,20 @@
 
 import { clamp } from './timeline.js';
 
-/** Learned bounds, ms. */
-export const PLAY_LATENCY_MS = Object.freeze({ initial: 5, min: 0, max: 60 });
+/** Learned bounds, ms. The cap is high enough for a clip with sound: there the
+ *  video's clock is the audio's, and it starts moving only once the audio output
+ *  has started, 65-100 ms after play() in headless Chromium (docs/benchmarks.md). */
+export const PLAY_LATENCY_MS = Object.freeze({ initial: 5, min: 0, max: 150 });
 export const JOIN_LEAD_MS = Object.freeze({ initial: 350, min: 200, max: 4000 });
-/** How much of a start's measured error goes into the latency estimate: the
- *  error jitters by a few ms from start to start, so the estimate moves gently. */
-export const LATENCY_GAIN = 0.4;
-/** An error this large is not the latency of play() (a hiccup, a seek that
- *  moved the video): it is shown, not learned from. */
-const LEARNABLE_ERROR_MS = 40;
+/** An error at least this large is not the latency of play() (a hiccup, a seek
+ *  that moved the video): it is shown, not learned from. Above the largest
+ *  latency a clip with sound shows, so that one is learned. */
+export const LEARNABLE_ERROR_MS = 150;
+/** The latency is the median of what the last this many learnable starts took
+ *  from play() to the video moving: one hiccup among them does not move it, and
+ *  a latency that is really there (a clip with sound) is followed from the first
+ *  start on, not approached over several. */
+export const LATENCY_SAMPLES = 5;
 /** A start is measured (and the play() latency learned) this long after it. */
 export const VERIFY_AFTER_MS = 200;
 
@@ -45,8 +50,23 @@ export function measureStart(start, now, currentTime) {
   return { at: start.startAt, actual, error: actual - start.startAt };
 }
 
-/** The play() latency corrected by a start's error (late: call earlier). */
-export function latencyAfterStart(playLatency, error) {
-  if (!(Math.abs(error) < LEARNABLE_ERROR_MS)) return playLatency;
-  return clamp(playLatency + error * LATENCY_GAIN, PLAY_LATENCY_MS.min, PLAY_LATENCY_MS.max);
+/** The median of numbers (the mean of the middle two for an even count). */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/**
+ * The play() latency learned from a start measured `error` ms late (negative:
+ * early) when play() was called `playLatency` ms ahead of the instant: that start
+ * took `playLatency + error` from play() to its clock moving. The latency becomes
+ * the median of the last LATENCY_SAMPLES such durations, within PLAY_LATENCY_MS.
+ * @param {number[]} taken durations of the previous learnable starts, ms, oldest first
+ * @returns {{ playLatency: number, taken: number[] }} the latency and the durations kept
+ */
+export function latencyAfterStart(playLatency, error, taken = []) {
+  if (!(Math.abs(error) < LEARNABLE_ERROR_MS)) return { playLatency, taken };
+  const kept = [...taken, playLatency + error].slice(-LATENCY_SAMPLES);
+  return { playLatency: clamp(median(kept), PLAY_LATENCY_MS.min, PLAY_LATENCY_MS.max), taken: kept };
 }

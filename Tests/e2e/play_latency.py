@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""What a <video> in headless Chromium does between play() and its clock moving,
+for the clip without sound and the clip with sound (make_media in run_e2e.py),
+unmuted and muted, with Chromium's --mute-audio and without.
+
+For each: ms after play() was called until the play() promise resolved, the
+'playing' event, the first requestVideoFrameCallback (and the media time of that
+frame past the start, ms), the first change of currentTime, and when the clock
+really started: extrapolated back from currentTime 400 ms after play(), as the
+page measures its starts (static/sync/latency.js: measureStart). Medians and
+ranges over --runs starts.
+
+    python3 Tests/e2e/play_latency.py [--runs N] [--port-base PORT]
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from media_server import MediaServer  # noqa: E402
+from run_e2e import REPO, make_media, webdriver  # noqa: E402
+
+# In the page: seek to 5 s, wait until it can play through, then play() and
+# record when each sign of playing came, in ms after the call.
+PROBE = r"""
+const [src, muted, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
+const v = document.getElementById('v');
+v.muted = muted;
+const event = (name) => new Promise((resolve) => v.addEventListener(name, resolve, { once: true }));
+const run = async () => {
+  if (!v.src.endsWith(src)) v.src = src;
+  v.pause();
+  const seeked = event('seeked');
+  v.currentTime = 5;
+  await seeked;
+  while (v.readyState < 4) await event('canplaythrough');
+  const t = {};
+  const call = performance.now();
+  v.addEventListener('playing', () => { t.playing = performance.now() - call; }, { once: true });
+  v.requestVideoFrameCallback((now, frame) => { t.frame = performance.now() - call; t.frameMedia = (frame.mediaTime - 5) * 1000; });
+  const from = v.currentTime;
+  v.play().then(() => { t.promise = performance.now() - call; });
+  const poll = () => { if (v.currentTime !== from) t.moved = performance.now() - call; else setTimeout(poll, 0); };
+  poll();
+  // The clock is read once it has run a while (as the page does, VERIFY_AFTER_MS).
+  while (performance.now() - call < 400) await new Promise((resolve) => setTimeout(resolve, 50));
+  t.started = (performance.now() - call) - (v.currentTime - from) * 1000;
+  v.pause();
+  done(t);
+};
+run().catch((error) => done({ error: String(error) }));
+"""
+FIGURES = ["promise", "playing", "frame", "frameMedia", "moved", "started"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=8, help="starts per clip and setting")
+    parser.add_argument("--port-base", type=int, default=0,
+                        help="media server on PORT, chromedriver on PORT+1, DevTools on PORT+2 (0: free ones)")
+    parser.add_argument("--media-dir", default=str(REPO / ".build-e2e" / "e2e-media"))
+    args = parser.parse_args()
+    media = Path(args.media_dir)
+    clips = [make_media(media), make_media(media, audio=True)]
+    (media / "probe.html").write_text("<!doctype html><title>play() latency</title><video id=v preload=auto playsinline></video>\n")
+    port = (lambda n: args.port_base + n if args.port_base else 0)
+    with MediaServer(media, port=port(0)) as server:
+        for setting, extra in (("--mute-audio", ["--mute-audio"]), ("audio out", [])):
+            options = webdriver.ChromeOptions()
+            options.binary_location = "/usr/bin/chromium"
+            profile = tempfile.mkdtemp(prefix="cowatch-play-latency-", dir=REPO / ".build-e2e")
+            for flag in ["--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--disable-gpu",
+                         "--disable-dev-shm-usage", f"--user-data-dir={profile}"] + extra + (
+                            [f"--remote-debugging-port={port(2)}"] if args.port_base else []):
+                options.add_argument(flag)
+            driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(
+                executable_path="/usr/bin/chromedriver", port=port(1)))
+            try:
+                driver.set_script_timeout(30)
+                driver.get(server.url("probe.html"))
+                for clip in clips:
+                    for muted in (False, True):
+                        rows = [driver.execute_async_script(PROBE, clip.name, muted) for _ in range(args.runs)]
+                        failed = [r["error"] for r in rows if "error" in r]
+                        if failed:
+                            sys.exit(f"play-latency: {clip.name}: {failed[0]}")
+                        figures = {k: {"median": round(statistics.median(r[k] for r in rows), 1),
+                                       "range": [round(min(r[k] for r in rows)), round(max(r[k] for r in rows))]}
+                                   for k in FIGURES if all(k in r for r in rows)}
+                        print(f"{setting:12} {clip.name:20} {'muted' if muted else 'unmuted':8} {json.dumps(figures)}",
+                              flush=True)
+            finally:
+                driver.quit()
+
+
+if __name__ == "__main__":
+    main()
