@@ -38,14 +38,6 @@ enum Route {
     var isRelayed: Bool {
         if case .relayed = self { true } else { false }
     }
-
-    var placement: Placement? {
-        switch self {
-        case .placing(let placement): placement
-        case .relayed(_, let placing): placing
-        case .local, .checking: nil
-        }
-    }
 }
 
 /// A line that waits for its connection's route: a message not read yet (its
@@ -61,7 +53,7 @@ enum HeldLine {
 /// (`Gateway.hold`), never dropped unseen.
 struct HeldLines {
     let limit: Int
-    private(set) var lines: [HeldLine] = []
+    private var lines: [HeldLine] = []
 
     init(limit: Int) {
         self.limit = limit

@@ -24,7 +24,7 @@ public struct LocalCopy: Sendable, Hashable {
         self.init(path: path, hash: OwnCopy.hash(size: size, head: head, tail: tail), size: size)
     }
 
-    public var identifier: String { "own:\(OwnCopy.hashText(hash)):\(size)" }
+    public var identifier: String { OwnCopy.identifier(hash: hash, size: size) }
 
     /// Why this file is not the room's item, known without playing it (size
     /// first, then contents); nil when both match.

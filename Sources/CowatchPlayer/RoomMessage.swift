@@ -97,7 +97,7 @@ public struct OwnItem: Sendable, Hashable {
         self.size = size
     }
 
-    public var identifier: String { "own:\(OwnCopy.hashText(hash)):\(size)" }
+    public var identifier: String { OwnCopy.identifier(hash: hash, size: size) }
 
     init?(source: [String: Any]?) {
         guard let source, source["kind"] as? String == "own", let text = source["hash"] as? String,

@@ -30,7 +30,11 @@ public struct OwnCopy: Hashable, Sendable {
     public var hashText: String { Self.hashText(hash) }
 
     /// The item's identity, `own:<hash>:<size>`: two members with one file share it.
-    public var identifier: String { "own:\(hashText):\(size)" }
+    public var identifier: String { Self.identifier(hash: hash, size: size) }
+
+    /// `own:<hash>:<size>`, for any holder of a file's hash and size (the
+    /// desktop player's file, the item it reads from a state).
+    public static func identifier(hash: UInt64, size: Int64) -> String { "own:\(hashText(hash)):\(size)" }
 
     /// What the room calls the item when the sharer gave no title: its size and
     /// length, never its name (`a file of 1.4 GB, 1:42:10`).

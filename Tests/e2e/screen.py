@@ -35,8 +35,10 @@ moves a window can be told from the page's own account.
 
 import json
 import statistics
+import sys
 import threading
 import time
+from pathlib import Path
 
 from websocket import create_connection
 
@@ -44,9 +46,15 @@ import run_e2e as e2e
 from run_e2e import Failure, log, percentile
 from conditions import TabWindow
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from harness import wait_until  # noqa: E402
+
 ROUNDS = 20  # readings per command
 ROUND_GAP_S = 0.1
 MEASURE_AFTER_S = 2.0  # after the command is sent
+# A playing window presents a frame every 33 ms: one past the last round is
+# waited for this long at most (a busy machine), then the run fails in words.
+SCREEN_FRAME_TIMEOUT_S = 10
 KEPT_FRAMES = 1200  # per page: 40 s at 30 frames a second
 KEPT_TICKS = 1200  # per page: 60 s of 50 ms ticks
 
@@ -315,10 +323,16 @@ def sample(run, name, windows, sent):
         if time.monotonic() > run.deadline:
             raise Failure("the run took longer than its time limit")
         rounds.append([w.devtools.read() for w in windows])
-    # Frames presented up to a little after the last round: the continuous
-    # reading at T needs the frame after T.
-    time.sleep(0.15)
-    frames = [w.devtools.evaluate("window.e2eScreen.frames") for w in windows]
+    # The continuous reading at T needs the frame after T: each playing window's
+    # frames are read once one is presented past its last reading (a paused
+    # window presents none, and needs none).
+    last = rounds[-1]
+
+    def frames_past_last():
+        frames = [w.devtools.evaluate("window.e2eScreen.frames") for w in windows]
+        shown = all(r["paused"] or any(f[0] > r["t"] for f in kept) for kept, r in zip(frames, last))
+        return frames if shown else None
+    frames = wait_until(frames_past_last, SCREEN_FRAME_TIMEOUT_S, "a frame presented after the last round in each window")
     row = {"transition": name, "windows": len(windows), "rounds": [], "status": rounds[-1][0]["status"],
            "rate": rounds[-1][0]["rate"], "readings": rounds,
            "frames": [[f for f in kept if rounds[0][0]["t"] - 100 <= f[0] <= rounds[-1][0]["t"] + 100]

@@ -26,7 +26,8 @@ from websockets.sync.client import connect
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 import media_server  # noqa: E402
-from harness import Serve, free_port, wait_until  # noqa: E402  (free_port: for the tests beside this one)
+from harness import Serve, free_port  # noqa: E402  (free_port: for the tests beside this one)
+from harness import wait_until as wait_for  # noqa: E402
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
 MEDIA_SECONDS = 60
@@ -53,10 +54,6 @@ MAX_BOUND_MS = 40.0
 SETTLED_MS = 5.0
 SETTLE_LIMIT_S = 8.0
 MEASURE_S = 2.0
-
-
-def wait_for(condition, timeout, what):
-    return wait_until(condition, timeout, what)
 
 
 class MpvIPC:

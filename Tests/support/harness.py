@@ -49,15 +49,6 @@ def wait_until(check, timeout, what, interval=0.02):
         time.sleep(interval)
 
 
-def answers(port):
-    """Whether something accepts TCP connections on the loopback port."""
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        return True
-    except OSError:
-        return False
-
-
 class Serve:
     """`cowatch serve` with `args`, on `port` (0: the server picks one and says
     which in its banner, read here). It can be stopped and started again on the
