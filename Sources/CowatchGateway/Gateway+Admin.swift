@@ -14,103 +14,26 @@ struct AdminRequest {
     var arguments: (String) -> String?
 }
 
-/// What the operator decided, kept in the store (`serverState` "operator") so
-/// that it outlives restarts; creation tokens as digests.
-struct OperatorState: Codable {
-    /// Addresses shut out of the whole server, and until when (nil: until lifted).
-    var bannedAddresses: [String: ServerInstant?] = [:]
-    /// No new rooms: the server is being emptied before a restart or a move.
-    var draining = false
-    /// Digests of room-creation tokens (`room-creation token`), with uses left.
-    var creationTokens: [String: Int] = [:]
-    /// Wrong admin tokens by address, and when the first of the current minute was
-    /// (not kept).
-    var failures: [String: (count: Int, since: ServerInstant)] = [:]
-
-    enum CodingKeys: String, CodingKey {
-        case bannedAddresses, draining, creationTokens
-    }
-
-    init() {}
-
-    init(from decoder: any Decoder) throws {
-        let values = try decoder.container(keyedBy: CodingKeys.self)
-        bannedAddresses = try values.decodeIfPresent([String: ServerInstant?].self, forKey: .bannedAddresses) ?? [:]
-        draining = try values.decodeIfPresent(Bool.self, forKey: .draining) ?? false
-        creationTokens = try values.decodeIfPresent([String: Int].self, forKey: .creationTokens) ?? [:]
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var values = encoder.container(keyedBy: CodingKeys.self)
-        try values.encode(bannedAddresses, forKey: .bannedAddresses)
-        try values.encode(draining, forKey: .draining)
-        try values.encode(creationTokens, forKey: .creationTokens)
-    }
-
-    func creationTokenValid(_ token: String?) -> Bool {
-        guard let token else { return false }
-        let digest = SecretDigest.hex(token)
-        return creationTokens.contains { SecretDigest.equal($0.key, digest) && $0.value > 0 }
-    }
-
-    mutating func useCreationToken(_ token: String?) {
-        guard let token else { return }
-        let digest = SecretDigest.hex(token)
-        guard let uses = creationTokens[digest] else { return }
-        creationTokens[digest] = uses > 1 ? uses - 1 : nil
-    }
-
-    static let storeName = "operator"
-
-
-    /// Wrong tokens one address may send in a minute before it is refused unheard.
-    static let failuresPerMinute = 10
-}
-
 extension Gateway {
-    /// The operator's refusals of an upgrade: a banned address, a new room while
-    /// draining, a new room without a creation token under `room-creation token`.
-    func operatorRefusal(_ request: UpgradeRequest) -> (status: UInt32, body: String)? {
-        let now = time.now()
-        if let until = operatorState.bannedAddresses[request.address] {
-            if let until, now >= until {
-                operatorState.bannedAddresses[request.address] = nil
-            } else {
-                metrics.refusedConnections["operator-ban", default: 0] += 1
-                return (403, "your address may not connect to this server\n")
-            }
-        }
-        guard let room = request.room, rooms[room] == nil else { return nil }
-        if operatorState.draining {
-            metrics.refusedConnections["draining", default: 0] += 1
-            return (503, "this server is not taking new rooms right now; existing rooms are open\n")
-        }
-        if configuration.roomCreation == .token && !operatorState.creationTokenValid(request.create) {
-            metrics.refusedConnections["creation-token", default: 0] += 1
-            return (403, "creating a room on this server needs a creation token from its operator (create=)\n")
-        }
-        return nil
-    }
-
     /// The admin API (docs/security.md, "The operator's controls"): off without
     /// an admin token; every request carries it as `Authorization: Bearer`.
     func adminResponse(_ request: AdminRequest) -> HTTPResponse {
         metrics.httpRequests["admin", default: 0] += 1
         guard let expected = configuration.adminToken else { return Self.json(404, ["error": "the admin API is off"]) }
         let now = time.now()
-        if let failure = operatorState.failures[request.address], failure.count >= OperatorState.failuresPerMinute,
+        if let failure = state.operatorState.failures[request.address], failure.count >= OperatorState.failuresPerMinute,
            now < failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) {
             return Self.json(429, ["error": "too many wrong admin tokens from your address; wait a minute"])
         }
         guard let token = request.token, SecretDigest.equal(SecretDigest.hex(token), SecretDigest.hex(expected)) else {
-            var failure = operatorState.failures[request.address] ?? (0, now)
+            var failure = state.operatorState.failures[request.address] ?? (0, now)
             if now >= failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) { failure = (0, now) }
             failure.count += 1
-            operatorState.failures[request.address] = failure
+            state.operatorState.failures[request.address] = failure
             metrics.refusedConnections["admin-token", default: 0] += 1
             return Self.json(401, ["error": "the admin API needs the operator's token: Authorization: Bearer <token>"])
         }
-        operatorState.failures[request.address] = nil
+        state.operatorState.failures[request.address] = nil
         let rest = Array(request.path.split(separator: "/").map(String.init).dropFirst())  // after "admin"
         let roomAction = rest.count == 3 && rest[0] == "rooms" ? (name: rest[1], action: rest[2]) : nil
         switch (request.post, rest.joined(separator: "/")) {
@@ -162,7 +85,7 @@ extension Gateway {
                 minutes = value
             }
             // updateValue: a subscript assignment of nil (no end) would remove the key.
-            operatorState.bannedAddresses.updateValue(minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) },
+            state.operatorState.bannedAddresses.updateValue(minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) },
                                                       forKey: address)
             var closed = 0
             saveOperatorState()
@@ -174,23 +97,23 @@ extension Gateway {
         case (true, "bans/lift"):
             guard let given = request.arguments("address") else { return Self.json(400, ["error": "address=<client address>"]) }
             let address = Self.canonicalAddress(given) ?? given
-            let lifted = operatorState.bannedAddresses.removeValue(forKey: address) != nil
+            let lifted = state.operatorState.bannedAddresses.removeValue(forKey: address) != nil
             saveOperatorState()
             return Self.json(lifted ? 200 : 404, lifted ? ["lifted": address] : ["error": "\(address) is not banned"])
         case (false, "bans"):
-            let bans = operatorState.bannedAddresses.sorted { $0.key < $1.key }.map { address, until -> [String: Any] in
+            let bans = state.operatorState.bannedAddresses.sorted { $0.key < $1.key }.map { address, until -> [String: Any] in
                 ["address": address, "until": until.map { $0.milliseconds } as Any]
             }
             return Self.json(200, ["bans": bans])
         case (true, "drain"):
-            operatorState.draining = request.arguments("on").map { $0 != "0" && $0.lowercased() != "off" } ?? true
+            state.operatorState.draining = request.arguments("on").map { $0 != "0" && $0.lowercased() != "off" } ?? true
             saveOperatorState()
-            return Self.json(200, ["draining": operatorState.draining])
+            return Self.json(200, ["draining": state.operatorState.draining])
         case (true, "creation-tokens"):
             let uses = request.arguments("uses").flatMap(Int.init) ?? 1
             guard (1...100_000).contains(uses) else { return Self.json(400, ["error": "uses=1..100000"]) }
             let token = Self.newToken() + Self.newToken()
-            operatorState.creationTokens[SecretDigest.hex(token)] = uses
+            state.operatorState.creationTokens[SecretDigest.hex(token)] = uses
             saveOperatorState()
             return Self.json(200, ["token": token, "uses": uses])
         default:
@@ -211,7 +134,7 @@ extension Gateway {
 
     /// Keeps the operator's decisions in the store, after each change.
     func saveOperatorState() {
-        guard let store, let data = try? JSONEncoder().encode(operatorState) else { return }
+        guard let store, let data = try? JSONEncoder().encode(state.operatorState) else { return }
         store.write([.serverState(name: OperatorState.storeName, json: String(decoding: data, as: UTF8.self))])
     }
 

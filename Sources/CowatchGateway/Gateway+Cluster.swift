@@ -115,7 +115,7 @@ extension Gateway {
         cluster.link.store.disown(room)
         _ = cluster.ownership.handle(.released(room))
         guard let entry = rooms.removeValue(forKey: room) else { return }
-        timers.cancelAll(in: room)
+        state.roomForgotten(room)
         cluster.roomsLost += 1
         logger.warning("room given up", metadata: ["room": "\(room)", "why": "\(why)"])
         for (member, connection) in entry.connections {

@@ -7,14 +7,25 @@ import SlashCommands
 /// callbacks into these calls, which feed each connection's `ConnectionState`
 /// and carry out what it decides (`Gateway+ConnectionActions.swift`).
 extension Gateway {
-    /// Decides whether an upgrade may go ahead; nil lets it, otherwise the HTTP
-    /// status and body to refuse it with.
-    /// An admitted upgrade's connection number, its request kept for `established`.
-    func upgradeAccepted(_ request: UpgradeRequest) -> UInt64 {
-        let id = nextConnectionID
-        nextConnectionID += 1
-        upgrades[id] = request
-        return id
+    /// A socket from `address` is about to be accepted (`SocketLimits`):
+    /// `.acceptSocket`, or `.refuseSocket` with what the peer reads first.
+    func socketOffered(from address: String, trusted: Bool) -> GatewayAction {
+        let decision = state.socketOffered(from: address, trusted: trusted)
+        carry(decision)
+        return decision
+    }
+
+    func socketOpened(from address: String) {
+        state.socketOpened(from: address)
+    }
+
+    func socketClosed(from address: String) {
+        state.socketClosed(from: address)
+    }
+
+    /// Listening, with room for `sockets` sockets under the descriptor limit.
+    func listening(sockets: Int) {
+        state.listening(sockets: sockets)
     }
 
     /// A plain HTTP request refused (by `HTTPRequestRules`, or one the library could not parse).
@@ -22,40 +33,22 @@ extension Gateway {
         metrics.httpRefusals[status, default: 0] += 1
     }
 
-    /// A socket refused before any HTTP (`SocketLimits`), by reason.
-    func socketRefused(_ reason: String) {
-        metrics.refusedConnections[reason, default: 0] += 1
-    }
-
-    func admit(_ request: UpgradeRequest) -> (status: UInt32, body: String)? {
-        if stopping { return (503, "the server is shutting down\n") }
-        if request.room == nil && !request.echo {
-            return (400, "a room name is 1 to 64 characters of A-Z a-z 0-9 . _ -\n")
-        }
-        if let host = request.hostHeader, !hostAllowlist.allows(host) {
-            metrics.refusedConnections["host", default: 0] += 1
-            return (421, "this server does not answer for \(host.prefix(100)); its operator lists the names it serves in allowed-hosts\n")
-        }
-        if let origin = request.origin, !Self.originAllowed(origin, host: request.hostHeader, allowed: configuration.allowedOrigins) {
-            metrics.refusedConnections["origin", default: 0] += 1
-            return (403, "pages on \(origin.prefix(100)) may not open connections to this server\n")
-        }
-        if let refusal = operatorRefusal(request) {
+    /// Decides whether an upgrade may go ahead; nil lets it, otherwise the HTTP
+    /// status and words to refuse it with.
+    func admit(_ request: UpgradeRequest) -> UpgradeRefusal? {
+        let decision = state.upgradeOffered(request, roomExists: request.room.map { rooms[$0] != nil } ?? false, at: moment())
+        carry(decision)
+        guard case .refuseUpgrade(let refusal) = decision else { return nil }
+        if refusal.logged {
             logger.info("upgrade refused", metadata: ["room": "\(request.room.map { "\($0)" } ?? "-")",
                                                       "address": "\(request.address)", "status": "\(refusal.status)"])
-            return refusal
         }
-        // A node of a cluster does not know whether a room exists on another node:
-        // the owner that creates it asks (`join`).
-        if cluster == nil, let room = request.room, rooms[room] == nil, let refusal = creationRefusal(request) {
-            return (429, refusal.message + "\n")
-        }
-        let open = connectionsPerAddress[request.address, default: 0]
-        if open >= configuration.maximumConnectionsPerAddress {
-            metrics.refusedConnections["per-address", default: 0] += 1
-            return (429, "too many connections from your address (at most \(configuration.maximumConnectionsPerAddress))\n")
-        }
-        return nil
+        return refusal
+    }
+
+    /// An admitted upgrade's connection number, its request kept for `established`.
+    func upgradeAccepted(_ request: UpgradeRequest) -> UInt64 {
+        state.upgradeAdmitted(request)
     }
 
     /// The conformance suite sends messages of up to 16 MiB to the echo endpoint.
@@ -63,7 +56,7 @@ extension Gateway {
 
     /// A WebSocket connection is open: bind it to its room as a member.
     func established(id: UInt64, encoding: Connection.Encoding) {
-        let request = upgrades.removeValue(forKey: id)
+        let request = state.connectionOpened(id)
             ?? UpgradeRequest(room: nil, echo: false, name: nil, resume: nil, player: false, join: true, owner: nil,
                               device: nil, invite: nil, password: nil, token: nil, create: nil, origin: nil, hostHeader: nil,
                               address: "unknown")
@@ -76,7 +69,6 @@ extension Gateway {
                                    firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
         connections[id] = connection
-        connectionsPerAddress[request.address, default: 0] += 1
         metrics.connectionsOpened += 1
         guard !request.echo, let name = request.room else { return }
         if cluster != nil && rooms[name] == nil {
@@ -105,15 +97,10 @@ extension Gateway {
                                                 message: "this server has reached its limit of \(configuration.maximumRooms) rooms"))
                 return
             }
-            if operatorState.creationTokenValid(request.create) {
-                operatorState.useCreationToken(request.create)
-                saveOperatorState()
-            } else {
-                roomCreations.record(request.address, now: time.monotonic())
-            }
+            carry(state.roomCreated(by: request.address, token: request.create, at: time.monotonic()))
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
             rooms[name] = entry
-            store?.write([.room(entry.room.snapshot(at: now))])
+            run([.persist(entry.room.snapshot(at: now))], in: entry)
         }
         // Only the first member of a room without an owner needs a fresh owner key.
         let founding = entry.room.isEmpty && entry.room.protection.ownerKeyDigest == nil
@@ -142,17 +129,12 @@ extension Gateway {
         }
     }
 
-    /// Why `request` may not create a room now: its address created its share of
-    /// rooms this minute (`room-creation-rate`). An operator's creation token
-    /// passes.
+    /// Why `request` may not create a room now (`GatewayState.roomCreationRefusal`).
     func creationRefusal(_ request: UpgradeRequest) -> CommandError? {
-        guard !operatorState.creationTokenValid(request.create),
-              let wait = roomCreations.wait(for: request.address, now: time.monotonic()) else { return nil }
+        guard let refusal = state.roomCreationRefusal(address: request.address, token: request.create, now: time.monotonic())
+        else { return nil }
         metrics.refusedConnections["room-creation-rate", default: 0] += 1
-        let seconds = Int(wait.seconds.rounded(.up))
-        return CommandError(.rateLimited, command: nil,
-                            message: "your address created \(configuration.roomCreationRate) rooms in the last minute; "
-                                + "create another in \(seconds) s, or join an existing room")
+        return refusal
     }
 
     /// When the server holds `max-rooms`, an empty room nobody ever used (nothing
@@ -166,7 +148,7 @@ extension Gateway {
         }
         let name = oldest.room.name
         rooms[name] = nil
-        timers.cancelAll(in: name)
+        state.roomForgotten(name)
         store?.write([.forgetRoom(name)])
         metrics.unusedRoomsGivenUp += 1
         logger.info("unused room given up for a new one", metadata: ["room": "\(name)"])
@@ -193,8 +175,10 @@ extension Gateway {
 
     /// The connection is gone (closed by either side, or dropped).
     func closed(id: UInt64) {
-        upgrades[id] = nil
-        guard let connection = connections.removeValue(forKey: id) else { return }
+        guard let connection = connections.removeValue(forKey: id) else {
+            carry(state.connectionClosed(id, address: nil, at: time.monotonic()))
+            return
+        }
         if connection.state.phase == .open {
             // Gone without a close frame either way (a reset, a dropped network).
             metrics.closes[GatewayMetrics.CloseKey(code: "unattributed", initiator: "unknown"), default: 0] += 1
@@ -203,12 +187,10 @@ extension Gateway {
         // The owner treats the member as this node saw it go: leaving, or dropped.
         if case .relayed(let link, _) = connection.route { link.upstream.close(code: connection.leaving ? 1000 : 1001) }
         connection.route = .local
-        let open = connectionsPerAddress[connection.address, default: 1] - 1
-        connectionsPerAddress[connection.address] = open > 0 ? open : nil
         let now = time.monotonic()
         for frame in connection.state.takeUnsent() { settle(frame, now: now) }
         leaveRoom(connection)
-        finishShutdownIfDone()
+        carry(state.connectionClosed(id, address: connection.address, at: time.monotonic()))
     }
 
     /// The member of a connection that is closing or gone leaves its room's view
@@ -337,41 +319,15 @@ extension Gateway {
         perform(connection.state.ponged(now: time.monotonic()), on: connection)
     }
 
-    /// Every `housekeepingInterval`: each connection's deadlines and pings, the store's sign of
-    /// life, shutdown progress.
+    /// The service loop's housekeeping timer went off (`GatewayState.housekeeping`).
     func housekeeping() {
-        let now = time.monotonic()
-        if let store, now - lastAliveWritten >= .seconds(5) {
-            lastAliveWritten = now
-            store.write([.alive(time.now())])
-        }
-        if now - lastChatBudgetCheck >= Self.chatBudgetInterval {
-            lastChatBudgetCheck = now
-            keepChatWithinBudget()
-        }
-        for connection in connections.values {
-            perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
-        }
-        clusterHousekeeping()
-        finishShutdownIfDone()
+        carry(state.housekeeping(at: moment()))
     }
 
     /// Between half an interval and one and a half, spread by connection id, so
     /// that each housekeeping pass pings a slice of the connections, not all.
     static func firstPing(id: UInt64, interval: Double) -> MonotonicDuration {
         .seconds(interval * (0.5 + Double(id % 1024) / 1024))
-    }
-
-    /// An unguessable resume token: 128 random bits, hex.
-    /// A browser's upgrade is let in from a page of the server itself (the
-    /// origin's host and port are the `Host` the browser asked for) or of an
-    /// allowed origin, so that another site cannot open connections in its
-    /// visitors' names (docs/security.md).
-    static func originAllowed(_ origin: String, host: String?, allowed: [String]) -> Bool {
-        let lower = origin.lowercased()
-        if allowed.contains(where: { $0.lowercased() == lower }) { return true }
-        guard let host, let schemeEnd = lower.range(of: "://") else { return false }
-        return lower[schemeEnd.upperBound...] == host.lowercased()
     }
 
     /// The client's address (below), warning once per peer when a peer that is not
@@ -400,6 +356,7 @@ extension Gateway {
         return String(last.prefix(64))
     }
 
+    /// An unguessable resume token: 128 random bits, hex.
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return newToken(using: &generator)

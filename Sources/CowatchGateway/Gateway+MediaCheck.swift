@@ -62,21 +62,21 @@ extension Gateway {
     private func startCheck(_ link: String, input: InputLine, on connection: Connection) {
         // One address's checks take at most a few of the server's places, so that
         // a stranger with a slow link cannot leave other rooms' links unchecked.
-        guard mediaChecksByAddress[connection.address, default: 0] < configuration.mediaCheck.maximumPerAddress else {
+        switch state.linkCheckOffered(from: connection.address) {
+        case .addressBusy:
             metrics.mediaChecks["address-busy", default: 0] += 1
             let command: CommandName? = if case .command(let command) = input { command.name } else { nil }
             send(.error(CommandError(.rateLimited, command: command, message:
                 "/\(command?.rawValue ?? "watch"): links from your address are already being checked; send it again once they are done")),
                  to: connection)
             return
-        }
-        guard mediaChecksInFlight < configuration.mediaCheck.maximumConcurrent else {
+        case .serverBusy:
             metrics.mediaChecks["busy", default: 0] += 1
             decide(input, verdict: .unchecked("the server is checking many others"), on: connection)
             return
+        case .granted:
+            break
         }
-        mediaChecksInFlight += 1
-        mediaChecksByAddress[connection.address, default: 0] += 1
         connection.route = .checking(PendingMediaCheck(input: input, address: connection.address))
         let id = connection.id
         let started = time.monotonic()
@@ -118,8 +118,7 @@ extension Gateway {
 
     /// On the service thread: a check's answer, posted by `mediaCheckFinished`.
     func applyMediaCheck(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant, address: String) {
-        mediaChecksInFlight -= 1
-        if let count = mediaChecksByAddress[address] { mediaChecksByAddress[address] = count > 1 ? count - 1 : nil }
+        state.linkCheckFinished(for: address)
         metrics.mediaChecks[verdict.label, default: 0] += 1
         metrics.mediaCheckTime.observe(seconds: Double((time.monotonic() - started).microseconds) / 1e6)
         guard let connection = connections[id], case .checking(let pending) = connection.route else { return }

@@ -62,7 +62,7 @@ extension Gateway {
             }
         switch placement {
         case .owned(let epoch, let floor, let ceiling, let stored, let requestedAt):
-            if stopping {
+            if !state.isServing {
                 cluster.link.leases.release(room, epoch: epoch)
                 for connection in waiting { close(connection, code: 4010, reason: "this node is leaving; reconnect now") }
                 return
@@ -168,7 +168,7 @@ extension Gateway {
     func relayClosed(_ id: UInt64, _ info: CloseInfo) {
         guard let connection = connections[id], case .relayed(_, let placing) = connection.route else { return }
         connection.route = .local
-        if let placing, let room = placing.request.room, !stopping {
+        if let placing, let room = placing.request.room, state.isServing {
             // The owner did not answer (it may have just died): ask again shortly,
             // while the member waits, its lines still held.
             connection.route = .placing(placing)

@@ -17,18 +17,17 @@ extension Gateway {
         case .failure(let refusal): return .now(SubtitleProxy.response(.failure(refusal)))
         case .success(let found): link = found
         }
-        let settings = configuration.mediaCheck
-        guard subtitleFetchesByAddress[address, default: 0] < settings.maximumPerAddress else {
+        switch state.subtitleFetchOffered(from: address) {
+        case .addressBusy:
             return .now(SubtitleProxy.response(.failure(SubtitleProxy.Refusal(
                 status: 429, message: "subtitles for your address are already being fetched; try again once they are done"))))
-        }
-        guard subtitleFetchesInFlight < settings.maximumConcurrent else {
+        case .serverBusy:
             return .now(SubtitleProxy.response(.failure(SubtitleProxy.Refusal(
                 status: 503, message: "the server is fetching many subtitles at once; try again shortly"))))
+        case .granted:
+            break
         }
-        subtitleFetchesInFlight += 1
-        subtitleFetchesByAddress[address, default: 0] += 1
-        SubtitleFetch.fetch(link, settings: settings) { [weak self] outcome in
+        SubtitleFetch.fetch(link, settings: configuration.mediaCheck) { [weak self] outcome in
             self?.post(.subtitles(id, outcome, address: address))
         }
         return .later
@@ -37,8 +36,7 @@ extension Gateway {
     /// On the service thread: a fetch is done; its request is answered if the
     /// page is still there.
     func subtitlesFetched(_ id: UInt64, _ outcome: SubtitleFetch.Outcome, address: String) {
-        subtitleFetchesInFlight -= 1
-        if let count = subtitleFetchesByAddress[address] { subtitleFetchesByAddress[address] = count > 1 ? count - 1 : nil }
+        state.subtitleFetchFinished(for: address)
         if case .failure(let refusal) = outcome {
             logger.info("subtitles not served", metadata: ["why": "\(refusal.message)"])
         }

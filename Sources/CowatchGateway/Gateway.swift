@@ -38,36 +38,14 @@ public final class Gateway: @unchecked Sendable {
 
     // Service-thread state.
     var server: LWSServer?
+    /// The gateway's own decisions (`GatewayState`): the front door, the work
+    /// done for strangers, the rooms' timers, housekeeping and shutdown.
+    var state: GatewayState
     var connections: [UInt64: Connection] = [:]
-    var upgrades: [UInt64: UpgradeRequest] = [:]
     var rooms: [RoomName: RoomEntry] = [:]
-    var mediaChecksInFlight = 0
-    /// Checks in flight by the address that asked (`MediaCheck.Settings.maximumPerAddress`).
-    var mediaChecksByAddress: [String: Int] = [:]
-    /// Subtitle fetches in flight for pages (`Gateway+Subtitles.swift`), in all
-    /// and per client address, bounded as the checks are.
-    var subtitleFetchesInFlight = 0
-    var subtitleFetchesByAddress: [String: Int] = [:]
-    var connectionsPerAddress: [String: Int] = [:]
-    /// Sockets of every kind, per peer and in total (`SocketLimits.swift`); sized at start.
-    var socketLimits = SocketLimits(perAddress: 64, total: 1024)
-    let hostAllowlist: HostAllowlist
-    /// Rooms created per address lately (`room-creation-rate`).
-    var roomCreations: RoomCreationLimit
     /// Peers that sent `X-Forwarded-For` without being trusted proxies, warned about once.
     var untrustedForwarders: Set<String> = []
-    /// The operator's controls (`Gateway+Admin.swift`), kept in memory.
-    var operatorState = OperatorState()
-    var timers = TimerQueue()
     var metrics = GatewayMetrics()
-    var nextConnectionID: UInt64 = 1
-    var stopping = false
-    var stopDeadline = MonotonicInstant(microseconds: 0)
-    var finished = false
-    /// When the last `alive` mark was written to the store.
-    var lastAliveWritten = MonotonicInstant(microseconds: 0)
-    /// When all rooms' chat was last added up (`Gateway+ChatBudget.swift`).
-    var lastChatBudgetCheck = MonotonicInstant(microseconds: 0)
     /// Every connection's ping: libwebsockets drops pongs without payload, so it
     /// carries a few ASCII bytes; one ping is in flight at a time, so it needs no
     /// stamp of its own.
@@ -116,13 +94,9 @@ public final class Gateway: @unchecked Sendable {
         self.clusterLink = cluster
         self.logger = logger
         self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
-        self.roomCreations = RoomCreationLimit(perMinute: configuration.roomCreationRate)
+        self.state = GatewayState(settings: GatewayState.Settings(configuration, cluster: cluster != nil, store: store != nil))
         self.web = WebRoot()
         self.securityHeaders = HTTPResponse.securityHeaders(configuration.playerScripts)
-        let originHosts = configuration.allowedOrigins.compactMap { origin in
-            origin.range(of: "://").flatMap { HostAllowlist.hostPart(String(origin[$0.upperBound...])) }
-        }
-        self.hostAllowlist = HostAllowlist(names: configuration.allowedHosts + originHosts)
         if let directory = web.directory {
             logger.info("browser client", metadata: ["directory": "\(directory)"])
         } else {
@@ -192,10 +166,10 @@ public final class Gateway: @unchecked Sendable {
 
     private func serve(_ server: LWSServer) {
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(server.port)"])
-        server.armHousekeeping(afterMicroseconds: Self.housekeepingInterval)
+        carry(.armHousekeeping(after: state.settings.housekeepingInterval))
         // A stop asked for while starting found no loop to wake.
         if isStopRequested { beginShutdown() }
-        while !finished {
+        while state.phase != .finished {
             if server.serviceOnce() < 0 { break }
         }
         let remaining = connections.count
@@ -208,13 +182,9 @@ public final class Gateway: @unchecked Sendable {
         stopped.signal()
     }
 
-    /// How often connections' deadlines and pings are looked at: often enough that
-    /// the pings due (staggered over the ping interval) go out a few at a time.
-    static let housekeepingInterval: Int64 = 250_000
-
     /// Called on the service thread whenever it is woken from another thread.
     func serviceWoken() {
-        if isStopRequested && !stopping { beginShutdown() }
+        if isStopRequested && state.isServing { beginShutdown() }
         let messages = lock.withLock { () -> [ServiceMessage] in
             defer { inbox.removeAll() }
             return inbox
@@ -223,29 +193,12 @@ public final class Gateway: @unchecked Sendable {
     }
 
     func beginShutdown() {
-        stopping = true
-        stopDeadline = time.monotonic() + .seconds(configuration.shutdownGraceSeconds)
         logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
-        if cluster != nil {
-            // In a cluster another node takes each room: come back at once.
-            handOver()
-            for connection in connections.values {
-                close(connection, code: 4010, reason: "this node is leaving; reconnect now")
-            }
-        } else {
-            for connection in connections.values {
-                close(connection, code: 1001, reason: "server shutting down")
-            }
-        }
-        finishShutdownIfDone()
-        server?.armHousekeeping(afterMicroseconds: 50_000)
+        carry(state.stopRequested(at: time.monotonic()))
     }
 
-    func finishShutdownIfDone() {
-        guard stopping else { return }
-        if connections.isEmpty || time.monotonic() >= stopDeadline {
-            finished = true
-            server?.wake()
-        }
+    /// Both of the time source's clocks, read once for an event.
+    func moment() -> GatewayState.Now {
+        GatewayState.Now(server: time.now(), monotonic: time.monotonic())
     }
 }

@@ -59,7 +59,7 @@ extension Gateway {
             metrics.httpRequests["metrics", default: 0] += 1
             let gauges = GatewayMetrics.Gauges(
                 connections: connections.count, rooms: rooms.count,
-                members: rooms.values.reduce(0) { $0 + $1.connections.count }, timers: timers.count,
+                members: rooms.values.reduce(0) { $0 + $1.connections.count }, timers: state.timers.count,
                 storeFailures: store?.failedWrites ?? 0, storePending: store?.pendingChanges ?? 0)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                                 body: metrics.render(gauges) + clusterMetrics())

@@ -16,7 +16,7 @@ extension LWSServer {
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
             let head = requestHead(wsi, path: path)
             let headOnly = head.method == .head
-            if let refusal = HTTPRequestRules.refusal(head, hosts: gateway.hostAllowlist) {
+            if let refusal = HTTPRequestRules.refusal(head, hosts: gateway.state.settings.hosts) {
                 gateway.httpRefused(status: refusal.status)
                 var response = HTTPResponse.text(refusal.status, refusal.message)
                 if let allow = refusal.allow { response.headers.append("allow: \(allow)") }
@@ -162,15 +162,15 @@ extension LWSServer {
             return 0
 
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-            if gateway.stopping { return 1 }
             guard let user else { return 1 }
             let arguments = user.assumingMemoryBound(to: lws_filter_network_conn_args.self)
             let address = Self.numericAddress(arguments)
             let trusted = gateway.configuration.trustedProxies.contains(address)
-            if let refusal = gateway.socketLimits.refusal(for: address, trusted: trusted) {
-                gateway.socketRefused(refusal.rawValue)
-                let response = Array(refusal.response.utf8)
-                _ = response.withUnsafeBytes { send(arguments.pointee.accept_fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            if case .refuseSocket(let refusal) = gateway.socketOffered(from: address, trusted: trusted) {
+                if let refusal {
+                    let response = Array(refusal.response.utf8)
+                    _ = response.withUnsafeBytes { send(arguments.pointee.accept_fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                }
                 return 1
             }
             // The socket's wsi is made next, in this same call into the library.
@@ -181,12 +181,12 @@ extension LWSServer {
             if let address = acceptedAddress {
                 acceptedAddress = nil
                 socketAddresses[wsi] = address
-                gateway.socketLimits.opened(address)
+                gateway.socketOpened(from: address)
             }
             return 0
 
         case LWS_CALLBACK_WSI_DESTROY:
-            if let address = socketAddresses.removeValue(forKey: wsi) { gateway.socketLimits.closed(address) }
+            if let address = socketAddresses.removeValue(forKey: wsi) { gateway.socketClosed(from: address) }
             if let id = deferredHTTPIDs.removeValue(forKey: wsi) { deferredHTTP[id] = nil }
             return 0
 

@@ -88,7 +88,7 @@ final class LWSServer {
                                    metadata: ["max-connections": "\(configuration.maximumConnections)", "using": "\(sockets)",
                                               "descriptor-limit": "\(descriptors)"])
         }
-        gateway.socketLimits = SocketLimits(perAddress: configuration.maximumConnectionsPerAddress, total: sockets)
+        gateway.listening(sockets: sockets)
         lws_set_log_level(LLL_ERR | LLL_WARN) { level, line in
             guard let line else { return }
             var text = String(cString: line)
@@ -242,13 +242,13 @@ final class LWSServer {
     }
 
     /// Arms the room-timer wake-up for the earliest due timer (server time, ms).
-    func armTimers(nextDue: Int64?) {
+    func armTimers(nextDue: ServerInstant?) {
         guard let context, !destroying else { return }
         guard let nextDue else {
             lws_sul_cancel(&roomTimer.pointee.sul)
             return
         }
-        let delay = Swift.max(0, nextDue - gateway.time.now().milliseconds) * 1000
+        let delay = Swift.max(0, nextDue.interval(since: gateway.time.now()).milliseconds) * 1000
         roomTimer.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
             lws_sul_schedule(context, 0, sul, lwsRoomTimerFired, delay)
         }
@@ -331,7 +331,6 @@ private func lwsHousekeepingFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_li
     guard let server = gateway.server, !server.isDestroying else { return }
     gateway.housekeeping()
     server.flushWrites()
-    server.armHousekeeping(afterMicroseconds: gateway.stopping ? 50_000 : Gateway.housekeepingInterval)
 }
 
 /// Every libwebsockets event of the server arrives here.

@@ -9,17 +9,17 @@ struct TimerQueue {
         var timer: RoomTimer
     }
 
-    private var due: [Key: Int64] = [:]
-    /// Min-heap of (due milliseconds, key).
-    private var heap: [(Int64, Key)] = []
+    private var due: [Key: ServerInstant] = [:]
+    /// Min-heap of (due, key).
+    private var heap: [(ServerInstant, Key)] = []
 
     var isEmpty: Bool { due.isEmpty }
     var count: Int { due.count }
 
     mutating func schedule(_ timer: RoomTimer, in room: RoomName, at instant: ServerInstant) {
         let key = Key(room: room, timer: timer)
-        due[key] = instant.milliseconds
-        heap.append((instant.milliseconds, key))
+        due[key] = instant
+        heap.append((instant, key))
         siftUp(heap.count - 1)
     }
 
@@ -33,7 +33,7 @@ struct TimerQueue {
     }
 
     /// The earliest live due time, dropping stale entries on the way.
-    mutating func nextDue() -> Int64? {
+    mutating func nextDue() -> ServerInstant? {
         while let (when, key) = heap.first {
             if due[key] == when { return when }
             popHeap()
@@ -44,7 +44,7 @@ struct TimerQueue {
     /// Removes and returns the timers due at or before `now`, earliest first.
     mutating func popDue(now: ServerInstant) -> [Key] {
         var fired: [Key] = []
-        while let when = nextDue(), when <= now.milliseconds, let (_, key) = heap.first {
+        while let when = nextDue(), when <= now, let (_, key) = heap.first {
             popHeap()
             due[key] = nil
             fired.append(key)

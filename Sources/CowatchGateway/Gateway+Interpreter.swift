@@ -1,0 +1,246 @@
+import CowatchConnection
+import CowatchCore
+import CowatchStore
+import CowatchTime
+import Logging
+import SlashCommands
+
+/// The one place where what is decided is carried out: the gateway's own
+/// decisions (`GatewayAction`, from `GatewayState`), a room's (`RoomAction`,
+/// from the core's `Room`) and a connection's (`ConnectionAction`, from its
+/// `ConnectionState`). Each value decides without touching anything; these
+/// three switches carry out what they decide.
+extension Gateway {
+    func carry(_ actions: [GatewayAction]) {
+        for action in actions { carry(action) }
+    }
+
+    func carry(_ action: GatewayAction) {
+        switch action {
+        case .acceptSocket, .admitUpgrade:
+            // Answered by the caller, which returns the answer to the library.
+            break
+        case .refuseSocket(let refusal):
+            if let refusal { metrics.refusedConnections[refusal.rawValue, default: 0] += 1 }
+        case .refuseUpgrade(let refusal):
+            if let counted = refusal.counted { metrics.refusedConnections[counted, default: 0] += 1 }
+        case .saveOperatorState:
+            saveOperatorState()
+        case .fireRoomTimer(let room, let timer, let now):
+            guard let entry = rooms[room] else { break }
+            run(entry.room.timerFired(timer, now: now), in: entry)
+        case .armRoomTimers:
+            server?.armTimers(nextDue: state.nextTimerDue())
+        case .armHousekeeping(let delay):
+            server?.armHousekeeping(afterMicroseconds: delay.microseconds)
+        case .writeAliveMark(let instant):
+            store?.write([.alive(instant)])
+        case .keepChatWithinBudget:
+            keepChatWithinBudget()
+        case .tickConnections(let now):
+            for connection in connections.values {
+                perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
+            }
+        case .clusterHousekeeping:
+            clusterHousekeeping()
+        case .handOverRooms:
+            handOver()
+        case .closeEveryConnection(let code, let reason):
+            for connection in connections.values { close(connection, code: code, reason: reason) }
+        case .finish:
+            server?.wake()
+        }
+    }
+
+    func run(_ actions: [RoomAction], in entry: RoomEntry) {
+        var changes: [StoreChange] = []
+        let name = entry.room.name
+        for action in actions {
+            switch action {
+            case .broadcast(let event, let except):
+                logMembership(event, in: name)
+                broadcast(event, in: entry, except: except)
+            case .send(let event, let member):
+                guard let connection = entry.connections[member] else { continue }
+                send(event, to: connection)
+            case .schedule(let timer, let instant):
+                carry(state.schedule(timer, in: name, at: instant))
+            case .cancel(let timer):
+                state.cancel(timer, in: name)
+            case .closeConnection(let member, let reason):
+                logger.info("member removed", metadata: ["room": "\(name)", "member": "\(member)", "reason": "\(reason)"])
+                guard let connection = entry.connections[member] else { continue }
+                entry.unbind(member)
+                connection.member = nil
+                close(connection, code: 4001, reason: reason)
+            case .persist(let snapshot): changes.append(.room(snapshot))
+            case .persistMember(let record): changes.append(.member(name, record))
+            case .forgetMember(let id): changes.append(.forgetMember(name, id))
+            case .persistChat(let line): changes.append(.chat(name, line))
+            case .forgetRoom:
+                // An empty room reached its expiry: it and all it kept go.
+                rooms[name] = nil
+                state.roomForgotten(name)
+                changes.append(.forgetRoom(name))
+                metrics.roomsExpired += 1
+            }
+        }
+        if let store, !changes.isEmpty { store.write(changes) }
+        if cluster != nil, rooms[name] === entry { numbered(entry) }
+    }
+
+    /// Who came, went and changed role, for an operator asking "who did what in
+    /// room X" (structured, at info).
+    private func logMembership(_ event: RoomEvent, in room: RoomName) {
+        switch event {
+        case .participant(let member, let change):
+            let what: String
+            switch change {
+            case .arrived: what = "member arrived"
+            case .reconnected: what = "member reconnected"
+            case .disconnected: what = "member disconnected"
+            case .role: what = member.role == .host ? "member made host" : "member no longer host"
+            case .muted: what = "member muted"
+            case .unmuted: what = "member unmuted"
+            case .renamed(let old):
+                logger.info("member renamed", metadata: ["room": "\(room)", "member": "\(member.id)", "from": "\(old)", "name": "\(member.name)"])
+                return
+            default: return
+            }
+            var metadata: Logger.Metadata = ["room": "\(room)", "member": "\(member.id)", "name": "\(member.name)"]
+            if let scope = member.scope { metadata["bot"] = "\(scope.rawValue)" }
+            logger.info("\(what)", metadata: metadata)
+        case .participantLeft(let id, let name, let reason):
+            logger.info("member left", metadata: ["room": "\(room)", "member": "\(id)", "name": "\(name)", "reason": "\(reason.rawValue)"])
+        default:
+            return
+        }
+    }
+
+    /// Encodes the event once per encoding in use and queues the same frames on
+    /// every recipient.
+    func broadcast(_ event: RoomEvent, in entry: RoomEntry, except: MemberID?) {
+        metrics.broadcasts += 1
+        countError(event)
+        let now = time.monotonic()
+        let json = entry.jsonConnections > 0 ? OutboundFrame(JSONEventEncoding.encode(event), createdAt: now) : nil
+        let text = entry.textConnections > 0
+            ? TextEventEncoding.lines(event, now: time.now(), awaited: entry.room.playersAwaited)
+                .map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
+        for (member, connection) in entry.connections where member != except {
+            switch connection.encoding {
+            case .json: if let json { enqueue(json, on: connection, now: now) }
+            case .text: for frame in text { enqueue(frame, on: connection, now: now) }
+            case .echo: break
+            }
+        }
+    }
+
+    func send(_ event: RoomEvent, to connection: Connection) {
+        countError(event)
+        for frame in frames(for: event, encoding: connection.encoding, room: connection.room, now: time.monotonic()) {
+            enqueue(frame, on: connection)
+        }
+    }
+
+    /// `room`: whose waiting a text line counts the players of (`Room.playersAwaited`).
+    func frames(for event: RoomEvent, encoding: Connection.Encoding, room: RoomName?, now: MonotonicInstant) -> [OutboundFrame] {
+        switch encoding {
+        case .json: return [OutboundFrame(JSONEventEncoding.encode(event), createdAt: now)]
+        case .text:
+            let awaited = room.flatMap { rooms[$0]?.room.playersAwaited }
+            return TextEventEncoding.lines(event, now: time.now(), awaited: awaited).map { OutboundFrame(Array($0.utf8), createdAt: now) }
+        case .echo: return []
+        }
+    }
+
+    private func countError(_ event: RoomEvent) {
+        if case .error(let error) = event { metrics.errors[error.code.rawValue, default: 0] += 1 }
+    }
+
+    /// The service loop's timer for the rooms went off.
+    func fireTimers() {
+        carry(state.timersDue(at: time.now()))
+    }
+}
+
+extension Gateway {
+    var connectionLimits: ConnectionLimits { configuration.connectionLimits }
+
+    func perform(_ actions: [ConnectionAction], on connection: Connection) {
+        for action in actions {
+            switch action {
+            case .requestWrite:
+                server?.requestWrite(connection)
+            case .pauseReading:
+                metrics.readingPauses += 1
+                server?.setReading(connection, paused: true)
+            case .resumeReading:
+                server?.setReading(connection, paused: false)
+            case .warnRateLimited:
+                let rate = NumberText.decimal(configuration.commandsPerSecond, places: 1)
+                send(.error(CommandError(.rateLimited, command: nil,
+                                         message: "slow down: at most \(rate) commands per second; lines are being dropped")),
+                     to: connection)
+            case .close(let frame):
+                let now = time.monotonic()
+                let followUp = connection.state.close(frame, now: now)
+                guard !followUp.isEmpty else { continue }
+                metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
+                // A closing connection takes no more part in its room.
+                leaveRoom(connection)
+                perform(followUp, on: connection)
+            case .resynchronize(let dropped):
+                let now = time.monotonic()
+                metrics.outboxDrops += dropped.count
+                metrics.outboxResyncs += 1
+                for frame in dropped { settle(frame, now: now) }
+                if connection.route.isRelayed {
+                    // The owner keeps the room's state: a relayed member that fell
+                    // behind comes back for it.
+                    close(connection, code: 4010, reason: "too far behind; reconnect now")
+                    continue
+                }
+                guard let name = connection.room, let entry = rooms[name] else { continue }
+                let frames = frames(for: .state(entry.room.state), encoding: connection.encoding, room: name, now: now)
+                perform(connection.state.enqueueResynchronization(frames), on: connection)
+            case .reportRoundTrip(let roundTrip):
+                metrics.roundTrip.observe(seconds: roundTrip.seconds)
+                guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { continue }
+                let measured = ServerInterval(milliseconds: roundTrip.roundedUpMilliseconds)
+                run(entry.room.roundTripMeasured(measured, for: member, now: time.now()), in: entry)
+            case .drop(let cause):
+                metrics.dropped[cause.rawValue, default: 0] += 1
+                server?.drop(connection)
+            case .hangUp:
+                metrics.closeRepliesMissing += 1
+                server?.drop(connection)
+            }
+        }
+    }
+
+    /// Queues a frame for one connection.
+    func enqueue(_ frame: OutboundFrame, on connection: Connection, now: MonotonicInstant? = nil) {
+        let actions = connection.state.enqueue(frame, now: now ?? time.monotonic())
+        if !actions.isEmpty { perform(actions, on: connection) }
+    }
+
+    /// Frames went to the socket in one write.
+    func wrote(_ frames: [OutboundFrame], on connection: Connection, stillBuffered: Bool) {
+        let now = time.monotonic()
+        for frame in frames {
+            settle(frame, now: now)
+            if frame.kind != .ping { metrics.deliveries += 1 }
+        }
+        metrics.writes += 1
+        perform(connection.state.wrote(stillBuffered: stillBuffered, now: now), on: connection)
+    }
+
+    /// A frame left an outbox (written or dropped); the last one times the fan-out.
+    func settle(_ frame: OutboundFrame, now: MonotonicInstant) {
+        frame.pendingRecipients -= 1
+        if frame.pendingRecipients == 0 && frame.kind == .text {
+            metrics.fanOut.observe(seconds: (now - frame.createdAt).seconds)
+        }
+    }
+}

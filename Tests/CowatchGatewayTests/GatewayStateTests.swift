@@ -1,0 +1,330 @@
+@testable import CowatchGateway
+import CowatchCore
+import CowatchTime
+import Testing
+
+/// The gateway's own rules (`Sources/CowatchGateway/GatewayState.swift`) as the
+/// core's are tested: a value, a manual clock, one sentence per rule; no socket,
+/// no thread, no sleep.
+struct Door {
+    var state: GatewayState
+    var now = GatewayState.Now(server: ServerInstant(milliseconds: 1_800_000_000_000),
+                               monotonic: MonotonicInstant(microseconds: 5_000_000))
+    var rooms: Set<String> = []
+
+    init(cluster: Bool = false, store: Bool = true, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) {
+        var configuration = GatewayConfiguration()
+        configure(&configuration)
+        state = GatewayState(settings: GatewayState.Settings(configuration, cluster: cluster, store: store))
+    }
+
+    mutating func advance(seconds: Double) {
+        now.server = now.server.advanced(by: ServerInterval(seconds: seconds))
+        now.monotonic = now.monotonic + .seconds(seconds)
+    }
+
+    static func request(room: String? = "lobby", from address: String = "192.0.2.1", host: String? = nil,
+                        origin: String? = nil, create: String? = nil, echo: Bool = false) -> UpgradeRequest {
+        UpgradeRequest(room: room.flatMap { RoomName($0) }, echo: echo, name: "alice", resume: nil, player: false, join: true,
+                       owner: nil, device: nil, invite: nil, password: nil, token: nil, create: create, origin: origin,
+                       hostHeader: host, address: address)
+    }
+
+    /// What the door answers an upgrade to `request`.
+    mutating func offer(_ request: UpgradeRequest) -> GatewayAction {
+        state.upgradeOffered(request, roomExists: request.room.map { rooms.contains($0.rawValue) } ?? false, at: now)
+    }
+
+    /// The status an upgrade is refused with; nil when it is let in.
+    mutating func status(_ request: UpgradeRequest) -> UInt32? {
+        if case .refuseUpgrade(let refusal) = offer(request) { refusal.status } else { nil }
+    }
+
+    /// An upgrade let in and its connection opened, creating its room if new; its number.
+    @discardableResult
+    mutating func connect(_ request: UpgradeRequest = Door.request()) -> UInt64? {
+        guard offer(request) == .admitUpgrade else { return nil }
+        let id = state.upgradeAdmitted(request)
+        _ = state.connectionOpened(id)
+        if let room = request.room?.rawValue, !rooms.contains(room) {
+            rooms.insert(room)
+            _ = state.roomCreated(by: request.address, token: request.create, at: now.monotonic)
+        }
+        return id
+    }
+
+    mutating func housekeeping() -> [GatewayAction] {
+        state.housekeeping(at: now)
+    }
+}
+
+extension RoomName {
+    static let lobby = RoomName("lobby")!
+}
+
+@Suite("The gateway's door: who may open a connection")
+struct GatewayDoorTests {
+    @Test("an upgrade without a room name is refused with 400; the echo endpoint needs none")
+    func roomName() {
+        var door = Door()
+        #expect(door.status(Door.request(room: "no spaces allowed")) == 400)
+        #expect(door.status(Door.request(room: nil, echo: true)) == nil)
+    }
+
+    @Test("a Host the server does not answer for is refused with 421, and counted")
+    func host() {
+        var door = Door { $0.allowedHosts = ["watch.example.org"] }
+        guard case .refuseUpgrade(let refusal) = door.offer(Door.request(host: "evil.example")) else {
+            Issue.record("let in")
+            return
+        }
+        #expect(refusal.status == 421 && refusal.counted == "host")
+        #expect(door.status(Door.request(host: "watch.example.org")) == nil)
+    }
+
+    @Test("a page of another site may not open a connection; the server's own pages and allowed origins may")
+    func origin() {
+        var door = Door { $0.allowedOrigins = ["https://friends.example"] }
+        #expect(door.status(Door.request(host: "127.0.0.1:7480", origin: "https://evil.example")) == 403)
+        #expect(door.status(Door.request(host: "127.0.0.1:7480", origin: "http://127.0.0.1:7480")) == nil)
+        #expect(door.status(Door.request(host: "127.0.0.1:7480", origin: "https://friends.example")) == nil)
+    }
+
+    @Test("an address holding its share of connections is refused with 429 until one of them closes")
+    func perAddress() {
+        var door = Door { $0.maximumConnectionsPerAddress = 2 }
+        let first = door.connect()
+        door.connect()
+        #expect(door.status(Door.request()) == 429)
+        #expect(door.status(Door.request(from: "192.0.2.2")) == nil)
+        _ = door.state.connectionClosed(first ?? 0, address: "192.0.2.1", at: door.now.monotonic)
+        #expect(door.status(Door.request()) == nil)
+    }
+
+    @Test("each admitted upgrade has its own number, and its request is handed back once, when it opens")
+    func numbers() {
+        var door = Door()
+        let a = door.state.upgradeAdmitted(Door.request(from: "192.0.2.7"))
+        let b = door.state.upgradeAdmitted(Door.request())
+        #expect(a != b)
+        #expect(door.state.connectionOpened(a)?.address == "192.0.2.7")
+        #expect(door.state.connectionOpened(a) == nil)
+    }
+
+    @Test("an operator's ban for ten minutes refuses the address with 403 until it ends, then lets it in")
+    func timedBan() {
+        var door = Door()
+        door.state.operatorState.bannedAddresses["192.0.2.1"] = door.now.server.advanced(by: ServerInterval(seconds: 600))
+        #expect(door.status(Door.request()) == 403)
+        door.advance(seconds: 599)
+        #expect(door.status(Door.request()) == 403)
+        door.advance(seconds: 1)
+        #expect(door.status(Door.request()) == nil)
+        #expect(door.state.operatorState.bannedAddresses.isEmpty)
+    }
+
+    @Test("a ban without an end refuses the address however long it waits")
+    func lastingBan() {
+        var door = Door()
+        door.state.operatorState.bannedAddresses["192.0.2.1"] = .some(nil)
+        door.advance(seconds: 365 * 86_400)
+        #expect(door.status(Door.request()) == 403)
+    }
+
+    @Test("while the server is drained, new rooms are refused with 503 and existing rooms stay open")
+    func draining() {
+        var door = Door()
+        door.connect()
+        door.state.operatorState.draining = true
+        #expect(door.status(Door.request(room: "new")) == 503)
+        #expect(door.status(Door.request(from: "192.0.2.9")) == nil)
+    }
+
+    @Test("under room-creation token a new room needs a token, and each room spends one use of it")
+    func creationToken() {
+        var door = Door { $0.roomCreation = .token }
+        door.state.operatorState.creationTokens[SecretDigest.hex("opening-night")] = 1
+        #expect(door.status(Door.request(room: "first")) == 403)
+        #expect(door.status(Door.request(room: "first", create: "opening-night")) == nil)
+        #expect(door.state.roomCreated(by: "192.0.2.1", token: "opening-night", at: door.now.monotonic) == [.saveOperatorState])
+        #expect(door.status(Door.request(room: "second", create: "opening-night")) == 403)
+    }
+
+    @Test("an address that created its rooms for the minute is told how long to wait, and may create again after the minute")
+    func creationRate() {
+        var door = Door { $0.roomCreationRate = 2 }
+        door.connect(Door.request(room: "one"))
+        door.advance(seconds: 20)
+        door.connect(Door.request(room: "two"))
+        door.advance(seconds: 10)
+        guard case .refuseUpgrade(let refusal) = door.offer(Door.request(room: "three")) else {
+            Issue.record("let in")
+            return
+        }
+        #expect(refusal.status == 429 && refusal.body.contains("create another in 30 s"))
+        #expect(door.status(Door.request(room: "one")) == nil)
+        #expect(door.status(Door.request(room: "three", from: "192.0.2.2")) == nil)
+        door.advance(seconds: 30)
+        #expect(door.status(Door.request(room: "three")) == nil)
+    }
+
+    @Test("a node of a cluster leaves the creation rate to the room's owner")
+    func creationRateInACluster() {
+        var door = Door(cluster: true) { $0.roomCreationRate = 1 }
+        door.connect(Door.request(room: "one"))
+        #expect(door.status(Door.request(room: "two")) == nil)
+    }
+
+    @Test("while shutting down, an upgrade is refused with 503 and a socket closed unanswered")
+    func shuttingDown() {
+        var door = Door()
+        _ = door.state.stopRequested(at: door.now.monotonic)
+        #expect(door.status(Door.request()) == 503)
+        #expect(door.state.socketOffered(from: "192.0.2.1", trusted: false) == .refuseSocket(nil))
+    }
+
+    @Test("sockets: an address past its share is refused; a trusted proxy only by the total")
+    func sockets() {
+        var door = Door { $0.maximumConnectionsPerAddress = 1 }
+        door.state.listening(sockets: 3)
+        door.state.socketOpened(from: "192.0.2.1")
+        #expect(door.state.socketOffered(from: "192.0.2.1", trusted: false) == .refuseSocket(.perAddress))
+        #expect(door.state.socketOffered(from: "10.0.0.1", trusted: true) == .acceptSocket)
+        door.state.socketOpened(from: "10.0.0.1")
+        door.state.socketOpened(from: "10.0.0.1")
+        #expect(door.state.socketOffered(from: "10.0.0.1", trusted: true) == .refuseSocket(.total))
+        door.state.socketClosed(from: "192.0.2.1")
+        #expect(door.state.socketOffered(from: "192.0.2.3", trusted: false) == .acceptSocket)
+    }
+}
+
+@Suite("The gateway's work for strangers: link checks and subtitle fetches")
+struct GatewayWorkPlacesTests {
+    @Test("a check takes one of its address's places and one of the server's; its end gives both back")
+    func placesTakenAndGiven() {
+        var door = Door { $0.mediaCheck.maximumPerAddress = 1; $0.mediaCheck.maximumConcurrent = 2 }
+        #expect(door.state.linkCheckOffered(from: "192.0.2.1") == .granted)
+        #expect(door.state.linkCheckOffered(from: "192.0.2.1") == .addressBusy)
+        #expect(door.state.linkCheckOffered(from: "192.0.2.2") == .granted)
+        #expect(door.state.linkCheckOffered(from: "192.0.2.3") == .serverBusy)
+        door.state.linkCheckFinished(for: "192.0.2.1")
+        #expect(door.state.linkCheckOffered(from: "192.0.2.3") == .granted)
+    }
+
+    @Test("a busy address is told so before a busy server, and subtitle fetches have places of their own")
+    func addressFirst() {
+        var door = Door { $0.mediaCheck.maximumPerAddress = 1; $0.mediaCheck.maximumConcurrent = 1 }
+        #expect(door.state.linkCheckOffered(from: "192.0.2.1") == .granted)
+        #expect(door.state.linkCheckOffered(from: "192.0.2.1") == .addressBusy)
+        #expect(door.state.subtitleFetchOffered(from: "192.0.2.1") == .granted)
+    }
+}
+
+@Suite("The gateway's time: room timers, housekeeping, shutdown")
+struct GatewayTimeTests {
+    @Test("room timers fire when due, earliest first; a cancelled one does not")
+    func timers() {
+        var door = Door()
+        let at = door.now.server
+        _ = door.state.schedule(.roomExpires(emptySince: at), in: .lobby, at: at.advanced(by: ServerInterval(seconds: 30)))
+        _ = door.state.schedule(.waitLimit(anchor: 1), in: .lobby, at: at.advanced(by: ServerInterval(seconds: 10)))
+        _ = door.state.schedule(.waitLimit(anchor: 2), in: .lobby, at: at.advanced(by: ServerInterval(seconds: 20)))
+        door.state.cancel(.waitLimit(anchor: 2), in: .lobby)
+        #expect(door.state.nextTimerDue() == at.advanced(by: ServerInterval(seconds: 10)))
+        door.advance(seconds: 9)
+        #expect(door.state.timersDue(at: door.now.server) == [.armRoomTimers])
+        door.advance(seconds: 30)
+        #expect(door.state.timersDue(at: door.now.server) == [
+            .fireRoomTimer(.lobby, .waitLimit(anchor: 1), at: door.now.server),
+            .fireRoomTimer(.lobby, .roomExpires(emptySince: at), at: door.now.server), .armRoomTimers,
+        ])
+        #expect(door.state.nextTimerDue() == nil)
+    }
+
+    @Test("the timers of a room that is forgotten never fire")
+    func forgottenRoom() {
+        var door = Door()
+        _ = door.state.schedule(.waitLimit(anchor: 1), in: .lobby, at: door.now.server)
+        door.state.roomForgotten(.lobby)
+        #expect(door.state.timersDue(at: door.now.server) == [.armRoomTimers])
+    }
+
+    @Test("the store hears the server is alive at the first pass, then every 5 s, not more often")
+    func aliveMarks() {
+        var door = Door()
+        #expect(door.housekeeping().contains(.writeAliveMark(door.now.server)))
+        door.advance(seconds: 4.75)
+        #expect(!door.housekeeping().contains { if case .writeAliveMark = $0 { true } else { false } })
+        door.advance(seconds: 0.25)
+        #expect(door.housekeeping().contains(.writeAliveMark(door.now.server)))
+    }
+
+    @Test("without a store, no sign of life is written")
+    func noStore() {
+        var door = Door(store: false)
+        #expect(!door.housekeeping().contains { if case .writeAliveMark = $0 { true } else { false } })
+    }
+
+    @Test("all rooms' chat is added up at the first pass and then every 5 s")
+    func chatBudget() {
+        var door = Door()
+        #expect(door.housekeeping().contains(.keepChatWithinBudget))
+        door.advance(seconds: 1)
+        #expect(!door.housekeeping().contains(.keepChatWithinBudget))
+        door.advance(seconds: 4)
+        #expect(door.housekeeping().contains(.keepChatWithinBudget))
+    }
+
+    @Test("every pass ticks every connection and comes back in 250 ms; in a cluster it looks at the leases too")
+    func pass() {
+        var door = Door(store: false)
+        door.advance(seconds: 0)
+        #expect(door.housekeeping() == [.keepChatWithinBudget, .tickConnections(door.now.monotonic), .armHousekeeping(after: .milliseconds(250))])
+        var node = Door(cluster: true, store: false)
+        #expect(node.housekeeping().contains(.clusterHousekeeping))
+    }
+
+    @Test("a stop asks every connection to close with 1001, looks every 50 ms, and finishes when the last is gone")
+    func stop() {
+        var door = Door()
+        let a = door.connect()
+        let b = door.connect()
+        #expect(door.state.stopRequested(at: door.now.monotonic) == [
+            .closeEveryConnection(code: 1001, reason: "server shutting down"), .armHousekeeping(after: .milliseconds(50)),
+        ])
+        #expect(door.state.connectionClosed(a ?? 0, address: "192.0.2.1", at: door.now.monotonic) == [])
+        #expect(door.state.connectionClosed(b ?? 0, address: "192.0.2.1", at: door.now.monotonic) == [.finish])
+        #expect(door.state.phase == .finished)
+    }
+
+    @Test("a stop finishes at its grace with connections still open")
+    func grace() {
+        var door = Door { $0.shutdownGraceSeconds = 3 }
+        door.connect()
+        _ = door.state.stopRequested(at: door.now.monotonic)
+        door.advance(seconds: 2.9)
+        #expect(!door.housekeeping().contains(.finish))
+        door.advance(seconds: 0.1)
+        #expect(door.housekeeping().contains(.finish))
+        #expect(!door.housekeeping().contains { if case .armHousekeeping = $0 { true } else { false } })
+    }
+
+    @Test("a stop with no connection finishes at once, and asking again changes nothing")
+    func stopWhenEmpty() {
+        var door = Door()
+        #expect(door.state.stopRequested(at: door.now.monotonic) == [
+            .closeEveryConnection(code: 1001, reason: "server shutting down"), .finish,
+        ])
+        #expect(door.state.stopRequested(at: door.now.monotonic) == [])
+    }
+
+    @Test("a node of a cluster hands its rooms over first, then asks its members to reconnect at once (4010)")
+    func clusterStop() {
+        var node = Door(cluster: true)
+        node.connect()
+        #expect(node.state.stopRequested(at: node.now.monotonic) == [
+            .handOverRooms, .closeEveryConnection(code: 4010, reason: "this node is leaving; reconnect now"),
+            .armHousekeeping(after: .milliseconds(50)),
+        ])
+    }
+}
