@@ -4,7 +4,7 @@ import DequeModule
 /// One WebSocket connection's life as a value: what it has queued, whether it is
 /// keeping up, its pings, its command rate, and how it closes. Events and `now`
 /// go in; actions come out for the gateway to carry out
-/// (`Gateway+ConnectionActions.swift`). No sockets, no clock: the rules are in
+/// (`Gateway+Interpreter.swift`). No sockets, no clock: the rules are in
 /// docs/gateway.md and tested in Tests/CowatchConnectionTests/ConnectionStateTests.swift.
 ///
 /// A close the server decides on goes through three phases: `flushing` (no more

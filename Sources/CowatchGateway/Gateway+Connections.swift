@@ -5,7 +5,7 @@ import SlashCommands
 
 /// Connections arriving, speaking and leaving: the libwebsockets layer turns its
 /// callbacks into these calls, which feed each connection's `ConnectionState`
-/// and carry out what it decides (`Gateway+ConnectionActions.swift`).
+/// and carry out what it decides (`Gateway+Interpreter.swift`).
 extension Gateway {
     /// A socket from `address` is about to be accepted (`SocketLimits`):
     /// `.acceptSocket`, or `.refuseSocket` with what the peer reads first.

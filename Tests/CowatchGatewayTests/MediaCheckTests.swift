@@ -404,7 +404,8 @@ struct LinkDecisionTests {
 final class SilentListener: @unchecked Sendable {
     let port: Int
     private let descriptor: Int32
-    private let lock = NSLock()
+    /// Guards `accepted` and is signalled at each connection accepted.
+    private let condition = NSCondition()
     private var accepted: [Int32] = []
 
     init() throws {
@@ -414,23 +415,27 @@ final class SilentListener: @unchecked Sendable {
             while true {
                 let client = accept(descriptor, nil, nil)
                 if client < 0 { return }
-                lock.withLock { accepted.append(client) }
+                condition.withLock {
+                    accepted.append(client)
+                    condition.broadcast()
+                }
             }
         }.start()
     }
 
     func waitForConnections(_ count: Int, timeout: Double = 5) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if lock.withLock({ accepted.count }) >= count { return true }
-            usleep(10_000)
+        return condition.withLock {
+            while accepted.count < count {
+                if !condition.wait(until: deadline) { return accepted.count >= count }
+            }
+            return true
         }
-        return false
     }
 
     func stop() {
         shutdown(descriptor, Int32(SHUT_RDWR))
         close(descriptor)
-        lock.withLock { for client in accepted { close(client) } }
+        condition.withLock { for client in accepted { close(client) } }
     }
 }

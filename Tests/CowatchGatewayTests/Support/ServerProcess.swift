@@ -12,6 +12,8 @@ final class ServerProcess: @unchecked Sendable {
     /// What the server wrote up to its banner (what it logged while starting).
     let startOutput: String
     private let output: Pipe
+    /// Signalled when the process exits.
+    private let exited = DispatchSemaphore(value: 0)
 
     /// The binary built next to the test bundle.
     static var binary: String {
@@ -26,6 +28,8 @@ final class ServerProcess: @unchecked Sendable {
         output = Pipe()
         process.standardOutput = output
         process.standardError = output
+        let exited = exited
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         let banner = Self.readLine(from: output.fileHandleForReading, timeout: 20)
         guard let range = banner.range(of: "http://127.0.0.1:"),
@@ -59,14 +63,11 @@ final class ServerProcess: @unchecked Sendable {
     /// backlog in /metrics is 0): what a member has seen is then on disk, and a
     /// kill -9 loses none of it.
     func waitUntilWritten(timeout: Double = 20) throws {
-        let deadline = Date().addingTimeInterval(timeout)
         guard let address = WebSocketAddress("http://127.0.0.1:\(port)/metrics") else { throw TestFailure("no metrics address") }
-        while Date() < deadline {
-            if let body = try? PlainHTTP.request("GET", address, bearer: nil).body,
-               body.split(separator: "\n").contains("cowatch_store_pending_changes 0") { return }
-            Thread.sleep(forTimeInterval: 0.02)
+        try poll(until: "the store writing every change", timeout: timeout) {
+            (try? PlainHTTP.request("GET", address, bearer: nil).body)?.split(separator: "\n")
+                .contains("cowatch_store_pending_changes 0") == true
         }
-        throw TestFailure("the store still had changes to write after \(timeout) s")
     }
 
     /// What the server wrote after its banner, once it has exited.
@@ -83,9 +84,7 @@ final class ServerProcess: @unchecked Sendable {
     /// killed and reported as -1, so a test never waits forever.
     func terminate() -> Int32 {
         process.terminate()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning {
+        if exited.wait(timeout: .now() + 10) == .timedOut {
             kill9()
             return -1
         }

@@ -37,12 +37,9 @@ final class TestServer: @unchecked Sendable {
     /// Waits until `count` members are connected to the server's rooms (its
     /// `cowatch_members` gauge): a close the test made has been seen.
     func waitForMembers(_ count: Int, timeout: Double = 10) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let body = try? get("/metrics").body, body.split(separator: "\n").contains("cowatch_members \(count)") { return }
-            Thread.sleep(forTimeInterval: 0.01)
+        try poll(until: "the server coming to \(count) connected members", timeout: timeout) {
+            (try? get("/metrics").body)?.split(separator: "\n").contains("cowatch_members \(count)") == true
         }
-        throw TestFailure("the server did not come to \(count) connected members")
     }
 
     func address(_ path: String) -> WebSocketAddress {
