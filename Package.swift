@@ -127,6 +127,7 @@ let package = Package(
             name: "CowatchClient",
             dependencies: [
                 "CLibWebSockets",
+                "CowatchTime",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),

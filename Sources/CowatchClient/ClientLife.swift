@@ -19,6 +19,7 @@
 /// - At the end of input (Ctrl-D, `/quit`, the end of a bot's pipe) the client asks
 ///   `/time <marker>` and leaves once it is answered: every line before it has been
 ///   handled. A bot pipe then exits 1 when the server refused any of its lines.
+import CowatchTime
 import Foundation
 
 public struct ClientLife: Sendable {
@@ -28,17 +29,18 @@ public struct ClientLife: Sendable {
         /// Exit 0 even when lines were refused (bot pipes).
         public var keepGoing: Bool
         /// How long after a drop to keep trying; 0 never reconnects.
-        public var reconnectFor: Double
+        public var reconnectFor: MonotonicDuration
         /// The first delay before reconnecting; each further try doubles it.
-        public var firstDelay: Double
-        public var maximumDelay: Double
+        public var firstDelay: MonotonicDuration
+        public var maximumDelay: MonotonicDuration
         /// Lines kept while disconnected.
         public var maximumHeldLines: Int
         /// How long the server has to answer the end-of-input marker.
-        public var confirmTimeout: Double
+        public var confirmTimeout: MonotonicDuration
 
-        public init(interactive: Bool, keepGoing: Bool = false, reconnectFor: Double = 300, firstDelay: Double = 0.5,
-                    maximumDelay: Double = 15, maximumHeldLines: Int = 20, confirmTimeout: Double = 10) {
+        public init(interactive: Bool, keepGoing: Bool = false, reconnectFor: MonotonicDuration = .seconds(300),
+                    firstDelay: MonotonicDuration = .seconds(0.5), maximumDelay: MonotonicDuration = .seconds(15),
+                    maximumHeldLines: Int = 20, confirmTimeout: MonotonicDuration = .seconds(10)) {
             self.interactive = interactive
             self.keepGoing = keepGoing
             self.reconnectFor = reconnectFor
@@ -58,17 +60,17 @@ public struct ClientLife: Sendable {
     }
 
     public enum Event: Sendable, Hashable {
-        case start(now: Double)
+        case start(now: MonotonicInstant)
         case opened(Attempt)
         case received(Attempt, String)
-        case closed(Attempt, CloseInfo, now: Double)
+        case closed(Attempt, CloseInfo, now: MonotonicInstant)
         /// What a refused upgrade answered when asked again as plain HTTP: its
         /// status and body, or nil status when that could not be learned.
-        case refusalExplained(Attempt, status: Int?, body: String, now: Double)
+        case refusalExplained(Attempt, status: Int?, body: String, now: MonotonicInstant)
         case line(String)
         /// Standard input ended; `marker` is a `/time` value nobody would type.
         case inputEnded(marker: String)
-        case timerFired(Timer, now: Double)
+        case timerFired(Timer, now: MonotonicInstant)
     }
 
     public enum Action: Sendable, Hashable {
@@ -83,7 +85,7 @@ public struct ClientLife: Sendable {
         case say(String)
         /// Ask the server again, as plain HTTP, why it refused the upgrade.
         case explainRefusal(Attempt)
-        case schedule(Timer, after: Double)
+        case schedule(Timer, after: MonotonicDuration)
         case exit(Int32)
     }
 
@@ -108,14 +110,14 @@ public struct ClientLife: Sendable {
     private var inputEnded = false
     public private(set) var refusals: [String] = []
     /// When the connection was last lost, while trying to get it back.
-    private var awaySince: Double?
+    private var awaySince: MonotonicInstant?
     /// The last close was 4010: the room moved to another node.
     private var movedNow = false
 
     public init(settings: Settings, resume: String? = nil, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
         self.settings = settings
         self.resumeToken = resume
-        self.backoff = Backoff(settings: Backoff.Settings(first: settings.firstDelay, maximum: settings.maximumDelay), seed: seed)
+        self.backoff = Backoff(settings: Backoff.Settings(first: settings.firstDelay.seconds, maximum: settings.maximumDelay.seconds), seed: seed)
     }
 
     public mutating func handle(_ event: Event) -> [Action] {
@@ -223,7 +225,7 @@ public struct ClientLife: Sendable {
         return [.print(text)]
     }
 
-    private mutating func closed(_ info: CloseInfo, now: Double) -> [Action] {
+    private mutating func closed(_ info: CloseInfo, now: MonotonicInstant) -> [Action] {
         switch phase {
         case .leaving:
             return finish()
@@ -235,7 +237,7 @@ public struct ClientLife: Sendable {
         case .open:
             let why = info.code.map { Self.describe(code: $0, reason: info.reason) }
                 ?? "the connection dropped" + (info.reason.isEmpty ? "" : " (\(info.reason))")
-            guard Self.comesBack(after: info.code), settings.reconnectFor > 0 else {
+            guard Self.comesBack(after: info.code), settings.reconnectFor > .zero else {
                 let code: Int32 = info.code == 1000 ? (failedExit ? 1 : 0) : 1
                 return end("cowatch: disconnected: \(why)", code: code)
             }
@@ -248,7 +250,7 @@ public struct ClientLife: Sendable {
 
     /// Gone until the next try, which comes after a doubling delay with jitter
     /// (half to all of it), so that a room's members do not all return at once.
-    private mutating func away(now: Double, why: String, announce: String? = nil) -> [Action] {
+    private mutating func away(now: MonotonicInstant, why: String, announce: String? = nil) -> [Action] {
         let since = awaySince ?? now
         awaySince = since
         if now - since > settings.reconnectFor {
@@ -257,7 +259,7 @@ public struct ClientLife: Sendable {
         let doubling = backoff.next()
         // 4010 from a cluster node: the room moved; come back at once (within a
         // tenth of a second, spread), to whichever node serves it now.
-        let delay = movedNow ? 0.1 * backoff.fraction() : doubling
+        let delay = MonotonicDuration.seconds(movedNow ? 0.1 * backoff.fraction() : doubling)
         movedNow = false
         phase = .away
         var actions: [Action] = []
@@ -364,7 +366,8 @@ public struct ClientLife: Sendable {
         return message
     }
 
-    static func seconds(_ value: Double) -> String {
-        value < 10 ? "\(Double(Int(value * 10)) / 10) s" : "\(Int(value)) s"
+    static func seconds(_ span: MonotonicDuration) -> String {
+        let value = span.seconds
+        return value < 10 ? "\(Double(Int(value * 10)) / 10) s" : "\(Int(value)) s"
     }
 }

@@ -41,7 +41,7 @@ final class ClusterState {
     init(link: ClusterLink, relays: WebSocketClients) {
         self.link = link
         self.relays = relays
-        ownership = RoomOwnership(leaseSeconds: link.leases.settings.leaseSeconds, seqBlock: link.leases.settings.seqBlock)
+        ownership = RoomOwnership(lease: .seconds(link.leases.settings.leaseSeconds), seqBlock: link.leases.settings.seqBlock)
     }
 }
 
@@ -60,7 +60,7 @@ extension Gateway {
     /// The leases' heartbeat: which rooms the database still says are ours.
     func renewed(_ renewal: PostgresLeases.Renewal) {
         guard let cluster else { return }
-        cluster.databaseSeconds.observe(seconds: renewal.seconds)
+        cluster.databaseSeconds.observe(seconds: renewal.took.seconds)
         if let held = renewal.held {
             cluster.renewals += 1
             cluster.databaseUp = true
@@ -90,22 +90,6 @@ extension Gateway {
         // 1012 and 1013 are the registered codes for such closes; libwebsockets
         // 4.1 takes them for protocol errors, hence 4010 and 4011 of our own.
         [1001, 1006, 1011, 1012, 1013, 4010, 4011].contains(code)
-    }
-
-    // MARK: - Ownership's decisions
-
-    func ownershipActions(_ actions: [RoomOwnership.Action]) {
-        guard let cluster else { return }
-        for action in actions {
-            switch action {
-            case .stepDown(let room, let why):
-                stepDown(room, why: why)
-            case .extendCeiling(let room, let epoch, let ceiling):
-                cluster.link.leases.extendCeiling(room, epoch: epoch, to: ceiling) { [weak self] granted in
-                    self?.post(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted))
-                }
-            }
-        }
     }
 
     /// This node no longer owns `room`: it writes nothing more of it, and its

@@ -7,9 +7,10 @@ import SlashCommands
 
 /// The one place where what is decided is carried out: the gateway's own
 /// decisions (`GatewayAction`, from `GatewayState`), a room's (`RoomAction`,
-/// from the core's `Room`) and a connection's (`ConnectionAction`, from its
-/// `ConnectionState`). Each value decides without touching anything; these
-/// three switches carry out what they decide.
+/// from the core's `Room`), a connection's (`ConnectionAction`, from its
+/// `ConnectionState`) and, in a cluster, the room ownership's
+/// (`RoomOwnership.Action`). Each value decides without touching anything;
+/// these switches carry out what they decide.
 extension Gateway {
     func carry(_ actions: [GatewayAction]) {
         for action in actions { carry(action) }
@@ -87,6 +88,21 @@ extension Gateway {
         }
         if let store, !changes.isEmpty { store.write(changes) }
         if cluster != nil, rooms[name] === entry { numbered(entry) }
+    }
+
+    /// In a cluster, what the room ownership decides (`RoomOwnership`).
+    func ownershipActions(_ actions: [RoomOwnership.Action]) {
+        guard let cluster else { return }
+        for action in actions {
+            switch action {
+            case .stepDown(let room, let why):
+                stepDown(room, why: why)
+            case .extendCeiling(let room, let epoch, let ceiling):
+                cluster.link.leases.extendCeiling(room, epoch: epoch, to: ceiling) { [weak self] granted in
+                    self?.post(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted))
+                }
+            }
+        }
     }
 
     /// Who came, went and changed role, for an operator asking "who did what in

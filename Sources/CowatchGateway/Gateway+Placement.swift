@@ -42,7 +42,7 @@ extension Gateway {
     /// members who waited too long.
     func clusterHousekeeping() {
         guard let cluster else { return }
-        ownershipActions(cluster.ownership.handle(.tick(now: PostgresLeases.monotonicSeconds())))
+        ownershipActions(cluster.ownership.handle(.tick(now: time.monotonic())))
         let now = time.monotonic()
         for (room, due) in cluster.askAgain where due <= now { ask(room) }
         for connection in connections.values {

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 
 /// Which rooms this node may act for in a cluster, and until when (docs/cluster.md,
 /// "Leases"): a value with events in (a room taken, a heartbeat's answer, the
@@ -19,20 +20,20 @@ struct RoomOwnership {
     struct Held: Hashable {
         var epoch: Int64
         var ceiling: Int64
-        var trustedUntil: Double
+        var trustedUntil: MonotonicInstant
         var extending = false
     }
 
     enum Event: Hashable {
-        /// Taken; the acquire was sent at `requestedAt` (monotonic seconds).
-        case acquired(RoomName, epoch: Int64, ceiling: Int64, requestedAt: Double)
-        case renewed(sentAt: Double, held: [RoomName: Int64])
+        /// Taken; the acquire was sent at `requestedAt`.
+        case acquired(RoomName, epoch: Int64, ceiling: Int64, requestedAt: MonotonicInstant)
+        case renewed(sentAt: MonotonicInstant, held: [RoomName: Int64])
         case renewalFailed
         case numbered(RoomName, seq: Int64)
         case ceilingExtended(RoomName, epoch: Int64, ceiling: Int64, granted: Bool)
         /// Given up by this node (drained, or forgotten).
         case released(RoomName)
-        case tick(now: Double)
+        case tick(now: MonotonicInstant)
     }
 
     enum Action: Hashable {
@@ -40,15 +41,16 @@ struct RoomOwnership {
         case extendCeiling(RoomName, epoch: Int64, to: Int64)
     }
 
-    let leaseSeconds: Double
-    /// Subtracted from every lease: clock rates and scheduling are not exact.
-    let margin: Double
+    /// How long a lease lasts from its renewal's sending, less the margin.
+    let trusted: MonotonicDuration
     let seqBlock: Int64
     private(set) var rooms: [RoomName: Held] = [:]
 
-    init(leaseSeconds: Double, margin: Double? = nil, seqBlock: Int64 = 10_000) {
-        self.leaseSeconds = leaseSeconds
-        self.margin = margin ?? min(0.25, leaseSeconds / 5)
+    /// `margin`, subtracted from every lease since clock rates and scheduling are
+    /// not exact: by default a fifth of the lease, at most 0.25 s.
+    init(lease: MonotonicDuration, margin: MonotonicDuration? = nil, seqBlock: Int64 = 10_000) {
+        let margin = margin ?? MonotonicDuration(microseconds: min(250_000, lease.microseconds / 5))
+        trusted = MonotonicDuration(microseconds: lease.microseconds - margin.microseconds)
         self.seqBlock = seqBlock
     }
 
@@ -57,14 +59,14 @@ struct RoomOwnership {
     mutating func handle(_ event: Event) -> [Action] {
         switch event {
         case .acquired(let room, let epoch, let ceiling, let requestedAt):
-            rooms[room] = Held(epoch: epoch, ceiling: ceiling, trustedUntil: requestedAt + leaseSeconds - margin)
+            rooms[room] = Held(epoch: epoch, ceiling: ceiling, trustedUntil: requestedAt + trusted)
             return []
 
         case .renewed(let sentAt, let held):
             var actions: [Action] = []
             for (room, lease) in rooms {
                 if held[room] == lease.epoch {
-                    rooms[room]?.trustedUntil = max(lease.trustedUntil, sentAt + leaseSeconds - margin)
+                    rooms[room]?.trustedUntil = max(lease.trustedUntil, sentAt + trusted)
                 } else {
                     rooms[room] = nil
                     actions.append(.stepDown(room, why: "another node holds its lease now"))

@@ -36,25 +36,28 @@ public final class PostgresLeases: @unchecked Sendable {
     public enum Placement: Sendable {
         /// This node owns the room now, under `epoch`; it numbers states after
         /// `seqFloor` and up to `ceiling`. `room` is what the database keeps of it.
-        case owned(epoch: Int64, seqFloor: Int64, ceiling: Int64, room: StoredRooms.Room?, requestedAt: Double)
+        case owned(epoch: Int64, seqFloor: Int64, ceiling: Int64, room: StoredRooms.Room?, requestedAt: MonotonicInstant)
         /// Another node owns it; its members are relayed there.
         case elsewhere(node: String, url: String)
         /// The database could not answer.
         case unavailable(String)
     }
 
-    /// One heartbeat: when it was sent (monotonic seconds) and the leases the
-    /// database says this node still holds (room → epoch); nil when it failed.
+    /// One heartbeat: when it was sent, the leases the database says this node
+    /// still holds (room → epoch; nil when it failed), and how long it took.
     public struct Renewal: Sendable {
-        public var sentAt: Double
+        public var sentAt: MonotonicInstant
         public var held: [RoomName: Int64]?
-        public var seconds: Double
+        public var took: MonotonicDuration
     }
 
     public let settings: Settings
     private let url: String
     private let store: PostgresStore
     private let logger: Logger
+    /// The clock a renewal's sending is read on: the gateway's, whose ownership
+    /// compares it with its own `now`.
+    private let time: any TimeSource
     private let heartbeatQueue = DispatchQueue(label: "cowatch-leases-heartbeat")
     private let workQueue = DispatchQueue(label: "cowatch-leases")
     private var heartbeatConnection: PostgresConnection?
@@ -63,15 +66,14 @@ public final class PostgresLeases: @unchecked Sendable {
     private var stopped = false
     public var onRenewal: (@Sendable (Renewal) -> Void)?
 
-    public init(url: String, settings: Settings, store: PostgresStore, logger: Logger = Logger(label: "cowatch.cluster")) {
+    public init(url: String, settings: Settings, store: PostgresStore, logger: Logger = Logger(label: "cowatch.cluster"),
+                time: any TimeSource = SystemTime()) {
         self.url = url
+        self.time = time
         self.settings = settings
         self.store = store
         self.logger = logger
     }
-
-    /// The leases' clock, in seconds (`SystemClock`).
-    public static func monotonicSeconds() -> Double { SystemClock.monotonicSeconds() }
 
     private var leaseInterval: String { "\(Int(settings.leaseSeconds * 1000)) milliseconds" }
 
@@ -99,7 +101,7 @@ public final class PostgresLeases: @unchecked Sendable {
 
     private func heartbeat() {
         guard !isStopped else { return }
-        let sentAt = Self.monotonicSeconds()
+        let sentAt = time.monotonic()
         var held: [RoomName: Int64]?
         do {
             let connection = try connected(&heartbeatConnection)
@@ -121,7 +123,7 @@ public final class PostgresLeases: @unchecked Sendable {
             heartbeatConnection = nil
             logger.warning("lease renewal failed", metadata: ["error": "\(error)"])
         }
-        onRenewal?(Renewal(sentAt: sentAt, held: held, seconds: Self.monotonicSeconds() - sentAt))
+        onRenewal?(Renewal(sentAt: sentAt, held: held, took: time.monotonic() - sentAt))
         heartbeatQueue.asyncAfter(deadline: .now() + settings.renewSeconds) { [self] in heartbeat() }
     }
 
@@ -129,7 +131,7 @@ public final class PostgresLeases: @unchecked Sendable {
     /// says who owns it.
     public func acquire(_ room: RoomName, completion: @escaping @Sendable (Placement) -> Void) {
         workQueue.async { [self] in
-            let requestedAt = Self.monotonicSeconds()
+            let requestedAt = time.monotonic()
             do {
                 let connection = try connected(&workConnection)
                 let placement = try connection.transaction { () -> Placement in

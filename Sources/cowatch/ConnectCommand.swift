@@ -102,7 +102,7 @@ struct ConnectCommand: ParsableCommand {
         if let device = Self.deviceIdentity() { address = address.adding("device", device) }
 
         let settings = ClientLife.Settings(interactive: isatty(0) != 0, keepGoing: keepGoing,
-                                           reconnectFor: noReconnect ? 0 : reconnectFor, confirmTimeout: timeout)
+                                           reconnectFor: .seconds(noReconnect ? 0 : reconnectFor), confirmTimeout: .seconds(timeout))
         let runner = try TerminalRunner(address: address, encoding: json ? .json : .text,
                                         life: ClientLife(settings: settings, resume: resume), connectTimeout: timeout)
         runner.start()

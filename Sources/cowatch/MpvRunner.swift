@@ -55,7 +55,7 @@ final class MpvRunner: @unchecked Sendable {
         self.address = address
         self.verbose = verbose
         player = DesktopPlayer(localFile: localFile, share: share)
-        life = ClientLife(settings: ClientLife.Settings(interactive: true, reconnectFor: 300, confirmTimeout: connectTimeout))
+        life = ClientLife(settings: ClientLife.Settings(interactive: true, confirmTimeout: .seconds(connectTimeout)))
         clients = try WebSocketClients(connectTimeout: connectTimeout)
         monotonicMsAtStart = Self.monotonicMs()
         epochMsAtStart = Date().timeIntervalSince1970 * 1000
@@ -83,7 +83,7 @@ final class MpvRunner: @unchecked Sendable {
             // on an mpv attached again.
             request(["af", "add", "@cowatch-speed:scaletempo2"])
             for (index, name) in Self.observed.enumerated() { request(["observe_property", .number(Double(index + 1)), .string(name)]) }
-            for action in life.handle(.start(now: Self.monotonicMs() / 1000)) { perform(action) }
+            for action in life.handle(.start(now: SystemClock.monotonic())) { perform(action) }
             scheduleTick()
         }
     }
@@ -277,7 +277,7 @@ final class MpvRunner: @unchecked Sendable {
             connection = clients.connect(target, encoding: .json, handlers: ClientHandlers(
                 opened: { [self] in post(.opened(attempt)); queue.async { self.opened() } },
                 received: { [self] text in post(.received(attempt, text)); queue.async { self.received(text) } },
-                closed: { [self] info in queue.async { self.open = false }; post(.closed(attempt, info, now: Self.monotonicMs() / 1000)) }))
+                closed: { [self] info in queue.async { self.open = false }; post(.closed(attempt, info, now: SystemClock.monotonic())) }))
         case .send(let text):
             if open { connection?.send(text) }
         case .close:
@@ -291,11 +291,11 @@ final class MpvRunner: @unchecked Sendable {
             DispatchQueue.global().async { [self] in
                 let answer = try? PlainHTTP.upgradeAnswer(target, subprotocol: ClientEncoding.json.rawValue)
                 post(.refusalExplained(attempt, status: answer?.status == 101 ? nil : answer?.status,
-                                       body: answer?.body ?? "", now: Self.monotonicMs() / 1000))
+                                       body: answer?.body ?? "", now: SystemClock.monotonic()))
             }
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay) { [self] in
-                for action in life.handle(.timerFired(timer, now: Self.monotonicMs() / 1000)) { perform(action) }
+            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in
+                for action in life.handle(.timerFired(timer, now: SystemClock.monotonic())) { perform(action) }
             }
         case .exit(let code):
             finish(code: code)

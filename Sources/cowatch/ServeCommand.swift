@@ -3,6 +3,7 @@ import CowatchCore
 import CowatchGateway
 import CowatchSettings
 import CowatchStore
+import CowatchTime
 import Dispatch
 import Foundation
 import Logging
@@ -256,6 +257,9 @@ struct ServeCommand: ParsableCommand {
 
         let roomStore: any RoomStore
         var cluster: ClusterLink?
+        // One clock for the gateway and its leases: a lease's trusted time is read
+        // on the one and compared on the other.
+        let time: any TimeSource = SystemTime()
         switch settings.store {
         case .postgres:
             guard let url = settings.databaseURL else {
@@ -276,7 +280,7 @@ struct ServeCommand: ParsableCommand {
                                               logger: Logger(label: "cowatch.store"))
                 let leases = PostgresLeases(url: url, settings: PostgresLeases.Settings(
                     node: node, advertiseURL: advertise, leaseSeconds: settings.leaseSeconds,
-                    renewSeconds: settings.leaseSeconds / 4), store: store, logger: Logger(label: "cowatch.cluster"))
+                    renewSeconds: settings.leaseSeconds / 4), store: store, logger: Logger(label: "cowatch.cluster"), time: time)
                 roomStore = store
                 cluster = ClusterLink(store: store, leases: leases)
             } catch {
@@ -308,7 +312,7 @@ struct ServeCommand: ParsableCommand {
             configuration.allowedHosts.append(host)
         }
         let gateway = Gateway(configuration: configuration, store: roomStore, cluster: cluster,
-                              logger: Logger(label: "cowatch.gateway"))
+                              logger: Logger(label: "cowatch.gateway"), time: time)
         // Watching before anything is announced: a SIGTERM right after the banner
         // must still shut down gracefully.
         let signals = SignalWatcher { signal in

@@ -57,7 +57,7 @@ final class TerminalRunner: @unchecked Sendable {
                                        body: answer?.body ?? "", now: Self.now()))
             }
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay) { [self] in
+            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in
                 for action in life.handle(.timerFired(timer, now: Self.now())) { perform(action) }
             }
         case .exit(let code):
@@ -67,5 +67,5 @@ final class TerminalRunner: @unchecked Sendable {
         }
     }
 
-    private static func now() -> Double { SystemClock.monotonicSeconds() }
+    private static func now() -> MonotonicInstant { SystemClock.monotonic() }
 }

@@ -8,11 +8,16 @@ import Testing
 /// events in, actions out, no sockets and no clock.
 struct Terminal {
     var life: ClientLife
-    var now = 100.0
+    var now = Terminal.at(100)
 
     init(interactive: Bool = true, keepGoing: Bool = false, reconnectFor: Double = 300, resume: String? = nil) {
-        life = ClientLife(settings: .init(interactive: interactive, keepGoing: keepGoing, reconnectFor: reconnectFor,
-                                          maximumHeldLines: 2, confirmTimeout: 10), resume: resume, seed: 7)
+        life = ClientLife(settings: .init(interactive: interactive, keepGoing: keepGoing, reconnectFor: .seconds(reconnectFor),
+                                          maximumHeldLines: 2, confirmTimeout: .seconds(10)), resume: resume, seed: 7)
+    }
+
+    /// The monotonic instant `seconds` after the clock's start.
+    static func at(_ seconds: Double) -> MonotonicInstant {
+        MonotonicInstant(microseconds: 0) + .seconds(seconds)
     }
 
     mutating func on(_ event: ClientLife.Event) -> [ClientLife.Action] { life.handle(event) }
@@ -25,7 +30,7 @@ struct Terminal {
     }
 
     static func delay(_ actions: [ClientLife.Action]) -> Double? {
-        for case .schedule(.reconnect, let after) in actions { return after }
+        for case .schedule(.reconnect, let after) in actions { return after.seconds }
         return nil
     }
 
@@ -40,12 +45,12 @@ struct ClientLifeCloseTests {
     func shutdownReconnects() {
         var terminal = Terminal(resume: "old")
         terminal.joined(token: "tok-9")
-        let closed = terminal.on(.closed(1, CloseInfo(code: 1001, reason: "server shutting down"), now: 101))
+        let closed = terminal.on(.closed(1, CloseInfo(code: 1001, reason: "server shutting down"), now: Terminal.at(101)))
         #expect(Terminal.said(closed).contains("disconnected: the server is going away (1001): server shutting down"))
         let delay = Terminal.delay(closed)
         #expect(delay.map { (0.25...0.5).contains($0) } == true)
         #expect(!closed.contains { if case .exit = $0 { true } else { false } })
-        let retry = terminal.on(.timerFired(.reconnect(1), now: 101.5))
+        let retry = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(101.5)))
         #expect(retry == [.connect(2, resume: "tok-9")])
         #expect(terminal.on(.opened(2)) == [.say("cowatch: reconnected")])
     }
@@ -54,7 +59,7 @@ struct ClientLifeCloseTests {
     func movedComesBackAtOnce() {
         var terminal = Terminal()
         terminal.joined()
-        let closed = terminal.on(.closed(1, CloseInfo(code: 4010, reason: "the room moved to another node; reconnect now"), now: 101))
+        let closed = terminal.on(.closed(1, CloseInfo(code: 4010, reason: "the room moved to another node; reconnect now"), now: Terminal.at(101)))
         #expect(Terminal.said(closed).contains("the room moved to another server (4010)"))
         #expect(Terminal.delay(closed).map { $0 <= 0.1 } == true)
     }
@@ -63,7 +68,7 @@ struct ClientLifeCloseTests {
     func dropReconnects() {
         var terminal = Terminal()
         terminal.joined()
-        let closed = terminal.on(.closed(1, CloseInfo(code: nil, reason: ""), now: 101))
+        let closed = terminal.on(.closed(1, CloseInfo(code: nil, reason: ""), now: Terminal.at(101)))
         #expect(Terminal.said(closed).contains("the connection dropped"))
         #expect(Terminal.delay(closed) != nil)
     }
@@ -75,7 +80,7 @@ struct ClientLifeCloseTests {
     func finalCloses(code: UInt16, words: String) {
         var terminal = Terminal()
         terminal.joined()
-        let closed = terminal.on(.closed(1, CloseInfo(code: code, reason: "by alice: spam"), now: 101))
+        let closed = terminal.on(.closed(1, CloseInfo(code: code, reason: "by alice: spam"), now: Terminal.at(101)))
         #expect(Terminal.said(closed) == "cowatch: disconnected: \(words) (\(code)): by alice: spam")
         #expect(closed.last == .exit(1))
         #expect(Terminal.delay(closed) == nil)
@@ -85,27 +90,27 @@ struct ClientLifeCloseTests {
     func normalClose() {
         var terminal = Terminal()
         terminal.joined()
-        #expect(terminal.on(.closed(1, CloseInfo(code: 1000, reason: ""), now: 101)).last == .exit(0))
+        #expect(terminal.on(.closed(1, CloseInfo(code: 1000, reason: ""), now: Terminal.at(101))).last == .exit(0))
     }
 
     @Test("--no-reconnect (reconnectFor 0) makes every close final")
     func noReconnect() {
         var terminal = Terminal(reconnectFor: 0)
         terminal.joined()
-        #expect(terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: 101)).last == .exit(1))
+        #expect(terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: Terminal.at(101))).last == .exit(1))
     }
 
     @Test("the delay doubles with each failed try, up to the maximum, and the client gives up after reconnectFor")
     func backoff() {
         var terminal = Terminal(reconnectFor: 60)
         terminal.joined()
-        var now = 101.0
+        var now = Terminal.at(101)
         var actions = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: now))
         var delays: [Double] = []
         var attempt = 1
         while let delay = Terminal.delay(actions) {
             delays.append(delay)
-            now += delay
+            now = now + .seconds(delay)
             actions = terminal.on(.timerFired(.reconnect(attempt), now: now))
             if actions.last == .exit(1) { break }
             attempt += 1
@@ -125,11 +130,11 @@ struct ClientLifeCloseTests {
     func staleEvents() {
         var terminal = Terminal()
         terminal.joined()
-        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: 101))
-        _ = terminal.on(.timerFired(.reconnect(1), now: 102))
-        #expect(terminal.on(.closed(1, CloseInfo(code: 4001, reason: ""), now: 102)).isEmpty)
+        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: Terminal.at(101)))
+        _ = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(102)))
+        #expect(terminal.on(.closed(1, CloseInfo(code: 4001, reason: ""), now: Terminal.at(102))).isEmpty)
         #expect(terminal.on(.received(1, "<bob> late")).isEmpty)
-        #expect(terminal.on(.timerFired(.reconnect(1), now: 103)).isEmpty)
+        #expect(terminal.on(.timerFired(.reconnect(1), now: Terminal.at(103))).isEmpty)
     }
 }
 
@@ -138,18 +143,18 @@ struct ClientLifeRefusalTests {
     @Test("a first connection that fails ends the program at once")
     func firstFailure() {
         var terminal = Terminal()
-        _ = terminal.on(.start(now: 100))
-        let actions = terminal.on(.closed(1, CloseInfo(code: nil, reason: "Unable to connect"), now: 100))
+        _ = terminal.on(.start(now: Terminal.at(100)))
+        let actions = terminal.on(.closed(1, CloseInfo(code: nil, reason: "Unable to connect"), now: Terminal.at(100)))
         #expect(actions == [.say("cowatch: could not connect: Unable to connect"), .exit(1)])
     }
 
     @Test("a refused upgrade is asked again for the server's words, which are shown")
     func refusedUpgrade() {
         var terminal = Terminal()
-        _ = terminal.on(.start(now: 100))
-        let closed = terminal.on(.closed(1, CloseInfo(code: nil, reason: "HS: ws upgrade response not 101"), now: 100))
+        _ = terminal.on(.start(now: Terminal.at(100)))
+        let closed = terminal.on(.closed(1, CloseInfo(code: nil, reason: "HS: ws upgrade response not 101"), now: Terminal.at(100)))
         #expect(closed == [.explainRefusal(1)])
-        let explained = terminal.on(.refusalExplained(1, status: 400, body: "a room name is 1 to 64 characters\n", now: 100))
+        let explained = terminal.on(.refusalExplained(1, status: 400, body: "a room name is 1 to 64 characters\n", now: Terminal.at(100)))
         #expect(explained == [.say("cowatch: the server answered 400: a room name is 1 to 64 characters"), .exit(1)])
     }
 
@@ -157,10 +162,10 @@ struct ClientLifeRefusalTests {
     func drainingWhileComingBack() {
         var terminal = Terminal()
         terminal.joined()
-        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: 101))
-        _ = terminal.on(.timerFired(.reconnect(1), now: 102))
-        _ = terminal.on(.closed(2, CloseInfo(code: nil, reason: "HS: ws upgrade response not 101"), now: 102))
-        let explained = terminal.on(.refusalExplained(2, status: 503, body: "the server is shutting down", now: 102))
+        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: Terminal.at(101)))
+        _ = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(102)))
+        _ = terminal.on(.closed(2, CloseInfo(code: nil, reason: "HS: ws upgrade response not 101"), now: Terminal.at(102)))
+        let explained = terminal.on(.refusalExplained(2, status: 503, body: "the server is shutting down", now: Terminal.at(102)))
         #expect(Terminal.delay(explained) != nil)
         #expect(Terminal.said(explained).contains("still away: the server answered 503"))
     }
@@ -169,10 +174,10 @@ struct ClientLifeRefusalTests {
     func refusedWhileComingBack() {
         var terminal = Terminal()
         terminal.joined()
-        _ = terminal.on(.closed(1, CloseInfo(code: nil, reason: ""), now: 101))
-        _ = terminal.on(.timerFired(.reconnect(1), now: 102))
-        _ = terminal.on(.closed(2, CloseInfo(code: nil, reason: "HS: ws upgrade response not 101"), now: 102))
-        #expect(terminal.on(.refusalExplained(2, status: 403, body: "no", now: 102)).last == .exit(1))
+        _ = terminal.on(.closed(1, CloseInfo(code: nil, reason: ""), now: Terminal.at(101)))
+        _ = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(102)))
+        _ = terminal.on(.closed(2, CloseInfo(code: nil, reason: "HS: ws upgrade response not 101"), now: Terminal.at(102)))
+        #expect(terminal.on(.refusalExplained(2, status: 403, body: "no", now: Terminal.at(102))).last == .exit(1))
     }
 }
 
@@ -182,18 +187,18 @@ struct ClientLifeLineTests {
     func heldLines() {
         var terminal = Terminal()
         terminal.joined()
-        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: 101))
+        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: Terminal.at(101)))
         #expect(Terminal.said(terminal.on(.line("one"))).contains("sent once back (1 waiting)"))
         _ = terminal.on(.line("two"))
         #expect(Terminal.said(terminal.on(.line("three"))).contains("line dropped"))
-        _ = terminal.on(.timerFired(.reconnect(1), now: 102))
+        _ = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(102)))
         #expect(terminal.on(.opened(2)) == [.say("cowatch: reconnected"), .send("one"), .send("two")])
     }
 
     @Test("lines piped before the first connection opens wait for it without a word")
     func linesBeforeOpening() {
         var terminal = Terminal(interactive: false)
-        _ = terminal.on(.start(now: 100))
+        _ = terminal.on(.start(now: Terminal.at(100)))
         #expect(terminal.on(.line("/play")).isEmpty)
         #expect(terminal.on(.opened(1)) == [.send("/play")])
     }
@@ -210,7 +215,7 @@ struct ClientLifeLineTests {
         }
         let marker = String(probe.dropFirst(6))
         #expect(terminal.on(.received(1, "= time: client \(marker) server 1700000000000")) == [.close])
-        #expect(terminal.on(.closed(1, CloseInfo(code: 1000, reason: ""), now: 102)) == [.exit(0)])
+        #expect(terminal.on(.closed(1, CloseInfo(code: 1000, reason: ""), now: Terminal.at(102))) == [.exit(0)])
     }
 
     @Test("a bot pipe exits 1 with the refusals when the server refused a line, 0 with --keep-going", arguments: [false, true])
@@ -221,7 +226,7 @@ struct ClientLifeLineTests {
         #expect(terminal.on(.received(1, "! unknown command /bogus (try /help)")) == [.print("! unknown command /bogus (try /help)")])
         _ = terminal.on(.inputEnded(marker: "5.123"))
         #expect(terminal.on(.received(1, "{\"type\":\"reply\",\"kind\":\"time\",\"client\":5.123}")) == [.close])
-        let ended = terminal.on(.closed(1, CloseInfo(code: 1000, reason: ""), now: 102))
+        let ended = terminal.on(.closed(1, CloseInfo(code: 1000, reason: ""), now: Terminal.at(102)))
         if keepGoing {
             #expect(ended == [.exit(0)])
         } else {
@@ -233,12 +238,12 @@ struct ClientLifeLineTests {
     func endWhileAway() {
         var terminal = Terminal(interactive: false)
         terminal.joined()
-        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: 101))
+        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: Terminal.at(101)))
         _ = terminal.on(.line("/play"))
         #expect(terminal.on(.inputEnded(marker: "9.123")).isEmpty)
-        _ = terminal.on(.timerFired(.reconnect(1), now: 102))
+        _ = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(102)))
         #expect(terminal.on(.opened(2)) == [.say("cowatch: reconnected"), .send("/play"), .send("/time 9.123"),
-                                            .schedule(.confirm, after: 10)])
+                                            .schedule(.confirm, after: .seconds(10))])
     }
 }
 

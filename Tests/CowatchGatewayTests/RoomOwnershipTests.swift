@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import Testing
 @testable import CowatchGateway
 
@@ -10,18 +11,23 @@ struct RoomOwnershipTests {
     static let den = RoomName("den")!
 
     func owning(_ rooms: [RoomName] = [lobby], at time: Double = 100) -> RoomOwnership {
-        var ownership = RoomOwnership(leaseSeconds: 1.5, margin: 0.25, seqBlock: 100)
-        for room in rooms { _ = ownership.handle(.acquired(room, epoch: 3, ceiling: 1100, requestedAt: time)) }
+        var ownership = RoomOwnership(lease: .seconds(1.5), margin: .seconds(0.25), seqBlock: 100)
+        for room in rooms { _ = ownership.handle(.acquired(room, epoch: 3, ceiling: 1100, requestedAt: at(time))) }
         return ownership
+    }
+
+    /// A monotonic instant `seconds` after the clock's start.
+    func at(_ seconds: Double) -> MonotonicInstant {
+        MonotonicInstant(microseconds: 0) + .seconds(seconds)
     }
 
     @Test("a lease is trusted until its last renewal's sending plus the lease, less the margin")
     func trustedUntil() {
         var ownership = owning()
-        #expect(ownership.handle(.tick(now: 101.2)).isEmpty)
-        #expect(ownership.handle(.renewed(sentAt: 101.0, held: [Self.lobby: 3])).isEmpty)
-        #expect(ownership.handle(.tick(now: 102.2)).isEmpty)
-        #expect(ownership.handle(.tick(now: 102.3)) == [.stepDown(Self.lobby, why: "its lease was not renewed in time")])
+        #expect(ownership.handle(.tick(now: at(101.2))).isEmpty)
+        #expect(ownership.handle(.renewed(sentAt: at(101.0), held: [Self.lobby: 3])).isEmpty)
+        #expect(ownership.handle(.tick(now: at(102.2))).isEmpty)
+        #expect(ownership.handle(.tick(now: at(102.3))) == [.stepDown(Self.lobby, why: "its lease was not renewed in time")])
         #expect(ownership.epoch(of: Self.lobby) == nil)
     }
 
@@ -30,17 +36,17 @@ struct RoomOwnershipTests {
         var ownership = owning()
         #expect(ownership.handle(.renewalFailed).isEmpty)
         // Resumed ten seconds later: the first tick gives the room up, before anything else is done for it.
-        #expect(ownership.handle(.tick(now: 110)) == [.stepDown(Self.lobby, why: "its lease was not renewed in time")])
+        #expect(ownership.handle(.tick(now: at(110))) == [.stepDown(Self.lobby, why: "its lease was not renewed in time")])
     }
 
     @Test("a heartbeat that no longer lists a room, or lists it under another epoch, steps down from it alone")
     func takenElsewhere() {
         var ownership = owning([Self.lobby, Self.den])
-        let actions = ownership.handle(.renewed(sentAt: 100.5, held: [Self.lobby: 4]))
+        let actions = ownership.handle(.renewed(sentAt: at(100.5), held: [Self.lobby: 4]))
         #expect(Set(actions) == [.stepDown(Self.lobby, why: "another node holds its lease now"),
                                  .stepDown(Self.den, why: "another node holds its lease now")])
         var other = owning([Self.lobby, Self.den])
-        #expect(other.handle(.renewed(sentAt: 100.5, held: [Self.lobby: 3])) == [.stepDown(Self.den, why: "another node holds its lease now")])
+        #expect(other.handle(.renewed(sentAt: at(100.5), held: [Self.lobby: 3])) == [.stepDown(Self.den, why: "another node holds its lease now")])
         #expect(other.epoch(of: Self.lobby) == 3)
     }
 
@@ -67,7 +73,7 @@ struct RoomOwnershipTests {
     func released() {
         var ownership = owning()
         _ = ownership.handle(.released(Self.lobby))
-        #expect(ownership.handle(.renewed(sentAt: 101, held: [:])).isEmpty)
-        #expect(ownership.handle(.tick(now: 200)).isEmpty)
+        #expect(ownership.handle(.renewed(sentAt: at(101), held: [:])).isEmpty)
+        #expect(ownership.handle(.tick(now: at(200))).isEmpty)
     }
 }
