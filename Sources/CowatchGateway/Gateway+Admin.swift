@@ -21,19 +21,16 @@ extension Gateway {
         metrics.httpRequests["admin", default: 0] += 1
         guard let expected = configuration.adminToken else { return Self.json(404, ["error": "the admin API is off"]) }
         let now = time.now()
-        if let failure = state.operatorState.failures[request.address], failure.count >= OperatorState.failuresPerMinute,
-           now < failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) {
+        let right = request.token.map { SecretDigest.equal(SecretDigest.hex($0), SecretDigest.hex(expected)) } ?? false
+        switch state.adminRequested(from: request.address, rightToken: right, at: now) {
+        case .tooManyWrongTokens:
             return Self.json(429, ["error": "too many wrong admin tokens from your address; wait a minute"])
-        }
-        guard let token = request.token, SecretDigest.equal(SecretDigest.hex(token), SecretDigest.hex(expected)) else {
-            var failure = state.operatorState.failures[request.address] ?? (0, now)
-            if now >= failure.since.advanced(by: ServerInterval(milliseconds: 60_000)) { failure = (0, now) }
-            failure.count += 1
-            state.operatorState.failures[request.address] = failure
+        case .wrongToken:
             metrics.refusedConnections["admin-token", default: 0] += 1
             return Self.json(401, ["error": "the admin API needs the operator's token: Authorization: Bearer <token>"])
+        case .open:
+            break
         }
-        state.operatorState.failures[request.address] = nil
         let rest = Array(request.path.split(separator: "/").map(String.init).dropFirst())  // after "admin"
         let roomAction = rest.count == 3 && rest[0] == "rooms" ? (name: rest[1], action: rest[2]) : nil
         switch (request.post, rest.joined(separator: "/")) {

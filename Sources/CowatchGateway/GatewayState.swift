@@ -90,6 +90,7 @@ struct GatewayState {
     private(set) var roomCreations: RoomCreationLimit
     /// What the operator decided (the admin API, Gateway+Admin.swift).
     var operatorState = OperatorState()
+    private(set) var adminTokenFailures = AdminTokenFailures()
     private(set) var nextConnectionID: UInt64 = 1
     /// Upgrades let in whose connection is not open yet, by connection number.
     private var upgrades: [UInt64: UpgradeRequest] = [:]
@@ -215,6 +216,26 @@ struct GatewayState {
         connectionsPerAddress[address] = open > 0 ? open : nil
         openConnections -= 1
         return finishIfDone(now)
+    }
+
+    // MARK: The admin API
+
+    /// A request to the admin API from `address`, with a right token or not.
+    mutating func adminRequested(from address: String, rightToken: Bool, at now: ServerInstant) -> AdminGate {
+        if adminTokenFailures.refuses(address, at: now) { return .tooManyWrongTokens }
+        guard rightToken else {
+            adminTokenFailures.failed(address, at: now)
+            return .wrongToken
+        }
+        adminTokenFailures.succeeded(address)
+        return .open
+    }
+
+    enum AdminGate: Equatable {
+        case open
+        case wrongToken
+        /// Refused unheard: too many wrong tokens from the address this minute.
+        case tooManyWrongTokens
     }
 
     // MARK: Rooms created

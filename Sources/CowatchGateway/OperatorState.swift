@@ -10,9 +10,6 @@ struct OperatorState: Codable {
     var draining = false
     /// Digests of room-creation tokens (`room-creation token`), with uses left.
     var creationTokens: [String: Int] = [:]
-    /// Wrong admin tokens by address, and when the first of the current minute was
-    /// (not kept).
-    var failures: [String: (count: Int, since: ServerInstant)] = [:]
 
     enum CodingKeys: String, CodingKey {
         case bannedAddresses, draining, creationTokens
@@ -48,8 +45,4 @@ struct OperatorState: Codable {
     }
 
     static let storeName = "operator"
-
-
-    /// Wrong tokens one address may send in a minute before it is refused unheard.
-    static let failuresPerMinute = 10
 }

@@ -328,3 +328,45 @@ struct GatewayTimeTests {
         ])
     }
 }
+
+@Suite("The gateway's admin API door")
+struct GatewayAdminDoorTests {
+    @Test("ten wrong tokens within a minute shut the address out until the minute ends, the right token included")
+    func wrongTokens() {
+        var door = Door()
+        for _ in 0..<10 {
+            #expect(door.state.adminRequested(from: "192.0.2.1", rightToken: false, at: door.now.server) == .wrongToken)
+            door.advance(seconds: 1)
+        }
+        #expect(door.state.adminRequested(from: "192.0.2.1", rightToken: true, at: door.now.server) == .tooManyWrongTokens)
+        #expect(door.state.adminRequested(from: "192.0.2.2", rightToken: true, at: door.now.server) == .open)
+        door.advance(seconds: 50)
+        #expect(door.state.adminRequested(from: "192.0.2.1", rightToken: true, at: door.now.server) == .open)
+    }
+
+    @Test("wrong tokens spread over more than a minute never shut an address out, and a right one clears the count")
+    func slowMistakes() {
+        var door = Door()
+        for _ in 0..<30 {
+            #expect(door.state.adminRequested(from: "192.0.2.1", rightToken: false, at: door.now.server) == .wrongToken)
+            door.advance(seconds: 7)
+        }
+        #expect(door.state.adminRequested(from: "192.0.2.1", rightToken: true, at: door.now.server) == .open)
+        #expect(door.state.adminTokenFailures.minutes.isEmpty)
+    }
+
+    @Test("addresses remembered for wrong tokens are bounded: past the bound, finished minutes are forgotten first")
+    func bounded() {
+        var door = Door()
+        for index in 0..<AdminTokenFailures.trackedAddresses {
+            _ = door.state.adminRequested(from: "old-\(index)", rightToken: false, at: door.now.server)
+        }
+        door.advance(seconds: 61)
+        _ = door.state.adminRequested(from: "192.0.2.1", rightToken: false, at: door.now.server)
+        #expect(door.state.adminTokenFailures.minutes.count == 1)
+        for index in 0..<(2 * AdminTokenFailures.trackedAddresses) {
+            _ = door.state.adminRequested(from: "new-\(index)", rightToken: false, at: door.now.server)
+        }
+        #expect(door.state.adminTokenFailures.minutes.count <= AdminTokenFailures.trackedAddresses)
+    }
+}
