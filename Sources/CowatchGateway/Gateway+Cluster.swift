@@ -22,12 +22,8 @@ public struct ClusterLink: Sendable {
 final class ClusterState {
     let link: ClusterLink
     var ownership: RoomOwnership
-    /// Connections waiting to learn where their room lives, by room.
-    var waiting: [RoomName: [UInt64]] = [:]
-    /// Rooms whose placement was asked of the database and not yet answered.
-    var asking: Set<RoomName> = []
-    /// Rooms to ask again (their owner did not answer a relay), and when.
-    var askAgain: [RoomName: MonotonicInstant] = [:]
+    /// Connections waiting to learn which node serves their room.
+    var placements = Placements()
     /// Upstream links for members relayed to the room's owner.
     let relays: WebSocketClients
     var renewals = 0

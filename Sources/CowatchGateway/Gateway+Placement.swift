@@ -17,25 +17,19 @@ extension Gateway {
     /// the database says who owns the room.
     func place(_ connection: Connection, _ request: UpgradeRequest, in room: RoomName) {
         connection.route = .placing(Route.Placement(request: request, since: time.monotonic()))
-        wait(connection, for: room, retryAfter: 0)
+        wait(connection, for: room, retryAfter: .zero)
     }
 
-    func wait(_ connection: Connection, for room: RoomName, retryAfter delay: Double) {
+    func wait(_ connection: Connection, for room: RoomName, retryAfter delay: MonotonicDuration) {
         guard let cluster else { return }
-        cluster.waiting[room, default: []].append(connection.id)
-        if delay > 0 {
-            let due = time.monotonic() + .seconds(delay)
-            cluster.askAgain[room] = min(cluster.askAgain[room] ?? due, due)
-        } else {
-            ask(room)
-        }
+        ask(cluster.placements.wait(connection.id, for: room, after: delay, now: time.monotonic()))
     }
 
-    private func ask(_ room: RoomName) {
-        guard let cluster, !cluster.asking.contains(room) else { return }
-        cluster.asking.insert(room)
-        cluster.askAgain[room] = nil
-        cluster.link.leases.acquire(room) { [weak self] placement in self?.post(.placement(room, placement)) }
+    private func ask(_ rooms: [RoomName]) {
+        guard let cluster else { return }
+        for room in rooms {
+            cluster.link.leases.acquire(room) { [weak self] placement in self?.post(.placement(room, placement)) }
+        }
     }
 
     /// Every housekeeping pass: leases that lapsed, rooms to ask about again,
@@ -44,9 +38,10 @@ extension Gateway {
         guard let cluster else { return }
         ownershipActions(cluster.ownership.handle(.tick(now: time.monotonic())))
         let now = time.monotonic()
-        for (room, due) in cluster.askAgain where due <= now { ask(room) }
+        ask(cluster.placements.due(at: now))
         for connection in connections.values {
-            if case .placing(let placing) = connection.route, now - placing.since > placementPatience {
+            if case .placing(let placing) = connection.route,
+               Placements.outwaited(since: placing.since, now: now, patience: placementPatience) {
                 connection.route = .local
                 close(connection, code: 4011, reason: "the room has no node to serve it right now; try again shortly")
             }
@@ -55,8 +50,7 @@ extension Gateway {
 
     func placed(_ room: RoomName, _ placement: PostgresLeases.Placement) {
         guard let cluster else { return }
-        cluster.asking.remove(room)
-        let waiting = (cluster.waiting.removeValue(forKey: room) ?? []).compactMap { connections[$0] }
+        let waiting = cluster.placements.answered(room).compactMap { connections[$0] }
             .filter { connection in
                 if case .placing = connection.route { connection.state.isOpen } else { false }
             }
@@ -80,13 +74,13 @@ extension Gateway {
             }
         case .elsewhere(let node, let url):
             guard !url.isEmpty, node != cluster.link.leases.settings.node else {
-                for connection in waiting { wait(connection, for: room, retryAfter: 0.15) }
+                for connection in waiting { wait(connection, for: room, retryAfter: .milliseconds(150)) }
                 return
             }
             for connection in waiting { relay(connection, to: url) }
         case .unavailable(let why):
             logger.warning("room placement failed", metadata: ["room": "\(room)", "error": "\(why)"])
-            for connection in waiting { wait(connection, for: room, retryAfter: 0.5) }
+            for connection in waiting { wait(connection, for: room, retryAfter: .milliseconds(500)) }
         }
     }
 
@@ -172,7 +166,7 @@ extension Gateway {
             // The owner did not answer (it may have just died): ask again shortly,
             // while the member waits, its lines still held.
             connection.route = .placing(placing)
-            wait(connection, for: room, retryAfter: 0.15)
+            wait(connection, for: room, retryAfter: .milliseconds(150))
             return
         }
         guard connection.state.isOpen else { return }
