@@ -85,7 +85,7 @@ extension Gateway {
             state.operatorState.bannedAddresses.updateValue(minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) },
                                                       forKey: address)
             var closed = 0
-            saveOperatorState()
+            carry(.saveOperatorState)
             for connection in connections.values where connection.address == address && !connection.isGone {
                 close(connection, code: 4003, reason: "this address may not connect to this server")
                 closed += 1
@@ -95,7 +95,7 @@ extension Gateway {
             guard let given = request.arguments("address") else { return Self.json(400, ["error": "address=<client address>"]) }
             let address = Self.canonicalAddress(given) ?? given
             let lifted = state.operatorState.bannedAddresses.removeValue(forKey: address) != nil
-            saveOperatorState()
+            carry(.saveOperatorState)
             return Self.json(lifted ? 200 : 404, lifted ? ["lifted": address] : ["error": "\(address) is not banned"])
         case (false, "bans"):
             let bans = state.operatorState.bannedAddresses.sorted { $0.key < $1.key }.map { address, until -> [String: Any] in
@@ -104,14 +104,14 @@ extension Gateway {
             return Self.json(200, ["bans": bans])
         case (true, "drain"):
             state.operatorState.draining = request.arguments("on").map { $0 != "0" && $0.lowercased() != "off" } ?? true
-            saveOperatorState()
+            carry(.saveOperatorState)
             return Self.json(200, ["draining": state.operatorState.draining])
         case (true, "creation-tokens"):
             let uses = request.arguments("uses").flatMap(Int.init) ?? 1
             guard (1...100_000).contains(uses) else { return Self.json(400, ["error": "uses=1..100000"]) }
             let token = Self.newToken() + Self.newToken()
             state.operatorState.creationTokens[SecretDigest.hex(token)] = uses
-            saveOperatorState()
+            carry(.saveOperatorState)
             return Self.json(200, ["token": token, "uses": uses])
         default:
             return Self.json(404, ["error": "no such admin request: \(request.post ? "POST" : "GET") \(request.path)"])
@@ -127,12 +127,6 @@ extension Gateway {
             "owned": room.protection.ownerKeyDigest != nil, "locked": room.state.policy.locked,
             "emptySince": room.protection.emptySince.map { $0.milliseconds } as Any, "bans": room.protection.bans.count,
         ]
-    }
-
-    /// Keeps the operator's decisions in the store, after each change.
-    func saveOperatorState() {
-        guard let store, let data = try? JSONEncoder().encode(state.operatorState) else { return }
-        store.write([.serverState(name: OperatorState.storeName, json: String(decoding: data, as: UTF8.self))])
     }
 
     static func json(_ status: UInt32, _ object: [String: Any]) -> HTTPResponse {

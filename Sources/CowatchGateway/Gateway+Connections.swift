@@ -146,12 +146,7 @@ extension Gateway {
         guard let oldest = unused.min(by: { since($0) < since($1) }) else {
             return false
         }
-        let name = oldest.room.name
-        rooms[name] = nil
-        state.roomForgotten(name)
-        store?.write([.forgetRoom(name)])
-        metrics.unusedRoomsGivenUp += 1
-        logger.info("unused room given up for a new one", metadata: ["room": "\(name)"])
+        carry(.giveUpUnusedRoom(oldest.room.name))
         return true
     }
 

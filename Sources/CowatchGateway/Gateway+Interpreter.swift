@@ -2,6 +2,7 @@ import CowatchConnection
 import CowatchCore
 import CowatchStore
 import CowatchTime
+import Foundation
 import Logging
 import SlashCommands
 
@@ -26,7 +27,15 @@ extension Gateway {
         case .refuseUpgrade(let refusal):
             if let counted = refusal.counted { metrics.refusedConnections[counted, default: 0] += 1 }
         case .saveOperatorState:
-            saveOperatorState()
+            // Kept after each change, so that bans, drain and creation tokens outlive a restart.
+            guard let store, let data = try? JSONEncoder().encode(state.operatorState) else { break }
+            store.write([.serverState(name: OperatorState.storeName, json: String(decoding: data, as: UTF8.self))])
+        case .giveUpUnusedRoom(let name):
+            rooms[name] = nil
+            state.roomForgotten(name)
+            store?.write([.forgetRoom(name)])
+            metrics.unusedRoomsGivenUp += 1
+            logger.info("unused room given up for a new one", metadata: ["room": "\(name)"])
         case .fireRoomTimer(let room, let timer, let now):
             guard let entry = rooms[room] else { break }
             run(entry.room.timerFired(timer, now: now), in: entry)

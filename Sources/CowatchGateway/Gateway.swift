@@ -174,7 +174,7 @@ public final class Gateway: @unchecked Sendable {
         }
         let remaining = connections.count
         cluster?.relays.shutdown()
-        store?.write([.alive(time.now())])
+        carry(.writeAliveMark(time.now()))
         store?.flush()
         lock.withLock { self.server = nil }
         server.destroy()

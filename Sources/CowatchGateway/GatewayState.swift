@@ -387,6 +387,9 @@ enum GatewayAction: Equatable {
     case refuseUpgrade(UpgradeRefusal)
     /// The operator's decisions changed: keep them in the store.
     case saveOperatorState
+    /// A room nobody ever used goes, with what the store kept of it, to make
+    /// room for a new one under `max-rooms`.
+    case giveUpUnusedRoom(RoomName)
     case fireRoomTimer(RoomName, RoomTimer, at: ServerInstant)
     /// The service loop's timer for the rooms is set to the earliest due then
     /// (`nextTimerDue`), or cancelled when none is.
