@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ResumeSlot, ownerKeyAfterWelcome, resumeStorageKey } from '../../Sources/CowatchGateway/Web/static/kept.js';
+import { ResumeSlot, ownerKeyAfterWelcome, resumeStorageKey } from '../../Sources/CowatchWeb/Web/static/kept.js';
 
 /** sessionStorage's interface over a Map; `copy()` is what a duplicated tab gets. */
 class MemoryStorage {
