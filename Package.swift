@@ -79,16 +79,18 @@ let package = Package(
                 "CowatchCore",
                 "CowatchStore",
                 "CowatchClient",
+                "CowatchWeb",
                 "SlashCommands",
                 "CLibWebSockets",
                 "CFrameGuard",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
-            ],
-            // The browser client: plain HTML, CSS and JavaScript modules, served as
-            // they are. `WebRoot` finds them next to the installed binary.
-            resources: [.copy("Web")]
+            ]
         ),
+        // The browser client: plain HTML, CSS and JavaScript modules in `Web/`,
+        // served as they are (no build step), and `WebRoot`, which finds them next
+        // to the installed binary for the gateway to serve.
+        .target(name: "CowatchWeb", resources: [.copy("Web")]),
         // The system SQLite (Debian libsqlite3-dev) behind a thin target.
         .systemLibrary(
             name: "CSQLite", path: "Shims/CSQLite",

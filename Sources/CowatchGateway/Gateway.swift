@@ -3,6 +3,7 @@ import CowatchConnection
 import CowatchCore
 import CowatchStore
 import CowatchTime
+import CowatchWeb
 import Foundation
 import Logging
 import SlashCommands

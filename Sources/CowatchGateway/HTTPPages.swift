@@ -1,5 +1,6 @@
 import Foundation
 import CowatchCore
+import CowatchWeb
 import SlashCommands
 
 struct HTTPResponse {

@@ -43,6 +43,10 @@ struct HTTPEndpointTests {
         #expect(room.body.contains("<video"))
         #expect(room.body.contains("/static/"))
         #expect(try server.get("/static/style.css").status == 200)
+        // The room page's parts are modules in a folder of their own.
+        let part = try server.get("/static/room/page.js")
+        #expect(part.status == 200)
+        #expect(part.body.contains("export class RoomPage"))
         #expect(try server.get("/static/missing.js").status == 404)
         #expect(try server.get("/static/../room.html").status != 200)
     }

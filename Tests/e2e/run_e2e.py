@@ -58,7 +58,7 @@ except ImportError:  # commands/e2e installs it
     sys.exit("e2e: the selenium package is missing (python3 -m pip install selenium)")
 
 REPO = HERE.parent.parent
-WEB_ROOT = REPO / "Sources" / "CowatchGateway" / "Web"
+WEB_ROOT = REPO / "Sources" / "CowatchWeb" / "Web"
 
 CHROME_FLAGS = [
     "--headless=new", "--no-sandbox", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
@@ -1254,7 +1254,7 @@ def record(path, summary):
     lines = [
         "## Browser",
         "",
-        "Synchronization of the browser client (`Sources/CowatchGateway/Web/static/sync.js`), measured by "
+        "Synchronization of the browser client (`Sources/CowatchWeb/Web/static/sync.js`), measured by "
         "`commands/e2e`: three headless Chromium windows, each its own browser process, on one room of a "
         "real `cowatch serve`, all on one machine, then a fourth, late joiner. After each transition settles "
         f"({SETTLE_S:g} s after every window applied it), {SAMPLES} rounds {SAMPLE_GAP_S * 1000:.0f} ms apart: "

@@ -32,7 +32,7 @@ except ImportError:
     webdriver = None
 
 REPO = HERE.parent.parent
-STATIC = REPO / "Sources" / "CowatchGateway" / "Web" / "static"
+STATIC = REPO / "Sources" / "CowatchWeb" / "Web" / "static"
 GAP_SEGMENTS = 4  # the second window arrives this many segments after the first
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>live</title>

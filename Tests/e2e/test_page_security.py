@@ -46,7 +46,7 @@ except ImportError as error:  # commands/setup --browser installs it
 REPO = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(REPO / "Tests" / "support"))
 from harness import Serve, free_port  # noqa: E402  (free_port: for the tests that import it from here)
-WEB_ROOT = REPO / "Sources" / "CowatchGateway" / "Web"
+WEB_ROOT = REPO / "Sources" / "CowatchWeb" / "Web"
 BIN = os.environ.get("COWATCH_BIN", str(REPO / ".build" / "debug" / "cowatch"))
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -38,7 +38,7 @@ except ImportError:
     webdriver = None
 
 REPO = HERE.parent.parent
-STATIC = REPO / "Sources" / "CowatchGateway" / "Web" / "static"
+STATIC = REPO / "Sources" / "CowatchWeb" / "Web" / "static"
 VIDEO_ID = "76979871"
 RATE_LOCKED_ID = "1000000"
 

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { catchupOver, catchupTimeline } from '../../Sources/CowatchGateway/Web/static/sync/catchup.js';
-import { positionAt } from '../../Sources/CowatchGateway/Web/static/sync/timeline.js';
+import { catchupOver, catchupTimeline } from '../../Sources/CowatchWeb/Web/static/sync/catchup.js';
+import { positionAt } from '../../Sources/CowatchWeb/Web/static/sync/timeline.js';
 import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const T = 1_700_000_000_000;

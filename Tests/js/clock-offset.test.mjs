@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { BEST, estimateOffset, keepRecent, sampleFrom, WINDOW_MAX, WINDOW_MS } from '../../Sources/CowatchGateway/Web/static/clock-offset.js';
+import { BEST, estimateOffset, keepRecent, sampleFrom, WINDOW_MAX, WINDOW_MS } from '../../Sources/CowatchWeb/Web/static/clock-offset.js';
 
 /** Deterministic noise, so a failure can be replayed. */
 function random(seed) {

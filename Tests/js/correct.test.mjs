@@ -7,8 +7,8 @@ import { test } from 'node:test';
 
 import {
   correctionFor, firstSeekLatency, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS, seekDecision, seekPolicy,
-} from '../../Sources/CowatchGateway/Web/static/sync/correct.js';
-import { VIDEO_CAPABILITIES } from '../../Sources/CowatchGateway/Web/static/players/player.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/correct.js';
+import { VIDEO_CAPABILITIES } from '../../Sources/CowatchWeb/Web/static/players/player.js';
 import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const YOUTUBE_RATES = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];

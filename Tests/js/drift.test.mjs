@@ -7,7 +7,7 @@ import { test } from 'node:test';
 
 import {
   addDriftReading, DRIFT_WINDOW, needsRejoin, nudgeRate, roundRate, THRESHOLDS,
-} from '../../Sources/CowatchGateway/Web/static/sync/drift.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/drift.js';
 import { playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 test('drift under 3 ms is left alone: the exact group rate', () => {

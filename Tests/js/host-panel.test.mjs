@@ -2,8 +2,8 @@
 // page (static/door.js) say, decided without a page.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { botNameProblem, listingStatus, passwordProblem } from '../../Sources/CowatchGateway/Web/static/host-panel.js';
-import { DOOR_ERRORS, doorView } from '../../Sources/CowatchGateway/Web/static/door.js';
+import { botNameProblem, listingStatus, passwordProblem } from '../../Sources/CowatchWeb/Web/static/host-panel.js';
+import { DOOR_ERRORS, doorView } from '../../Sources/CowatchWeb/Web/static/door.js';
 
 test('a listed room with a password or a lock is said to be off the front page, as the server says', () => {
   assert.deepEqual(listingStatus({ public: false }), { shown: false, words: 'Not listed on the server\'s front page.' });

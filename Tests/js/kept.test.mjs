@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ResumeSlot, ownerKeyAfterWelcome, resumeStorageKey } from '../../Sources/CowatchGateway/Web/static/kept.js';
+import {
+  KeptOwnerKey, ResumeSlot, ownerKeyAfterWelcome, ownerStorageKey, resumeStorageKey,
+} from '../../Sources/CowatchWeb/Web/static/kept.js';
 
 /** sessionStorage's interface over a Map; `copy()` is what a duplicated tab gets. */
 class MemoryStorage {
@@ -125,4 +127,33 @@ test('without a link key, or with the key already kept, there is nothing to deci
   assert.deepEqual(
     ownerKeyAfterWelcome({ linkKey: null, storedKey: null, presentedResume: null, welcome: welcome() }),
     { verdict: null, store: null, use: null });
+});
+
+test('the page presents a link\'s owner key over the kept one, and keeps it only once accepted', () => {
+  const browser = new MemoryStorage([[ownerStorageKey('lobby'), 'old']]);
+  const refused = new KeptOwnerKey('lobby', '0000', browser);
+  assert.equal(refused.presented(), '0000');
+  assert.deepEqual(refused.answer(welcome({ owner: false }), null), { verdict: 'refused', store: null, use: 'old' });
+  assert.equal(browser.getItem(ownerStorageKey('lobby')), 'old');
+  const accepted = new KeptOwnerKey('lobby', 'new', browser);
+  assert.deepEqual(accepted.answer(welcome({ owner: true }), null), { verdict: 'accepted', store: 'new', use: 'new' });
+  assert.equal(browser.getItem(ownerStorageKey('lobby')), 'new');
+});
+
+test('a link\'s owner key is answered once: the welcomes after it have nothing to decide', () => {
+  const browser = new MemoryStorage();
+  const kept = new KeptOwnerKey('lobby', '0000', browser);
+  assert.equal(kept.answer(welcome({ owner: false }), null).verdict, 'refused');
+  // A reconnect's welcome: the link's key is no longer presented, nor judged.
+  assert.deepEqual(kept.answer(welcome({ owner: false, resume: 'r2' }), 'r1'), { verdict: null, store: null, use: null });
+  assert.equal(kept.presented(), null);
+});
+
+test('without a link, the page presents the key kept for the room, and keeps the key of a room it creates', () => {
+  const browser = new MemoryStorage([[ownerStorageKey('lobby'), 'real']]);
+  assert.equal(new KeptOwnerKey('lobby', null, browser).presented(), 'real');
+  const created = new KeptOwnerKey('fresh', null, browser);
+  assert.equal(created.presented(), null);
+  assert.equal(created.answer(welcome({ owner: true, ownerKey: 'k' }), null).verdict, 'created');
+  assert.equal(browser.getItem(ownerStorageKey('fresh')), 'k');
 });

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import {
   isLive, learnLoadMs, LIVE_LOAD_MS, LIVE_RELOADS_MAX, liveCourse, liveEdge, liveMargin, liveReloadDelay, LIVE_TOLERANCE_S,
   originSegment, parsePlaylist, playlistEnd,
-} from '../../Sources/CowatchGateway/Web/static/sync/live.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/live.js';
 
 // As ffmpeg writes it (-f hls -hls_time 1 -hls_list_size 6 -hls_flags delete_segments+program_date_time).
 const DATED = `#EXTM3U
@@ -150,7 +150,7 @@ test('a load is timed so that the video begins on a segment\'s first frame as th
 // readings: no seek is ever asked; the player waits on its frame, plays, or
 // loads the stream again.
 
-import { PlayerCore } from '../../Sources/CowatchGateway/Web/static/sync/player.js';
+import { PlayerCore } from '../../Sources/CowatchWeb/Web/static/sync/player.js';
 
 const S = 217_761_000; // stream time, seconds (a program date, counted from 2020)
 const URL_ = 'http://127.0.0.1:9/live.m3u8';

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import {
   askText, CHUNK, clockText, copyLabel, hashRanges, haveLine, localState, matchCopy, openSubtitlesHash, ownItem, sizeText,
   watchOwnLine,
-} from '../../Sources/CowatchGateway/Web/static/sync/own-copy.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/own-copy.js';
 
 // The definition, written the way OpenSubtitles documents it: the size, plus the
 // little-endian 64-bit words of the first and the last 64 KiB (overlapping in a

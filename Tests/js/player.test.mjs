@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { planPlayer } from '../../Sources/CowatchGateway/Web/static/sync/plan.js';
-import { PlayerCore } from '../../Sources/CowatchGateway/Web/static/sync/player.js';
-import { hasEnoughData } from '../../Sources/CowatchGateway/Web/static/sync/readiness.js';
+import { planPlayer } from '../../Sources/CowatchWeb/Web/static/sync/plan.js';
+import { PlayerCore } from '../../Sources/CowatchWeb/Web/static/sync/player.js';
+import { hasEnoughData } from '../../Sources/CowatchWeb/Web/static/sync/readiness.js';
 import { member, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const knows = (state, me, extra = {}) => ({

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { SCREEN, screenDrift, steer } from '../../Sources/CowatchGateway/Web/static/sync/screen.js';
+import { SCREEN, screenDrift, steer } from '../../Sources/CowatchWeb/Web/static/sync/screen.js';
 
 const T0 = 1_700_000_000_000; // server ms
 const ORIGIN = T0 - 5000; // the page's monotonic 0, on the server's clock

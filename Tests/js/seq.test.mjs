@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { isStale } from '../../Sources/CowatchGateway/Web/static/sync/seq.js';
+import { isStale } from '../../Sources/CowatchWeb/Web/static/sync/seq.js';
 import { member, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 test('an older state is stale; the same seq again is not (handed back after a suspension)', () => {

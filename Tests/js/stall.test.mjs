@@ -7,7 +7,7 @@ import { test } from 'node:test';
 
 import {
   READY_REPEAT_MS, recoveryReadyDue, STALL_CONFIRM_MS, stallCheckOutcome, waitingMayBeStall,
-} from '../../Sources/CowatchGateway/Web/static/sync/stall.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/stall.js';
 import { member, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const check = { since: 1000, position: 10 };

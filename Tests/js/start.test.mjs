@@ -8,10 +8,10 @@ import { test } from 'node:test';
 
 import {
   latencyAfterStart, LATENCY_SAMPLES, LEARNABLE_ERROR_MS, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, JOIN_LEAD_MS,
-} from '../../Sources/CowatchGateway/Web/static/sync/latency.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/latency.js';
 import {
   fireDecision, LATE_START_MS, planStart, sameCourse, SPIN_MS, wakeDelay,
-} from '../../Sources/CowatchGateway/Web/static/sync/start.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/start.js';
 import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const T = 1_700_000_000_000;

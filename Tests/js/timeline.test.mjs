@@ -7,7 +7,7 @@ import { test } from 'node:test';
 
 import {
   atEnd, clampToMedia, groupTimeline, positionAt, timelineKey,
-} from '../../Sources/CowatchGateway/Web/static/sync/timeline.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/timeline.js';
 
 const T = 1_700_000_000_000;
 

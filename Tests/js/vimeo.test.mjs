@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { FRESH_MS, RemotePosition, SLOW_READING_MS } from '../../Sources/CowatchGateway/Web/static/sync/remote-position.js';
+import { FRESH_MS, RemotePosition, SLOW_READING_MS } from '../../Sources/CowatchWeb/Web/static/sync/remote-position.js';
 import {
   RATE_REFUSED_NOTICE, VIMEO_RATE_RANGE, vimeoCapabilities, vimeoErrorText,
-} from '../../Sources/CowatchGateway/Web/static/sync/vimeo.js';
+} from '../../Sources/CowatchWeb/Web/static/sync/vimeo.js';
 
 const near = (a, b, what) => assert.ok(Math.abs(a - b) < 1e-9, `${what}: ${a} vs ${b}`);
 

@@ -3,7 +3,7 @@
 // video with time, fires its events, the 50 ms tick and the start's timer, and
 // records what the player sent. Time is simulated, one millisecond a step.
 
-import { PlayerCore } from '../../../Sources/CowatchGateway/Web/static/sync/player.js';
+import { PlayerCore } from '../../../Sources/CowatchWeb/Web/static/sync/player.js';
 
 export const MEDIA_URL = 'http://media.test/movie.mp4';
 export const T0 = 1_700_000_000_000; // server epoch ms when a simulation begins

@@ -8,7 +8,7 @@ const form = document.getElementById('open-room');
 document.getElementById('host').textContent = location.host;
 form.room.value = localStorage.getItem('cowatch.room') || '';
 
-// Rooms this browser was in (room.js keeps the list), then the rooms their
+// Rooms this browser was in (room/arrival.js keeps the list), then the rooms their
 // hosts listed on this server, with what is playing and how many watch.
 function link(name, detail) {
   const item = document.createElement('li');

@@ -1,23 +1,26 @@
 import Foundation
 
-/// The browser client's files, read once at start-up and served from memory.
+/// The browser client's files (`Web/` beside this file), read once at start-up
+/// and served from memory by the gateway.
 ///
 /// Looked for, in order: `$COWATCH_WEB_ROOT`; the resource bundle SwiftPM puts next
-/// to the binary (`Cowatch_CowatchGateway.resources/Web`); `../share/cowatch/web`
+/// to the binary (`Cowatch_CowatchWeb.resources/Web`); `../share/cowatch/web`
 /// beside the binary's folder (an installed layout). The first that has
 /// `room.html` wins.
-struct WebRoot: Sendable {
-    struct File: Sendable {
-        var contentType: String
-        var body: [UInt8]
+public struct WebRoot: Sendable {
+    public struct File: Sendable {
+        public var contentType: String
+        public var body: [UInt8]
     }
 
-    let directory: String?
+    /// The folder the files were read from, or nil when none was found.
+    public let directory: String?
     private let files: [String: File]
 
-    static let bundleName = "Cowatch_CowatchGateway.resources"
+    /// The resource bundle SwiftPM builds for this module, next to the binary.
+    public static let bundleName = "Cowatch_CowatchWeb.resources"
 
-    init(overriding override: String? = ProcessInfo.processInfo.environment["COWATCH_WEB_ROOT"]) {
+    public init(overriding override: String? = ProcessInfo.processInfo.environment["COWATCH_WEB_ROOT"]) {
         let directory = Self.candidates(override: override).first { path in
             FileManager.default.fileExists(atPath: path + "/room.html")
         }
@@ -39,7 +42,7 @@ struct WebRoot: Sendable {
     var isAvailable: Bool { files["/room.html"] != nil }
 
     /// A file by its path under the web root (`/room.html`, `/static/room.js`).
-    func file(_ path: String) -> File? {
+    public func file(_ path: String) -> File? {
         guard !path.contains("..") else { return nil }
         return files[path]
     }

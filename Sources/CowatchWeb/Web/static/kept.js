@@ -105,3 +105,33 @@ export function ownerKeyAfterWelcome({ linkKey, storedKey, presentedResume, welc
   if (resumed) return { verdict: 'unchecked', store: null, use: storedKey || null };
   return { verdict: 'accepted', store: linkKey, use: linkKey };
 }
+
+/**
+ * The owner key this browser keeps for a room (it created the room, or a link's
+ * key was accepted), and a key from a link until the server has answered it: the
+ * link's key is presented instead of the kept one, and kept only once the
+ * welcome shows it made this page the owner (`ownerKeyAfterWelcome`).
+ */
+export class KeptOwnerKey {
+  constructor(room, linkKey, storage = globalThis.localStorage) {
+    this.key = ownerStorageKey(room);
+    this.linkKey = linkKey;
+    this.storage = storage;
+  }
+
+  /** The key the page's first connection presents, or null. */
+  presented() {
+    return this.linkKey || this.storage.getItem(this.key);
+  }
+
+  /** What the welcome says of the key presented (see `ownerKeyAfterWelcome`);
+   *  the link's key is answered, and later connections present the one kept. */
+  answer(welcome, presentedResume) {
+    const owner = ownerKeyAfterWelcome({
+      linkKey: this.linkKey, storedKey: this.storage.getItem(this.key), presentedResume, welcome,
+    });
+    this.linkKey = null;
+    if (owner.store) this.storage.setItem(this.key, owner.store);
+    return owner;
+  }
+}

@@ -90,7 +90,7 @@ export class PlayerSync extends EventTarget {
     player.addEventListener('capabilitieschange', () => {
       if (this.player === player && player.notice) this.dispatchEvent(new CustomEvent('notice', { detail: player.notice }));
     });
-    // The page's sound controls set the <video>'s volume (room.js); another
+    // The page's sound controls set the <video>'s volume (room/sound-and-keys.js); another
     // player takes it from there.
     if (player.video !== this.video) player.setVolume(this.video.volume, this.video.muted);
   }
@@ -128,7 +128,7 @@ export class PlayerSync extends EventTarget {
     this.perform(this.core.tick(this.read()));
   }
 
-  // What the rest of the page (room.js, ui.js) and the e2e test read.
+  // What the rest of the page (room/, ui.js) and the e2e test read.
   get state() { return this.core.state; }
   get mode() { return this.core.mode; }
   get detail() { return this.core.detail; }
@@ -143,7 +143,7 @@ export class PlayerSync extends EventTarget {
   get screenDrift() { return this.core.screenDrift ? this.core.screenDrift.drift : null; }
   get mediaError() { return this.core.mediaError; }
   get blocked() { return this.core.blocked; }
-  /** The viewer drags the seek bar (room.js): hands off the video. */
+  /** The viewer drags the seek bar (room/seek-bar.js): hands off the video. */
   get scrubbing() { return this.core.scrubbing; }
   set scrubbing(value) { this.core.scrubbing = value; }
 
@@ -203,7 +203,7 @@ export class PlayerSync extends EventTarget {
     return this.player ? this.player.read() : EMPTY_READINGS;
   }
 
-  /** The viewer drags the seek bar: show that position (room.js). */
+  /** The viewer drags the seek bar: show that position (room/seek-bar.js). */
   preview(t) {
     if (this.player && this.player.read().readyState >= 1) this.player.seek(t);
   }

@@ -1,0 +1,66 @@
+// The controls that act for the room: each sends a command (the same a terminal
+// user would type), and the page follows the state the server sends back. The
+// link box, the transport, the session's buttons, sharing the room's address,
+// and the overlay's action.
+
+import { copyText } from '../copy.js';
+import { $ } from '../ui.js';
+
+/** The link box: a video's address shared with /watch, or queued with /queue (no command to learn). */
+export function wireLinkBox(page) {
+  $('share-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const url = $('share-url').value.trim();
+    if (!url) return;
+    const queueIt = event.submitter?.dataset.action === 'queue';
+    page.command(`${queueIt ? '/queue' : '/watch'} ${url}`);
+    $('share-url').value = '';
+  });
+}
+
+/** Play or pause for everyone, and the group's rate. */
+export function wireTransport(page) {
+  const command = (line) => page.command(line);
+  $('play').addEventListener('click', () => {
+    const status = page.model.state?.playback.status;
+    command(status === 'playing' || status === 'waiting' ? '/pause' : '/play');
+  });
+  $('rate').addEventListener('change', (event) => command(`/rate ${event.target.value}`));
+}
+
+/** Catch up, the next item, autoplay, leaving, joining and ending the session,
+ *  sharing the room's address, and what the player's overlay offers. */
+export function wireSessionControls(page) {
+  const { sync } = page;
+  const command = (line) => page.command(line);
+  $('catchup').addEventListener('click', () => command('/catchup'));
+  $('next').addEventListener('click', () => command('/next'));
+  $('autoplay').addEventListener('change', (event) => {
+    command(`/autoplay ${event.target.checked ? 'on' : 'off'}`);
+    event.target.checked = !!page.me()?.autoplay; // shown as the server confirms it
+  });
+  $('leave').addEventListener('click', () => command('/leave'));
+  $('join').addEventListener('click', () => command('/join'));
+  $('end').addEventListener('click', () => $('end-dialog').showModal());
+  $('end-dialog').addEventListener('close', () => {
+    if ($('end-dialog').returnValue === 'end') command('/end');
+  });
+  $('share').addEventListener('click', () => shareLink(page));
+  $('overlay-action').addEventListener('click', () => {
+    switch (sync.mode) {
+      case 'blocked': sync.unblock(); break;
+      case 'error': sync.retryMedia(); break;
+      case 'left': command('/join'); break;
+      default: break;
+    }
+  });
+}
+
+/** The room's address, copied; where the browser refuses, written in the log. */
+async function shareLink(page) {
+  const link = `${location.origin}/rooms/${encodeURIComponent(page.room)}`;
+  const copied = await copyText(link);
+  $('share-status').textContent = copied ? 'Link copied.' : '';
+  if (!copied) page.log.add('system', `Share this link: ${link}`);
+  setTimeout(() => { $('share-status').textContent = ''; }, 3000);
+}

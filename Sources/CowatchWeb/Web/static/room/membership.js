@@ -1,0 +1,107 @@
+// This tab's member of the room: kept across a reload, welcomed (the owner key
+// answered, what was said before shown), closed for good at the door, left on
+// purpose with Quit.
+
+import { showSecret } from '../secret-box.js';
+import { $, renderConnection } from '../ui.js';
+import { renderAll, renderPlayer } from './render.js';
+
+const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> [title]…';
+
+/** The connection's life on the page: the banner, the clock's samples, the door, reload and Quit. */
+export function keepMembership(page) {
+  const { connection, clock, door, log, slot } = page;
+  // A reload or a closed tab: the browser closes the socket with 1001, which
+  // keeps the member for the resume grace, and the next load of this tab takes
+  // it back. (A page restored from the back-forward cache holds the slot again.)
+  addEventListener('pagehide', () => slot.release());
+  addEventListener('pageshow', (event) => {
+    if (event.persisted) slot.keep(connection.resumeToken);
+  });
+
+  connection.addEventListener('status', ({ detail }) => {
+    renderConnection($('connection'), $('connection-text'), $('retry'), detail);
+    if (detail.phase === 'open') clock.start();
+    else clock.stop();
+    if (detail.phase === 'closed') {
+      if (page.leaving) return;
+      // Removed, refused or left: this tab's member is gone, nothing to resume.
+      // (4002: another connection holds the member now; 4005: asked a password.)
+      if (detail.code !== 4002 && detail.code !== 4005) slot.forget();
+      if (!detail.code) {
+        log.add('error', detail.reason || 'Disconnected.');
+        return;
+      }
+      // Closed for good (removed, refused, replaced): the door says why, once,
+      // in place of the banner; nothing typed here would be sent.
+      $('connection').hidden = true;
+      $('chat-input').disabled = true;
+      $('chat-input').placeholder = 'You are not in this room any more.';
+      door.shut(detail);
+      renderPlayer(page);
+    }
+  });
+
+  $('retry').addEventListener('click', () => connection.retryNow());
+  $('quit').addEventListener('click', async () => {
+    // Leaving on purpose: the member goes at once (1000), this tab keeps nothing to resume.
+    page.leaving = true;
+    slot.forget();
+    await connection.close();
+    location.assign('/');
+  });
+}
+
+/** The server's `welcome`: this page is a member again (first, or after a reconnect). */
+export function welcome(page, event) {
+  const { connection, door, log, model, slot, sync } = page;
+  if (door.isShut) door.open();
+  $('chat-input').disabled = false;
+  $('chat-input').placeholder = CHAT_PLACEHOLDER;
+  const returning = model.meId === event.you.id;
+  model.meId = event.you.id;
+  model.participants = new Map(event.participants.map((p) => [p.id, p]));
+  model.participants.set(event.you.id, { ...model.participants.get(event.you.id), ...event.you });
+  model.state = null; // the state follows; a restarted server may count seq anew
+  sync.reset();
+  sync.setMe(page.me());
+  slot.keep(event.resume);
+  const owner = page.ownerKey.answer(event, connection.presented.resume);
+  connection.ownerKey = owner.use;
+  if (owner.verdict === 'created') {
+    showSecret($('secrets'), {
+      kind: 'owner',
+      title: 'You created this room and own it',
+      text: 'Keep this link: it makes you the owner again from any device, even after everyone has left '
+        + '(this browser keeps the key too). Anyone who has it owns the room. Shown once.',
+      values: [
+        { label: 'Owner link', value: page.roomLink(`owner=${encodeURIComponent(event.ownerKey)}`) },
+        { label: 'Owner key', value: event.ownerKey },
+      ],
+    });
+    log.add('notice', 'You created this room and own it: keep the owner link shown beside the chat.');
+  }
+  if (!returning) {
+    // What was said before this page came, as the server kept it.
+    for (const line of event.chat || []) {
+      log.add(line.me ? 'me' : 'chat', line.text, { name: line.name, at: line.at });
+    }
+  }
+  log.add('system', returning
+    ? 'Reconnected.'
+    : `You are ${event.you.name} in room ${event.room}. Type /help for the commands.`);
+  if (owner.verdict === 'accepted') {
+    log.add('notice', 'The owner key in the link you opened was accepted: you own this room, and this browser keeps the key.');
+  } else if (owner.verdict === 'refused') {
+    log.add('error', 'The owner key in the link you opened was not accepted for this room. ' + (owner.use
+      ? 'The owner key this browser kept for the room is unchanged, and used instead.'
+      : 'Nothing was kept; you are in the room as a member.'));
+  } else if (owner.verdict === 'unchecked') {
+    log.add('notice', 'The owner key in the link you opened was not checked: this tab came back as the member it was, ' +
+      'who already owns the room. The owner key this browser kept is unchanged.');
+  }
+  renderAll(page);
+  // A refused link key: come back at once as the same member with the key
+  // this browser kept, which makes it the owner again.
+  if (owner.verdict === 'refused' && owner.use) connection.reopen();
+}

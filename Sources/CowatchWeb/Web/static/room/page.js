@@ -1,0 +1,100 @@
+// What every part of the room page shares: the room's model as the server's
+// events leave it, and the page's parts (the connection, the server clock, the
+// player, the host panel, the door, own copies), made in this order. The parts
+// are wired by the modules beside this one; room.js lists them.
+
+import { Connection, deviceIdentity } from '../connection.js';
+import { ServerClock } from '../clock.js';
+import { PlayerSync } from '../sync.js';
+import { KeptOwnerKey, ResumeSlot } from '../kept.js';
+import { Door } from '../door.js';
+import { HostPanel } from '../host-panel.js';
+import { OwnCopies } from '../owncopy.js';
+import { $, describeReason } from '../ui.js';
+
+export class RoomPage {
+  /**
+   * @param {object} p
+   * @param {string} p.room the room's name (valid)
+   * @param {string} p.name the name to join with
+   * @param {{ owner: string|null, invite: string|null }} p.fromLink what the link carried for this page
+   * @param {import('../ui.js').ChatLog} p.log the chat log
+   * @param {HTMLVideoElement} p.video the page's `<video>`
+   * @param {import('../subtitles.js').Subtitles} p.subtitles the subtitle tracks
+   */
+  constructor({ room, name, fromLink, log, video, subtitles }) {
+    this.room = room;
+    this.log = log;
+    this.video = video;
+    this.subtitles = subtitles;
+    /** Everything the page knows about the room, from the server's events. */
+    this.model = {
+      meId: null,
+      participants: new Map(), // id → participant (+ lastChange)
+      state: null,
+    };
+    // The owner key this browser keeps for the room, or a link's (kept.js).
+    this.ownerKey = new KeptOwnerKey(room, fromLink.owner);
+    // This tab's member of the room, from an earlier load of this tab (a reload).
+    this.slot = new ResumeSlot(room);
+    this.connection = new Connection({
+      room, name, player: true, device: deviceIdentity(), ownerKey: this.ownerKey.presented(),
+      invite: fromLink.invite, resumeToken: this.slot.take(),
+    });
+    this.leaving = false; // the viewer quit: the close that follows is not news
+    // Player reports and clock samples are not queued while disconnected: the
+    // state that follows a reconnect asks for them again.
+    const send = (line) => this.send(line);
+    this.clock = new ServerClock(send);
+    this.sync = new PlayerSync(video, this.clock, send);
+    this.hostPanel = new HostPanel($('host-panel'), {
+      room, send: (line) => this.command(line), secrets: $('secrets'),
+      roomLink: (query) => this.roomLink(query), toLocal: (ms) => this.clock.toLocal(ms),
+    });
+    // A room that asks a password: the door asks for it (masked) and tries again.
+    this.door = new Door($('door'), {
+      room,
+      onPassword: (password) => {
+        this.connection.password = password;
+        this.connection.retryNow();
+      },
+    });
+    // Own copies: a file from this computer, matched by identity, never uploaded.
+    this.own = new OwnCopies({
+      share: $('own-share'), shareTitle: $('own-title'), ask: $('own-ask'), askText: $('own-ask-text'),
+      pick: $('own-pick'), none: $('own-none'),
+    }, (line) => this.command(line), (kind, text) => log.add(kind, text));
+    // The seek bar held by the viewer (room/seek-bar.js), and whether that
+    // suspended this player from the group.
+    this.scrub = { active: false, suspended: false };
+  }
+
+  /** This page's member, once welcomed. */
+  me() {
+    return this.model.participants.get(this.model.meId) || null;
+  }
+
+  /** Sends a line the player or the clock makes; false while disconnected. */
+  send(line) {
+    return this.connection.send(line);
+  }
+
+  /** Sends a command the viewer asked for; while disconnected, says it was not sent. */
+  command(line) {
+    if (!this.connection.send(line)) this.log.add('error', `Not connected: ${line} was not sent.`);
+  }
+
+  /** The room's address with a query (`owner=...`, `invite=...`). */
+  roomLink(query) {
+    return `${location.origin}/rooms/${encodeURIComponent(this.room)}?${query}`;
+  }
+
+  /** For people debugging a room, and for the e2e test (`window.cowatch`). */
+  debugHandle() {
+    const { connection, clock, sync, model } = this;
+    return {
+      connection, clock, sync, model,
+      snapshot: () => ({ ...sync.snapshot(), me: this.me(), reasons: (this.me()?.suspensions || []).map(describeReason) }),
+    };
+  }
+}

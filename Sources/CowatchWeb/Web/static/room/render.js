@@ -1,0 +1,127 @@
+// The page drawn from what it knows: the members, the room's controls, the host
+// panel, the queue, the title, the transport and the player's status, overlay
+// and seek bar.
+
+import { positionAt } from '../sync.js';
+import { $, describeStatus, formatTime, renderMembers, renderQueue, renderRoomControls } from '../ui.js';
+
+export function renderAll(page) {
+  const { model, room } = page;
+  const me = page.me();
+  const command = (line) => page.command(line);
+  renderMembers($('members'), model.participants, model.meId, command);
+  renderRoomControls($('room-controls'), me, model.state?.access, command);
+  page.hostPanel.render(me, model.state?.access);
+  renderQueue($('queue'), $('queue-empty'), model.state?.queue || [],
+    me?.role === 'host' ? command : null);
+  const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
+  const title = activity ? (activity.title || activity.url) : '';
+  $('title').textContent = title;
+  document.title = activity ? `${title} · ${room} · Cowatch` : `${room} · Cowatch`;
+  renderControls(page);
+  renderPlayer(page);
+}
+
+/** The transport: who may play, pause, change the rate, catch up, skip, leave, join or end. */
+export function renderControls(page) {
+  const state = page.model.state;
+  const self = page.me();
+  const active = state?.session?.state === 'joined' && state.playback.status !== 'idle';
+  const joined = !!self?.joined;
+  const mayControl = state?.policy?.control !== 'hosts' || self?.role === 'host';
+  const transport = active && joined && mayControl;
+  const status = state?.playback.status;
+  const play = $('play');
+  play.disabled = !transport;
+  play.textContent = status === 'playing' ? 'Pause' : status === 'waiting' ? 'Pause (starting…)' : 'Play';
+  play.setAttribute('aria-label', status === 'playing' || status === 'waiting' ? 'Pause for everyone' : 'Play for everyone');
+  const rate = $('rate');
+  rate.disabled = !transport;
+  if (state) {
+    const value = String(state.playback.rate);
+    if (![...rate.options].some((o) => o.value === value)) rate.add(new Option(`${value}×`, value));
+    rate.value = value;
+  }
+  $('catchup').disabled = !(active && joined);
+  $('next').disabled = !(mayControl && (state?.queue?.length ?? 0) > 0);
+  $('autoplay').checked = !!self?.autoplay;
+  $('autoplay').disabled = !self;
+  $('leave').hidden = !joined;
+  $('join').hidden = joined || !(state?.session?.state === 'joined');
+  $('end').disabled = !(state?.session?.state === 'joined' && joined && mayControl);
+}
+
+/** The player's status line, its overlay (what the viewer must know or do) and the seek bar. */
+export function renderPlayer(page) {
+  const { clock, door, scrub, sync } = page;
+  const snapshot = sync.snapshot();
+  const state = page.model.state;
+  // One status, from the snapshot alone: its colour, words and number agree.
+  const status = door.isShut ? null
+    : describeStatus(snapshot, sync.state, page.me(), { offset: clock.offset, uncertainty: clock.uncertainty });
+  $('player-line').hidden = !status;
+  const words = status?.words ?? '';
+  if ($('player-status').textContent !== words) $('player-status').textContent = words;
+  $('player-drift').textContent = status?.drift ?? '';
+  if (status) {
+    const badge = $('sync-indicator');
+    if (badge.dataset.kind !== status.kind) badge.dataset.kind = status.kind;
+    $('player-line').title = status.title;
+  }
+  // Overlay: what the viewer must know or do.
+  const overlay = $('overlay');
+  const text = $('overlay-text');
+  const action = $('overlay-action');
+  let message = null;
+  let button = null;
+  switch (snapshot.mode) {
+    case 'idle':
+      message = state?.session?.state === 'invalidated'
+        ? 'The session ended. Paste a video link below to start another.'
+        : 'Nothing is playing yet. Paste a video link below to watch it together.';
+      break;
+    case 'left':
+      message = 'You left the group session. You are still in the room and its chat.';
+      button = 'Join the session again';
+      break;
+    case 'error':
+      message = `This video cannot be played here: ${snapshot.mediaError}. The others keep watching; ` +
+        'your player is separated from the group (coordinatedPlaybackNotPossible).';
+      button = 'Try again';
+      break;
+    case 'blocked':
+      message = 'Your browser did not allow playback to start by itself.';
+      button = '▶ Click to join playback';
+      break;
+    default:
+      break;
+  }
+  if (door.isShut) message = button = null; // the door says all there is
+  overlay.hidden = message == null;
+  overlay.dataset.mode = snapshot.mode;
+  // Nothing playing: the link box comes up under the video, where the overlay points.
+  $('player').dataset.idle = String(snapshot.mode === 'idle' && !door.isShut);
+  text.textContent = message || '';
+  action.hidden = button == null;
+  action.textContent = button || '';
+
+  const seek = $('seek');
+  const shown = sync.readings(); // the item's player: the <video> or a provider's
+  const duration = shown.duration;
+  if (Number.isFinite(duration) && seek.max !== String(duration)) seek.max = String(duration);
+  $('duration').textContent = formatTime(duration);
+  if (!scrub.active) {
+    let position = shown.currentTime;
+    if (shown.readyState < 1 && state && state.playback.status !== 'idle') {
+      position = positionAt({ ...state.playback, playing: state.playback.status === 'playing' }, clock.now());
+    }
+    seek.value = String(position);
+    $('position').textContent = formatTime(position);
+    seek.setAttribute('aria-valuetext', `${formatTime(position)} of ${formatTime(duration)}`);
+  }
+  $('seek').disabled = $('play').disabled || !Number.isFinite(duration);
+  // A live stream has no timeline to seek in (the room refuses /seek): no seek bar, no times.
+  const live = shown.live === true || duration === Infinity;
+  seek.hidden = live;
+  $('position').parentElement.hidden = live;
+}
