@@ -83,7 +83,7 @@ class Serve:
         return self
 
     def __exit__(self, *exc):
-        self.stop(timeout=10)
+        self.stop()
         if self.scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
         if self.own_log:
