@@ -51,10 +51,15 @@ import traceback
 import zlib
 from pathlib import Path
 
-import run_e2e as e2e
+from browser_server import serve_for_browsers
+from browser_window import Window, read_all
 from delay_proxy import CONDITIONS as NETWORKS
 from delay_proxy import Direction, ThreadedDelayProxy
-from run_e2e import TARGETS, Failure, Run, Window, log, percentile, read_all, spread_ms
+from figures import machine_description
+from measure import TARGETS, percentile, spread_ms
+from media_server import MediaServer, RangeRequestHandler
+from report import Failure, log
+from room_run import RoomRun
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from records import record_blocks  # noqa: E402
@@ -218,8 +223,8 @@ def describe_direction(figures):
     return text
 
 
-class ConditionRun(Run):
-    """The scenario's waits and measurements (Run), with starts that report a
+class ConditionRun(RoomRun):
+    """The scenario's waits and measurements (RoomRun), with starts that report a
     window that missed its start instead of dropping the start, and the figures
     a condition adds: proxies, clock offsets, observations."""
 
@@ -582,7 +587,7 @@ def run_condition(name, args, binary, media):
     failed = None
     folder = tempfile.mkdtemp(prefix=f"cowatch-e2e-{name}-")
     labels = ["A", "B", "C"]
-    with e2e.CowatchServer(binary, args.web_root) as server:
+    with serve_for_browsers(binary, args.web_root) as server:
         run = ConditionRun(server, media, args, name)
         offsets_true = {label: 0.0 for label in labels}
         try:
@@ -806,7 +811,7 @@ def main(args, command, media_file, load_before):
     names = parse(args.conditions)
     started = time.monotonic()
     summaries = []
-    with e2e.MediaServer(media_file.parent, e2e.RangeRequestHandler) as media:
+    with MediaServer(media_file.parent, RangeRequestHandler) as media:
         for name in names:
             summaries.append(run_condition(name, args, args.cowatch, media))
     log("")
@@ -824,7 +829,7 @@ def main(args, command, media_file, load_before):
         Path(args.results).write_text(json.dumps({"command": command, "conditions": summaries}, indent=2))
     if args.record:
         # Each condition's block has its own load averages.
-        machine = re.sub(r"; load average before the run.*$", "", e2e.machine_description(load_before))
+        machine = re.sub(r"; load average before the run.*$", "", machine_description(load_before))
         record(args.record, summaries, command, machine)
     passed = sum(1 for s in summaries for c in s["checks"] if c["ok"])
     failures = 0

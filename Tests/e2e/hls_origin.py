@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from live_stream import LiveStream  # noqa: E402
-from run_e2e import Window  # noqa: E402
+from browser_window import Window  # noqa: E402
 
 PROBE = """<!doctype html><meta charset="utf-8"><title>probe</title>
 <video id="v" muted playsinline crossorigin="anonymous" width="640" height="360"></video>

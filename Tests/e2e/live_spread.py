@@ -30,7 +30,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from live_stream import LiveStream, PLAYLIST_SEGMENTS, SEGMENT_SECONDS  # noqa: E402
-from run_e2e import CowatchServer, Failure, Window, log, machine_description  # noqa: E402
+from browser_server import serve_for_browsers  # noqa: E402
+from browser_window import Window  # noqa: E402
+from figures import machine_description  # noqa: E402
+from report import Failure, log  # noqa: E402
 
 REPO = HERE.parent.parent
 SETTLE_S = 1.0
@@ -237,7 +240,7 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="cowatch-live-spread-"))
     run = None
     try:
-        with LiveStream(work / "live") as live, CowatchServer(args.cowatch, args.web_root) as server:
+        with LiveStream(work / "live") as live, serve_for_browsers(args.cowatch, args.web_root) as server:
             live.wait_segments(PLAYLIST_SEGMENTS, timeout=30)
             run = LiveRun(server, live, args)
             try:

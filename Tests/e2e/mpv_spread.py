@@ -12,12 +12,12 @@ windows type /watch, /play, /pause, /seek 30, /play, /rate 1.5, /seek 60,
 has no sound, as the other browser tests' clip, and mpv's position is then
 `time-pos`). After each transition:
 
-- settled: both windows show the state and have applied it (run_e2e.Run.settled),
+- settled: both windows show the state and have applied it (room_run.RoomRun.settled),
   and mpv, asked over its own IPC socket (a second connection beside
   cowatch's), has too: held within a frame of the position, or playing, not
   seeking nor waiting for its cache, at the room's rate (within the 6 % of a
   nudge) and nearer the timeline than a re-join's 250 ms;
-- then SETTLE_S later (run_e2e's), ROUNDS rounds SAMPLE_GAP_S apart: mpv's
+- then SETTLE_S later (measure.py's), ROUNDS rounds SAMPLE_GAP_S apart: mpv's
   `audio-pts` (and `time-pos`, the frame's timestamp) over the IPC socket, each
   stamped with this process's clock at the middle of its round trip, and each
   window's `video.currentTime` stamped with `performance.timeOrigin +
@@ -59,9 +59,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "mpv"))
+REPO = HERE.parent.parent
 
-from run_e2e import (REPO, SAMPLE_GAP_S, SETTLE_S, CowatchServer, Failure, MediaServer,  # noqa: E402
-                     RangeRequestHandler, Run, Window, log, machine_description, make_media)
+from browser_server import serve_for_browsers  # noqa: E402
+from browser_window import Window  # noqa: E402
+from figures import machine_description  # noqa: E402
+from measure import SAMPLE_GAP_S, SETTLE_S  # noqa: E402
+from media_server import MediaServer, RangeRequestHandler  # noqa: E402
+from report import Failure, log  # noqa: E402
+from room_run import RoomRun  # noqa: E402
+from timecode_media import make_media  # noqa: E402
 from test_mpv_player import MpvIPC  # noqa: E402  - a second client of mpv's IPC socket
 from records import record_blocks  # noqa: E402  (Tests/support, on the path through test_mpv_player)
 
@@ -71,7 +78,7 @@ CLOCK_TRIES = 30  # round trips to compare a window's clock with this process's
 SETTLE_TIMEOUT_S = 20.0
 REJOIN_S = 0.25  # beyond this from the timeline mpv re-joins (Sources/CowatchPlayer/Steadiness.swift)
 NUDGE_MAX = 0.06  # the largest speed nudge (Steadiness.nudgeMax)
-CI_BOUND_MS = 15.0  # the pooled median of mpv against the windows (run_e2e's median bound)
+CI_BOUND_MS = 15.0  # the pooled median of mpv against the windows (measure.CI_BOUNDS' median)
 SECTION = "## Desktop player among browser windows"
 
 
@@ -169,7 +176,7 @@ class Scenario:
         self.args = args
         self.number = number
         self.room = f"mpv-among-windows-{number}"
-        self.run = Run(server, media, args)  # the windows' waits and settling
+        self.run = RoomRun(server, media, args)  # the windows' waits and settling
         self.run.room = self.room
         self.mpv = None
         self.rows = []
@@ -510,7 +517,7 @@ def main():
             sys.exit(f"mpv_spread: {tool} is missing (commands/setup --browser installs it)")
 
     if args.scratch:
-        # The browsers' profiles (run_e2e.Window's temporary folders) go there too.
+        # The browsers' profiles (browser_window.Window's temporary folders) go there too.
         profiles = Path(args.scratch).resolve() / "profiles"
         profiles.mkdir(parents=True, exist_ok=True)
         tempfile.tempdir = str(profiles)
@@ -527,7 +534,7 @@ def main():
     started = time.monotonic()
     base = args.port_base
     with MediaServer(media_file.parent, RangeRequestHandler, port=base + 1 if base else 0) as media, \
-            CowatchServer(args.cowatch, args.web_root, port=base) as server:
+            serve_for_browsers(args.cowatch, args.web_root, port=base) as server:
         log(f"server: {server.url('/')}  media: {media.url(media_file.name)}")
         for number in range(1, args.runs + 1):
             log(f"run {number} of {args.runs} (load average {os.getloadavg()[0]:.1f}):")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a <video> in headless Chromium does between play() and its clock moving,
-for the clip without sound and the clip with sound (make_media in run_e2e.py),
+for the clip without sound and the clip with sound (make_media in timecode_media.py),
 unmuted and muted, with Chromium's --mute-audio and without.
 
 For each: ms after play() was called until the play() promise resolved, the
@@ -23,7 +23,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from media_server import MediaServer  # noqa: E402
-from run_e2e import REPO, make_media, webdriver  # noqa: E402
+from browser_window import webdriver  # noqa: E402
+from timecode_media import make_media  # noqa: E402
+
+REPO = HERE.parent.parent
 
 # In the page: seek to 5 s, wait until it can play through, then play() and
 # record when each sign of playing came, in ms after the call.

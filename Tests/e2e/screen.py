@@ -20,7 +20,7 @@ would), and each round gives four spreads from the same readings:
                  test's clock, and all extrapolated to one instant
   page-stamped   each value with the page's own `performance.timeOrigin +
                  performance.now()` taken beside it, extrapolated to one
-                 instant (how the rest of the harness reads: run_e2e.read_all)
+                 instant (how the rest of the harness reads: browser_window.read_all)
   on screen      from `requestVideoFrameCallback`: every presented frame's
                  `mediaTime` and `expectedDisplayTime`, kept by each page;
                  at the round's instant T, the media time each screen shows,
@@ -42,9 +42,10 @@ from pathlib import Path
 
 from websocket import create_connection
 
-import run_e2e as e2e
-from run_e2e import Failure, log, percentile
+from browser_window import Window
 from conditions import TabWindow
+from measure import percentile
+from report import Failure, log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from harness import wait_until  # noqa: E402
@@ -171,7 +172,7 @@ class WindowsOfOneBrowser:
 
     def __init__(self):
         # Chromium started as a person's: hidden pages' timers may be throttled.
-        self.browser = e2e.Window("browser", throttled=True, extra_flags=["--remote-debugging-port=0"])
+        self.browser = Window("browser", throttled=True, extra_flags=["--remote-debugging-port=0"])
         self.port = devtools_port(self.browser.profile)
         self.windows = []
 
@@ -203,7 +204,7 @@ class SeparateBrowsers:
         return window
 
 
-class BrowserWithDevTools(e2e.Window):
+class BrowserWithDevTools(Window):
     def close(self):
         self.devtools.close()
         super().close()

@@ -37,7 +37,12 @@ from typing import Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_e2e import CowatchServer, Failure, Window, log, machine_description, make_media, percentile  # noqa: E402
+from browser_server import serve_for_browsers  # noqa: E402
+from browser_window import Window  # noqa: E402
+from figures import machine_description  # noqa: E402
+from measure import percentile  # noqa: E402
+from report import Failure, log  # noqa: E402
+from timecode_media import make_media  # noqa: E402
 from vimeo_standin import NOT_EMBEDDABLE_ID, VimeoStandIn  # noqa: E402
 from youtube_standin import YouTubeStandin  # noqa: E402
 
@@ -414,7 +419,7 @@ def main():
     scenario = None
     with provider.standin(media, args.port) as standin:
         extra = [f"--{provider.setting}", standin.api_url, "--media-check", "false"]
-        with CowatchServer(args.cowatch, args.web_root, extra) as server:
+        with serve_for_browsers(args.cowatch, args.web_root, extra) as server:
             log(f"server: {server.url('/')}  {provider.name} stand-in: {standin.api_url}")
             scenario = Scenario(provider, server, args, standin.origin)
             try:

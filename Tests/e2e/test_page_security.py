@@ -67,7 +67,7 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 
-# As in Tests/e2e/run_e2e.py, for one browser with a few tabs.
+# As in Tests/e2e/browser_window.py, for one browser with a few tabs.
 CHROME_FLAGS = [
     "--headless=new", "--no-sandbox", "--mute-audio", "--disable-gpu", "--no-first-run",
     "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage", "--window-size=1280,900",

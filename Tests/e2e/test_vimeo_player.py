@@ -95,7 +95,7 @@ pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_
 
 
 def make_media():
-    from run_e2e import make_media as generate  # the e2e's timecode video, cached per machine
+    from timecode_media import make_media as generate  # the e2e's timecode video, cached per machine
     return generate(REPO / ".build-e2e" / "e2e-media")
 
 

@@ -7,6 +7,7 @@ Each harness adds this folder to its path:
 """
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -52,21 +53,41 @@ def wait_until(check, timeout, what, interval=0.02):
 class Serve:
     """`cowatch serve` with `args`, on `port` (0: the server picks one and says
     which in its banner, read here). It can be stopped and started again on the
-    same port; its log is kept in `log_path`."""
+    same port; its log is kept in `log_path`.
+
+    As a context manager (`with Serve(..., start=False) as server:`) it starts on
+    entry and stops on exit, then removes what it made itself: the log when no
+    `log_path` was given, and with `scratch_cwd` the fresh folder it ran in (so
+    that nothing the server writes stays behind)."""
 
     BANNER = re.compile(r"serving on http://127\.0\.0\.1:(\d+)/")
 
-    def __init__(self, *args, port=0, env=None, cwd=None, log_path=None, binary=None, start=True):
+    def __init__(self, *args, port=0, env=None, cwd=None, log_path=None, binary=None, start=True,
+                 scratch_cwd=False):
         self.binary = os.path.abspath(binary or BIN)
         assert os.access(self.binary, os.X_OK), f"no cowatch binary at {self.binary} (set COWATCH_BIN)"
         self.args = list(args)
         self.port = port
         self.env = env
-        self.cwd = cwd
+        self.scratch = tempfile.mkdtemp(prefix="cowatch-serve-cwd-") if scratch_cwd else None
+        self.cwd = self.scratch or cwd
+        self.own_log = log_path is None
         self.log_path = Path(log_path or tempfile.mkstemp(prefix="cowatch-serve-", suffix=".log")[1])
         self.process = None
         if start:
             self.start()
+
+    def __enter__(self):
+        if not self.process:
+            self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.own_log:
+            self.log_path.unlink(missing_ok=True)
 
     def start(self, timeout=30):
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
@@ -94,6 +115,10 @@ class Serve:
 
     def log(self):
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self, lines=40):
+        """The last `lines` lines of the log, for a failure's report."""
+        return "\n".join(self.log().splitlines()[-lines:])
 
     def signal(self, number):
         self.process.send_signal(number)

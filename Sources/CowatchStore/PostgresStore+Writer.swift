@@ -1,0 +1,109 @@
+import CowatchCore
+import Foundation
+import Logging
+
+/// The queue of changes and the writer thread that drains it in batches, with
+/// its outage handling and the figures it keeps for /metrics.
+extension PostgresStore {
+    public func write(_ changes: [StoreChange]) {
+        guard !changes.isEmpty else { return }
+        condition.lock()
+        queue.append(contentsOf: changes)
+        if queue.count > maximumQueued {
+            let excess = queue.count - maximumQueued
+            queue.removeFirst(excess)
+            droppedChanges += excess
+        }
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits until every queued change is applied; during an outage, at most 10 s.
+    public func flush() {
+        condition.lock()
+        let deadline = Date().addingTimeInterval(10)
+        // Woken at least every 0.2 s to see whether an outage has outlasted the deadline.
+        while (!queue.isEmpty || applying) && !(outage && Date() > deadline) {
+            _ = condition.wait(until: Date().addingTimeInterval(0.2))
+        }
+        condition.unlock()
+    }
+
+    public func close() {
+        flush()
+        condition.lock()
+        closing = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    public var failedWrites: Int { condition.withLock { failures } }
+    public var pendingChanges: Int { condition.withLock { queue.count + (applying ? 1 : 0) } }
+
+    /// For /metrics: changes dropped during an outage, whether the database is
+    /// away now, and the durations of the batches written since the last call.
+    public func takeStatistics() -> (dropped: Int, outage: Bool, writeSeconds: [Double]) {
+        condition.withLock {
+            defer { writeSeconds.removeAll() }
+            return (droppedChanges, outage, writeSeconds)
+        }
+    }
+
+    func writeLoop() {
+        var delay = 0.2
+        while true {
+            condition.lock()
+            while queue.isEmpty && !closing { condition.wait() }
+            if queue.isEmpty && closing {
+                condition.unlock()
+                connection?.close()
+                return
+            }
+            let batch = queue
+            queue.removeAll(keepingCapacity: true)
+            applying = true
+            let owned = epochs
+            condition.unlock()
+
+            let started = Date()
+            let outcome = apply(batch, owned: owned)
+            let seconds = Date().timeIntervalSince(started)
+
+            condition.lock()
+            applying = false
+            switch outcome {
+            case .written(let refused):
+                // Rooms this node had given up are expected to be refused; only a
+                // lease that moved on under an epoch still held is news.
+                let fenced = refused.filter { room in owned[room] != nil && epochs[room] == owned[room] }
+                if outage { logger.notice("database back; writes resumed", metadata: ["database": "\(Self.redacted(url))"]) }
+                outage = false
+                delay = 0.2
+                writeSeconds.append(seconds)
+                if writeSeconds.count > 10_000 { writeSeconds.removeFirst(5_000) }
+                for room in fenced { epochs[room] = nil }
+                condition.broadcast()
+                condition.unlock()
+                for room in fenced { if let epoch = owned[room] { onFenced?(room, epoch) } }
+            case .refused:
+                failures += 1
+                condition.broadcast()
+                condition.unlock()
+            case .databaseAway(let error):
+                if !outage {
+                    failures += 1
+                    logger.error("database unreachable; writes wait for it",
+                                 metadata: ["database": "\(Self.redacted(url))", "error": "\(error)"])
+                }
+                outage = true
+                // The batch goes back in front, to be applied once the database is back.
+                queue.insert(contentsOf: batch, at: 0)
+                condition.broadcast()
+                condition.unlock()
+                Thread.sleep(forTimeInterval: delay)
+                delay = min(delay * 2, 5)
+                if closing { condition.withLock { droppedChanges += queue.count; queue.removeAll() } }
+            }
+        }
+    }
+}
