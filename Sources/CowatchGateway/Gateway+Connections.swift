@@ -91,10 +91,16 @@ extension Gateway {
                 refuse(connection, refusal)
                 return
             }
-            guard rooms.count < configuration.maximumRooms || giveUpAnUnusedRoom() else {
+            let unused = rooms.values.filter { $0.connections.isEmpty && $0.room.isEmpty && !$0.room.hasBeenUsed }
+                .map { (name: $0.room.name, emptySince: $0.room.emptySince) }
+            switch state.roomWanted(held: rooms.count, unused: unused) {
+            case .free:
+                break
+            case .inPlaceOf(let unusedRoom):
+                carry(.giveUpUnusedRoom(unusedRoom))
+            case .full(let error):
                 metrics.refusedConnections["rooms", default: 0] += 1
-                refuse(connection, CommandError(.roomFull, command: nil,
-                                                message: "this server has reached its limit of \(configuration.maximumRooms) rooms"))
+                refuse(connection, error)
                 return
             }
             carry(state.roomCreated(by: request.address, token: request.create, at: time.monotonic()))
@@ -137,35 +143,12 @@ extension Gateway {
         return refusal
     }
 
-    /// When the server holds `max-rooms`, an empty room nobody ever used (nothing
-    /// shared, said or set in it) is given up for a new one, the longest empty
-    /// first; rooms people used are kept to their expiry.
-    func giveUpAnUnusedRoom() -> Bool {
-        let unused = rooms.values.filter { $0.connections.isEmpty && $0.room.isEmpty && !$0.room.hasBeenUsed }
-        func since(_ entry: RoomEntry) -> Int64 { entry.room.emptySince?.milliseconds ?? 0 }
-        guard let oldest = unused.min(by: { since($0) < since($1) }) else {
-            return false
-        }
-        carry(.giveUpUnusedRoom(oldest.room.name))
-        return true
-    }
-
-    /// An `error` that says why, then the close (docs/protocol.md, "Close
-    /// codes"): 4003 for a ban or a kick's cooldown, 4004 for a locked room, 4005
-    /// for a password asked, wrong, or tried too often, 4006 for a bot token that
-    /// is not valid, 1008 for a full room or server.
+    /// An `error` that says why, then the close (`GatewayState.closeCode`).
     private func refuse(_ connection: Connection, _ error: CommandError) {
         send(.error(error), to: connection)
-        let code: UInt16 = switch error.code {
-        case .banned: 4003
-        case .locked: 4004
-        case .passwordRequired, .wrongPassword, .tooManyAttempts: 4005
-        case .badToken: 4006
-        default: 1008
-        }
         // The connection cuts the reason to a close frame's 123 bytes
         // (WebSocketFraming.closeReason).
-        close(connection, code: code, reason: error.message)
+        close(connection, code: GatewayState.closeCode(refusing: error.code), reason: error.message)
     }
 
     /// The connection is gone (closed by either side, or dropped).

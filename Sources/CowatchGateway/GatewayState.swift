@@ -23,6 +23,7 @@ import SlashCommands
 struct GatewayState {
     struct Settings {
         var maximumConnectionsPerAddress: Int
+        var maximumRooms: Int
         var roomCreation: GatewayConfiguration.RoomCreation
         var roomCreationRate: Int
         var allowedOrigins: [String]
@@ -49,6 +50,7 @@ struct GatewayState {
 
         init(_ configuration: GatewayConfiguration, cluster: Bool, store: Bool) {
             maximumConnectionsPerAddress = configuration.maximumConnectionsPerAddress
+            maximumRooms = configuration.maximumRooms
             roomCreation = configuration.roomCreation
             roomCreationRate = configuration.roomCreationRate
             allowedOrigins = configuration.allowedOrigins
@@ -250,6 +252,27 @@ struct GatewayState {
                                 + "create another in \(seconds) s, or join an existing room")
     }
 
+    /// Whether a room new here may be made while `held` rooms are: freely under
+    /// `max-rooms`; at it, in the place of an empty room nobody ever used
+    /// (nothing shared, said or set in it; the longest empty first), since rooms
+    /// people used are kept to their expiry; else not.
+    func roomWanted(held: Int, unused: [(name: RoomName, emptySince: ServerInstant?)]) -> RoomPlace {
+        guard held >= settings.maximumRooms else { return .free }
+        let since = { (room: (name: RoomName, emptySince: ServerInstant?)) in room.emptySince?.milliseconds ?? 0 }
+        guard let oldest = unused.min(by: { (since($0), $0.name.rawValue) < (since($1), $1.name.rawValue) }) else {
+            return .full(CommandError(.roomFull, command: nil,
+                                      message: "this server has reached its limit of \(settings.maximumRooms) rooms"))
+        }
+        return .inPlaceOf(oldest.name)
+    }
+
+    enum RoomPlace: Equatable {
+        case free
+        /// There is room once this unused room is given up.
+        case inPlaceOf(RoomName)
+        case full(CommandError)
+    }
+
     /// A room was created for `address`: a creation token's use, or one of the
     /// address's rooms this minute.
     mutating func roomCreated(by address: String, token: String?, at now: MonotonicInstant) -> [GatewayAction] {
@@ -354,6 +377,20 @@ struct GatewayState {
     }
 
     // MARK: Pure rules
+
+    /// The close code of a connection refused by its room (docs/protocol.md,
+    /// "Close codes"): 4003 for a ban or a kick's cooldown, 4004 for a locked
+    /// room, 4005 for a password asked, wrong, or tried too often, 4006 for a bot
+    /// token that is not valid, 1008 for a full room or server.
+    static func closeCode(refusing code: ErrorCode) -> UInt16 {
+        switch code {
+        case .banned: 4003
+        case .locked: 4004
+        case .passwordRequired, .wrongPassword, .tooManyAttempts: 4005
+        case .badToken: 4006
+        default: 1008
+        }
+    }
 
     /// A browser's upgrade is let in from a page of the server itself (the
     /// origin's host and port are the `Host` the browser asked for) or of an

@@ -370,3 +370,33 @@ struct GatewayAdminDoorTests {
         #expect(door.state.adminTokenFailures.minutes.count <= AdminTokenFailures.trackedAddresses)
     }
 }
+
+@Suite("The gateway's rooms: how many, and how a refusal closes")
+struct GatewayRoomsTests {
+    static let old = RoomName("old")!
+    static let older = RoomName("older")!
+
+    @Test("under max-rooms a new room is made; at it, the unused room empty the longest makes way; with none unused, it is refused in words")
+    func maximumRooms() {
+        let door = Door { $0.maximumRooms = 2 }
+        let at = door.now.server
+        #expect(door.state.roomWanted(held: 1, unused: []) == .free)
+        let unused = [(name: Self.old, emptySince: Optional(at.advanced(by: ServerInterval(seconds: 60)))),
+                      (name: Self.older, emptySince: Optional(at))]
+        #expect(door.state.roomWanted(held: 2, unused: unused) == .inPlaceOf(Self.older))
+        guard case .full(let error) = door.state.roomWanted(held: 2, unused: []) else {
+            Issue.record("a room was made past max-rooms")
+            return
+        }
+        #expect(error.code == .roomFull && error.message == "this server has reached its limit of 2 rooms")
+    }
+
+    @Test("a connection its room refuses is closed with the code that says why")
+    func closeCodes() {
+        #expect(GatewayState.closeCode(refusing: .banned) == 4003)
+        #expect(GatewayState.closeCode(refusing: .locked) == 4004)
+        #expect([.passwordRequired, .wrongPassword, .tooManyAttempts].map { GatewayState.closeCode(refusing: $0) } == [4005, 4005, 4005])
+        #expect(GatewayState.closeCode(refusing: .badToken) == 4006)
+        #expect(GatewayState.closeCode(refusing: .roomFull) == 1008)
+    }
+}
