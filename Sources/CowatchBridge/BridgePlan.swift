@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 import Logging
 
 /// What the settings make: one IRC connection per server and nick (its pairs'
@@ -34,7 +35,7 @@ public struct BridgePlan {
                 realName: connection.realName, password: connection.password, channels: channels, pacing: connection.pacing,
                 maximumLineBytes: connection.maximumLineBytes, maximumPiecesPerMessage: connection.maximumPieces,
                 keepaliveInterval: connection.keepalive, keepaliveTimeout: connection.keepalive,
-                registrationTimeout: max(30, connection.connectTimeout),
+                registrationTimeout: .seconds(max(30, connection.connectTimeout)),
                 reconnect: Backoff.Settings(first: 1, maximum: connection.reconnectMaximum))
             return IRCNetwork(identity: connection.network, host: connection.host, port: connection.port,
                               tls: connection.tls ? (connection.tlsVerify, connection.tlsCAFile) : nil,
