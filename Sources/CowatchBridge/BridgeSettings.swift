@@ -57,7 +57,7 @@ public struct BridgeSettings: Sendable {
         public var keepalive: MonotonicDuration
         /// The longest wait between tries, in seconds as `Backoff` counts them.
         public var reconnectMaximum: Double
-        public var connectTimeout: Double
+        public var connectTimeout: MonotonicDuration
     }
 
     /// The value of a key, checked and applied to a pair's draft (the engine,
@@ -184,7 +184,7 @@ public struct BridgeSettings: Sendable {
             nick: draft.nick, alternateNicks: draft.alternateNicks, user: draft.user, realName: draft.realName,
             password: draft.ircPassword, pacing: draft.ircPacing, maximumLineBytes: draft.ircLineBytes, maximumPieces: draft.ircPieces,
             keepalive: .seconds(draft.ircKeepalive), reconnectMaximum: draft.ircReconnectMaximum,
-            connectTimeout: draft.connectTimeout)
+            connectTimeout: .seconds(draft.connectTimeout))
         let relay = RoomRelay.Settings(
             network: network, channel: irc.channel, room: room, link: link, prefix: draft.prefix, botName: draft.botName,
             maximumSpeakers: draft.maximumSpeakers, speakerIdle: .seconds(draft.speakerIdle), speakerPacing: draft.roomPacing,

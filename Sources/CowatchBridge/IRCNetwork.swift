@@ -10,7 +10,7 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
     public let identity: String
     private let queue: DispatchQueue
     private let endpoint: IRCLink.Endpoint
-    private let connectTimeout: Double
+    private let connectTimeout: MonotonicDuration
     private let logger: Logger
     // On `queue` only.
     private var session: IRCSession
@@ -20,7 +20,7 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
     private var stopping = false
 
     /// `tls` nil for plain `irc://`.
-    public init(identity: String, host: String, port: Int, tls: (verify: Bool, caFile: String?)?, connectTimeout: Double,
+    public init(identity: String, host: String, port: Int, tls: (verify: Bool, caFile: String?)?, connectTimeout: MonotonicDuration,
                 session: IRCSession.Settings, logger: Logger) {
         self.identity = identity
         endpoint = IRCLink.Endpoint(host: host, port: port, tls: tls.map { IRCLink.TLSOptions(verify: $0.verify, caFile: $0.caFile) })
