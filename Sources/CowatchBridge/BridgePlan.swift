@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 import Logging
 
 /// What the settings make: one IRC connection per server and nick (its pairs'
@@ -7,7 +8,7 @@ public struct BridgePlan {
     public let pairs: [BridgeRunner.Pair]
     public let networks: [any ChatNetwork]
     /// The longest connect timeout asked for, for the room side's connections.
-    public let connectTimeout: Double
+    public let connectTimeout: MonotonicDuration
 
     public init(_ settings: BridgeSettings) {
         var groups: [BridgeSettings.IRCConnectionSettings] = []
@@ -34,7 +35,7 @@ public struct BridgePlan {
                 realName: connection.realName, password: connection.password, channels: channels, pacing: connection.pacing,
                 maximumLineBytes: connection.maximumLineBytes, maximumPiecesPerMessage: connection.maximumPieces,
                 keepaliveInterval: connection.keepalive, keepaliveTimeout: connection.keepalive,
-                registrationTimeout: max(30, connection.connectTimeout),
+                registrationTimeout: max(.seconds(30), connection.connectTimeout),
                 reconnect: Backoff.Settings(first: 1, maximum: connection.reconnectMaximum))
             return IRCNetwork(identity: connection.network, host: connection.host, port: connection.port,
                               tls: connection.tls ? (connection.tlsVerify, connection.tlsCAFile) : nil,
@@ -42,6 +43,6 @@ public struct BridgePlan {
                               logger: Logger(label: "cowatch.irc"))
         }
         self.pairs = pairs
-        connectTimeout = settings.pairs.map(\.connection.connectTimeout).max() ?? 20
+        connectTimeout = settings.pairs.map(\.connection.connectTimeout).max() ?? .seconds(20)
     }
 }

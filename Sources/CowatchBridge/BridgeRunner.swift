@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 import Foundation
 import Logging
 
@@ -47,14 +48,14 @@ public final class BridgeRunner: @unchecked Sendable {
     private var relays: [RoomRelay]
     private var connections: [ConnectionKey: (attempt: Int, connection: ClientConnection)] = [:]
 
-    public init(pairs: [Pair], networks: [any ChatNetwork], connectTimeout: Double, logger: Logger) throws {
+    public init(pairs: [Pair], networks: [any ChatNetwork], connectTimeout: MonotonicDuration, logger: Logger) throws {
         self.pairs = pairs
         self.networks = networks
         self.logger = logger
         relays = pairs.enumerated().map { index, pair in
             RoomRelay(settings: pair.relay, seed: Backoff.seed("\(index)\u{0}\(pair.relay.channel)\u{0}\(pair.relay.room)"))
         }
-        clients = try WebSocketClients(connectTimeout: connectTimeout)
+        clients = try WebSocketClients(connectTimeout: connectTimeout.seconds)
     }
 
     public func start() {
@@ -123,7 +124,7 @@ public final class BridgeRunner: @unchecked Sendable {
         case .close(let connection):
             connections[ConnectionKey(pair: index, connection: connection)]?.connection.close()
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay) { [self] in run(index, .timerFired(timer, now: Self.now())) }
+            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in run(index, .timerFired(timer, now: Self.now())) }
         case .network(let command):
             networks[pair.network].perform(command)
         case .log(let entry):
@@ -142,5 +143,5 @@ public final class BridgeRunner: @unchecked Sendable {
         }
     }
 
-    static func now() -> Double { IRCLink.now() }
+    static func now() -> MonotonicInstant { SystemClock.monotonic() }
 }

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchConfig
+import CowatchTime
 import SlashCommands
 
 /// Everything `cowatch bridge` can be told: one or more channel-room pairs, each
@@ -52,16 +53,20 @@ public struct BridgeSettings: Sendable {
         public var pacing: PacerSettings
         public var maximumLineBytes: Int
         public var maximumPieces: Int
-        public var keepalive: Double
+        /// Silence before the server is pinged, and as long again for its answer.
+        public var keepalive: MonotonicDuration
+        /// The longest wait between tries, in seconds as `Backoff` counts them.
         public var reconnectMaximum: Double
-        public var connectTimeout: Double
+        public var connectTimeout: MonotonicDuration
     }
 
     /// The value of a key, checked and applied to a pair's draft (the engine,
     /// shared with `cowatch serve`, is `Sources/CowatchConfig/`).
     typealias Key = SettingKey<Draft>
 
-    /// Every setting, with its default: the flags, the config file's keys and the environment.
+    /// Every setting, with its default: the flags, the config file's keys and the
+    /// environment. Times are seconds, as they are written; `finish` makes them
+    /// `MonotonicDuration`s.
     struct Draft: Sendable {
         var irc: IRCAddress?
         var room: String?
@@ -178,13 +183,14 @@ public struct BridgeSettings: Sendable {
             host: irc.host, port: irc.port, tls: irc.tls, tlsVerify: draft.tlsVerify, tlsCAFile: draft.tlsCAFile, network: network,
             nick: draft.nick, alternateNicks: draft.alternateNicks, user: draft.user, realName: draft.realName,
             password: draft.ircPassword, pacing: draft.ircPacing, maximumLineBytes: draft.ircLineBytes, maximumPieces: draft.ircPieces,
-            keepalive: draft.ircKeepalive, reconnectMaximum: draft.ircReconnectMaximum, connectTimeout: draft.connectTimeout)
+            keepalive: .seconds(draft.ircKeepalive), reconnectMaximum: draft.ircReconnectMaximum,
+            connectTimeout: .seconds(draft.connectTimeout))
         let relay = RoomRelay.Settings(
             network: network, channel: irc.channel, room: room, link: link, prefix: draft.prefix, botName: draft.botName,
-            maximumSpeakers: draft.maximumSpeakers, speakerIdle: draft.speakerIdle, speakerPacing: draft.roomPacing,
+            maximumSpeakers: draft.maximumSpeakers, speakerIdle: .seconds(draft.speakerIdle), speakerPacing: draft.roomPacing,
             maximumReplyLines: draft.replyLines, reconnect: Backoff.Settings(first: 1, maximum: draft.roomReconnectMaximum),
-            keptOutRetry: draft.keptOutRetry, announce: draft.announce, maximumLineBytes: draft.roomLineBytes,
-            resumeGrace: draft.resumeGrace)
+            keptOutRetry: .seconds(draft.keptOutRetry), announce: draft.announce, maximumLineBytes: draft.roomLineBytes,
+            resumeGrace: .seconds(draft.resumeGrace))
         return Pair(irc: irc, room: room, server: draft.server, roomPassword: draft.roomPassword, token: draft.token,
                     channelKey: draft.channelKey, connection: connection, relay: relay,
                     ownerKeyDirectory: draft.ownerKeyDirectory ?? "data/bridge", origin: origin)

@@ -29,7 +29,7 @@ final class IRCLink: @unchecked Sendable {
     }
 
     private let endpoint: Endpoint
-    private let connectTimeout: Double
+    private let connectTimeout: MonotonicDuration
     /// Bytes without a line end after which what was received is thrown away:
     /// a server's line, tags included, is far shorter.
     private let maximumLineBytes: Int
@@ -48,7 +48,7 @@ final class IRCLink: @unchecked Sendable {
     private var tls: OpaquePointer?
     private var tlsContext: OpaquePointer?
 
-    init(endpoint: Endpoint, connectTimeout: Double, maximumLineBytes: Int = 16_384, maximumPendingBytes: Int = 1 << 20,
+    init(endpoint: Endpoint, connectTimeout: MonotonicDuration, maximumLineBytes: Int = 16_384, maximumPendingBytes: Int = 1 << 20,
          handlers: Handlers) {
         self.endpoint = endpoint
         self.connectTimeout = connectTimeout
@@ -110,7 +110,7 @@ final class IRCLink: @unchecked Sendable {
 
     /// Returns why the connection ended.
     private func connectAndServe(wakeRead: Int32) -> String {
-        let deadline = Self.now() + connectTimeout
+        let deadline = Self.now() + connectTimeout.seconds
         if let problem = connect(deadline: deadline, wakeRead: wakeRead) { return problem }
         if endpoint.tls != nil, let problem = handshake(deadline: deadline, wakeRead: wakeRead) { return problem }
         handlers.connected()
@@ -156,7 +156,7 @@ final class IRCLink: @unchecked Sendable {
                 }
                 problem = "could not connect to \(endpoint.host):\(endpoint.port): \(String(cString: strerror(error)))"
             case .timedOut:
-                problem = "connecting to \(endpoint.host):\(endpoint.port) took over \(Int(connectTimeout)) s"
+                problem = "connecting to \(endpoint.host):\(endpoint.port) took over \(Int(connectTimeout.seconds)) s"
             case .closing:
                 Glibc.close(candidate)
                 return "closed while connecting"
@@ -231,7 +231,7 @@ final class IRCLink: @unchecked Sendable {
             }
             switch wait(for: socket, events: events, deadline: deadline, wakeRead: wakeRead) {
             case .ready: continue
-            case .timedOut: return "the TLS handshake with \(endpoint.host) took over \(Int(connectTimeout)) s"
+            case .timedOut: return "the TLS handshake with \(endpoint.host) took over \(Int(connectTimeout.seconds)) s"
             case .closing: return "closed while connecting"
             }
         }
@@ -376,6 +376,7 @@ final class IRCLink: @unchecked Sendable {
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The bridge's clock, in seconds (`SystemClock`).
-    static func now() -> Double { SystemClock.monotonicSeconds() }
+    /// The monotonic clock in seconds (`SystemClock`), for the link's own poll
+    /// deadlines, which count down in milliseconds for `poll`.
+    private static func now() -> Double { SystemClock.monotonicSeconds() }
 }

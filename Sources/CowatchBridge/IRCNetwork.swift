@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 import Foundation
 import Logging
 
@@ -9,7 +10,7 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
     public let identity: String
     private let queue: DispatchQueue
     private let endpoint: IRCLink.Endpoint
-    private let connectTimeout: Double
+    private let connectTimeout: MonotonicDuration
     private let logger: Logger
     // On `queue` only.
     private var session: IRCSession
@@ -19,7 +20,7 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
     private var stopping = false
 
     /// `tls` nil for plain `irc://`.
-    public init(identity: String, host: String, port: Int, tls: (verify: Bool, caFile: String?)?, connectTimeout: Double,
+    public init(identity: String, host: String, port: Int, tls: (verify: Bool, caFile: String?)?, connectTimeout: MonotonicDuration,
                 session: IRCSession.Settings, logger: Logger) {
         self.identity = identity
         endpoint = IRCLink.Endpoint(host: host, port: port, tls: tls.map { IRCLink.TLSOptions(verify: $0.verify, caFile: $0.caFile) })
@@ -32,12 +33,12 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
     public func start(events: @escaping @Sendable (NetworkEvent) -> Void) {
         queue.async { [self] in
             deliver = events
-            run(.start(now: IRCLink.now()))
+            run(.start(now: SystemClock.monotonic()))
         }
     }
 
     public func perform(_ command: NetworkCommand) {
-        queue.async { [self] in run(.command(command, now: IRCLink.now())) }
+        queue.async { [self] in run(.command(command, now: SystemClock.monotonic())) }
     }
 
     /// Says QUIT, and waits (a few seconds at most) for the connection to close.
@@ -60,12 +61,12 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
         case .connect(let attempt):
             logger.info("connecting to IRC", metadata: ["server": "\(endpoint.host):\(endpoint.port)", "tls": "\(endpoint.tls != nil)"])
             let link = IRCLink(endpoint: endpoint, connectTimeout: connectTimeout, handlers: IRCLink.Handlers(
-                connected: { [self] in queue.async { [self] in run(.connected(attempt, now: IRCLink.now())) } },
-                line: { [self] line in queue.async { [self] in run(.received(attempt, line, now: IRCLink.now())) } },
+                connected: { [self] in queue.async { [self] in run(.connected(attempt, now: SystemClock.monotonic())) } },
+                line: { [self] line in queue.async { [self] in run(.received(attempt, line, now: SystemClock.monotonic())) } },
                 closed: { [self] reason in
                     queue.async { [self] in
                         links[attempt] = nil
-                        run(.closed(attempt, reason: reason, now: IRCLink.now()))
+                        run(.closed(attempt, reason: reason, now: SystemClock.monotonic()))
                         if stopping, links.isEmpty { stopped.signal() }
                     }
                 }))
@@ -76,7 +77,7 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
         case .disconnect(let attempt):
             links[attempt]?.close()
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay) { [self] in run(.timerFired(timer, now: IRCLink.now())) }
+            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in run(.timerFired(timer, now: SystemClock.monotonic())) }
         case .deliver(let event):
             deliver?(event)
         case .log(let entry):

@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 
 /// The connection's life: connecting, losing it, the timers, the keepalive.
 extension IRCSession {
@@ -21,7 +22,7 @@ extension IRCSession {
         let waiting = pacer.clear()
         droppedByTarget = [:]
         phase = .away
-        let delay = backoff.next()
+        let delay = MonotonicDuration.seconds(backoff.next())
         var metadata = ["reason": reason, "retry_in": Self.seconds(delay)]
         if waiting > 0 { metadata["lines_lost"] = "\(waiting)" }
         actions.append(.log(LogEntry(.warning, "IRC connection lost", metadata)))
@@ -29,7 +30,7 @@ extension IRCSession {
         return actions
     }
 
-    mutating func fired(_ timer: Timer, now: Double) -> [Action] {
+    mutating func fired(_ timer: Timer, now: MonotonicInstant) -> [Action] {
         switch timer {
         case .reconnect(let number):
             guard number == attempt, phase == .away else { return [] }
@@ -56,8 +57,8 @@ extension IRCSession {
         }
     }
 
-    private mutating func keepalive(now: Double) -> [Action] {
-        let check = Action.schedule(.keepalive(attempt), after: max(1, min(settings.keepaliveInterval, settings.keepaliveTimeout) / 2))
+    private mutating func keepalive(now: MonotonicInstant) -> [Action] {
+        let check = Action.schedule(.keepalive(attempt), after: settings.keepaliveCheck)
         if let sent = pingSentAt {
             guard now - sent >= settings.keepaliveTimeout else { return [check] }
             return [.log(LogEntry(.warning, "the IRC server stopped answering", ["silent_for": Self.seconds(now - lastReceived)])),

@@ -1,3 +1,5 @@
+import CowatchTime
+
 /// What the bridge says: cut to fit a line, paced, and told when a full queue
 /// dropped some; and the lines that go out at once.
 extension IRCSession {
@@ -6,7 +8,7 @@ extension IRCSession {
         var line: String
     }
 
-    mutating func perform(_ command: NetworkCommand, now: Double) -> [Action] {
+    mutating func perform(_ command: NetworkCommand, now: MonotonicInstant) -> [Action] {
         let verb: String, target: String, text: String
         switch command {
         case .say(let channel, let said):
@@ -31,7 +33,7 @@ extension IRCSession {
         return actions + pump(now: now)
     }
 
-    mutating func enqueue(target: String, _ message: IRCMessage, now: Double, pump pumping: Bool = true) -> [Action] {
+    mutating func enqueue(target: String, _ message: IRCMessage, now: MonotonicInstant, pump pumping: Bool = true) -> [Action] {
         switch message.line(maximumBytes: settings.maximumLineBytes) {
         case .failure(let problem):
             return [.log(LogEntry(.warning, "a line for IRC could not be written", ["problem": "\(problem)"]))]
@@ -43,7 +45,7 @@ extension IRCSession {
         }
     }
 
-    mutating func pump(now: Double) -> [Action] {
+    mutating func pump(now: MonotonicInstant) -> [Action] {
         var actions = pacer.release(now: now).map { Action.write(attempt, $0.line) }
         if !droppedByTarget.isEmpty, pacer.count <= settings.pacing.maximumQueued / 2 {
             for (target, count) in droppedByTarget.sorted(by: { $0.key < $1.key }) {
@@ -59,7 +61,7 @@ extension IRCSession {
         }
         if !paceArmed, let delay = pacer.delayUntilNext(now: now) {
             paceArmed = true
-            actions.append(.schedule(.pace(attempt), after: max(0.001, delay)))
+            actions.append(.schedule(.pace(attempt), after: max(.milliseconds(1), delay)))
         }
         return actions
     }

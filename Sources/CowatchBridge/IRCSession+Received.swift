@@ -1,9 +1,10 @@
 import CowatchClient
+import CowatchTime
 
 /// What the server says: replies, numerics, and the lines of people and channels.
 extension IRCSession {
     // swiftlint:disable:next cyclomatic_complexity function_body_length
-    mutating func received(_ message: IRCMessage, now: Double) -> [Action] {
+    mutating func received(_ message: IRCMessage, now: MonotonicInstant) -> [Action] {
         let parameters = message.parameters
         switch message.command {
         case "PING":
@@ -18,7 +19,7 @@ extension IRCSession {
             lastReceived = now
             var actions: [Action] = [.log(LogEntry(.info, "registered on IRC", ["nick": nick]))]
             for channel in settings.channels { actions += join(channel) }
-            actions.append(.schedule(.keepalive(attempt), after: max(1, min(settings.keepaliveInterval, settings.keepaliveTimeout) / 2)))
+            actions.append(.schedule(.keepalive(attempt), after: settings.keepaliveCheck))
             if fold(nick) != fold(settings.nick) {
                 actions.append(.schedule(.regainNick(attempt), after: settings.regainNickInterval))
             }
@@ -93,7 +94,7 @@ extension IRCSession {
             let key = fold(parameters[1])
             guard let channel = channelsByKey[key] else { return [] }
             var retry = joinBackoffs[key] ?? Backoff(settings: settings.joinRetry, seed: Backoff.seed(key))
-            let delay = retry.next()
+            let delay = MonotonicDuration.seconds(retry.next())
             joinBackoffs[key] = retry
             return [.log(LogEntry(.warning, "the IRC channel refused the join",
                                   ["channel": channel.name, "code": message.command, "reason": parameters.last ?? "",
@@ -121,7 +122,7 @@ extension IRCSession {
                 .schedule(.rejoin(attempt, key), after: settings.rejoinDelay)]
     }
 
-    private mutating func privateOrChannelMessage(_ message: IRCMessage, now: Double) -> [Action] {
+    private mutating func privateOrChannelMessage(_ message: IRCMessage, now: MonotonicInstant) -> [Action] {
         guard let from = message.nick, fold(from) != fold(nick), message.parameters.count >= 2 else { return [] }
         let target = message.parameters[0]
         let ctcp = IRCText.ctcp(message.parameters[1])

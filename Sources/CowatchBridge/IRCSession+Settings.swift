@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 
 /// The session's settings, and the channels it joins.
 extension IRCSession {
@@ -27,19 +28,19 @@ extension IRCSession {
         public var maximumLineBytes: Int
         /// A long line from the room is cut into at most this many IRC lines.
         public var maximumPiecesPerMessage: Int
-        /// Seconds of silence from the server before we send it a PING.
-        public var keepaliveInterval: Double
-        /// Seconds the server has to answer (anything at all) after that PING.
-        public var keepaliveTimeout: Double
-        /// Seconds from connecting to the server's 001.
-        public var registrationTimeout: Double
-        /// Seconds before joining again after a kick.
-        public var rejoinDelay: Double
+        /// Silence from the server before we send it a PING.
+        public var keepaliveInterval: MonotonicDuration
+        /// How long the server has to answer (anything at all) after that PING.
+        public var keepaliveTimeout: MonotonicDuration
+        /// From connecting to the server's 001.
+        public var registrationTimeout: MonotonicDuration
+        /// The wait before joining again after a kick.
+        public var rejoinDelay: MonotonicDuration
         /// Delays between tries of a channel that refuses the join.
         public var joinRetry: Backoff.Settings
         public var reconnect: Backoff.Settings
-        /// Seconds between asks for the configured nick while under another.
-        public var regainNickInterval: Double
+        /// Between asks for the configured nick while under another.
+        public var regainNickInterval: MonotonicDuration
         public var quitMessage: String
         /// What CTCP VERSION is answered.
         public var version: String
@@ -48,9 +49,11 @@ extension IRCSession {
                     password: String? = nil, channels: [Channel],
                     pacing: PacerSettings = PacerSettings(perSecond: 0.5, burst: 5, maximumQueued: 100),
                     maximumLineBytes: Int = IRCMessage.standardMaximumBytes, maximumPiecesPerMessage: Int = 4,
-                    keepaliveInterval: Double = 90, keepaliveTimeout: Double = 60, registrationTimeout: Double = 60,
-                    rejoinDelay: Double = 10, joinRetry: Backoff.Settings = Backoff.Settings(first: 30, maximum: 600),
-                    reconnect: Backoff.Settings = Backoff.Settings(first: 2, maximum: 120), regainNickInterval: Double = 120,
+                    keepaliveInterval: MonotonicDuration = .seconds(90), keepaliveTimeout: MonotonicDuration = .seconds(60),
+                    registrationTimeout: MonotonicDuration = .seconds(60), rejoinDelay: MonotonicDuration = .seconds(10),
+                    joinRetry: Backoff.Settings = Backoff.Settings(first: 30, maximum: 600),
+                    reconnect: Backoff.Settings = Backoff.Settings(first: 2, maximum: 120),
+                    regainNickInterval: MonotonicDuration = .seconds(120),
                     quitMessage: String = "Cowatch bridge stopping", version: String = "Cowatch bridge") {
             self.nick = nick
             self.alternateNicks = alternateNicks
@@ -71,6 +74,11 @@ extension IRCSession {
             self.quitMessage = quitMessage
             self.version = version
         }
-    }
 
+        /// How often the keepalive looks at the server's silence: often enough
+        /// to notice both the interval and the timeout, at most once a second.
+        var keepaliveCheck: MonotonicDuration {
+            max(.seconds(1), MonotonicDuration(microseconds: min(keepaliveInterval, keepaliveTimeout).microseconds / 2))
+        }
+    }
 }

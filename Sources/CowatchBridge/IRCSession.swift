@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 
 /// The bridge's IRC connection as a value: events in (the socket connected, a
 /// line arrived, it closed, a timer fired, the bridge wants something said),
@@ -40,14 +41,14 @@ public struct IRCSession: Sendable {
     }
 
     public enum Event: Sendable, Hashable {
-        case start(now: Double)
+        case start(now: MonotonicInstant)
         /// The socket (and TLS, for `ircs://`) is up.
-        case connected(Attempt, now: Double)
+        case connected(Attempt, now: MonotonicInstant)
         /// One line, without its CR-LF.
-        case received(Attempt, String, now: Double)
-        case closed(Attempt, reason: String, now: Double)
-        case timerFired(Timer, now: Double)
-        case command(NetworkCommand, now: Double)
+        case received(Attempt, String, now: MonotonicInstant)
+        case closed(Attempt, reason: String, now: MonotonicInstant)
+        case timerFired(Timer, now: MonotonicInstant)
+        case command(NetworkCommand, now: MonotonicInstant)
         case stop
     }
 
@@ -56,7 +57,7 @@ public struct IRCSession: Sendable {
         /// One line, without CR-LF.
         case write(Attempt, String)
         case disconnect(Attempt)
-        case schedule(Timer, after: Double)
+        case schedule(Timer, after: MonotonicDuration)
         case deliver(NetworkEvent)
         case log(LogEntry)
     }
@@ -94,8 +95,9 @@ public struct IRCSession: Sendable {
     var paceArmed = false
     /// Lines refused by a full queue, by target, told once there is room again.
     var droppedByTarget: [String: Int] = [:]
-    var lastReceived = 0.0
-    var pingSentAt: Double?
+    /// Set on connecting, before anything reads it.
+    var lastReceived = MonotonicInstant(microseconds: 0)
+    var pingSentAt: MonotonicInstant?
     var backoff: Backoff
     var joinBackoffs: [String: Backoff] = [:]
     /// Bytes the server puts before our lines when it relays them (`:nick!user@host `);
@@ -169,7 +171,8 @@ public struct IRCSession: Sendable {
         NetworkSpeaker(id: fold(nick), name: nick)
     }
 
-    static func seconds(_ value: Double) -> String {
-        value < 10 ? "\(Double(Int(value * 10)) / 10)s" : "\(Int(value))s"
+    static func seconds(_ span: MonotonicDuration) -> String {
+        let value = span.seconds
+        return value < 10 ? "\(Double(Int(value * 10)) / 10)s" : "\(Int(value))s"
     }
 }

@@ -1,3 +1,4 @@
+import CowatchTime
 import DequeModule
 
 /// Lines waiting to be sent at a pace the other side accepts: a token bucket
@@ -13,7 +14,7 @@ public struct OutboundPacer<Item: Sendable>: Sendable {
     public let settings: PacerSettings
     private var queue = Deque<Item>()
     private var tokens: Double
-    private var refilled: Double?
+    private var refilled: MonotonicInstant?
     /// Lines refused because the queue was full, since `takeDropped()`.
     public private(set) var dropped = 0
 
@@ -37,7 +38,7 @@ public struct OutboundPacer<Item: Sendable>: Sendable {
     }
 
     /// The lines that may go now, oldest first.
-    public mutating func release(now: Double) -> [Item] {
+    public mutating func release(now: MonotonicInstant) -> [Item] {
         refill(now: now)
         var out: [Item] = []
         while tokens >= 1, let item = queue.popFirst() {
@@ -47,14 +48,17 @@ public struct OutboundPacer<Item: Sendable>: Sendable {
         return out
     }
 
-    /// Seconds until the next waiting line may go; nil when none waits.
-    public func delayUntilNext(now: Double) -> Double? {
+    /// How long until the next waiting line may go; nil when none waits.
+    /// Rounded up to the clock's microsecond, so that asking again after it
+    /// finds the token earned rather than a hair short of it.
+    public func delayUntilNext(now: MonotonicInstant) -> MonotonicDuration? {
         guard !queue.isEmpty else { return nil }
         var copy = self
         copy.refill(now: now)
-        guard copy.tokens < 1 else { return 0 }
+        guard copy.tokens < 1 else { return .zero }
         guard settings.perSecond > 0 else { return nil }
-        return (1 - copy.tokens) / settings.perSecond
+        let seconds = (1 - copy.tokens) / settings.perSecond
+        return MonotonicDuration(microseconds: Int64((seconds * 1_000_000).rounded(.up)))
     }
 
     /// Forgets what waits (the connection it was for is gone); returns how many.
@@ -70,10 +74,10 @@ public struct OutboundPacer<Item: Sendable>: Sendable {
         return dropped
     }
 
-    private mutating func refill(now: Double) {
+    private mutating func refill(now: MonotonicInstant) {
         let capacity = Double(max(1, settings.burst))
         if let refilled, now > refilled {
-            tokens = min(capacity, tokens + (now - refilled) * settings.perSecond)
+            tokens = min(capacity, tokens + (now - refilled).seconds * settings.perSecond)
         }
         if refilled.map({ now > $0 }) ?? true { refilled = now }
     }

@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 import SlashCommands
 
 /// People from the channel, each a member of the room of their own.
@@ -11,7 +12,7 @@ extension RoomRelay {
     /// a ban, a lock, a password or a bad token (4003 to 4006).
     static let keptOutCodes: Set<UInt16> = [4001, 4003, 4004, 4005, 4006]
 
-    mutating func message(from person: NetworkSpeaker, text: String, action: Bool, now: Double) -> [Action] {
+    mutating func message(from person: NetworkSpeaker, text: String, action: Bool, now: MonotonicInstant) -> [Action] {
         switch commands.read(text, action: action) {
         case .nothing:
             return []
@@ -24,7 +25,7 @@ extension RoomRelay {
         }
     }
 
-    private mutating func relay(_ line: String, from person: NetworkSpeaker, now: Double) -> [Action] {
+    private mutating func relay(_ line: String, from person: NetworkSpeaker, now: MonotonicInstant) -> [Action] {
         let key = person.id
         var speaker = speakers[key] ?? newSpeaker(person, now: now)
         speaker.person = person
@@ -54,7 +55,7 @@ extension RoomRelay {
         return actions + pump(key, now: now)
     }
 
-    private mutating func newSpeaker(_ person: NetworkSpeaker, now: Double) -> Speaker {
+    private mutating func newSpeaker(_ person: NetworkSpeaker, now: MonotonicInstant) -> Speaker {
         let serial = nextSerial
         nextSerial += 1
         keys[serial] = person.id
@@ -77,7 +78,7 @@ extension RoomRelay {
 
     /// Sends what may go now, in order, once the room has welcomed the person
     /// (so that their member id is known before the room echoes their first line).
-    mutating func pump(_ key: String, now: Double) -> [Action] {
+    mutating func pump(_ key: String, now: MonotonicInstant) -> [Action] {
         guard var speaker = speakers[key], speaker.link.phase == .open(welcomed: true) else { return [] }
         var actions = speaker.lines.release(now: now).map { Action.send(.speaker(speaker.serial), $0) }
         if speaker.lines.isEmpty, speaker.leaving {
@@ -85,13 +86,13 @@ extension RoomRelay {
             actions.append(.close(.speaker(speaker.serial)))
         } else if !speaker.paceArmed, let delay = speaker.lines.delayUntilNext(now: now) {
             speaker.paceArmed = true
-            actions.append(.schedule(.pace(speaker.serial), after: max(0.001, delay)))
+            actions.append(.schedule(.pace(speaker.serial), after: max(.milliseconds(1), delay)))
         }
         speakers[key] = speaker
         return actions
     }
 
-    mutating func speakerReceived(_ key: String, _ message: RoomMessage, now: Double) -> [Action] {
+    mutating func speakerReceived(_ key: String, _ message: RoomMessage, now: MonotonicInstant) -> [Action] {
         guard let person = speakers[key]?.person else { return [] }
         switch message {
         case .welcome(let you, let name, let resume, _):
@@ -136,7 +137,7 @@ extension RoomRelay {
         }
     }
 
-    mutating func speakerClosed(_ key: String, _ info: CloseInfo, now: Double) -> [Action] {
+    mutating func speakerClosed(_ key: String, _ info: CloseInfo, now: MonotonicInstant) -> [Action] {
         guard var speaker = speakers[key] else { return [] }
         speaker.link.memberID = nil
         speaker.paceArmed = false
@@ -173,7 +174,7 @@ extension RoomRelay {
                 return []
             }
             speaker.link.phase = .away
-            let delay = speaker.link.backoff.next()
+            let delay = MonotonicDuration.seconds(speaker.link.backoff.next())
             speakers[key] = speaker
             return [.log(LogEntry(.info, "a person's room connection was lost", ["room": settings.room, "nick": speaker.person.name,
                                                                                 "why": why, "retry_in": Self.seconds(delay)])),
@@ -192,7 +193,7 @@ extension RoomRelay {
     /// once what they said has been sent. Their resume token is kept for the
     /// room's resume grace, so that coming back soon is coming back as
     /// themselves; a refusal is remembered.
-    mutating func speakerGone(_ key: String, now: Double) -> [Action] {
+    mutating func speakerGone(_ key: String, now: MonotonicInstant) -> [Action] {
         guard var speaker = speakers[key] else { return [] }
         switch speaker.link.phase {
         case .connecting, .open:
@@ -218,7 +219,7 @@ extension RoomRelay {
         }
     }
 
-    mutating func renamed(from: NetworkSpeaker, to: NetworkSpeaker, now: Double) -> [Action] {
+    mutating func renamed(from: NetworkSpeaker, to: NetworkSpeaker, now: MonotonicInstant) -> [Action] {
         guard var speaker = speakers.removeValue(forKey: from.id) else { return [] }
         var actions: [Action] = []
         if let displaced = speakers[to.id], displaced.serial != speaker.serial {
@@ -242,14 +243,14 @@ extension RoomRelay {
 
     /// Tells the person something unasked, at most once per `tellInterval` per
     /// topic (unless `always`), so that a busy person is not flooded with notices.
-    mutating func tell(_ key: String, about topic: String, _ text: String, now: Double, always: Bool = false) -> [Action] {
+    mutating func tell(_ key: String, about topic: String, _ text: String, now: MonotonicInstant, always: Bool = false) -> [Action] {
         guard let speaker = speakers[key] else { return [] }
         if !always, let last = speaker.told[topic], now - last < settings.tellInterval { return [] }
         speakers[key]?.told[topic] = now
         return [.network(.tell(speaker: speaker.person, text: text))]
     }
 
-    mutating func housekeeping(now: Double) -> [Action] {
+    mutating func housekeeping(now: MonotonicInstant) -> [Action] {
         var actions: [Action] = []
         for key in speakers.keys.sorted() {
             guard let speaker = speakers[key] else { continue }
@@ -259,7 +260,7 @@ extension RoomRelay {
                 speakers[key]?.link.phase = .closing
                 actions.append(.close(.speaker(speaker.serial)))
                 actions.append(.log(LogEntry(.debug, "a quiet person's room connection closed", ["room": settings.room, "nick": speaker.person.name])))
-            case .idle where speaker.lines.isEmpty && now - max(speaker.closedAt ?? 0, speaker.lastActive) >= settings.resumeGrace:
+            case .idle where speaker.lines.isEmpty && now - max(speaker.closedAt ?? speaker.lastActive, speaker.lastActive) >= settings.resumeGrace:
                 forget(key)
             case .keptOut(let until, _) where now >= until && speaker.lines.isEmpty:
                 forget(key)

@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchTime
 
 /// The watcher: the bot's own member, through which the room is heard in the channel.
 extension RoomRelay {
@@ -49,12 +50,12 @@ extension RoomRelay {
         }
     }
 
-    mutating func watcherClosed(_ info: CloseInfo, now: Double) -> [Action] {
+    mutating func watcherClosed(_ info: CloseInfo, now: MonotonicInstant) -> [Action] {
         let why = info.code.map { ClientLife.describe(code: $0, reason: info.reason) } ?? "the connection dropped" + (info.reason.isEmpty ? "" : " (\(info.reason))")
         let wasWelcomed = watcher.phase == .open(welcomed: true)
         if ClientLife.comesBack(after: info.code) {
             watcher.phase = .away
-            let delay = watcher.backoff.next()
+            let delay = MonotonicDuration.seconds(watcher.backoff.next())
             let level: LogEntry.Level = wasWelcomed ? .warning : .info
             return [.log(LogEntry(level, "room connection lost", ["room": settings.room, "why": why, "retry_in": Self.seconds(delay)])),
                     .schedule(.reconnect(.watcher, watcher.attempt), after: delay)]
@@ -81,7 +82,7 @@ extension RoomRelay {
 
     // MARK: - The network
 
-    mutating func network(_ event: NetworkEvent, now: Double) -> [Action] {
+    mutating func network(_ event: NetworkEvent, now: MonotonicInstant) -> [Action] {
         switch event {
         case .joined(let channel):
             guard channel == settings.channel else { return [] }

@@ -1,5 +1,6 @@
 import CowatchClient
 import CowatchCore
+import CowatchTime
 
 /// One channel and one Cowatch room joined together, as a value: events in
 /// (from the network, from the room connections, timers), actions out (open,
@@ -31,7 +32,7 @@ import CowatchCore
 ///   back by themselves with a growing, jittered delay, as the same member
 ///   (resume token), the watcher and every person alike.
 /// - At most `maximumSpeakers` people are in the room through the bridge at
-///   once; a person silent for `speakerIdle` seconds is let go.
+///   once; a person silent for `speakerIdle` is let go.
 public struct RoomRelay: Sendable {
     public struct Settings: Sendable, Hashable {
         /// Names the network in identities (`device=`, the forwarded address).
@@ -46,31 +47,31 @@ public struct RoomRelay: Sendable {
         /// The watcher's name in the room.
         public var botName: String
         public var maximumSpeakers: Int
-        /// Seconds of silence after which a person's room connection is closed.
-        public var speakerIdle: Double
+        /// Silence after which a person's room connection is closed.
+        public var speakerIdle: MonotonicDuration
         /// How fast one person's lines go to the room (under the room's command rate).
         public var speakerPacing: PacerSettings
         /// A reply longer than this many lines is cut, saying how many were left out.
         public var maximumReplyLines: Int
         public var reconnect: Backoff.Settings
-        /// Seconds a person (or the watcher) the room kept out is left alone.
-        public var keptOutRetry: Double
+        /// How long a person (or the watcher) the room kept out is left alone.
+        public var keptOutRetry: MonotonicDuration
         /// Post the room's link (and what plays) when the bot first joins the channel.
         public var announce: Bool
         /// The room's line limit in bytes (the server's `max-line-bytes`).
         public var maximumLineBytes: Int
-        /// Seconds between two notices telling one person the same thing.
-        public var tellInterval: Double
-        /// Seconds a person's resume token is kept after their room connection
+        /// The least time between two notices telling one person the same thing.
+        public var tellInterval: MonotonicDuration
+        /// How long a person's resume token is kept after their room connection
         /// closed, to come back as the same member: the server's resume grace.
-        public var resumeGrace: Double
+        public var resumeGrace: MonotonicDuration
 
         public init(network: String, channel: String, room: String, link: String, prefix: String = "!",
-                    botName: String = "IRC", maximumSpeakers: Int = 25, speakerIdle: Double = 3600,
+                    botName: String = "IRC", maximumSpeakers: Int = 25, speakerIdle: MonotonicDuration = .seconds(3600),
                     speakerPacing: PacerSettings = PacerSettings(perSecond: 10, burst: 20, maximumQueued: 250),
                     maximumReplyLines: Int = 8, reconnect: Backoff.Settings = Backoff.Settings(first: 1, maximum: 60),
-                    keptOutRetry: Double = 600, announce: Bool = true, maximumLineBytes: Int = 4096, tellInterval: Double = 60,
-                    resumeGrace: Double = 60) {
+                    keptOutRetry: MonotonicDuration = .seconds(600), announce: Bool = true, maximumLineBytes: Int = 4096,
+                    tellInterval: MonotonicDuration = .seconds(60), resumeGrace: MonotonicDuration = .seconds(60)) {
             self.network = network
             self.channel = channel
             self.room = room
@@ -120,12 +121,12 @@ public struct RoomRelay: Sendable {
     }
 
     public enum Event: Sendable, Hashable {
-        case start(now: Double)
-        case network(NetworkEvent, now: Double)
-        case opened(Connection, Attempt, now: Double)
-        case received(Connection, Attempt, String, now: Double)
-        case closed(Connection, Attempt, CloseInfo, now: Double)
-        case timerFired(Timer, now: Double)
+        case start(now: MonotonicInstant)
+        case network(NetworkEvent, now: MonotonicInstant)
+        case opened(Connection, Attempt, now: MonotonicInstant)
+        case received(Connection, Attempt, String, now: MonotonicInstant)
+        case closed(Connection, Attempt, CloseInfo, now: MonotonicInstant)
+        case timerFired(Timer, now: MonotonicInstant)
         case stop
     }
 
@@ -134,7 +135,7 @@ public struct RoomRelay: Sendable {
         case send(Connection, String)
         /// Close with 1000.
         case close(Connection)
-        case schedule(Timer, after: Double)
+        case schedule(Timer, after: MonotonicDuration)
         case network(NetworkCommand)
         case log(LogEntry)
         /// The room was founded by the bridge, whose welcome carried the room's
@@ -142,8 +143,8 @@ public struct RoomRelay: Sendable {
         case keepOwnerKey(String)
     }
 
-    /// Seconds between housekeeping rounds (idle people, forgotten refusals).
-    static let housekeepingInterval = 30.0
+    /// The time between housekeeping rounds (idle people, forgotten refusals).
+    static let housekeepingInterval = MonotonicDuration.seconds(30)
     /// Member ids of the bridge's own connections remembered after they closed,
     /// so that a late copy of their chat is still recognised.
     static let rememberedFormerIDs = 512
@@ -155,7 +156,7 @@ public struct RoomRelay: Sendable {
         /// Lost; the next try is scheduled.
         case away
         /// Refused or removed by the room, until then.
-        case keptOut(until: Double, why: String)
+        case keptOut(until: MonotonicInstant, why: String)
         /// Closed by the bridge; the close is on its way.
         case closing
     }
@@ -176,14 +177,14 @@ public struct RoomRelay: Sendable {
         var person: NetworkSpeaker
         var link: Link
         var lines: OutboundPacer<String>
-        var lastActive: Double
+        var lastActive: MonotonicInstant
         /// Left the channel: close once the waiting lines are sent.
         var leaving = false
         /// When the room connection last closed: the resume token is kept a while.
-        var closedAt: Double?
+        var closedAt: MonotonicInstant?
         var paceArmed = false
         /// When the person was last told something unasked, by topic.
-        var told: [String: Double] = [:]
+        var told: [String: MonotonicInstant] = [:]
     }
 
     public let settings: Settings
@@ -265,7 +266,7 @@ public struct RoomRelay: Sendable {
         return []
     }
 
-    private mutating func fired(_ timer: Timer, now: Double) -> [Action] {
+    private mutating func fired(_ timer: Timer, now: MonotonicInstant) -> [Action] {
         switch timer {
         case .reconnect(.watcher, let attempt):
             guard attempt == watcher.attempt else { return [] }
@@ -311,8 +312,9 @@ public struct RoomRelay: Sendable {
         }
     }
 
-    static func seconds(_ value: Double) -> String {
-        value < 10 ? "\(Double(Int(value * 10)) / 10)s" : "\(Int(value))s"
+    static func seconds(_ span: MonotonicDuration) -> String {
+        let value = span.seconds
+        return value < 10 ? "\(Double(Int(value * 10)) / 10)s" : "\(Int(value))s"
     }
 }
 

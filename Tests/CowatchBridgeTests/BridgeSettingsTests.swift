@@ -1,5 +1,6 @@
 @testable import CowatchBridge
 import CowatchConfig
+import CowatchTime
 import Foundation
 import Testing
 
@@ -107,6 +108,27 @@ struct BridgeSettingsTests {
         let plan = BridgePlan(settings)
         #expect(plan.networks.count == 2)
         #expect(plan.pairs.map(\.network) == [0, 1])
+    }
+
+    @Test("times are written in seconds, fractions allowed, and kept as such; the defaults too")
+    func times() throws {
+        let flags = ["irc": "irc://irc.example.net/#movies", "room": "movies"]
+        let defaults = try #require(try BridgeSettings.resolve(file: nil, environment: [:], flags: flags).pairs.first)
+        #expect(defaults.connection.keepalive == .seconds(90))
+        #expect(defaults.connection.connectTimeout == .seconds(20))
+        #expect(defaults.relay.speakerIdle == .seconds(3600))
+        #expect(defaults.relay.keptOutRetry == .seconds(600))
+        #expect(defaults.relay.resumeGrace == .seconds(60))
+        let text = "irc-keepalive = 45.5\nspeaker-idle = 90\nkept-out-retry = 2.25\nresume-grace = 0\nconnect-timeout = 7\n"
+        let settings = try BridgeSettings.resolve(file: ("bridge.conf", text), environment: [:], flags: flags)
+        let set = try #require(settings.pairs.first)
+        #expect(set.connection.keepalive == .milliseconds(45_500))
+        #expect(set.relay.speakerIdle == .seconds(90))
+        #expect(set.relay.keptOutRetry == .milliseconds(2_250))
+        #expect(set.relay.resumeGrace == .zero)
+        #expect(set.connection.connectTimeout == .seconds(7))
+        // The room side's connections are given the longest connect timeout asked for.
+        #expect(BridgePlan(settings).connectTimeout == .seconds(7))
     }
 
     @Test("pairs on one server with one nick share a connection")

@@ -1,20 +1,27 @@
 @testable import CowatchBridge
 import CowatchClient
+import CowatchTime
 import Testing
 
 /// An IRC session driven by hand: the server's lines in, the session's lines out.
 struct Server {
     var session: IRCSession
-    var now = 1000.0
+    var now = Server.at(1000)
     var attempt = 0
 
     init(nick: String = "cowatch", password: String? = nil, channels: [IRCSession.Channel] = [.init(name: "#cowatch")],
          pacing: PacerSettings = PacerSettings(perSecond: 1, burst: 3, maximumQueued: 10)) {
         session = IRCSession(settings: IRCSession.Settings(
             nick: nick, alternateNicks: [], password: password, channels: channels, pacing: pacing,
-            keepaliveInterval: 90, keepaliveTimeout: 60, registrationTimeout: 30, rejoinDelay: 10,
+            keepaliveInterval: .seconds(90), keepaliveTimeout: .seconds(60), registrationTimeout: .seconds(30),
+            rejoinDelay: .seconds(10),
             joinRetry: Backoff.Settings(first: 30, maximum: 600), reconnect: Backoff.Settings(first: 2, maximum: 120)),
             seed: 9)
+    }
+
+    /// The monotonic instant `seconds` after the clock's start.
+    static func at(_ seconds: Double) -> MonotonicInstant {
+        MonotonicInstant(microseconds: 0) + .seconds(seconds)
     }
 
     mutating func on(_ event: IRCSession.Event) -> [IRCSession.Action] { session.handle(event) }
@@ -46,7 +53,7 @@ struct Server {
         actions.compactMap { if case .deliver(let event) = $0 { event } else { nil } }
     }
 
-    static func scheduled(_ actions: [IRCSession.Action]) -> [(IRCSession.Timer, Double)] {
+    static func scheduled(_ actions: [IRCSession.Action]) -> [(IRCSession.Timer, MonotonicDuration)] {
         actions.compactMap { if case .schedule(let timer, let after) = $0 { (timer, after) } else { nil } }
     }
 }
@@ -58,7 +65,7 @@ struct IRCSessionRegistrationTests {
         var server = Server(password: "secret", channels: [.init(name: "#cowatch"), .init(name: "#locked", key: "k3y")])
         let opened = server.connect()
         #expect(Server.written(opened) == ["PASS secret", "NICK cowatch", "USER cowatch 0 * :Cowatch bridge"])
-        #expect(Server.scheduled(opened).contains { $0.0 == .registration(1) && $0.1 == 30 })
+        #expect(Server.scheduled(opened).contains { $0.0 == .registration(1) && $0.1 == .seconds(30) })
         #expect(Server.written(server.hear(":irc.test NOTICE * :*** Looking up your hostname")).isEmpty)
         let welcomed = server.hear(":irc.test 001 cowatch :Welcome to the network")
         #expect(Server.written(welcomed) == ["JOIN #cowatch", "JOIN #locked k3y"])
@@ -88,7 +95,7 @@ struct IRCSessionRegistrationTests {
         #expect(Server.written(server.hear(":cowatch!~old@h QUIT :Ping timeout")) == ["NICK cowatch"])
         _ = server.hear(":cowatch_!~c@h NICK :cowatch")
         #expect(server.session.nick == "cowatch")
-        #expect(server.on(.timerFired(.regainNick(1), now: 2000)).isEmpty)
+        #expect(server.on(.timerFired(.regainNick(1), now: Server.at(2000))).isEmpty)
     }
 
     @Test("a nick refused after registration leaves the session as it is")
@@ -103,9 +110,9 @@ struct IRCSessionRegistrationTests {
     func registrationTimeout() {
         var server = Server()
         _ = server.connect()
-        let fired = server.on(.timerFired(.registration(1), now: 1030))
+        let fired = server.on(.timerFired(.registration(1), now: Server.at(1030)))
         #expect(fired.contains(.disconnect(1)))
-        let closed = server.on(.closed(1, reason: "closed by the bridge", now: 1030))
+        let closed = server.on(.closed(1, reason: "closed by the bridge", now: Server.at(1030)))
         #expect(Server.scheduled(closed).contains { $0.0 == .reconnect(1) })
     }
 }
@@ -125,37 +132,37 @@ struct IRCSessionConnectionTests {
     func keepalive() {
         var server = Server()
         server.ready()
-        #expect(Server.written(server.on(.timerFired(.keepalive(1), now: 1050))).isEmpty)
-        #expect(Server.written(server.on(.timerFired(.keepalive(1), now: 1091))) == ["PING cowatch"])
-        #expect(!server.on(.timerFired(.keepalive(1), now: 1120)).contains(.disconnect(1)))
-        #expect(server.on(.timerFired(.keepalive(1), now: 1152)).contains(.disconnect(1)))
+        #expect(Server.written(server.on(.timerFired(.keepalive(1), now: Server.at(1050)))).isEmpty)
+        #expect(Server.written(server.on(.timerFired(.keepalive(1), now: Server.at(1091)))) == ["PING cowatch"])
+        #expect(!server.on(.timerFired(.keepalive(1), now: Server.at(1120))).contains(.disconnect(1)))
+        #expect(server.on(.timerFired(.keepalive(1), now: Server.at(1152))).contains(.disconnect(1)))
     }
 
     @Test("any line from the server counts as an answer")
     func answered() {
         var server = Server()
         server.ready()
-        _ = server.on(.timerFired(.keepalive(1), now: 1091))
-        server.now = 1100
+        _ = server.on(.timerFired(.keepalive(1), now: Server.at(1091)))
+        server.now = Server.at(1100)
         _ = server.hear(":irc.test PONG irc.test :cowatch")
-        #expect(!server.on(.timerFired(.keepalive(1), now: 1152)).contains(.disconnect(1)))
+        #expect(!server.on(.timerFired(.keepalive(1), now: Server.at(1152))).contains(.disconnect(1)))
     }
 
     @Test("the connection lost: every channel is reported left, and the session comes back after a growing delay")
     func lost() {
         var server = Server()
         server.ready()
-        let closed = server.on(.closed(1, reason: "the server closed the connection", now: 1100))
+        let closed = server.on(.closed(1, reason: "the server closed the connection", now: Server.at(1100)))
         #expect(Server.delivered(closed) == [.parted(channel: "#cowatch", reason: "the IRC connection was lost")])
-        let first = Server.scheduled(closed).first { $0.0 == .reconnect(1) }?.1 ?? 0
-        #expect(first >= 1 && first <= 2)
-        #expect(server.on(.timerFired(.reconnect(1), now: 1102)) == [.connect(2)])
+        let first = Server.scheduled(closed).first { $0.0 == .reconnect(1) }?.1 ?? .zero
+        #expect(first >= .seconds(1) && first <= .seconds(2))
+        #expect(server.on(.timerFired(.reconnect(1), now: Server.at(1102))) == [.connect(2)])
         #expect(!server.session.isIn("#cowatch"))
-        let again = server.on(.closed(2, reason: "refused", now: 1103))
-        let second = Server.scheduled(again).first { $0.0 == .reconnect(2) }?.1 ?? 0
-        #expect(second >= 2 && second <= 4)
+        let again = server.on(.closed(2, reason: "refused", now: Server.at(1103)))
+        let second = Server.scheduled(again).first { $0.0 == .reconnect(2) }?.1 ?? .zero
+        #expect(second >= .seconds(2) && second <= .seconds(4))
         // Events of an attempt that is over change nothing.
-        #expect(server.on(.received(1, "PING :x", now: 1104)).isEmpty)
+        #expect(server.on(.received(1, "PING :x", now: Server.at(1104))).isEmpty)
     }
 
     @Test("kicked from a channel: reported, and joined again after the rejoin delay")
@@ -164,8 +171,8 @@ struct IRCSessionConnectionTests {
         server.ready()
         let kicked = server.hear(":op!~o@h KICK #cowatch cowatch :go away")
         #expect(Server.delivered(kicked) == [.parted(channel: "#cowatch", reason: "kicked by op: go away")])
-        #expect(Server.scheduled(kicked).contains { $0.0 == .rejoin(1, "#cowatch") && $0.1 == 10 })
-        #expect(Server.written(server.on(.timerFired(.rejoin(1, "#cowatch"), now: 1010))) == ["JOIN #cowatch"])
+        #expect(Server.scheduled(kicked).contains { $0.0 == .rejoin(1, "#cowatch") && $0.1 == .seconds(10) })
+        #expect(Server.written(server.on(.timerFired(.rejoin(1, "#cowatch"), now: Server.at(1010)))) == ["JOIN #cowatch"])
     }
 
     @Test("a channel that refuses the join is tried again later, each time later")
@@ -173,10 +180,10 @@ struct IRCSessionConnectionTests {
         var server = Server()
         _ = server.connect()
         _ = server.hear(":irc.test 001 cowatch :Welcome")
-        let first = Server.scheduled(server.hear(":irc.test 474 cowatch #cowatch :Cannot join channel (+b)")).first?.1 ?? 0
-        let second = Server.scheduled(server.hear(":irc.test 474 cowatch #cowatch :Cannot join channel (+b)")).first?.1 ?? 0
-        #expect(first >= 15 && first <= 30)
-        #expect(second >= 30 && second <= 60)
+        let first = Server.scheduled(server.hear(":irc.test 474 cowatch #cowatch :Cannot join channel (+b)")).first?.1 ?? .zero
+        let second = Server.scheduled(server.hear(":irc.test 474 cowatch #cowatch :Cannot join channel (+b)")).first?.1 ?? .zero
+        #expect(first >= .seconds(15) && first <= .seconds(30))
+        #expect(second >= .seconds(30) && second <= .seconds(60))
     }
 
     @Test("stopping says QUIT and disconnects")
@@ -186,7 +193,7 @@ struct IRCSessionConnectionTests {
         let stopped = server.on(.stop)
         #expect(Server.written(stopped) == ["QUIT :Cowatch bridge stopping"])
         #expect(stopped.last == .disconnect(1))
-        #expect(server.on(.closed(1, reason: "closed by the bridge", now: 1001)).isEmpty)
+        #expect(server.on(.closed(1, reason: "closed by the bridge", now: Server.at(1001))).isEmpty)
     }
 }
 
@@ -257,27 +264,27 @@ struct IRCSessionSayingTests {
         var server = Server(pacing: PacerSettings(perSecond: 2, burst: 2, maximumQueued: 10))
         server.ready()
         var written: [String] = []
-        var timers: [(IRCSession.Timer, Double)] = []
+        var timers: [(IRCSession.Timer, MonotonicDuration)] = []
         for n in 1...4 {
-            let actions = server.on(.command(.say(channel: "#cowatch", text: "line \(n)"), now: 1000))
+            let actions = server.on(.command(.say(channel: "#cowatch", text: "line \(n)"), now: Server.at(1000)))
             written += Server.written(actions)
             timers += Server.scheduled(actions)
         }
         #expect(written == ["PRIVMSG #cowatch :line 1", "PRIVMSG #cowatch :line 2"])
-        #expect(timers.count == 1 && timers.first?.0 == .pace(1) && timers.first?.1 == 0.5)
-        let paced = server.on(.timerFired(.pace(1), now: 1000.5))
+        #expect(timers.count == 1 && timers.first?.0 == .pace(1) && timers.first?.1 == .milliseconds(500))
+        let paced = server.on(.timerFired(.pace(1), now: Server.at(1000.5)))
         #expect(Server.written(paced) == ["PRIVMSG #cowatch :line 3"])
         #expect(Server.scheduled(paced).first?.0 == .pace(1))
-        #expect(Server.written(server.on(.timerFired(.pace(1), now: 1001))) == ["PRIVMSG #cowatch :line 4"])
+        #expect(Server.written(server.on(.timerFired(.pace(1), now: Server.at(1001)))) == ["PRIVMSG #cowatch :line 4"])
     }
 
     @Test("notices to the channel and to one person")
     func notices() {
         var server = Server()
         server.ready()
-        #expect(Server.written(server.on(.command(.notice(channel: "#cowatch", text: "dana paused"), now: 1000)))
+        #expect(Server.written(server.on(.command(.notice(channel: "#cowatch", text: "dana paused"), now: Server.at(1000))))
                 == ["NOTICE #cowatch :dana paused"])
-        #expect(Server.written(server.on(.command(.tell(speaker: NetworkSpeaker(id: "ann", name: "Ann"), text: "hi"), now: 1000)))
+        #expect(Server.written(server.on(.command(.tell(speaker: NetworkSpeaker(id: "ann", name: "Ann"), text: "hi"), now: Server.at(1000))))
                 == ["NOTICE Ann hi"])
     }
 
@@ -286,7 +293,7 @@ struct IRCSessionSayingTests {
         var server = Server(pacing: PacerSettings(perSecond: 1, burst: 10, maximumQueued: 10))
         server.ready()
         let text = (1...200).map { "word\($0)" }.joined(separator: " ")
-        let lines = Server.written(server.on(.command(.say(channel: "#cowatch", text: text), now: 1000)))
+        let lines = Server.written(server.on(.command(.say(channel: "#cowatch", text: text), now: Server.at(1000))))
         #expect(lines.count > 1 && lines.count <= 4)
         let relayed = lines.map { ":cowatch!~cowatch@127.0.0.1 " + $0 }
         #expect(relayed.allSatisfy { $0.utf8.count + 2 <= 512 })
@@ -297,7 +304,7 @@ struct IRCSessionSayingTests {
     func lineBreaks() {
         var server = Server()
         server.ready()
-        #expect(Server.written(server.on(.command(.say(channel: "#cowatch", text: "a\r\nQUIT :x"), now: 1000)))
+        #expect(Server.written(server.on(.command(.say(channel: "#cowatch", text: "a\r\nQUIT :x"), now: Server.at(1000))))
                 == ["PRIVMSG #cowatch :a  QUIT :x"])
     }
 
@@ -305,16 +312,16 @@ struct IRCSessionSayingTests {
     func notJoined() {
         var server = Server()
         _ = server.connect()
-        #expect(Server.written(server.on(.command(.say(channel: "#cowatch", text: "early"), now: 1000))).isEmpty)
+        #expect(Server.written(server.on(.command(.say(channel: "#cowatch", text: "early"), now: Server.at(1000)))).isEmpty)
     }
 
     @Test("a full queue drops lines, and the channel is told how many once there is room")
     func overflow() {
         var server = Server(pacing: PacerSettings(perSecond: 1, burst: 1, maximumQueued: 4))
         server.ready()
-        for n in 1...8 { _ = server.on(.command(.say(channel: "#cowatch", text: "line \(n)"), now: 1000)) }
+        for n in 1...8 { _ = server.on(.command(.say(channel: "#cowatch", text: "line \(n)"), now: Server.at(1000))) }
         var written: [String] = []
-        for second in 1...10 { written += Server.written(server.on(.timerFired(.pace(1), now: 1000 + Double(second)))) }
+        for second in 1...10 { written += Server.written(server.on(.timerFired(.pace(1), now: Server.at(1000 + Double(second))))) }
         #expect(written.contains("PRIVMSG #cowatch :line 5"))
         #expect(!written.contains("PRIVMSG #cowatch :line 6"))
         #expect(written.contains { $0.hasPrefix("NOTICE #cowatch :(3 lines not relayed") })

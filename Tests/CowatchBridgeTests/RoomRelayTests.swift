@@ -1,19 +1,25 @@
 import CowatchClient
 @testable import CowatchBridge
+import CowatchTime
 import Testing
 
 /// One channel-room pair driven by hand: network events and room frames in,
 /// the relay's actions out.
 struct Pair {
     var relay: RoomRelay
-    var now = 100.0
+    var now = Pair.at(100)
 
     init(maximumSpeakers: Int = 25, pacing: PacerSettings = PacerSettings(perSecond: 10, burst: 20, maximumQueued: 250),
          replyLines: Int = 8) {
         relay = RoomRelay(settings: RoomRelay.Settings(
             network: "irc.test", channel: "#cowatch", room: "lobby", link: "http://watch.test/rooms/lobby",
-            maximumSpeakers: maximumSpeakers, speakerIdle: 3600, speakerPacing: pacing, maximumReplyLines: replyLines,
-            reconnect: Backoff.Settings(first: 1, maximum: 60), keptOutRetry: 600), seed: 3)
+            maximumSpeakers: maximumSpeakers, speakerIdle: .seconds(3600), speakerPacing: pacing, maximumReplyLines: replyLines,
+            reconnect: Backoff.Settings(first: 1, maximum: 60), keptOutRetry: .seconds(600)), seed: 3)
+    }
+
+    /// The monotonic instant `seconds` after the clock's start.
+    static func at(_ seconds: Double) -> MonotonicInstant {
+        MonotonicInstant(microseconds: 0) + .seconds(seconds)
     }
 
     mutating func on(_ event: RoomRelay.Event) -> [RoomRelay.Action] { relay.handle(event) }
@@ -72,7 +78,7 @@ struct Pair {
         network(actions).compactMap { if case .tell(_, let text) = $0 { text } else { nil } }
     }
 
-    static func scheduled(_ actions: [RoomRelay.Action]) -> [(RoomRelay.Timer, Double)] {
+    static func scheduled(_ actions: [RoomRelay.Action]) -> [(RoomRelay.Timer, MonotonicDuration)] {
         actions.compactMap { if case .schedule(let timer, let after) = $0 { (timer, after) } else { nil } }
     }
 }
@@ -82,35 +88,35 @@ struct RoomRelayWatcherTests {
     @Test("the watcher comes in as the bot, outside the session; the link is posted on first joining the channel")
     func start() {
         var pair = Pair()
-        let started = pair.on(.start(now: 100))
+        let started = pair.on(.start(now: Pair.at(100)))
         guard let (connection, attempt, identity) = Pair.opened(started).first else {
             Issue.record("no watcher opened")
             return
         }
         #expect(connection == .watcher && attempt == 1)
         #expect(identity.name == "IRC" && !identity.joinsSession && identity.isWatcher && identity.forwardedFor == nil)
-        _ = pair.on(.opened(.watcher, 1, now: 100))
-        _ = pair.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w"), now: 100))
-        _ = pair.on(.received(.watcher, 1, "{\"type\":\"state\",\"seq\":1,\"session\":{\"state\":\"joined\",\"activity\":{\"title\":\"Episode 1\",\"url\":\"https://e/a.mp4\"}},\"playback\":{\"status\":\"paused\"}}", now: 100))
-        let joined = Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: 100)))
+        _ = pair.on(.opened(.watcher, 1, now: Pair.at(100)))
+        _ = pair.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w"), now: Pair.at(100)))
+        _ = pair.on(.received(.watcher, 1, "{\"type\":\"state\",\"seq\":1,\"session\":{\"state\":\"joined\",\"activity\":{\"title\":\"Episode 1\",\"url\":\"https://e/a.mp4\"}},\"playback\":{\"status\":\"paused\"}}", now: Pair.at(100)))
+        let joined = Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: Pair.at(100))))
         #expect(joined == [.notice(channel: "#cowatch", text: "Cowatch room lobby: http://watch.test/rooms/lobby · paused \"Episode 1\" · commands start with !, !help lists them")])
-        _ = pair.on(.network(.parted(channel: "#cowatch", reason: "kicked"), now: 101))
-        #expect(Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: 111))).isEmpty)
+        _ = pair.on(.network(.parted(channel: "#cowatch", reason: "kicked"), now: Pair.at(101)))
+        #expect(Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: Pair.at(111)))).isEmpty)
     }
 
     @Test("a room the bridge founds has its owner key kept for the operator, never said on IRC")
     func foundedRoomKeepsItsKey() {
         var pair = Pair()
-        _ = pair.on(.start(now: 100))
-        _ = pair.on(.opened(.watcher, 1, now: 100))
-        let welcomed = pair.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w", ownerKey: "key-77"), now: 100))
+        _ = pair.on(.start(now: Pair.at(100)))
+        _ = pair.on(.opened(.watcher, 1, now: Pair.at(100)))
+        let welcomed = pair.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w", ownerKey: "key-77"), now: Pair.at(100)))
         #expect(welcomed.contains(.keepOwnerKey("key-77")))
         #expect(!Pair.network(welcomed).contains { "\($0)".contains("key-77") })
         #expect(!welcomed.contains { if case .log(let entry) = $0 { entry.metadata.values.contains("key-77") } else { false } })
         var other = Pair()
-        _ = other.on(.start(now: 100))
-        _ = other.on(.opened(.watcher, 1, now: 100))
-        #expect(!other.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w"), now: 100)).contains { if case .keepOwnerKey = $0 { true } else { false } })
+        _ = other.on(.start(now: Pair.at(100)))
+        _ = other.on(.opened(.watcher, 1, now: Pair.at(100)))
+        #expect(!other.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w"), now: Pair.at(100))).contains { if case .keepOwnerKey = $0 { true } else { false } })
     }
 
     @Test("chat from the room's members is said in the channel; the room's history and its copy of the bridge's people are not")
@@ -118,23 +124,23 @@ struct RoomRelayWatcherTests {
         var pair = Pair()
         let started = pair.started()
         #expect(!Pair.network(started).contains { if case .say = $0 { true } else { false } })
-        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "hello channel"), now: 101)))
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "hello channel"), now: Pair.at(101))))
                 == [.say(channel: "#cowatch", text: "<dana> hello channel")])
-        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "claps", me: true), now: 101)))
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "claps", me: true), now: Pair.at(101))))
                 == [.say(channel: "#cowatch", text: "* dana claps")])
         _ = pair.said("ann", "hello room")
         _ = pair.welcomed(1, id: "m4", name: "ann")
-        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m4", "ann", "hello room"), now: 101))).isEmpty)
-        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m9", "IRC", "itself"), now: 101))).isEmpty)
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m4", "ann", "hello room"), now: Pair.at(101)))).isEmpty)
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m9", "IRC", "itself"), now: Pair.at(101)))).isEmpty)
     }
 
     @Test("the room's notices are posted as notices, a shared video with the room's link")
     func notices() {
         var pair = Pair()
         _ = pair.started()
-        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana paused at 0:01:23", cause: "pause"), now: 101)))
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana paused at 0:01:23", cause: "pause"), now: Pair.at(101))))
                 == [.notice(channel: "#cowatch", text: "dana paused at 0:01:23")])
-        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana shared \\\"A\\\"", cause: "watch"), now: 101)))
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana shared \\\"A\\\"", cause: "watch"), now: Pair.at(101))))
                 == [.notice(channel: "#cowatch", text: "dana shared \"A\" · http://watch.test/rooms/lobby")])
     }
 
@@ -142,10 +148,10 @@ struct RoomRelayWatcherTests {
     func missed() {
         var pair = Pair()
         _ = pair.started()
-        _ = pair.on(.network(.parted(channel: "#cowatch", reason: "the IRC connection was lost"), now: 101))
-        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "anyone?"), now: 102))).isEmpty)
-        _ = pair.on(.received(.watcher, 1, Pair.notice("dana paused", cause: "pause"), now: 102))
-        #expect(Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: 110)))
+        _ = pair.on(.network(.parted(channel: "#cowatch", reason: "the IRC connection was lost"), now: Pair.at(101)))
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "anyone?"), now: Pair.at(102)))).isEmpty)
+        _ = pair.on(.received(.watcher, 1, Pair.notice("dana paused", cause: "pause"), now: Pair.at(102)))
+        #expect(Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: Pair.at(110))))
                 == [.notice(channel: "#cowatch", text: "(2 lines from the room not relayed while the bridge was away)")])
     }
 
@@ -153,18 +159,18 @@ struct RoomRelayWatcherTests {
     func watcherClosed() {
         var pair = Pair()
         _ = pair.started()
-        let closed = pair.on(.closed(.watcher, 1, CloseInfo(code: 1001, reason: "server shutting down"), now: 110))
+        let closed = pair.on(.closed(.watcher, 1, CloseInfo(code: 1001, reason: "server shutting down"), now: Pair.at(110)))
         guard let (timer, delay) = Pair.scheduled(closed).first else {
             Issue.record("no reconnect")
             return
         }
-        #expect(timer == .reconnect(.watcher, 1) && delay <= 1)
-        let reopened = Pair.opened(pair.on(.timerFired(timer, now: 111)))
+        #expect(timer == .reconnect(.watcher, 1) && delay <= .seconds(1))
+        let reopened = Pair.opened(pair.on(.timerFired(timer, now: Pair.at(111))))
         #expect(reopened.first?.1 == 2 && reopened.first?.2.resume == "w-token")
 
-        _ = pair.on(.received(.watcher, 2, Pair.error("banned", "you are banned from this room by dana", command: nil), now: 112))
-        let banned = pair.on(.closed(.watcher, 2, CloseInfo(code: 4003, reason: "banned"), now: 112))
-        #expect(Pair.scheduled(banned).first?.1 == 600)
+        _ = pair.on(.received(.watcher, 2, Pair.error("banned", "you are banned from this room by dana", command: nil), now: Pair.at(112)))
+        let banned = pair.on(.closed(.watcher, 2, CloseInfo(code: 4003, reason: "banned"), now: Pair.at(112)))
+        #expect(Pair.scheduled(banned).first?.1 == .seconds(600))
         #expect(Pair.network(banned).contains { if case .notice(_, let text) = $0 { text.contains("you are banned from this room by dana") } else { false } })
     }
 }
@@ -217,12 +223,12 @@ struct RoomRelaySpeakerTests {
         _ = pair.started()
         _ = pair.said("ann", "!pause")
         _ = pair.welcomed(1, id: "m4", name: "ann")
-        let forbidden = pair.on(.received(.speaker(1), 1, Pair.error("forbidden", "/pause is for hosts here", command: "pause"), now: 101))
+        let forbidden = pair.on(.received(.speaker(1), 1, Pair.error("forbidden", "/pause is for hosts here", command: "pause"), now: Pair.at(101)))
         #expect(Pair.network(forbidden) == [.say(channel: "#cowatch", text: "ann: !pause is for hosts here")])
-        let muted = pair.on(.received(.speaker(1), 1, Pair.error("muted", "you are muted by a host", command: nil), now: 101))
+        let muted = pair.on(.received(.speaker(1), 1, Pair.error("muted", "you are muted by a host", command: nil), now: Pair.at(101)))
         #expect(Pair.told(muted) == ["you are muted by a host"])
         let reply = "{\"type\":\"reply\",\"command\":\"who\",\"text\":\"= 5 here:\\n=   a\\n=   b\\n=   c\\n=   d\"}"
-        #expect(Pair.network(pair.on(.received(.speaker(1), 1, reply, now: 101)))
+        #expect(Pair.network(pair.on(.received(.speaker(1), 1, reply, now: Pair.at(101))))
                 == ["ann: 5 here:", "  a", "(3 more lines: see http://watch.test/rooms/lobby)"].map { .notice(channel: "#cowatch", text: $0) })
     }
 
@@ -233,10 +239,10 @@ struct RoomRelaySpeakerTests {
         for n in 0..<12 { _ = pair.said("carl", "line \(n)") }
         let welcomed = pair.welcomed(1, id: "m5", name: "carl")
         #expect(Pair.sent(welcomed) == (0..<5).map { "line \($0)" })
-        #expect(Pair.scheduled(welcomed).first.map { $0.0 == .pace(1) && abs($0.1 - 0.1) < 1e-9 } == true)
-        pair.now += 0.5
+        #expect(Pair.scheduled(welcomed).first.map { $0.0 == .pace(1) && $0.1 == .milliseconds(100) } == true)
+        pair.now = pair.now + .milliseconds(500)
         #expect(Pair.sent(pair.on(.timerFired(.pace(1), now: pair.now))) == (5..<10).map { "line \($0)" })
-        pair.now += 1
+        pair.now = pair.now + .seconds(1)
         #expect(Pair.sent(pair.on(.timerFired(.pace(1), now: pair.now))) == ["line 10", "line 11"])
     }
 
@@ -246,7 +252,7 @@ struct RoomRelaySpeakerTests {
         _ = pair.started()
         _ = pair.said("bob", "hi")
         _ = pair.welcomed(1, id: "m6", name: "bob")
-        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 4001, reason: "you were kicked from this room by dana (spam)"), now: 110))
+        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 4001, reason: "you were kicked from this room by dana (spam)"), now: Pair.at(110)))
         #expect(Pair.told(closed) == ["You were removed from the room lobby: you were kicked from this room by dana (spam). Your lines are not relayed there for now."])
         #expect(Pair.opened(closed).isEmpty && Pair.scheduled(closed).isEmpty)
         let again = pair.said("bob", "am I back?")
@@ -255,7 +261,7 @@ struct RoomRelaySpeakerTests {
         #expect(Pair.told(pair.said("bob", "hello?")).isEmpty)
         // Another person is not kept out with him.
         #expect(!Pair.opened(pair.said("ann", "still here")).isEmpty)
-        pair.now = 711
+        pair.now = Pair.at(711)
         #expect(Pair.opened(pair.said("bob", "later")).first?.1 == 2)
     }
 
@@ -264,10 +270,10 @@ struct RoomRelaySpeakerTests {
         var pair = Pair()
         _ = pair.started()
         _ = pair.said("bob", "hi")
-        _ = pair.on(.opened(.speaker(1), 1, now: 100))
-        let refusal = pair.on(.received(.speaker(1), 1, Pair.error("banned", "you are banned from this room by dana until a host lifts the ban", command: nil), now: 100))
+        _ = pair.on(.opened(.speaker(1), 1, now: Pair.at(100)))
+        let refusal = pair.on(.received(.speaker(1), 1, Pair.error("banned", "you are banned from this room by dana until a host lifts the ban", command: nil), now: Pair.at(100)))
         #expect(Pair.network(refusal).isEmpty)
-        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 4003, reason: "banned"), now: 100))
+        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 4003, reason: "banned"), now: Pair.at(100)))
         #expect(Pair.told(closed) == ["The room lobby does not let you in: you are banned from this room by dana until a host lifts the ban"])
     }
 
@@ -277,13 +283,13 @@ struct RoomRelaySpeakerTests {
         _ = pair.started()
         _ = pair.said("ann", "one")
         _ = pair.welcomed(1, id: "m4", name: "ann", resume: "ann-token")
-        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 1001, reason: "server shutting down"), now: 110))
+        let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 1001, reason: "server shutting down"), now: Pair.at(110)))
         guard let (timer, _) = Pair.scheduled(closed).first else {
             Issue.record("no reconnect")
             return
         }
         #expect(Pair.sent(pair.said("ann", "two")).isEmpty)
-        let reopened = Pair.opened(pair.on(.timerFired(timer, now: 111)))
+        let reopened = Pair.opened(pair.on(.timerFired(timer, now: Pair.at(111))))
         #expect(reopened.first?.1 == 2 && reopened.first?.2.resume == "ann-token")
         #expect(Pair.sent(pair.welcomed(1, attempt: 2, id: "m4", name: "ann", resume: "ann-token")) == ["two"])
     }
@@ -304,12 +310,12 @@ struct RoomRelaySpeakerTests {
         var pair = Pair()
         _ = pair.started()
         _ = pair.said("ann", "bye all")
-        let gone = pair.on(.network(.left(channel: "#cowatch", speaker: Pair.person("ann")), now: 101))
+        let gone = pair.on(.network(.left(channel: "#cowatch", speaker: Pair.person("ann")), now: Pair.at(101)))
         #expect(gone.isEmpty)
         let welcomed = pair.welcomed(1, id: "m4", name: "ann", resume: "ann-token")
         #expect(Pair.sent(welcomed) == ["bye all"])
         #expect(welcomed.contains(.close(.speaker(1))))
-        _ = pair.on(.closed(.speaker(1), 1, CloseInfo(code: nil, reason: ""), now: 102))
+        _ = pair.on(.closed(.speaker(1), 1, CloseInfo(code: nil, reason: ""), now: Pair.at(102)))
         let back = Pair.opened(pair.said("ann", "back"))
         #expect(back.first?.0 == .speaker(1) && back.first?.2.resume == "ann-token")
     }
@@ -320,7 +326,7 @@ struct RoomRelaySpeakerTests {
         _ = pair.started()
         _ = pair.said("ann", "hi")
         _ = pair.welcomed(1, id: "m4", name: "ann")
-        let renamed = pair.on(.network(.renamed(from: Pair.person("ann"), to: Pair.person("Anna")), now: 101))
+        let renamed = pair.on(.network(.renamed(from: Pair.person("ann"), to: Pair.person("Anna")), now: Pair.at(101)))
         #expect(Pair.sent(renamed) == ["/nick Anna"])
         #expect(Pair.sent(pair.said("Anna", "still me")) == ["still me"])
     }
@@ -331,7 +337,7 @@ struct RoomRelaySpeakerTests {
         _ = pair.started()
         _ = pair.said("ann", "hi")
         _ = pair.welcomed(1, id: "m4", name: "ann")
-        #expect(!pair.on(.timerFired(.housekeeping, now: 200)).contains(.close(.speaker(1))))
-        #expect(pair.on(.timerFired(.housekeeping, now: 3800)).contains(.close(.speaker(1))))
+        #expect(!pair.on(.timerFired(.housekeeping, now: Pair.at(200))).contains(.close(.speaker(1))))
+        #expect(pair.on(.timerFired(.housekeeping, now: Pair.at(3800))).contains(.close(.speaker(1))))
     }
 }
