@@ -15,8 +15,11 @@ import SlashCommands
 ///   upgrades are let in (shutting down, room names, the hosts and origins
 ///   served, the operator's bans and drain, rooms created per address,
 ///   connections per address), and each connection's number;
+/// - rooms: how many (`max-rooms`, an unused room making way), and how a
+///   connection its room refuses is closed;
 /// - the work the server does for strangers: places for link checks and
-///   subtitle fetches, per address and in all (`WorkPlaces`);
+///   subtitle fetches, per address and in all (`WorkPlaces`); wrong admin
+///   tokens per address (`AdminTokenFailures`);
 /// - the rooms' timers (`TimerQueue`), the housekeeping's cadence (the store's
 ///   sign of life, the chat total, each connection's deadlines and pings),
 ///   and the shutdown, from the request to the last connection or the grace.
