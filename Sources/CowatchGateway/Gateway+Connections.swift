@@ -168,7 +168,7 @@ extension Gateway {
         let now = time.monotonic()
         for frame in connection.state.takeUnsent() { settle(frame, now: now) }
         leaveRoom(connection)
-        carry(state.connectionClosed(id, address: connection.address, at: time.monotonic()))
+        carry(state.connectionClosed(id, address: connection.address, at: now))
     }
 
     /// The member of a connection that is closing or gone leaves its room's view

@@ -278,7 +278,6 @@ struct GatewayTimeTests {
     @Test("every pass ticks every connection and comes back in 250 ms; in a cluster it looks at the leases too")
     func pass() {
         var door = Door(store: false)
-        door.advance(seconds: 0)
         #expect(door.housekeeping() == [.keepChatWithinBudget, .tickConnections(door.now.monotonic), .armHousekeeping(after: .milliseconds(250))])
         var node = Door(cluster: true, store: false)
         #expect(node.housekeeping().contains(.clusterHousekeeping))
