@@ -45,6 +45,8 @@ public final class ClientConnection: @unchecked Sendable {
     var outbox = Deque<(bytes: [UInt8], binary: Bool)>()
     /// C strings lws was given to connect; kept until the connection ends.
     var cStrings: [UnsafeMutablePointer<CChar>] = []
+    /// The subprotocol asked for: the encoding's, unless the caller named another.
+    var subprotocol = ""
     /// Extra upgrade request headers, added when libwebsockets asks for them.
     var headers: [(name: String, value: String)] = []
     var incoming: [UInt8] = []

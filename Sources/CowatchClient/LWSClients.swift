@@ -76,16 +76,17 @@ public final class WebSocketClients: @unchecked Sendable {
     }
 
     /// Opens a connection; events arrive through `handlers` on the service thread.
-    /// `headers`: more request headers for the upgrade (a cluster node relaying a
-    /// member names it with `X-Forwarded-For`).
+    /// `headers`: more request headers for the upgrade. `subprotocol`: asked for
+    /// instead of the encoding's (a cluster node's shared relay link).
     public func connect(_ address: WebSocketAddress, encoding: ClientEncoding, handlers: ClientHandlers,
-                        headers: [(name: String, value: String)] = []) -> ClientConnection {
+                        headers: [(name: String, value: String)] = [], subprotocol: String? = nil) -> ClientConnection {
         let id = lock.withLock { () -> UInt64 in
             defer { nextID += 1 }
             return nextID
         }
         let connection = ClientConnection(id: id, address: address, encoding: encoding, handlers: handlers, owner: self)
         connection.headers = headers
+        connection.subprotocol = subprotocol ?? encoding.rawValue
         submit(.connect(connection))
         return connection
     }
@@ -170,7 +171,7 @@ public final class WebSocketClients: @unchecked Sendable {
         info.path = keep(connection.address.path)
         info.host = keep(connection.address.host)
         info.origin = keep(connection.address.host)
-        info.protocol = keep(connection.encoding.rawValue)
+        info.protocol = keep(connection.subprotocol)
         info.local_protocol_name = UnsafePointer(protocolName)
         info.ietf_version_or_minus_one = -1
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(connection.id))

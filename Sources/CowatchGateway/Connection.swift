@@ -8,6 +8,18 @@ final class Connection {
         case json, text
         /// The conformance suite's echo endpoint: no room, messages come back.
         case echo
+        /// Another node's shared link for a room this node owns
+        /// (`Gateway+RelayedMembers.swift`): it carries that node's members.
+        case relay
+    }
+
+    /// How a connection's frames reach its peer.
+    enum Carrier {
+        /// Its own socket.
+        case socket
+        /// Another node's shared link (a connection of encoding `relay`), on
+        /// which the member is known by its number.
+        case link(Connection, RelayNumber)
     }
 
     /// Also the key under which the libwebsockets layer keeps its socket
@@ -28,6 +40,20 @@ final class Connection {
     /// Where its lines go (`Route.swift`), and those held until they can.
     var route = Route.local
     var held: HeldLines
+    var carrier = Carrier.socket
+    /// On a shared relay link: the members it carries, by their number on it,
+    /// and how many of them read each encoding (a broadcast goes down the link
+    /// once per encoding somebody reads).
+    var carried: [RelayNumber: Connection] = [:]
+    var carriedJSON = 0
+    var carriedText = 0
+    /// A shared relay link's own round trip, in milliseconds, from its pings:
+    /// added to each carried member's.
+    var linkRoundTrip: Int64?
+
+    var isCarried: Bool {
+        if case .link = carrier { true } else { false }
+    }
 
     init(id: UInt64, address: String, encoding: Encoding, state: ConnectionState, maximumHeldLines: Int) {
         self.id = id
@@ -42,6 +68,8 @@ final class Connection {
 struct UpgradeRequest {
     var room: RoomName?
     var echo: Bool
+    /// `/relay/ROOM`: another node's shared link for the room (`RelayWire`).
+    var relay = false
     var name: String?
     var resume: String?
     var player: Bool

@@ -86,7 +86,7 @@ extension Gateway {
                                                       forKey: address)
             var closed = 0
             carry(.saveOperatorState)
-            for connection in connections.values where connection.address == address && !connection.isGone {
+            for connection in Array(connections.values) + Array(carried.values) where connection.address == address && !connection.isGone {
                 close(connection, code: 4003, reason: "this address may not connect to this server")
                 closed += 1
             }

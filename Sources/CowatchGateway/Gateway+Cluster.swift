@@ -24,8 +24,11 @@ final class ClusterState {
     var ownership: RoomOwnership
     /// Connections waiting to learn which node serves their room.
     var placements = Placements()
-    /// Upstream links for members relayed to the room's owner.
+    /// The client side of the shared links to rooms other nodes own.
     let relays: WebSocketClients
+    /// Who is relayed on which of them (`RelayLinks`), and each link's client connection.
+    var relayLinks = RelayLinks()
+    var upstreams: [RelayLinks.LinkID: ClientConnection] = [:]
     var renewals = 0
     var renewalFailures = 0
     var roomsTaken = 0
@@ -39,11 +42,6 @@ final class ClusterState {
         self.relays = relays
         ownership = RoomOwnership(lease: .seconds(link.leases.settings.leaseSeconds), seqBlock: link.leases.settings.seqBlock)
     }
-}
-
-/// A relayed member's connection to the room's owner.
-struct RelayLink {
-    var upstream: ClientConnection
 }
 
 extension Gateway {
@@ -103,6 +101,8 @@ extension Gateway {
             connection.member = nil
             close(connection, code: 4010, reason: "the room moved to another node; reconnect now")
         }
+        // Each node's link goes after the closes it carries down for its members.
+        for link in entry.links.values { close(link, code: 4010, reason: "the room moved to another node; reconnect now") }
     }
 
     /// After each room's actions: the numbers its states used.
@@ -129,7 +129,7 @@ extension Gateway {
 
     func clusterHealth() -> String {
         guard let cluster else { return "" }
-        let relayed = connections.values.filter { $0.route.isRelayed }.count
+        let relayed = cluster.relayLinks.relayedMembers
         return "\nnode: \(cluster.link.leases.settings.node)\nrooms owned: \(cluster.ownership.rooms.count)"
             + "\nrelayed members: \(relayed)\ndatabase: \(cluster.databaseUp ? "up" : "unreachable")"
     }
@@ -139,13 +139,18 @@ extension Gateway {
     /// The cluster's view, for /metrics (docs/cluster.md, "Watching a cluster").
     func clusterMetrics() -> String {
         guard let cluster else { return "" }
-        let relayed = connections.values.filter { $0.route.isRelayed }.count
+        let relayed = cluster.relayLinks.relayedMembers
         var out = ""
         func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
         }
         single("cowatch_cluster_rooms_owned", "gauge", "Rooms whose lease this node holds.", cluster.ownership.rooms.count)
         single("cowatch_cluster_relayed_members", "gauge", "Members connected here whose room another node owns.", relayed)
+        single("cowatch_cluster_relay_links_out", "gauge", "Shared links from this node to rooms other nodes own (one per room and owner).",
+               cluster.relayLinks.links.count)
+        single("cowatch_cluster_relay_links_in", "gauge", "Other nodes' shared links to rooms this node owns.",
+               rooms.values.reduce(0) { $0 + $1.links.count })
+        single("cowatch_cluster_carried_members", "gauge", "Members of rooms this node owns that other nodes relay here.", carried.count)
         single("cowatch_cluster_lease_renewals_total", "counter", "Heartbeats that renewed this node's leases.", cluster.renewals)
         single("cowatch_cluster_lease_renewal_failures_total", "counter", "Heartbeats the database did not answer.", cluster.renewalFailures)
         single("cowatch_cluster_rooms_taken_total", "counter", "Rooms whose lease this node took.", cluster.roomsTaken)

@@ -62,15 +62,25 @@ extension Gateway {
                               address: "unknown")
         let rules = request.echo
             ? ConnectionState.MessageRules(maximumBytes: Self.echoMessageLimit, acceptsBinary: true)
-            : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false)
+            : ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes
+                                               + (request.relay ? Self.relayMessageAllowance : 0), acceptsBinary: false)
         let connection = Connection(
             id: id, address: request.address, encoding: request.echo ? .echo : encoding,
-            state: ConnectionState(limits: connectionLimits, rules: rules, now: time.monotonic(),
+            state: ConnectionState(limits: request.relay ? relayLinkLimits : connectionLimits, rules: rules, now: time.monotonic(),
                                    firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
         connections[id] = connection
         metrics.connectionsOpened += 1
         guard !request.echo, let name = request.room else { return }
+        // A link's upgrade and its subprotocol go together, or it is nothing this server serves.
+        if request.relay != (encoding == .relay) {
+            close(connection, code: 1002, reason: "relay links are /relay/ROOM with subprotocol \(relaySubprotocol), and only they")
+            return
+        }
+        if request.relay {
+            relayLinkOpened(connection, room: name)
+            return
+        }
         if cluster != nil && rooms[name] == nil {
             place(connection, request, in: name)
             return
@@ -163,7 +173,8 @@ extension Gateway {
         }
         connection.isGone = true
         // The owner treats the member as this node saw it go: leaving, or dropped.
-        if case .relayed(let link, _) = connection.route { link.upstream.close(code: connection.leaving ? 1000 : 1001) }
+        relayedMemberGone(connection)
+        if connection.encoding == .relay { relayLinkGone(connection) }
         connection.route = .local
         let now = time.monotonic()
         for frame in connection.state.takeUnsent() { settle(frame, now: now) }
@@ -191,6 +202,8 @@ extension Gateway {
         case .message(let message, let binary):
             if connection.encoding == .echo {
                 echo(message, binary: binary, on: connection)
+            } else if connection.encoding == .relay {
+                relayLinkReceived(message, on: connection)
             } else {
                 handleMessage(message, on: connection)
             }
@@ -201,8 +214,9 @@ extension Gateway {
     /// being placed or its owner reached, or handled here.
     func handleMessage(_ message: [UInt8], on connection: Connection) {
         switch connection.route {
-        case .relayed(let link, placing: nil):
-            link.upstream.send(String(decoding: message, as: UTF8.self))
+        case .relayed(let link?, placing: nil):
+            guard let upstream = cluster?.upstreams[link.link] else { return }
+            upstream.send(bytes: RelayWire.encode(.message(link.number, message)), binary: false)
         case .relayed, .placing:
             hold(.message(message), on: connection)
         case .local, .checking:

@@ -152,12 +152,22 @@ extension Gateway {
         let text = entry.textConnections > 0
             ? TextEventEncoding.lines(event, now: time.now(), awaited: entry.room.playersAwaited)
                 .map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
-        for (member, connection) in entry.connections where member != except {
+        for (member, connection) in entry.connections where member != except && !connection.isCarried {
             switch connection.encoding {
             case .json: if let json { enqueue(json, on: connection, now: now) }
             case .text: for frame in text { enqueue(frame, on: connection, now: now) }
-            case .echo: break
+            case .echo, .relay: break
             }
+        }
+        // Members on other nodes: once down each node's link per encoding, for
+        // that node to fan out (`Gateway+RelayedMembers.swift`).
+        guard !entry.links.isEmpty else { return }
+        let excepted = except.flatMap { entry.connections[$0] }
+        for link in entry.links.values where link.state.isOpen {
+            var number: RelayNumber?
+            if let excepted, case .link(let carrier, let carriedNumber) = excepted.carrier, carrier === link { number = carriedNumber }
+            if let json, link.carriedJSON > 0 { sendDown(.everyone(.json, except: number), json, on: link, now: now) }
+            if link.carriedText > 0 { for frame in text { sendDown(.everyone(.text, except: number), frame, on: link, now: now) } }
         }
     }
 
@@ -175,7 +185,7 @@ extension Gateway {
         case .text:
             let awaited = room.flatMap { rooms[$0]?.room.playersAwaited }
             return TextEventEncoding.lines(event, now: time.now(), awaited: awaited).map { OutboundFrame(Array($0.utf8), createdAt: now) }
-        case .echo: return []
+        case .echo, .relay: return []
         }
     }
 
@@ -193,6 +203,10 @@ extension Gateway {
     var connectionLimits: ConnectionLimits { configuration.connectionLimits }
 
     func perform(_ actions: [ConnectionAction], on connection: Connection) {
+        if case .link(let link, let number) = connection.carrier {
+            performCarried(actions, on: connection, link: link, number: number)
+            return
+        }
         for action in actions {
             switch action {
             case .requestWrite:
@@ -203,26 +217,26 @@ extension Gateway {
             case .resumeReading:
                 server?.setReading(connection, paused: false)
             case .warnRateLimited:
-                let rate = NumberText.decimal(configuration.commandsPerSecond, places: 1)
-                send(.error(CommandError(.rateLimited, command: nil,
-                                         message: "slow down: at most \(rate) commands per second; lines are being dropped")),
-                     to: connection)
+                warnRateLimited(connection)
             case .close(let frame):
                 let now = time.monotonic()
                 let followUp = connection.state.close(frame, now: now)
                 guard !followUp.isEmpty else { continue }
                 metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
-                // A closing connection takes no more part in its room.
+                // A closing connection takes no more part in its room; a closing
+                // link's members are gone from here.
                 leaveRoom(connection)
+                if connection.encoding == .relay { relayLinkGone(connection) }
                 perform(followUp, on: connection)
             case .resynchronize(let dropped):
                 let now = time.monotonic()
                 metrics.outboxDrops += dropped.count
                 metrics.outboxResyncs += 1
                 for frame in dropped { settle(frame, now: now) }
-                if connection.route.isRelayed {
+                if connection.route.isRelayed || connection.encoding == .relay {
                     // The owner keeps the room's state: a relayed member that fell
-                    // behind comes back for it.
+                    // behind comes back for it, and so do all the members of a
+                    // link that fell behind.
                     close(connection, code: 4010, reason: "too far behind; reconnect now")
                     continue
                 }
@@ -231,6 +245,14 @@ extension Gateway {
                 perform(connection.state.enqueueResynchronization(frames), on: connection)
             case .reportRoundTrip(let roundTrip):
                 metrics.roundTrip.observe(seconds: roundTrip.seconds)
+                if connection.encoding == .relay {
+                    connection.linkRoundTrip = roundTrip.roundedUpMilliseconds
+                    continue
+                }
+                if let cluster, connection.route.isRelayed {
+                    carryRelaying(cluster.relayLinks.roundTrip(connection.id, milliseconds: Int(roundTrip.roundedUpMilliseconds)))
+                    continue
+                }
                 guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { continue }
                 let measured = ServerInterval(milliseconds: roundTrip.roundedUpMilliseconds)
                 run(entry.room.roundTripMeasured(measured, for: member, now: time.now()), in: entry)
@@ -244,8 +266,21 @@ extension Gateway {
         }
     }
 
-    /// Queues a frame for one connection.
+    /// The `rate-limited` error a connection gets once per episode of lines over its rate.
+    func warnRateLimited(_ connection: Connection) {
+        let rate = NumberText.decimal(configuration.commandsPerSecond, places: 1)
+        send(.error(CommandError(.rateLimited, command: nil,
+                                 message: "slow down: at most \(rate) commands per second; lines are being dropped")),
+             to: connection)
+    }
+
+    /// Queues a frame for one connection (for a member on another node, on its link).
     func enqueue(_ frame: OutboundFrame, on connection: Connection, now: MonotonicInstant? = nil) {
+        if case .link(let link, let number) = connection.carrier {
+            guard connection.state.isOpen, !connection.isGone else { return }
+            sendDown(.member(number), frame, on: link, now: now ?? time.monotonic())
+            return
+        }
         let actions = connection.state.enqueue(frame, now: now ?? time.monotonic())
         if !actions.isEmpty { perform(actions, on: connection) }
     }

@@ -121,7 +121,7 @@ extension Gateway {
         state.linkCheckFinished(for: address)
         metrics.mediaChecks[verdict.label, default: 0] += 1
         metrics.mediaCheckTime.observe(seconds: Double((time.monotonic() - started).microseconds) / 1e6)
-        guard let connection = connections[id], case .checking(let pending) = connection.route else { return }
+        guard let connection = connections[id] ?? carried[id], case .checking(let pending) = connection.route else { return }
         connection.route = .local
         switch verdict {
         case .media, .mediaWithoutSeeking: break

@@ -44,6 +44,10 @@ public final class Gateway: @unchecked Sendable {
     var state: GatewayState
     var connections: [UInt64: Connection] = [:]
     var rooms: [RoomName: RoomEntry] = [:]
+    /// Members other nodes relay here on their shared links, by connection id
+    /// (`Gateway+RelayedMembers.swift`); numbered apart from sockets' connections.
+    var carried: [UInt64: Connection] = [:]
+    var nextCarriedID: UInt64 = 1 << 62
     /// Peers that sent `X-Forwarded-For` without being trusted proxies, warned about once.
     var untrustedForwarders: Set<String> = []
     var metrics = GatewayMetrics()

@@ -92,6 +92,10 @@ public struct GatewayConfiguration: Sendable {
     /// or, in a cluster, while its room is placed or its node reached; more are
     /// refused with an error (`Route.swift`).
     public var maximumHeldLines = 32
+    /// Frames waiting for another node's shared relay link (it carries many
+    /// members' replies besides the room's broadcasts); past this the link is
+    /// closed and its members reconnect for the room's state.
+    public var relayOutboxLimit = 65_536
     /// Where the page loads the players of provider links from; the page's
     /// Content-Security-Policy allows exactly these origins (PlayerScripts).
     public var playerScripts = PlayerScripts()

@@ -37,6 +37,9 @@ struct GatewayState {
         /// A node of a cluster: rooms it does not hold may exist on another node,
         /// and a shutdown hands its rooms over.
         var cluster: Bool
+        /// The peers whose word on a client's address is taken; in a cluster,
+        /// the nodes, whose shared relay links only they may open.
+        var trustedProxies: Set<String> = []
         /// Where rooms outlive a restart: the store is told the server is alive.
         var store: Bool
         /// How often the store is told the server is alive: a restart after a
@@ -68,6 +71,7 @@ struct GatewayState {
             subtitleFetches = places
             self.cluster = cluster
             self.store = store
+            trustedProxies = Set(configuration.trustedProxies)
         }
     }
 
@@ -154,6 +158,9 @@ struct GatewayState {
             return .refuseUpgrade(.init(status: 403, body: "pages on \(origin.prefix(100)) may not open connections to this server\n",
                                         counted: "origin"))
         }
+        if request.relay {
+            return relayLinkOffered(request, roomExists: roomExists)
+        }
         if let refusal = operatorRefusal(request, roomExists: roomExists, now: now.server) {
             return .refuseUpgrade(refusal)
         }
@@ -170,17 +177,39 @@ struct GatewayState {
         return .admitUpgrade
     }
 
+    /// Another node's shared link for a room (`RelayWire`): only from a node of
+    /// this cluster (a trusted proxy, whose members' addresses are taken on its
+    /// word), and only for a room this node serves; its members are judged one by
+    /// one as they join on it.
+    private func relayLinkOffered(_ request: UpgradeRequest, roomExists: Bool) -> GatewayAction {
+        guard settings.cluster, settings.trustedProxies.contains(request.address) else {
+            return .refuseUpgrade(.init(status: 403, body: "relay links are for the nodes of this server's cluster\n",
+                                        counted: "relay-link", logged: true))
+        }
+        guard roomExists else {
+            return .refuseUpgrade(.init(status: 503, body: "this node does not serve that room\n", counted: "relay-link-elsewhere"))
+        }
+        return .admitUpgrade
+    }
+
+    /// Whether the operator banned `address` (a relayed member's, judged as it
+    /// joins on a link, as a member's own upgrade is).
+    mutating func operatorBanned(_ address: String, at now: ServerInstant) -> Bool {
+        guard let until = operatorState.bannedAddresses[address] else { return false }
+        if let until, now >= until {
+            operatorState.bannedAddresses[address] = nil
+            return false
+        }
+        return true
+    }
+
     /// The operator's refusals: a banned address (until its ban ends), a new room
     /// while draining, a new room without a creation token under
     /// `room-creation token`.
     private mutating func operatorRefusal(_ request: UpgradeRequest, roomExists: Bool, now: ServerInstant) -> UpgradeRefusal? {
-        if let until = operatorState.bannedAddresses[request.address] {
-            if let until, now >= until {
-                operatorState.bannedAddresses[request.address] = nil
-            } else {
-                return UpgradeRefusal(status: 403, body: "your address may not connect to this server\n",
-                                      counted: "operator-ban", logged: true)
-            }
+        if operatorBanned(request.address, at: now) {
+            return UpgradeRefusal(status: 403, body: "your address may not connect to this server\n",
+                                  counted: "operator-ban", logged: true)
         }
         guard request.room != nil, !roomExists else { return nil }
         if operatorState.draining {

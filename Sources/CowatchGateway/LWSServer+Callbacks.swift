@@ -98,7 +98,12 @@ extension LWSServer {
             let protocolID = lws_get_protocol(wsi).map { $0.pointee.id } ?? ProtocolID.text.rawValue
             sockets[id] = wsi
             cw_frame_guard_watch(lws_get_socket_fd(wsi))
-            gateway.established(id: id, encoding: protocolID == ProtocolID.json.rawValue ? .json : .text)
+            let encoding: Connection.Encoding = switch ProtocolID(rawValue: protocolID) {
+            case .json: .json
+            case .relay: .relay
+            case .text, nil: .text
+            }
+            gateway.established(id: id, encoding: encoding)
             return 0
 
         case LWS_CALLBACK_RECEIVE:
@@ -332,11 +337,16 @@ extension LWSServer {
         let path = header(wsi, WSI_TOKEN_GET_URI) ?? ""
         let echo = gateway.configuration.echoEndpoint && path == "/echo"
         var room: RoomName?
+        var relay = false
         if path.hasPrefix("/rooms/") { room = RoomName(String(path.dropFirst("/rooms/".count))) }
+        if path.hasPrefix("/relay/") {
+            room = RoomName(String(path.dropFirst("/relay/".count)))
+            relay = true
+        }
         var address = [CChar](repeating: 0, count: 128)
         let peer = lws_get_peer_simple(wsi, &address, address.count).map { String(cString: $0) } ?? "unknown"
         return UpgradeRequest(
-            room: room, echo: echo,
+            room: room, echo: echo, relay: relay,
             name: argument(wsi, "name"), resume: argument(wsi, "resume"),
             player: Self.isOn(argument(wsi, "player")) ?? false,
             join: Self.isOn(argument(wsi, "join")) ?? true,

@@ -18,6 +18,8 @@ final class LWSServer {
     enum ProtocolID: UInt32 {
         case text = 1
         case json = 2
+        /// Another node's shared relay link (`RelayWire`).
+        case relay = 3
     }
 
     unowned let gateway: Gateway
@@ -104,9 +106,10 @@ final class LWSServer {
         }
 
         // Text first: lws gives the first protocol to clients that ask for none.
-        protocols = .allocate(capacity: 3)
-        protocols.initialize(repeating: lws_protocols(), count: 3)
-        for (index, (name, id)) in [("cowatch.v1.text", ProtocolID.text), ("cowatch.v1.json", ProtocolID.json)].enumerated() {
+        protocols = .allocate(capacity: 4)
+        protocols.initialize(repeating: lws_protocols(), count: 4)
+        let named = [("cowatch.v1.text", ProtocolID.text), ("cowatch.v1.json", ProtocolID.json), (relaySubprotocol, ProtocolID.relay)]
+        for (index, (name, id)) in named.enumerated() {
             protocols[index].name = UnsafePointer(keep(name))
             protocols[index].callback = lwsServerCallback
             protocols[index].per_session_data_size = MemoryLayout<UInt64>.size

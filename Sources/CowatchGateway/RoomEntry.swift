@@ -8,6 +8,8 @@ final class RoomEntry {
     /// somebody will read.
     var jsonConnections = 0
     var textConnections = 0
+    /// Other nodes' shared links for this room (connections of encoding `relay`).
+    var links: [UInt64: Connection] = [:]
 
     init(room: Room) {
         self.room = room
@@ -28,7 +30,7 @@ final class RoomEntry {
         switch connection.encoding {
         case .json: jsonConnections += sign
         case .text: textConnections += sign
-        case .echo: break
+        case .echo, .relay: break
         }
     }
 }

@@ -13,9 +13,10 @@ enum Route {
     /// In a cluster, waiting to learn which node serves its room
     /// (`Gateway+Cluster.swift`).
     case placing(Placement)
-    /// In a cluster, relayed to the node that serves its room. Until that node
-    /// answers, the placement is kept: if it does not, the connection is placed again.
-    case relayed(RelayLink, placing: Placement?)
+    /// In a cluster, relayed to the node that serves its room, on that node's
+    /// shared link for the room (`RelayLinks`). Until the link is open, the
+    /// placement is kept: if it never opens, the connection is placed again.
+    case relayed(RelayLink?, placing: Placement?)
 
     /// The upgrade of a connection being placed, and since when it waits (it is
     /// given up after `Gateway.placementPatience`).
@@ -38,6 +39,12 @@ enum Route {
     var isRelayed: Bool {
         if case .relayed = self { true } else { false }
     }
+}
+
+/// Where a relayed member is: its room's shared link, and its number there.
+struct RelayLink: Equatable {
+    var link: RelayLinks.LinkID
+    var number: RelayNumber
 }
 
 /// A line that waits for its connection's route: a message not read yet (its

@@ -103,6 +103,9 @@ extension SettingKey where Target == ServeSettings {
         Setting("max-held-lines") { value, settings in
             settings.gateway.maximumHeldLines = try SettingValue.integer(value, 1...10_000)
         },
+        Setting("relay-outbox-limit") { value, settings in
+            settings.gateway.relayOutboxLimit = try SettingValue.integer(value, 16...10_000_000)
+        },
         Setting("max-queue") { value, settings in
             settings.gateway.room.maximumQueueLength = try SettingValue.integer(value, 1...100_000)
         },

@@ -399,3 +399,37 @@ struct GatewayRoomsTests {
         #expect(GatewayState.closeCode(refusing: .roomFull) == 1008)
     }
 }
+
+@Suite("The gateway: other nodes' shared relay links")
+struct GatewayRelayLinkTests {
+    static func link(from address: String, room: String = "lobby") -> UpgradeRequest {
+        var request = Door.request(room: room, from: address)
+        request.relay = true
+        return request
+    }
+
+    @Test("a relay link is let in only from a trusted node of a cluster, and only for a room this node serves")
+    func relayLinkDoor() {
+        var door = Door(cluster: true) { $0.trustedProxies = ["127.0.0.1"] }
+        door.rooms = ["lobby"]
+        #expect(door.status(Self.link(from: "127.0.0.1")) == nil)
+        #expect(door.status(Self.link(from: "192.0.2.1")) == 403)
+        #expect(door.status(Self.link(from: "127.0.0.1", room: "den")) == 503)
+        var alone = Door(cluster: false) { $0.trustedProxies = ["127.0.0.1"] }
+        alone.rooms = ["lobby"]
+        #expect(alone.status(Self.link(from: "127.0.0.1")) == 403)
+    }
+
+    @Test("a member joining on a link is judged by the operator's bans on its own address, until the ban ends")
+    func relayedMemberBanned() {
+        var door = Door(cluster: true)
+        door.state.operatorState.bannedAddresses.updateValue(door.now.server.advanced(by: ServerInterval(seconds: 60)),
+                                                             forKey: "192.0.2.9")
+        let banned = door.state.operatorBanned("192.0.2.9", at: door.now.server)
+        let other = door.state.operatorBanned("192.0.2.8", at: door.now.server)
+        #expect(banned && !other)
+        door.advance(seconds: 60)
+        let after = door.state.operatorBanned("192.0.2.9", at: door.now.server)
+        #expect(!after)
+    }
+}

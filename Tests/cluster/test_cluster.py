@@ -255,6 +255,88 @@ def test_members_on_three_nodes_see_the_same_states(cluster):
     run(scenario())
 
 
+def test_a_node_relays_all_its_members_of_a_room_on_one_link(cluster):
+    """Five members on two relaying nodes: one shared link per node to the owner,
+    the same states with the same seq everywhere, replies, kicks and bans to one
+    person, a text member's lines, and the link closed once its last member leaves."""
+    database, (n1, n2, n3) = cluster
+
+    async def scenario():
+        host = Member("host")
+        await host.connect(n1, "shared")
+        on2 = [Member(f"two{i}") for i in range(3)]
+        on3 = [Member(f"three{i}") for i in range(2)]
+        for member in on2:
+            await member.connect(n2, "shared")
+        for member in on3:
+            await member.connect(n3, "shared")
+        reader = await websockets.connect(f"{n2.url}/rooms/shared?name=reader", subprotocols=["cowatch.v1.text"],
+                                          open_timeout=10)
+        lines = []
+
+        async def read_lines():
+            try:
+                async for frame in reader:
+                    lines.extend(frame.splitlines())
+            except websockets.ConnectionClosed:
+                pass
+        reading = asyncio.ensure_future(read_lines())
+        assert lease_row(database, "shared") == "n1|1"
+        assert n1.metric("cowatch_cluster_relay_links_in") == 2
+        assert n1.metric("cowatch_cluster_carried_members") == 6
+        assert n2.metric("cowatch_cluster_relay_links_out") == 1 and n3.metric("cowatch_cluster_relay_links_out") == 1
+        everyone = [host] + on2 + on3
+        marks = [len(m.events) for m in everyone]
+        await host.send(f"/watch {URL} Episode 1")
+        await host.send("/play")
+        await on2[1].wait(playing, since=marks[2])
+        await on2[1].send("/seek 2:00")
+        for member, mark in zip(everyone, marks):
+            await member.wait(lambda e: e["type"] == "state" and e["playback"]["position"] == 120
+                              and e["playback"]["status"] == "playing", since=mark)
+        await until(lambda: any("2:00" in line for line in lines), "the text member's line for the seek")
+        start = max(m.states()[0]["seq"] for m in everyone)
+        seen = [[(s["seq"], s["playback"]["status"], s["playback"]["position"]) for s in m.states() if s["seq"] >= start]
+                for m in everyone]
+        assert all(view == seen[0] for view in seen) and len(seen[0]) >= 3
+        # A reply goes to the one who asked, on its node, not to the others there.
+        marks = [len(m.events) for m in everyone]
+        await on2[0].send("/rate 99")
+        await on2[0].wait(lambda e: e["type"] == "error", since=marks[1])
+        await host.send("say something")
+        for member, mark in zip(everyone, marks):
+            await member.wait(lambda e: e["type"] == "chat" and e["text"] == "say something", since=mark)
+        assert not [e for m, mark in zip(everyone, marks) if m is not on2[0] for e in m.events[mark:] if e["type"] == "error"]
+        # A kick and a ban reach one person each; the rest of their node's members carry on.
+        await host.send(f"/kick {on2[2].name} enough")
+        assert (await on2[2].wait_closed())[0] == 4001
+        await host.send(f"/ban {on3[1].name} 5 spoilers")
+        assert (await on3[1].wait_closed())[0] == 4001
+        marks = [len(m.events) for m in everyone]
+        await host.send("/pause")
+        for member, mark in zip([host, on2[0], on2[1], on3[0]], [marks[0], marks[1], marks[2], marks[4]]):
+            await member.wait(lambda e: e["type"] == "state" and e["playback"]["status"] == "paused", since=mark)
+        assert on2[0].closed is None and on2[1].closed is None and on3[0].closed is None
+        # The banned member's next attempt, through its node's link, is refused in words.
+        again = await websockets.connect(f"{n3.url}/rooms/shared?name={on3[1].name}&resume={on3[1].resume}",
+                                         subprotocols=["cowatch.v1.json"], open_timeout=10)
+        told = []
+        with pytest.raises(websockets.ConnectionClosedError):
+            while True:
+                told.append(json.loads(await again.recv()))
+        assert [e["code"] for e in told if e["type"] == "error"] == ["banned"] and again.close_code == 4003
+        # Once the last member on node 3 leaves, its link is closed.
+        await on3[0].close()
+        await until(lambda: n3.metric("cowatch_cluster_relay_links_out") == 0, "node 3's link closed")
+        await until(lambda: n1.metric("cowatch_cluster_relay_links_in") == 1, "the owner holding node 2's link alone")
+        await reader.close()
+        await reading
+        for member in [host, on2[0], on2[1]]:
+            await member.close()
+
+    run(scenario())
+
+
 def test_kill_9_of_the_owner_mid_playback(cluster):
     database, (n1, n2, n3) = cluster
 

@@ -1,0 +1,125 @@
+import CowatchClient
+import CowatchConnection
+import CowatchCore
+import CowatchTime
+
+/// On the member's node: members of rooms another node owns, relayed there on
+/// one shared link per room and owner (`RelayLinks` decides, this carries out).
+/// The owner's side is `Gateway+RelayedMembers.swift`.
+extension Gateway {
+    /// A member being placed is to be relayed to the owner at `base`.
+    func relay(_ connection: Connection, to base: String) {
+        guard let cluster, case .placing(let placing) = connection.route, let room = placing.request.room else { return }
+        let upgrade = RelayedUpgrade(placing.request, encoding: connection.encoding == .text ? .text : .json)
+        // Placed until the link opens: its lines stay held until then.
+        connection.route = .relayed(nil, placing: placing)
+        carryRelaying(cluster.relayLinks.relay(connection.id, upgrade, room: room, url: base))
+    }
+
+    func carryRelaying(_ actions: [RelayLinks.Action]) {
+        guard let cluster else { return }
+        for action in actions {
+            switch action {
+            case .open(let id, let room, let url):
+                openLink(id, room: room, url: url)
+            case .send(let id, let up):
+                cluster.upstreams[id]?.send(bytes: RelayWire.encode(up), binary: false)
+            case .close(let id):
+                cluster.upstreams.removeValue(forKey: id)?.close(code: 1000)
+            case .deliver(let payload, let recipients):
+                // Framed once for all of them, as on the owner.
+                let now = time.monotonic()
+                let frame = OutboundFrame(payload, kind: .text, createdAt: now)
+                for id in recipients {
+                    guard let connection = connections[id], connection.state.isOpen else { continue }
+                    enqueue(frame, on: connection, now: now)
+                }
+            case .relaying(let id, let link, let number):
+                guard let connection = connections[id] else { continue }
+                connection.route = .relayed(RelayLink(link: link, number: number), placing: nil)
+                // What the member sent meanwhile goes on to the owner, in order, after its join.
+                releaseHeld(connection)
+            case .placeAgain(let id):
+                guard let connection = connections[id], case .relayed(_, let placing?) = connection.route,
+                      let room = placing.request.room else { continue }
+                connection.route = .placing(placing)
+                if state.isServing {
+                    // The owner did not answer (it may have just died): ask again
+                    // shortly, while the member waits, its lines still held.
+                    wait(connection, for: room, retryAfter: .milliseconds(150))
+                } else {
+                    connection.route = .local
+                    close(connection, code: 4010, reason: "this node is leaving; reconnect now")
+                }
+            case .closeMember(let id, let code, let reason):
+                guard let connection = connections[id] else { continue }
+                connection.route = .local
+                if connection.state.isOpen { close(connection, code: code, reason: reason) }
+            }
+        }
+    }
+
+    private func openLink(_ id: RelayLinks.LinkID, room: RoomName, url base: String) {
+        guard let cluster else { return }
+        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+        guard let address = WebSocketAddress(trimmed + "/relay/\(room)") else {
+            logger.warning("a node's advertised address is not a WebSocket address", metadata: ["url": "\(base)"])
+            carryRelaying(cluster.relayLinks.closed(id, code: nil, reason: "", movedCode: Self.relayCloseMeansMoved))
+            return
+        }
+        cluster.upstreams[id] = cluster.relays.connect(address, encoding: .json, handlers: ClientHandlers(
+            opened: { [weak self] in self?.post(.relayOpened(id)) },
+            received: { [weak self] text in self?.post(.relayReceived(id, text)) },
+            closed: { [weak self] info in self?.post(.relayClosed(id, info)) }),
+            subprotocol: relaySubprotocol)
+    }
+
+    // MARK: - The link's events
+
+    func relayOpened(_ id: RelayLinks.LinkID) {
+        guard let cluster else { return }
+        carryRelaying(cluster.relayLinks.opened(id))
+    }
+
+    func relayReceived(_ id: RelayLinks.LinkID, _ text: String) {
+        guard let cluster else { return }
+        guard let down = RelayWire.decodeDown(text.utf8), let actions = cluster.relayLinks.received(down, on: id) else {
+            logger.warning("a relay link said what it may not; closing it", metadata: ["link": "\(id)"])
+            cluster.upstreams[id]?.close(code: 1002)
+            return
+        }
+        carryRelaying(actions)
+    }
+
+    func relayClosed(_ id: RelayLinks.LinkID, _ info: CloseInfo) {
+        guard let cluster else { return }
+        cluster.upstreams[id] = nil
+        carryRelaying(cluster.relayLinks.closed(id, code: info.code, reason: info.reason, movedCode: Self.relayCloseMeansMoved))
+    }
+
+    /// A relayed member's connection ended here: the owner is told.
+    func relayedMemberGone(_ connection: Connection) {
+        guard let cluster, connection.route.isRelayed else { return }
+        carryRelaying(cluster.relayLinks.gone(connection.id, leaving: connection.leaving))
+    }
+}
+
+extension RelayedUpgrade {
+    /// What the member's own upgrade asked for, for the owner to read.
+    init(_ request: UpgradeRequest, encoding: RelayEncoding) {
+        self.init(encoding: encoding, address: request.address, name: request.name, resume: request.resume,
+                  player: request.player, join: request.join, owner: request.owner, device: request.device,
+                  invite: request.invite, password: request.password, token: request.token, create: request.create)
+    }
+}
+
+extension UpgradeRequest {
+    /// A relayed member's upgrade, as the owner takes it: its address is the one
+    /// its node saw (the link comes from a trusted node).
+    init(relayed upgrade: RelayedUpgrade, room: RoomName) {
+        self.init(room: room, echo: false, name: upgrade.name, resume: upgrade.resume, player: upgrade.player,
+                  join: upgrade.join, owner: upgrade.owner, device: upgrade.device, invite: upgrade.invite,
+                  password: upgrade.password, token: upgrade.token, create: upgrade.create, origin: nil,
+                  hostHeader: nil, address: upgrade.address)
+    }
+}
