@@ -9,8 +9,9 @@ import SlashCommands
 /// The one place where what is decided is carried out: the gateway's own
 /// decisions (`GatewayAction`, from `GatewayState`), a room's (`RoomAction`,
 /// from the core's `Room`), a connection's (`ConnectionAction`, from its
-/// `ConnectionState`) and, in a cluster, the room ownership's
-/// (`RoomOwnership.Action`). Each value decides without touching anything;
+/// `ConnectionState`; for a member another node relays here, on its link)
+/// and, in a cluster, the room ownership's (`RoomOwnership.Action`) and the
+/// shared relay links' (`RelayLinks.Action`). Each value decides without touching anything;
 /// these switches carry out what they decide.
 extension Gateway {
     func carry(_ actions: [GatewayAction]) {
@@ -114,6 +115,51 @@ extension Gateway {
         }
     }
 
+    /// On a node that relays members: what its shared links decide
+    /// (`RelayLinks`, events from `Gateway+Relaying.swift`).
+    func carryRelaying(_ actions: [RelayLinks.Action]) {
+        guard let cluster else { return }
+        for action in actions {
+            switch action {
+            case .open(let id, let room, let url):
+                openLink(id, room: room, url: url)
+            case .send(let id, let up):
+                cluster.upstreams[id]?.send(bytes: RelayWire.encode(up), binary: false)
+            case .close(let id):
+                cluster.upstreams.removeValue(forKey: id)?.close(code: 1000)
+            case .deliver(let payload, let recipients):
+                // Framed once for all of them, as on the owner.
+                let now = time.monotonic()
+                let frame = OutboundFrame(payload, kind: .text, createdAt: now)
+                for id in recipients {
+                    guard let connection = connections[id], connection.state.isOpen else { continue }
+                    enqueue(frame, on: connection, now: now)
+                }
+            case .relaying(let id, let link, let number):
+                guard let connection = connections[id] else { continue }
+                connection.route = .relayed(RelayLink(link: link, number: number), placing: nil)
+                // What the member sent meanwhile goes on to the owner, in order, after its join.
+                releaseHeld(connection)
+            case .placeAgain(let id):
+                guard let connection = connections[id], case .relayed(_, let placing?) = connection.route,
+                      let room = placing.request.room else { continue }
+                connection.route = .placing(placing)
+                if state.isServing {
+                    // The owner did not answer (it may have just died): ask again
+                    // shortly, while the member waits, its lines still held.
+                    wait(connection, for: room, retryAfter: .milliseconds(150))
+                } else {
+                    connection.route = .local
+                    close(connection, code: 4010, reason: "this node is leaving; reconnect now")
+                }
+            case .closeMember(let id, let code, let reason):
+                guard let connection = connections[id] else { continue }
+                connection.route = .local
+                if connection.state.isOpen { close(connection, code: code, reason: reason) }
+            }
+        }
+    }
+
     /// Who came, went and changed role, for an operator asking "who did what in
     /// room X" (structured, at info).
     private func logMembership(_ event: RoomEvent, in room: RoomName) {
@@ -166,8 +212,15 @@ extension Gateway {
         for link in entry.links.values where link.state.isOpen {
             var number: RelayNumber?
             if let excepted, case .link(let carrier, let carriedNumber) = excepted.carrier, carrier === link { number = carriedNumber }
-            if let json, link.carriedJSON > 0 { sendDown(.everyone(.json, except: number), json, on: link, now: now) }
-            if link.carriedText > 0 { for frame in text { sendDown(.everyone(.text, except: number), frame, on: link, now: now) } }
+            let isState = if case .state = event { true } else { false }
+            if let json, link.carriedJSON > 0 {
+                sendDown(isState ? .everyoneState(.json, except: number) : .everyone(.json, except: number), json, on: link, now: now)
+            }
+            if link.carriedText > 0 {
+                for frame in text {
+                    sendDown(isState ? .everyoneState(.text, except: number) : .everyone(.text, except: number), frame, on: link, now: now)
+                }
+            }
         }
     }
 
@@ -233,10 +286,18 @@ extension Gateway {
                 metrics.outboxDrops += dropped.count
                 metrics.outboxResyncs += 1
                 for frame in dropped { settle(frame, now: now) }
-                if connection.route.isRelayed || connection.encoding == .relay {
-                    // The owner keeps the room's state: a relayed member that fell
-                    // behind comes back for it, and so do all the members of a
-                    // link that fell behind.
+                if connection.route.isRelayed, let cluster {
+                    // A relayed member that fell behind gets the room's latest
+                    // state as its link brought it, as the owner's own members do.
+                    guard let latest = cluster.relayLinks.latestState(for: connection.id) else {
+                        carryRelaying(cluster.relayLinks.askForState(connection.id))
+                        continue
+                    }
+                    perform(connection.state.enqueueResynchronization([OutboundFrame(latest, createdAt: now)]), on: connection)
+                    continue
+                }
+                if connection.encoding == .relay {
+                    // All the members of a link that fell behind come back for the room's state.
                     close(connection, code: 4010, reason: "too far behind; reconnect now")
                     continue
                 }
@@ -262,6 +323,25 @@ extension Gateway {
             case .hangUp:
                 metrics.closeRepliesMissing += 1
                 server?.drop(connection)
+            }
+        }
+    }
+
+    /// What a carried member's connection decides, carried out on its link.
+    func performCarried(_ actions: [ConnectionAction], on member: Connection, link: Connection, number: RelayNumber) {
+        for action in actions {
+            switch action {
+            case .close(let frame):
+                guard !member.state.close(frame, now: time.monotonic()).isEmpty else { continue }
+                metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
+                leaveRoom(member)
+                detachCarried(member)
+                sendDown(.close(number, code: frame.code, reason: frame.reason), on: link)
+            case .warnRateLimited:
+                warnRateLimited(member)
+            case .requestWrite, .pauseReading, .resumeReading, .resynchronize, .reportRoundTrip, .drop, .hangUp:
+                // Its node writes, reads, pings and times out the member's socket.
+                continue
             }
         }
     }

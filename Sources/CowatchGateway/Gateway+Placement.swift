@@ -36,6 +36,11 @@ extension Gateway {
     /// members who waited too long.
     func clusterHousekeeping() {
         guard let cluster else { return }
+        // A renewal already answered may wait in the inbox behind a busy turn of
+        // the loop (a room of thousands filling): it is read before the leases'
+        // trust is judged, so that a node steps down for a late database, not
+        // for its own late reading.
+        serviceWoken()
         ownershipActions(cluster.ownership.handle(.tick(now: time.monotonic())))
         let now = time.monotonic()
         ask(cluster.placements.due(at: now))

@@ -52,6 +52,10 @@ extension Gateway {
             member.leaving = leaving
             detachCarried(member)
             leaveRoom(member)
+        case .resynchronize(let number):
+            guard let member = link.carried[number], member.state.isOpen, let name = member.room,
+                  let entry = rooms[name] else { return }
+            send(.state(entry.room.state), to: member)
         case .roundTrip(let number, let milliseconds):
             guard let member = link.carried[number], let name = member.room, let id = member.member,
                   let entry = rooms[name] else { return }
@@ -125,24 +129,5 @@ extension Gateway {
 
     func sendDown(_ down: RelayDown, on link: Connection) {
         enqueue(OutboundFrame(RelayWire.encode(down), kind: .text, createdAt: time.monotonic()), on: link)
-    }
-
-    /// What a carried member's connection decides, carried out on its link.
-    func performCarried(_ actions: [ConnectionAction], on member: Connection, link: Connection, number: RelayNumber) {
-        for action in actions {
-            switch action {
-            case .close(let frame):
-                guard !member.state.close(frame, now: time.monotonic()).isEmpty else { continue }
-                metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
-                leaveRoom(member)
-                detachCarried(member)
-                sendDown(.close(number, code: frame.code, reason: frame.reason), on: link)
-            case .warnRateLimited:
-                warnRateLimited(member)
-            case .requestWrite, .pauseReading, .resumeReading, .resynchronize, .reportRoundTrip, .drop, .hangUp:
-                // Its node writes, reads, pings and times out the member's socket.
-                continue
-            }
-        }
     }
 }

@@ -4,7 +4,8 @@ import CowatchCore
 import CowatchTime
 
 /// On the member's node: members of rooms another node owns, relayed there on
-/// one shared link per room and owner (`RelayLinks` decides, this carries out).
+/// one shared link per room and owner (`RelayLinks` decides, and
+/// `Gateway+Interpreter.swift` carries out what it decides).
 /// The owner's side is `Gateway+RelayedMembers.swift`.
 extension Gateway {
     /// A member being placed is to be relayed to the owner at `base`.
@@ -16,50 +17,7 @@ extension Gateway {
         carryRelaying(cluster.relayLinks.relay(connection.id, upgrade, room: room, url: base))
     }
 
-    func carryRelaying(_ actions: [RelayLinks.Action]) {
-        guard let cluster else { return }
-        for action in actions {
-            switch action {
-            case .open(let id, let room, let url):
-                openLink(id, room: room, url: url)
-            case .send(let id, let up):
-                cluster.upstreams[id]?.send(bytes: RelayWire.encode(up), binary: false)
-            case .close(let id):
-                cluster.upstreams.removeValue(forKey: id)?.close(code: 1000)
-            case .deliver(let payload, let recipients):
-                // Framed once for all of them, as on the owner.
-                let now = time.monotonic()
-                let frame = OutboundFrame(payload, kind: .text, createdAt: now)
-                for id in recipients {
-                    guard let connection = connections[id], connection.state.isOpen else { continue }
-                    enqueue(frame, on: connection, now: now)
-                }
-            case .relaying(let id, let link, let number):
-                guard let connection = connections[id] else { continue }
-                connection.route = .relayed(RelayLink(link: link, number: number), placing: nil)
-                // What the member sent meanwhile goes on to the owner, in order, after its join.
-                releaseHeld(connection)
-            case .placeAgain(let id):
-                guard let connection = connections[id], case .relayed(_, let placing?) = connection.route,
-                      let room = placing.request.room else { continue }
-                connection.route = .placing(placing)
-                if state.isServing {
-                    // The owner did not answer (it may have just died): ask again
-                    // shortly, while the member waits, its lines still held.
-                    wait(connection, for: room, retryAfter: .milliseconds(150))
-                } else {
-                    connection.route = .local
-                    close(connection, code: 4010, reason: "this node is leaving; reconnect now")
-                }
-            case .closeMember(let id, let code, let reason):
-                guard let connection = connections[id] else { continue }
-                connection.route = .local
-                if connection.state.isOpen { close(connection, code: code, reason: reason) }
-            }
-        }
-    }
-
-    private func openLink(_ id: RelayLinks.LinkID, room: RoomName, url base: String) {
+    func openLink(_ id: RelayLinks.LinkID, room: RoomName, url base: String) {
         guard let cluster else { return }
         let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
         guard let address = WebSocketAddress(trimmed + "/relay/\(room)") else {

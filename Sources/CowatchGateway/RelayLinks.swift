@@ -32,6 +32,8 @@ struct RelayLinks {
         var open = false
         var members: [RelayNumber: Member] = [:]
         var nextNumber: RelayNumber = 1
+        /// The room's latest `state`, per encoding, as it came down.
+        var latestState: [RelayEncoding: [UInt8]] = [:]
     }
 
     enum Action: Equatable {
@@ -120,6 +122,10 @@ struct RelayLinks {
             guard let member = link.members[number] else { return [] }
             guard member.phase == .joined else { return nil }
             return [.deliver(payload, to: [member.connection])]
+        case .frame(.everyoneState(let encoding, let except), let payload):
+            link.latestState[encoding] = payload
+            links[id] = link
+            return received(.frame(.everyone(encoding, except: except), payload), on: id)
         case .frame(.everyone(let encoding, let except), let payload):
             let recipients = link.members.compactMap { number, member in
                 member.phase == .joined && member.encoding == encoding && number != except ? member.connection : nil
@@ -141,6 +147,21 @@ struct RelayLinks {
         links[id] = link
         let told: [Action] = member.phase == .pending ? [] : [.send(id, .gone(number, leaving: leaving))]
         return told + closeIfEmpty(id)
+    }
+
+    /// The room's latest state in the member's encoding, for a member that fell
+    /// behind (nil before the link has brought one).
+    func latestState(for connection: ConnectionID) -> [UInt8]? {
+        guard let (id, number) = byConnection[connection], let link = links[id],
+              let member = link.members[number], member.phase == .joined else { return nil }
+        return link.latestState[member.encoding]
+    }
+
+    /// A member that fell behind before the link brought a state: the owner is
+    /// asked for one.
+    func askForState(_ connection: ConnectionID) -> [Action] {
+        guard let (id, number) = byConnection[connection], links[id]?.members[number]?.phase == .joined else { return [] }
+        return [.send(id, .resynchronize(number))]
     }
 
     /// The member's round trip to this node, for the owner's coordinated starts.

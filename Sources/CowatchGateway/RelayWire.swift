@@ -47,6 +47,9 @@ enum RelayUp: Equatable, Sendable {
     case gone(RelayNumber, leaving: Bool)
     /// The member's round trip to its node, measured there by its pings.
     case roundTrip(RelayNumber, milliseconds: Int)
+    /// The member fell behind before its node had the room's state to give it:
+    /// the owner sends it the state (`to N`).
+    case resynchronize(RelayNumber)
 }
 
 /// Who a frame coming down is for.
@@ -56,6 +59,10 @@ enum RelayRecipients: Equatable, Sendable {
     /// Every member on the link that the owner has answered (`joined`) and that
     /// reads `encoding`, but `except`: a room's broadcast, framed once for all.
     case everyone(RelayEncoding, except: RelayNumber?)
+    /// The same for the room's `state`: the relaying node also keeps it, to give
+    /// a member of its that fell behind the room's state instead of its backlog,
+    /// as the owner does for its own.
+    case everyoneState(RelayEncoding, except: RelayNumber?)
 }
 
 /// From the owner to the relaying node.
@@ -86,6 +93,8 @@ enum RelayWire {
             return Array("gone \(number) \(leaving ? 1 : 0)".utf8)
         case .roundTrip(let number, let milliseconds):
             return Array("rtt \(number) \(milliseconds)".utf8)
+        case .resynchronize(let number):
+            return Array("resync \(number)".utf8)
         }
     }
 
@@ -114,6 +123,10 @@ enum RelayWire {
             Array("all \(encoding.rawValue)\n".utf8)
         case .everyone(let encoding, let except?):
             Array("all \(encoding.rawValue) \(except)\n".utf8)
+        case .everyoneState(let encoding, nil):
+            Array("state \(encoding.rawValue)\n".utf8)
+        case .everyoneState(let encoding, let except?):
+            Array("state \(encoding.rawValue) \(except)\n".utf8)
         }
     }
 
@@ -130,6 +143,9 @@ enum RelayWire {
         case ("gone", 3):
             guard body == nil, let number = RelayNumber(words[1]), let leaving = flag(words[2]) else { return nil }
             return .gone(number, leaving: leaving)
+        case ("resync", 2):
+            guard body == nil, let number = RelayNumber(words[1]) else { return nil }
+            return .resynchronize(number)
         case ("rtt", 3):
             guard body == nil, let number = RelayNumber(words[1]), let milliseconds = Int(words[2]),
                   (0...3_600_000).contains(milliseconds) else { return nil }
@@ -148,11 +164,14 @@ enum RelayWire {
         case ("to", 2):
             guard let number = RelayNumber(words[1]), let body else { return nil }
             return .frame(.member(number), body)
-        case ("all", 2), ("all", 3):
+        case ("all", 2), ("all", 3), ("state", 2), ("state", 3):
             guard let encoding = RelayEncoding(rawValue: words[1]), let body else { return nil }
-            if words.count == 2 { return .frame(.everyone(encoding, except: nil), body) }
-            guard let except = RelayNumber(words[2]) else { return nil }
-            return .frame(.everyone(encoding, except: except), body)
+            var except: RelayNumber?
+            if words.count == 3 {
+                guard let number = RelayNumber(words[2]) else { return nil }
+                except = number
+            }
+            return .frame(words[0] == "state" ? .everyoneState(encoding, except: except) : .everyone(encoding, except: except), body)
         case ("close", 3), ("close", 4):
             guard body == nil, let number = RelayNumber(words[1]), let code = UInt16(words[2]) else { return nil }
             return .close(number, code: code, reason: words.count == 4 ? words[3] : "")

@@ -111,4 +111,19 @@ struct RelayLinksTests {
         _ = links.received(.joined(1), on: 1)
         #expect(links.roundTrip(10, milliseconds: 30) == [.send(1, .roundTrip(1, milliseconds: 30))])
     }
+
+    @Test("the room's latest state, per encoding, is kept for a member that falls behind; none before one came")
+    func latestState() {
+        var links = Self.joined([(10, .json), (11, .text)])
+        #expect(links.latestState(for: 10) == nil)
+        #expect(links.askForState(10) == [.send(1, .resynchronize(1))])
+        let first = Array("{\"seq\":1}".utf8), second = Array("{\"seq\":2}".utf8), line = Array("= paused".utf8)
+        #expect(links.received(.frame(.everyoneState(.json, except: nil), first), on: 1) == [.deliver(first, to: [10])])
+        _ = links.received(.frame(.everyone(.json, except: nil), Array("{}".utf8)), on: 1)
+        _ = links.received(.frame(.everyoneState(.json, except: 1), second), on: 1)
+        _ = links.received(.frame(.everyoneState(.text, except: nil), line), on: 1)
+        #expect(links.latestState(for: 10) == second)
+        #expect(links.latestState(for: 11) == line)
+        #expect(links.latestState(for: 99) == nil)
+    }
 }

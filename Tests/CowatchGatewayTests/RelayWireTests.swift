@@ -12,7 +12,7 @@ struct RelayWireTests {
     func upRoundTrip() {
         let messages: [RelayUp] = [
             .join(7, Self.upgrade), .message(7, Array("/seek 1:00\nhello\n".utf8)), .message(1, []),
-            .gone(7, leaving: true), .gone(8, leaving: false), .roundTrip(3, milliseconds: 42),
+            .gone(7, leaving: true), .gone(8, leaving: false), .roundTrip(3, milliseconds: 42), .resynchronize(5),
         ]
         for message in messages { #expect(RelayWire.decodeUp(RelayWire.encode(message)) == message) }
     }
@@ -22,6 +22,8 @@ struct RelayWireTests {
         let messages: [RelayDown] = [
             .joined(4), .frame(.member(4), Array("{\"type\":\"welcome\"}".utf8)),
             .frame(.everyone(.json, except: nil), Array("{}\n{}".utf8)), .frame(.everyone(.text, except: 9), Array("= paused".utf8)),
+            .frame(.everyoneState(.json, except: nil), Array("{\"type\":\"state\"}".utf8)),
+            .frame(.everyoneState(.text, except: 2), Array("= playing".utf8)),
             .close(4, code: 4001, reason: "kicked by host: enough of that"), .close(5, code: 4010, reason: ""),
         ]
         for message in messages { #expect(RelayWire.decodeDown(RelayWire.encode(message)) == message) }
@@ -43,7 +45,7 @@ struct RelayWireTests {
                      "line  1\nx", "line \(String(repeating: "9", count: 200))\nx"] {
             #expect(RelayWire.decodeUp(Array(text.utf8)) == nil, "\(text)")
         }
-        for text in ["", "to 1", "to x\nbody", "all\nbody", "all xml\nbody", "all json", "all json y\nbody", "joined",
+        for text in ["", "to 1", "to x\nbody", "all\nbody", "all xml\nbody", "all json", "all json y\nbody", "state\nbody", "state json", "joined",
                      "joined 1\nbody", "close 1", "close 1 99999 reason"] {
             #expect(RelayWire.decodeDown(Array(text.utf8)) == nil, "\(text)")
         }
