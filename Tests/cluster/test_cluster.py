@@ -57,7 +57,8 @@ class Postgres:
 
 
 class Node(Serve):
-    def __init__(self, number, database):
+    def __init__(self, number, database, lease=None):
+        lease = LEASE if lease is None else lease
         self.number, self.database = number, database
         port = free_port()
         # The nodes' WebSocket base (in place of Serve.url: what every test here uses).
@@ -66,7 +67,7 @@ class Node(Serve):
         log = tempfile.NamedTemporaryFile(prefix=f"cowatch-node{number}-", suffix=".log", delete=False)
         log.close()
         super().__init__("--store", "postgres", "--database-url", database, "--node-id", f"n{number}",
-                         "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(LEASE),
+                         "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(lease),
                          "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1",
                          port=port, log_path=log.name, start=False)
 
