@@ -124,8 +124,15 @@ public final class PostgresLeases: @unchecked Sendable {
             logger.warning("lease renewal failed", metadata: ["error": "\(error)"])
         }
         onRenewal?(Renewal(sentAt: sentAt, held: held, took: time.monotonic() - sentAt))
-        heartbeatQueue.asyncAfter(deadline: .now() + settings.renewSeconds) { [self] in heartbeat() }
+        // A failed heartbeat is tried again soon rather than a whole interval later:
+        // once a database comes back (a restart, a standby promoted) the leases are
+        // renewed within a moment, before the trust they still have runs out.
+        let next = held == nil ? min(settings.renewSeconds, Self.retryAfterFailure) : settings.renewSeconds
+        heartbeatQueue.asyncAfter(deadline: .now() + next) { [self] in heartbeat() }
     }
+
+    /// Seconds between heartbeats while they fail.
+    static let retryAfterFailure = 0.25
 
     /// Takes `room` when its lease is free, ended or already this node's; else
     /// says who owns it.

@@ -64,6 +64,8 @@ class ReplicatedPostgres:
         self.psql("pg1", "CREATE DATABASE cowatch OWNER cowatch", database="postgres")
         self.start_member("pg2")
         wait_until(lambda: self.streaming("pg2"), 60, "pg2 streaming from pg1")
+        if self.synchronous:
+            wait_until(lambda: self.cluster_role("pg2") == "sync_standby", 60, "pg2 the synchronous standby")
         return self
 
     def _etcd_up(self):
@@ -156,6 +158,23 @@ class ReplicatedPostgres:
         shutil.rmtree(self.folder / name, ignore_errors=True)
         self.start_member(name)
         wait_until(lambda: self.streaming(name), 90, f"{name} streaming again")
+        if self.synchronous:
+            # Patroni promotes only the standby it has named synchronous: until then
+            # a second failover would find nobody to promote, by design.
+            wait_until(lambda: self.cluster_role(name) == "sync_standby", 60, f"{name} the synchronous standby")
+
+    def cluster_role(self, name):
+        """The member's role as Patroni's cluster view names it (leader, replica, sync_standby)."""
+        for member in self.members:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.members[member]['api']}/cluster", timeout=1) as answer:
+                    view = json.loads(answer.read())
+            except (OSError, ValueError):
+                continue
+            for entry in view.get("members", []):
+                if entry.get("name") == name:
+                    return entry.get("role")
+        return None
 
     # -- reading their state
 

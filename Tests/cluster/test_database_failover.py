@@ -8,8 +8,8 @@ members that the new primary does not have).
 
 COWATCH_DB_FAILOVERS: failovers per configuration (default 2; `commands/bench
 database-failover` runs 10). COWATCH_DB_FAILOVER_CONFIGS: which of
-`async-15`, `sync-15`, `async-1.5` (replication, then lease seconds; default
-`async-15`). COWATCH_DB_FAILOVER_REPORT: a file to write every figure to (JSON).
+`async-20`, `sync-20`, `async-1.5` (replication, then lease seconds; default
+`async-20`). COWATCH_DB_FAILOVER_REPORT: a file to write every figure to (JSON).
 """
 import asyncio
 import json
@@ -25,10 +25,10 @@ import websockets
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from replicated_postgres import ReplicatedPostgres  # noqa: E402
-from test_cluster import URL, Member, Node, playing  # noqa: E402
+from test_cluster import URL, Member, Node, playing, until  # noqa: E402
 
 FAILOVERS = int(os.environ.get("COWATCH_DB_FAILOVERS", "2"))
-CONFIGS = os.environ.get("COWATCH_DB_FAILOVER_CONFIGS", "async-15").split(",")
+CONFIGS = os.environ.get("COWATCH_DB_FAILOVER_CONFIGS", "async-20").split(",")
 REPORT = os.environ.get("COWATCH_DB_FAILOVER_REPORT")
 ROOM = "premiere"
 CHAT_EVERY = 0.05
@@ -64,17 +64,6 @@ def chat_markers(database_query, rep):
     """The chat lines of failover `rep` that the database holds."""
     rows = database_query(f"SELECT line FROM chat WHERE room = '{ROOM}'")
     return set(int(i) for i in re.findall(rf"\br{rep}-(\d+)\b", rows))
-
-
-async def until(check, what, timeout):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout} s")
-        await asyncio.sleep(0.05)
 
 
 def quiet(node):
