@@ -27,7 +27,7 @@ final class ClusterState {
     /// The client side of the shared links to rooms other nodes own.
     let relays: WebSocketClients
     /// Who is relayed on which of them (`RelayLinks`), and each link's client connection.
-    var relayLinks = RelayLinks()
+    var relayLinks: RelayLinks
     var upstreams: [RelayLinks.LinkID: ClientConnection] = [:]
     var renewals = 0
     var renewalFailures = 0
@@ -37,9 +37,10 @@ final class ClusterState {
     var databaseUp = true
     var storeWriteSeconds = GatewayMetrics.Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5])
 
-    init(link: ClusterLink, relays: WebSocketClients) {
+    init(link: ClusterLink, relays: WebSocketClients, relayTimeout: MonotonicDuration) {
         self.link = link
         self.relays = relays
+        relayLinks = RelayLinks(timeout: relayTimeout)
         ownership = RoomOwnership(lease: .seconds(link.leases.settings.leaseSeconds), seqBlock: link.leases.settings.seqBlock)
     }
 }

@@ -43,6 +43,7 @@ extension Gateway {
         serviceWoken()
         ownershipActions(cluster.ownership.handle(.tick(now: time.monotonic())))
         let now = time.monotonic()
+        carryRelaying(cluster.relayLinks.tick(at: now))
         ask(cluster.placements.due(at: now))
         for connection in connections.values {
             if case .placing(let placing) = connection.route,

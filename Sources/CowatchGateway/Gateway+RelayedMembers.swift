@@ -52,6 +52,8 @@ extension Gateway {
             member.leaving = leaving
             detachCarried(member)
             leaveRoom(member)
+        case .ping:
+            sendDown(.pong, on: link)
         case .resynchronize(let number):
             guard let member = link.carried[number], member.state.isOpen, let name = member.room,
                   let entry = rooms[name] else { return }

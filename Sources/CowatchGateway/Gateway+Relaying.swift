@@ -36,11 +36,13 @@ extension Gateway {
 
     func relayOpened(_ id: RelayLinks.LinkID) {
         guard let cluster else { return }
+        cluster.relayLinks.heard(id, at: time.monotonic())
         carryRelaying(cluster.relayLinks.opened(id))
     }
 
     func relayReceived(_ id: RelayLinks.LinkID, _ text: String) {
         guard let cluster else { return }
+        cluster.relayLinks.heard(id, at: time.monotonic())
         guard let down = RelayWire.decodeDown(text.utf8), let actions = cluster.relayLinks.received(down, on: id) else {
             logger.warning("a relay link said what it may not; closing it", metadata: ["link": "\(id)"])
             cluster.upstreams[id]?.close(code: 1002)

@@ -96,6 +96,10 @@ public struct GatewayConfiguration: Sendable {
     /// members' replies besides the room's broadcasts); past this the link is
     /// closed and its members reconnect for the room's state.
     public var relayOutboxLimit = 65_536
+    /// Seconds a node waits to hear from a room's owner on its shared link
+    /// (anything, or the answer to its ping, sent after a quarter of this)
+    /// before it gives the link up and tells its members there to reconnect.
+    public var relayTimeoutSeconds = 10.0
     /// Where the page loads the players of provider links from; the page's
     /// Content-Security-Policy allows exactly these origins (PlayerScripts).
     public var playerScripts = PlayerScripts()

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 
 /// On a node that relays members to rooms other nodes own: one shared link per
 /// room and owner (`RelayWire`), and who is on it. A value: events in, actions
@@ -34,6 +35,9 @@ struct RelayLinks {
         var nextNumber: RelayNumber = 1
         /// The room's latest `state`, per encoding, as it came down.
         var latestState: [RelayEncoding: [UInt8]] = [:]
+        /// When the owner was last heard on the link (it opened, or anything came down).
+        var lastHeard: MonotonicInstant?
+        var pingSent = false
     }
 
     enum Action: Equatable {
@@ -52,6 +56,9 @@ struct RelayLinks {
         case closeMember(ConnectionID, code: UInt16, reason: String)
     }
 
+    /// A link the owner has not been heard on for `timeout` is given up (its
+    /// members are told to reconnect); after a quarter of that it is pinged.
+    let timeout: MonotonicDuration
     private(set) var links: [LinkID: Link] = [:]
     private var byOwner: [String: LinkID] = [:]
     private var byConnection: [ConnectionID: (link: LinkID, number: RelayNumber)] = [:]
@@ -59,6 +66,36 @@ struct RelayLinks {
 
     /// The members relayed from here, on all links.
     var relayedMembers: Int { byConnection.count }
+
+    init(timeout: MonotonicDuration = .seconds(10)) {
+        self.timeout = timeout
+    }
+
+    /// The owner was heard on the link: it opened, or something came down.
+    mutating func heard(_ id: LinkID, at now: MonotonicInstant) {
+        guard var link = links[id] else { return }
+        link.lastHeard = now
+        link.pingSent = false
+        links[id] = link
+    }
+
+    /// Every housekeeping pass: a link quiet for a quarter of `timeout` is
+    /// pinged; one quiet for all of it is given up, its members told to reconnect.
+    mutating func tick(at now: MonotonicInstant) -> [Action] {
+        var actions: [Action] = []
+        for id in links.keys.sorted() {
+            guard var link = links[id], link.open, let lastHeard = link.lastHeard else { continue }
+            if now - lastHeard >= timeout {
+                actions.append(.close(id))
+                actions += closed(id, code: nil, reason: "", movedCode: { _ in true })
+            } else if now - lastHeard >= MonotonicDuration(microseconds: timeout.microseconds / 4), !link.pingSent {
+                link.pingSent = true
+                links[id] = link
+                actions.append(.send(id, .ping))
+            }
+        }
+        return actions
+    }
 
     private static func key(_ room: RoomName, _ url: String) -> String { "\(room) \(url)" }
 
@@ -131,6 +168,8 @@ struct RelayLinks {
                 member.phase == .joined && member.encoding == encoding && number != except ? member.connection : nil
             }
             return recipients.isEmpty ? [] : [.deliver(payload, to: recipients)]
+        case .pong:
+            return []
         case .close(let number, let code, let reason):
             guard let member = link.members.removeValue(forKey: number) else { return [] }
             byConnection[member.connection] = nil

@@ -50,6 +50,9 @@ enum RelayUp: Equatable, Sendable {
     /// The member fell behind before its node had the room's state to give it:
     /// the owner sends it the state (`to N`).
     case resynchronize(RelayNumber)
+    /// The link has been quiet: the owner answers `pong`, so that a link gone
+    /// silent (its owner paused, or cut off without a reset) is noticed.
+    case ping
 }
 
 /// Who a frame coming down is for.
@@ -73,6 +76,8 @@ enum RelayDown: Equatable, Sendable {
     case frame(RelayRecipients, [UInt8])
     /// The owner closes the member's connection with this code and reason.
     case close(RelayNumber, code: UInt16, reason: String)
+    /// The answer to `ping`.
+    case pong
 }
 
 /// Encoding and decoding of the link's messages. Decoding refuses anything
@@ -95,6 +100,8 @@ enum RelayWire {
             return Array("rtt \(number) \(milliseconds)".utf8)
         case .resynchronize(let number):
             return Array("resync \(number)".utf8)
+        case .ping:
+            return Array("ping".utf8)
         }
     }
 
@@ -102,6 +109,8 @@ enum RelayWire {
         switch down {
         case .joined(let number):
             return Array("joined \(number)".utf8)
+        case .pong:
+            return Array("pong".utf8)
         case .frame(let recipients, let payload):
             return header(recipients) + payload
         case .close(let number, let code, let reason):
@@ -143,6 +152,8 @@ enum RelayWire {
         case ("gone", 3):
             guard body == nil, let number = RelayNumber(words[1]), let leaving = flag(words[2]) else { return nil }
             return .gone(number, leaving: leaving)
+        case ("ping", 1):
+            return body == nil ? .ping : nil
         case ("resync", 2):
             guard body == nil, let number = RelayNumber(words[1]) else { return nil }
             return .resynchronize(number)
@@ -158,6 +169,8 @@ enum RelayWire {
     static func decodeDown(_ bytes: some Collection<UInt8>) -> RelayDown? {
         guard let (words, body) = split(bytes, words: 4) else { return nil }
         switch (words.first, words.count) {
+        case ("pong", 1):
+            return body == nil ? .pong : nil
         case ("joined", 2):
             guard body == nil, let number = RelayNumber(words[1]) else { return nil }
             return .joined(number)

@@ -106,6 +106,9 @@ extension SettingKey where Target == ServeSettings {
         Setting("relay-outbox-limit") { value, settings in
             settings.gateway.relayOutboxLimit = try SettingValue.integer(value, 16...10_000_000)
         },
+        Setting("relay-timeout") { value, settings in
+            settings.gateway.relayTimeoutSeconds = try SettingValue.number(value, 0.5...3600)
+        },
         Setting("max-queue") { value, settings in
             settings.gateway.room.maximumQueueLength = try SettingValue.integer(value, 1...100_000)
         },

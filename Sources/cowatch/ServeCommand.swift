@@ -61,6 +61,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "In a cluster, frames waiting for another node's shared link to a room this node owns; past it the link is closed and its members reconnect (default 65536).")
     var relayOutboxLimit: String?
 
+    @Option(help: "In a cluster, seconds without a word from a room's owner on a shared link before the link is given up and its members told to reconnect (default 10).")
+    var relayTimeout: String?
+
     @Option(help: "Items in a room's queue (default 100).")
     var maxQueue: String?
 
@@ -219,7 +222,7 @@ struct ServeCommand: ParsableCommand {
         let options: [(String, String?)] = [
             ("config", config), ("host", host), ("port", port), ("data-dir", dataDir), ("store", store),
             ("max-downtime", maxDowntime), ("max-message-bytes", maxMessageBytes), ("max-line-bytes", maxLineBytes),
-            ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue), ("max-held-lines", maxHeldLines), ("relay-outbox-limit", relayOutboxLimit), ("max-subtitles", maxSubtitles),
+            ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue), ("max-held-lines", maxHeldLines), ("relay-outbox-limit", relayOutboxLimit), ("relay-timeout", relayTimeout), ("max-subtitles", maxSubtitles),
             ("max-connections-per-address", maxConnectionsPerAddress), ("commands-per-second", commandsPerSecond),
             ("command-burst", commandBurst), ("rate-limit-grace", rateLimitGrace), ("outbox-limit", outboxLimit),
             ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("closing-read-limit", closingReadLimit), ("stuck-timeout", stuckTimeout),

@@ -1,5 +1,6 @@
 @testable import CowatchGateway
 import CowatchCore
+import CowatchTime
 import Testing
 
 /// A relaying node's shared links (`Sources/CowatchGateway/RelayLinks.swift`):
@@ -125,5 +126,23 @@ struct RelayLinksTests {
         #expect(links.latestState(for: 10) == second)
         #expect(links.latestState(for: 11) == line)
         #expect(links.latestState(for: 99) == nil)
+    }
+
+    @Test("a quiet link is pinged after a quarter of the timeout, once; one not heard from for the whole timeout is given up, its members told to reconnect")
+    func silentLink() {
+        var links = RelayLinks(timeout: .seconds(8))
+        _ = links.relay(10, Self.upgrade(), room: Self.lobby, url: Self.owner)
+        let start = MonotonicInstant(microseconds: 1_000_000)
+        #expect(links.tick(at: start + .seconds(100)) == [])
+        links.heard(1, at: start)
+        _ = links.opened(1)
+        #expect(links.tick(at: start + .milliseconds(1999)) == [])
+        #expect(links.tick(at: start + .seconds(2)) == [.send(1, .ping)])
+        #expect(links.tick(at: start + .seconds(3)) == [])
+        links.heard(1, at: start + .seconds(3))
+        #expect(links.tick(at: start + .seconds(5)) == [.send(1, .ping)])
+        #expect(links.tick(at: start + .seconds(11)) == [
+            .close(1), .closeMember(10, code: 4010, reason: "the room moved to another node; reconnect now")])
+        #expect(links.links.isEmpty && links.relayedMembers == 0)
     }
 }

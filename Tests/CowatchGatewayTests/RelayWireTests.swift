@@ -12,7 +12,7 @@ struct RelayWireTests {
     func upRoundTrip() {
         let messages: [RelayUp] = [
             .join(7, Self.upgrade), .message(7, Array("/seek 1:00\nhello\n".utf8)), .message(1, []),
-            .gone(7, leaving: true), .gone(8, leaving: false), .roundTrip(3, milliseconds: 42), .resynchronize(5),
+            .gone(7, leaving: true), .gone(8, leaving: false), .roundTrip(3, milliseconds: 42), .resynchronize(5), .ping,
         ]
         for message in messages { #expect(RelayWire.decodeUp(RelayWire.encode(message)) == message) }
     }
@@ -24,7 +24,7 @@ struct RelayWireTests {
             .frame(.everyone(.json, except: nil), Array("{}\n{}".utf8)), .frame(.everyone(.text, except: 9), Array("= paused".utf8)),
             .frame(.everyoneState(.json, except: nil), Array("{\"type\":\"state\"}".utf8)),
             .frame(.everyoneState(.text, except: 2), Array("= playing".utf8)),
-            .close(4, code: 4001, reason: "kicked by host: enough of that"), .close(5, code: 4010, reason: ""),
+            .close(4, code: 4001, reason: "kicked by host: enough of that"), .close(5, code: 4010, reason: ""), .pong,
         ]
         for message in messages { #expect(RelayWire.decodeDown(RelayWire.encode(message)) == message) }
     }

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from harness import Serve, free_port, wait_until  # noqa: E402
 HERE = Path(__file__).resolve().parent
 LEASE = 1.5
+RELAY_TIMEOUT = 2
 URL = "https://example.org/episode-1.mp4"
 
 
@@ -69,6 +70,7 @@ class Node(Serve):
         super().__init__("--store", "postgres", "--database-url", database, "--node-id", f"n{number}",
                          "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(lease),
                          "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1",
+                         "--relay-timeout", str(RELAY_TIMEOUT),
                          port=port, log_path=log.name, start=False)
 
     def start(self):
@@ -411,6 +413,35 @@ def test_a_paused_owner_steps_down_and_writes_nothing(cluster):
         assert n1.metric("cowatch_cluster_rooms_lost_total") >= 1
         assert not any(e["type"] == "state" and e["playback"]["status"] == "paused" for e in dave.events)
         await dave.close()
+
+    run(scenario())
+
+
+def test_a_paused_owners_relayed_members_are_told_to_reconnect(cluster):
+    """A paused owner says nothing on its links, and sends no reset either: the
+    relaying node pings its link, gives it up after relay-timeout (2 s here), and
+    its member comes back on the node that has taken the room since."""
+    database, (n1, n2, n3) = cluster
+
+    async def scenario():
+        alice, bob = Member("alice"), Member("bob")
+        await alice.connect(n1, "silent")
+        await bob.connect(n2, "silent")
+        assert n2.metric("cowatch_cluster_relay_links_out") == 1
+        await alice.send(f"/watch {URL} Episode 1")
+        await bob.wait(lambda e: e["type"] == "state" and e["session"])
+        await written(database, "silent", lambda kept: kept["state"]["session"] is not None, "the session")
+        n1.signal(signal.SIGSTOP)
+        try:
+            code, _ = await bob.wait_closed(timeout=RELAY_TIMEOUT + 3)
+            assert code == 4010
+            await lease_lapsed(database, "silent")
+            welcome = await bob.connect(n2, "silent")
+            assert welcome["you"]["name"] == "bob"
+            assert lease_row(database, "silent").startswith("n2|") or lease_row(database, "silent").startswith("n3|")
+        finally:
+            n1.signal(signal.SIGCONT)
+        await bob.close()
 
     run(scenario())
 
