@@ -19,8 +19,18 @@ final class PostgresConnection {
     /// `statementTimeout` seconds so that a stuck database cannot hold a thread.
     init(url: String, timeout: Int = 5, statementTimeout: Double = 10) throws {
         self.url = url
-        let separator = url.contains("?") ? "&" : "?"
-        let full = url.contains("connect_timeout=") ? url : url + separator + "connect_timeout=\(timeout)"
+        var full = url
+        func add(_ parameter: String, _ value: String) {
+            guard !full.contains(parameter + "=") else { return }
+            full += (full.contains("?") ? "&" : "?") + parameter + "=" + value
+        }
+        add("connect_timeout", "\(timeout)")
+        // The server's statement_timeout cannot end a wait for a server that is
+        // unreachable without a reset (a partition): the kernel would retransmit
+        // for many minutes, and go on doing so long after the network is back.
+        // Unacknowledged data for this long ends the connection instead, and the
+        // caller reconnects.
+        add("tcp_user_timeout", "\(Int(statementTimeout * 1000))")
         connection = PQconnectdb(full)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
