@@ -209,10 +209,10 @@ extension Gateway {
         // that node to fan out (`Gateway+RelayedMembers.swift`).
         guard !entry.links.isEmpty else { return }
         let excepted = except.flatMap { entry.connections[$0] }
+        let isState = if case .state = event { true } else { false }
         for link in entry.links.values where link.state.isOpen {
             var number: RelayNumber?
             if let excepted, case .link(let carrier, let carriedNumber) = excepted.carrier, carrier === link { number = carriedNumber }
-            let isState = if case .state = event { true } else { false }
             if let json, link.carriedJSON > 0 {
                 sendDown(isState ? .everyoneState(.json, except: number) : .everyone(.json, except: number), json, on: link, now: now)
             }

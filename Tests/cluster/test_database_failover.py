@@ -32,6 +32,9 @@ CONFIGS = os.environ.get("COWATCH_DB_FAILOVER_CONFIGS", "async-20").split(",")
 REPORT = os.environ.get("COWATCH_DB_FAILOVER_REPORT")
 ROOM = "premiere"
 CHAT_EVERY = 0.05
+# How long the host goes on chatting after the kill: the part of the outage whose
+# lines are counted (a length of the scenario, not a wait for something to happen).
+CHAT_AFTER_KILL = 3
 
 
 class Kept:
@@ -132,7 +135,7 @@ async def scenario(pg, nodes):
         await sent.wait()
         killed = pg.kill_primary()
         killed_at = time.monotonic()
-        await asyncio.sleep(3)
+        await asyncio.sleep(CHAT_AFTER_KILL)
         stop.set()
         await talking
         await until(lambda: writable(pg), "primary taking writes", 60)

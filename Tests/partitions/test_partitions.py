@@ -163,6 +163,7 @@ def test_the_database_out_of_reach_for_a_minute(cluster):
         assert (await bob.wait_closed(timeout=LEASE + 3))[0] == 4010
         # While it lasts, no node can seat anyone in a room it must load.
         assert await refused(n2, "minute", "carol", PATIENCE + 5) == 4011
+        # The outage's length is the scenario itself, not a guess at how long something takes.
         await asyncio.sleep(max(0, MINUTE - (time.monotonic() - cut_at)))
         network.heal()
         # Back as themselves, the room playing from its anchor.
