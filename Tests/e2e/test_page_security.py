@@ -201,9 +201,11 @@ class StaticSite:
 class Browser:
     """One headless Chromium (its own profile), driven tab by tab."""
 
-    def __init__(self, driver_port=0):
+    def __init__(self, driver_port=0, font_size=None):
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
+        if font_size:  # the viewer's text size, as set in the browser's settings (16 px unless changed)
+            options.add_experimental_option("prefs", {"webkit": {"webprefs": {"default_font_size": font_size}}})
         self.profile = tempfile.mkdtemp(prefix="cowatch-page-chromium-")
         for flag in CHROME_FLAGS + [f"--user-data-dir={self.profile}"]:
             options.add_argument(flag)

@@ -56,7 +56,10 @@ export class Door {
     const view = doorView(close);
     this.isShut = true;
     document.body.classList.add('shut');
-    const children = [el('h2', { id: 'door-heading' }, view.heading), el('p', { id: 'door-text' }, view.words)];
+    // The heading takes the focus (the controls it stood on are gone), so that a
+    // keyboard's next Tab and a screen reader both start at the reason.
+    const heading = el('h2', { id: 'door-heading', tabindex: '-1' }, view.heading);
+    const children = [heading, el('p', { id: 'door-text' }, view.words)];
     if (view.askPassword) {
       const field = el('input', {
         id: 'door-password', type: 'password', name: 'password', required: true, maxlength: '64',
@@ -75,6 +78,8 @@ export class Door {
       });
       children.push(form);
       queueMicrotask(() => field.focus());
+    } else {
+      queueMicrotask(() => heading.focus());
     }
     children.push(el('p', {}, el('a', { href: '/' }, 'Back to the start page')));
     this.container.replaceChildren(...children);

@@ -29,7 +29,7 @@ export function showSecret(container, { kind, title, text, values }) {
     return el('div', { class: 'secret-row' }, el('label', {}, label), field, copy);
   });
   const close = el('button', { type: 'button', class: 'close', 'aria-label': `Close: ${title}`, title: 'Close (the value is not shown again)' }, '×');
-  const box = el('section', { class: `secret ${kind}`, role: 'region', 'aria-label': title },
+  const box = el('section', { class: `secret ${kind}`, 'aria-label': title }, // a section with a name is a region
     el('header', {}, el('h2', {}, title), close),
     el('p', {}, text), ...rows, status);
   close.addEventListener('click', () => box.remove());

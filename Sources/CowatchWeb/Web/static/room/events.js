@@ -7,7 +7,7 @@ import { welcome } from './membership.js';
 import { renderAll } from './render.js';
 
 export function handleEvent(page, event) {
-  const { clock, hostPanel, log, model, own, subtitles, sync } = page;
+  const { announcements, clock, hostPanel, log, model, own, subtitles, sync } = page;
   switch (event.type) {
     case 'welcome':
       welcome(page, event);
@@ -25,7 +25,10 @@ export function handleEvent(page, event) {
       const previousName = model.participants.get(participant.id)?.name;
       model.participants.set(participant.id, participant);
       if (participant.id === model.meId) sync.setMe(participant);
-      if (!known && participant.id !== model.meId) log.add('system', `${participant.name} arrived.`);
+      if (!known && participant.id !== model.meId) {
+        log.add('system', `${participant.name} arrived.`);
+        announcements.say(`${participant.name} arrived.`);
+      }
       if (event.change === 'renamed') {
         log.add('system', `${previousName || 'someone'} is now known as ${participant.name}.`);
       }
@@ -38,15 +41,18 @@ export function handleEvent(page, event) {
       const name = event.name || gone?.name || 'someone';
       const how = { kicked: 'was removed by a host', banned: 'was banned by a host' }[event.reason] || 'left';
       log.add('system', `${name} ${how}.`);
+      announcements.say(`${name} ${how}.`);
       if (event.reason === 'kicked' || event.reason === 'banned') hostPanel.refresh('bans');
       renderAll(page);
       break;
     }
     case 'chat':
       log.add(event.me ? 'me' : 'chat', event.text, { name: event.name, at: event.at });
+      if (event.from !== model.meId) announcements.chat(event.name, event.text, event.me);
       break;
     case 'notice':
       log.add('notice', event.text);
+      announcements.news(event.text, event.cause);
       break;
     case 'reply':
       // Lists the host panel asked for, and secrets shown once, are its own.
@@ -63,6 +69,7 @@ export function handleEvent(page, event) {
       // A refusal at the door: the door says it when the close follows.
       if (event.command == null && DOOR_ERRORS.has(event.code)) break;
       log.add('error', event.message || event.code);
+      announcements.say(event.message || event.code);
       if (event.command === 'resume' && event.code === 'forbidden' && page.scrub.suspended) {
         // Only hosts may move the group here: end the seek-bar suspension plainly.
         page.send('/resume userIsChangingCurrentTime');
@@ -78,4 +85,5 @@ export function handleEvent(page, event) {
     default:
       break; // unknown types are ignored (the contract allows new ones)
   }
+  announcements.speak();
 }

@@ -21,6 +21,8 @@ export function keepMembership(page) {
 
   connection.addEventListener('status', ({ detail }) => {
     renderConnection($('connection'), $('connection-text'), $('retry'), detail);
+    page.announcements.connection(detail.phase, $('connection-text').textContent);
+    page.announcements.speak();
     if (detail.phase === 'open') clock.start();
     else clock.stop();
     if (detail.phase === 'closed') {

@@ -10,6 +10,7 @@ import { KeptOwnerKey, ResumeSlot } from '../kept.js';
 import { Door } from '../door.js';
 import { HostPanel } from '../host-panel.js';
 import { OwnCopies } from '../owncopy.js';
+import { Announcements } from './announcements.js';
 import { $, describeReason } from '../ui.js';
 
 export class RoomPage {
@@ -64,6 +65,8 @@ export class RoomPage {
       share: $('own-share'), shareTitle: $('own-title'), ask: $('own-ask'), askText: $('own-ask-text'),
       pick: $('own-pick'), none: $('own-none'),
     }, (line) => this.command(line), (kind, text) => log.add(kind, text));
+    // What changes for everyone, said to screen readers without flooding them.
+    this.announcements = new Announcements($('announcer'));
     // The seek bar held by the viewer (room/seek-bar.js), and whether that
     // suspended this player from the group.
     this.scrub = { active: false, suspended: false };

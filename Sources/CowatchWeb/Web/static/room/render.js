@@ -17,6 +17,7 @@ export function renderAll(page) {
   const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
   const title = activity ? (activity.title || activity.url) : '';
   $('title').textContent = title;
+  $('title').hidden = !title; // no empty heading before anything plays
   document.title = activity ? `${title} · ${room} · Cowatch` : `${room} · Cowatch`;
   renderControls(page);
   renderPlayer(page);
@@ -63,6 +64,8 @@ export function renderPlayer(page) {
   const words = status?.words ?? '';
   if ($('player-status').textContent !== words) $('player-status').textContent = words;
   $('player-drift').textContent = status?.drift ?? '';
+  page.announcements.status(performance.now(), status?.kind ?? null, words);
+  page.announcements.speak();
   if (status) {
     const badge = $('sync-indicator');
     if (badge.dataset.kind !== status.kind) badge.dataset.kind = status.kind;

@@ -1,8 +1,15 @@
-// This player only: volume, mute, fullscreen, and the keyboard's shortcuts.
-// Sound and fullscreen never act for the room; the keys for play and seeking
-// send the room's commands, as the buttons do.
+// This player only: volume, mute, fullscreen, and the keyboard's shortcuts
+// (listed on the page, room.html #keys). Sound and fullscreen never act for the
+// room; the keys for play and seeking send the room's commands, as the buttons
+// do. "/" goes to the chat and Esc leaves it, so that someone on a keyboard
+// alone is never more than a key away from either.
 
 import { $ } from '../ui.js';
+
+/** Inputs nobody types into. */
+const NOT_TYPED = new Set(['range', 'checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'color']);
+/** Keys a focused control acts on itself. */
+const CONTROL_KEYS = new Set([' ', 'Enter', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown']);
 
 export function wireSoundAndKeys(page) {
   const { video } = page;
@@ -28,15 +35,26 @@ export function wireSoundAndKeys(page) {
     renderSound();
   });
   $('fullscreen').addEventListener('click', toggleFullscreen);
+  // The first Tab stop: past the player's controls, straight to the chat.
+  document.querySelector('.skip-link')?.addEventListener('click', (event) => {
+    event.preventDefault();
+    $('chat-input').focus();
+  });
+  $('chat-input').addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') $('chat-input').blur();
+  });
   document.addEventListener('keydown', (event) => {
-    // Keys typed into a field, or that a focused control handles itself (space on
-    // a button, arrows on a slider), are theirs, not shortcuts.
-    // A held key repeats: one press, one action. The chat log scrolls with space.
+    // Keys typed into a field are the field's. Space, Enter and the arrows on a
+    // focused control (a button, a slider, a list, the chat log that scrolls)
+    // are the control's; the letters and "/" and "?" mean nothing there, so
+    // they stay shortcuts. A held key repeats: one press, one action.
     const target = event.target;
-    const own = target instanceof HTMLElement
-      && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON'].includes(target.tagName)
-        || target.id === 'log');
-    if (own || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
+    const typing = target instanceof HTMLElement && (target.isContentEditable || target.tagName === 'TEXTAREA'
+      || (target.tagName === 'INPUT' && !NOT_TYPED.has(target.type)));
+    const control = target instanceof HTMLElement && target !== document.body
+      && (target.matches('button, select, input, summary, a[href], [tabindex]') || target.id === 'log');
+    if (typing || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (control && CONTROL_KEYS.has(event.key)) return;
     switch (event.key) {
       case ' ':
         if (!$('play').disabled) $('play').click();
@@ -52,6 +70,14 @@ export function wireSoundAndKeys(page) {
         break;
       case 'f': case 'F':
         toggleFullscreen();
+        break;
+      case '/':
+        if ($('chat-input').disabled) return;
+        $('chat-input').focus();
+        break;
+      case '?':
+        $('keys').open = !$('keys').open;
+        if ($('keys').open) $('keys').querySelector('summary').focus();
         break;
       default:
         return;
