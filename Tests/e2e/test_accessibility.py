@@ -147,6 +147,15 @@ def audits(browser, found, state):
     found[state] = audit(browser, state)
 
 
+def audits_here_and_on_a_phone(browser, found, state):
+    """Audits the page as it is on the laptop's screen, then on a phone's, and goes back."""
+    audits(browser, found, state)
+    screen(browser, PHONE)
+    settle(browser)
+    audits(browser, found, f"{state}, phone")
+    screen(browser, LAPTOP)
+
+
 def assert_no_violations(found):
     broken = {state: v for state, v in found.items() if v}
     assert not broken, "\n".join(f"{state}:\n  " + "\n  ".join(v) for state, v in broken.items())
@@ -262,11 +271,7 @@ def test_a_room_passes_the_audit_in_every_state_a_member_and_a_host_see(server, 
         browser.welcomed()
         browser.wait("return window.cowatch.model.state && window.cowatch.model.state.playback.status === 'playing'",
                      "the room's state")
-        audits(browser, found, "playing, a member")
-        screen(browser, PHONE)
-        settle(browser)
-        audits(browser, found, "playing, a member, phone")
-        screen(browser, LAPTOP)
+        audits_here_and_on_a_phone(browser, found, "playing, a member")
         browser.driver.switch_to.window(host_tab)
         command(browser, "/end")
         browser.driver.switch_to.window(browser.driver.window_handles[-1])
@@ -324,11 +329,7 @@ def test_every_refusal_passes_the_audit(server, browser):
     command(browser, "/lock")
     browser.wait("return window.cowatch.model.state.access.locked === true", "the room locked")
     refused(browser, server, room, "lucy", "the locked door")
-    audits(browser, found, "refused: the room is locked")
-    screen(browser, PHONE)
-    settle(browser)
-    audits(browser, found, "refused: the room is locked, phone")
-    screen(browser, LAPTOP)
+    audits_here_and_on_a_phone(browser, found, "refused: the room is locked")
 
     browser.driver.switch_to.window(host_tab)
     command(browser, "/unlock")
