@@ -30,6 +30,9 @@ struct BenchCommand: ParsableCommand {
         (it creates the room, and its node owns it) and its controller, to the
         first node; members on the others are relayed to it. The report adds the
         latencies of the members on the first node and on the others apart.
+        With --placement by-room every member of room r connects to node r mod
+        count instead, as the shipped nginx upstream places them: each room is
+        owned where all its members are (one node per core on one machine).
         --server-pid takes the nodes' process ids, comma-separated (CPU and
         memory summed, and given per process); --database-pid the PostgreSQL
         server's (its CPU and its children's, the sessions of the nodes).
@@ -138,6 +141,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Seconds the whole run may take.")
     var timeout = 300.0
 
+    @Option(help: "With several --url: round-robin (member i of every room on server i mod count, each room owned by the first) or by-room (every member of room r on server r mod count, as the nginx upstream places them).")
+    var placement: String = "round-robin"
+
     @Option(help: "Prefix of the room names (default: bench-<random>-).")
     var roomPrefix: String?
 
@@ -223,6 +229,11 @@ struct BenchCommand: ParsableCommand {
                             encoding: encoding, connectionsPerContext: perContext, idleConnectionsPerContext: idlePerContext,
                             connectWindow: connectWindow, connectRate: connectRate, roomPrefix: prefix)
         plan.frameReading = FrameReading(rawValue: frameReading) ?? .scan
+        guard let placement = LoadPlan.Placement(rawValue: placement) else {
+            Output.error("bench: --placement is round-robin or by-room, not \(placement)")
+            throw ExitCode.validationFailure
+        }
+        plan.placement = placement
         // One descriptor per connection, plus stdio and each context's wake-up pipe.
         let needed = rlim_t(connections + 16 + 4 * plan.contexts)
         let limit = FileLimit.raise(toAtLeast: needed)
@@ -235,7 +246,8 @@ struct BenchCommand: ParsableCommand {
             + (idleConnections > 0 ? " + \(idleConnections) idle in \(plan.idleRooms) room(s)" : "")
             + " = \(connections) connections, \(encoding.short), \(plan.contexts) client context(s), "
             + "frames read by \(plan.frameReading.rawValue), " + describe(plan)
-            + (servers.count > 1 ? ", members round-robin over \(servers.count) servers, each room's first on the first" : ""))
+            + (servers.count <= 1 ? "" : placement == .byRoom ? ", each room's members all on one of \(servers.count) servers (room r on r mod \(servers.count))"
+                : ", members round-robin over \(servers.count) servers, each room's first on the first"))
 
         let rssBefore = processes.residentKiB
         let generator = try LoadGenerator(plan: plan)

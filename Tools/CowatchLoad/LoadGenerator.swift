@@ -25,7 +25,7 @@ public final class LoadGenerator: @unchecked Sendable {
         for _ in 0..<plan.contexts { contexts.append(try WebSocketClients()) }
         self.contexts = contexts
         var rooms: [BenchRoom] = []
-        let onFirstServer: ((Int) -> Bool)? = plan.servers.count > 1 ? { plan.serverIndex(member: $0) == 0 } : nil
+        let onFirstServer: ((Int) -> Bool)? = plan.relays ? { plan.serverIndex(room: 0, member: $0) == 0 } : nil
         for _ in 0..<plan.rooms {
             rooms.append(BenchRoom(members: plan.members, encoding: plan.encoding, reading: plan.frameReading,
                                    onFirstServer: onFirstServer))
@@ -172,7 +172,7 @@ public final class LoadGenerator: @unchecked Sendable {
         members.reserveCapacity(plan.rooms * rounds * plan.members)
         last.reserveCapacity(plan.rooms * rounds)
         var firstSend = UInt64.max, lastCompletion: UInt64 = 0, frames = 0, sent = 0, refusals = 0
-        let split = plan.servers.count > 1
+        let split = plan.relays
         var groups: [[UInt64]] = split ? [[], []] : [], groupsLast: [[UInt64]] = split ? [[], []] : []
         for room in active {
             let outcome = room.outcome
@@ -262,7 +262,7 @@ public final class LoadGenerator: @unchecked Sendable {
     private func launch(room roomIndex: Int, member: Int) {
         let room = rooms[roomIndex]
         let clients = contexts[min(contexts.count - 1, plan.context(room: roomIndex, member: member))]
-        var address = plan.servers[plan.serverIndex(member: member)]
+        var address = plan.servers[plan.serverIndex(room: roomIndex, member: member)]
         address.path = "/rooms/\(roomName(roomIndex))"
         address = address.adding("name", "m\(member)")
         let handlers = ClientHandlers(

@@ -19,6 +19,17 @@ public struct LoadPlan: Sendable {
     /// controller, connects to the first: with the room created there, that node
     /// owns it, and members on the other nodes are relayed to it.
     public var servers: [WebSocketAddress]
+    /// How members find their server when there are several.
+    public enum Placement: String, Sendable {
+        /// Member i of every room on server i mod count: each room owned by the
+        /// first server, most members relayed to it.
+        case roundRobin = "round-robin"
+        /// Every member of room r on server r mod count, as the shipped nginx
+        /// upstream places them (it hashes the room's path): each room owned where
+        /// all its members are, nothing relayed. One node per core on one machine.
+        case byRoom = "by-room"
+    }
+    public var placement: Placement = .roundRobin
     public var rooms: Int
     /// Members per room, named m0, m1, ...; m0 is the room's controller.
     public var members: Int
@@ -81,9 +92,16 @@ public struct LoadPlan: Sendable {
         activeContexts + (idleConnections + idleConnectionsPerContext - 1) / idleConnectionsPerContext
     }
 
-    /// Which of `servers` member `member` of a room connects to: member i to
-    /// server i mod count, so member 0 to the first.
-    public func serverIndex(member: Int) -> Int { member % servers.count }
+    /// Which of `servers` member `member` of room `room` connects to (see `Placement`).
+    public func serverIndex(room: Int, member: Int) -> Int {
+        switch placement {
+        case .roundRobin: member % servers.count
+        case .byRoom: room % servers.count
+        }
+    }
+
+    /// Whether the report splits members on the owner from relayed ones.
+    public var relays: Bool { servers.count > 1 && placement == .roundRobin }
 
     /// Which context holds member `member` of room `room` (the idle rooms
     /// numbered after the active ones). Room-major, so that a room's members
