@@ -16,13 +16,24 @@ struct LoadPlanTests {
     func roundRobin() {
         let plan = Self.plan(servers: ["ws://127.0.0.1:7001", "ws://127.0.0.1:7002", "ws://127.0.0.1:7003"])
         #expect(plan.servers.map(\.port) == [7001, 7002, 7003])
-        #expect((0..<7).map { plan.serverIndex(member: $0) } == [0, 1, 2, 0, 1, 2, 0])
+        #expect((0..<7).map { plan.serverIndex(room: 1, member: $0) } == [0, 1, 2, 0, 1, 2, 0])
+        #expect(plan.relays)
+    }
+
+    @Test("by room, every member of room r goes to server r mod count, and nobody is relayed")
+    func byRoom() {
+        var plan = Self.plan(servers: ["ws://127.0.0.1:7001", "ws://127.0.0.1:7002"], rooms: 5)
+        plan.placement = .byRoom
+        #expect((0..<5).map { room in Set((0..<7).map { plan.serverIndex(room: room, member: $0) }) }
+            == [[0], [1], [0], [1], [0]])
+        #expect(!plan.relays)
     }
 
     @Test("with one server every member connects to it")
     func oneServer() {
         let plan = Self.plan(servers: ["ws://127.0.0.1:7001"])
-        #expect((0..<7).allSatisfy { plan.serverIndex(member: $0) == 0 })
+        #expect((0..<7).allSatisfy { plan.serverIndex(room: 1, member: $0) == 0 })
+        #expect(!plan.relays)
     }
 
     @Test("a room's latencies are kept per group, with the last member of each group")
