@@ -160,6 +160,9 @@ public struct ClientLife: Sendable {
             return end("cowatch: " + words, code: 1)
 
         case .line(let text):
+            // Nothing after the end of input is sent: `/quit` means the lines after it
+            // (already piped, or typed while the last ones are confirmed) stay unsaid.
+            guard !inputEnded else { return [] }
             if text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "/quit" { return endInput(marker: defaultMarker) }
             switch phase {
             case .open: return [.send(text)]
