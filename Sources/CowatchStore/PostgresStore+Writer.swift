@@ -82,9 +82,17 @@ extension PostgresStore {
                 writeSeconds.append(seconds)
                 if writeSeconds.count > 10_000 { writeSeconds.removeFirst(5_000) }
                 for room in fenced { epochs[room] = nil }
+                if !fenced.isEmpty {
+                    // Told before the batch counts as applied, so that whoever waits
+                    // in `flush()` finds the news already given.
+                    applying = true
+                    condition.unlock()
+                    for room in fenced { if let epoch = owned[room] { onFenced?(room, epoch) } }
+                    condition.lock()
+                    applying = false
+                }
                 condition.broadcast()
                 condition.unlock()
-                for room in fenced { if let epoch = owned[room] { onFenced?(room, epoch) } }
             case .refused:
                 failures += 1
                 condition.broadcast()
