@@ -113,9 +113,11 @@ struct HTTPHardeningTests {
         let socket = try RawSocket(port: server.port)
         try socket.write("CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n")
         let started = Date()
-        let response = String(decoding: socket.readAll(timeout: 5), as: UTF8.self)
+        let response = String(decoding: socket.readAll(timeout: 12), as: UTF8.self)
         #expect(response.hasPrefix("HTTP/1.1 400"), "\(response)")
-        #expect(Date().timeIntervalSince(started) < 4, "the server closed it")
+        // Held open, it would last until http-request-timeout (10 s): well before that is "at once",
+        // with room for a loaded machine.
+        #expect(Date().timeIntervalSince(started) < 8, "the server closed it")
     }
 
     @Test("a request that never finishes, and a socket that says nothing, are closed at http-request-timeout")
