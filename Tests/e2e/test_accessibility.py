@@ -98,7 +98,7 @@ def browser():
     b.close()
 
 
-def pytest_sessionfinish_report():
+def write_report():
     path = os.environ.get("COWATCH_A11Y_REPORT")
     if not path or not AUDITED:
         return
@@ -111,7 +111,7 @@ def pytest_sessionfinish_report():
 @pytest.fixture(scope="module", autouse=True)
 def report():
     yield
-    pytest_sessionfinish_report()
+    write_report()
 
 
 # MARK: helpers

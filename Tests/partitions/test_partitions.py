@@ -75,15 +75,22 @@ async def back(member, node, room, within):
             await asyncio.sleep(0.3)
 
 
+async def alice_and_bob(n1, n2, room):
+    """alice on n1, first, so that n1 owns the room, and bob on n2, relayed to it;
+    the room watching Episode 1."""
+    alice, bob = Member("alice"), Member("bob")
+    await alice.connect(n1, room)
+    await bob.connect(n2, room)
+    await alice.send(f"/watch {URL} Episode 1")
+    await bob.wait(lambda e: e["type"] == "state" and e["session"])
+    return alice, bob
+
+
 def test_the_owner_cut_off_from_the_other_nodes(cluster):
     network, database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "cut")
-        await bob.connect(n2, "cut")
-        await alice.send(f"/watch {URL} Episode 1")
-        await bob.wait(lambda e: e["type"] == "state" and e["session"])
+        alice, bob = await alice_and_bob(n1, n2, "cut")
         network.cut("n1", "n2")
         network.cut("n1", "n3")
         cut_at = time.monotonic()
@@ -113,11 +120,8 @@ def test_the_owner_cut_off_from_the_database_but_not_its_members(cluster):
     network, database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "nodb")
-        await bob.connect(n2, "nodb")
+        alice, bob = await alice_and_bob(n1, n2, "nodb")
         alice_id = alice.id
-        await alice.send(f"/watch {URL} Episode 1")
         await alice.send("/play")
         await bob.wait(playing)
         await written(database, "nodb")
@@ -147,11 +151,8 @@ def test_the_database_out_of_reach_for_a_minute(cluster):
     n1, n2, n3 = nodes
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "minute")
-        await bob.connect(n2, "minute")
+        alice, bob = await alice_and_bob(n1, n2, "minute")
         ids = (alice.id, bob.id)
-        await alice.send(f"/watch {URL} Episode 1")
         await alice.send("/play")
         await bob.wait(playing)
         await written(database, "minute")

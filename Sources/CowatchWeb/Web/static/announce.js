@@ -82,8 +82,7 @@ export class Announcer {
 
   enqueue(text, slot) {
     if (!text) return;
-    const same = slot && this.waiting.findIndex((w) => w.slot === slot);
-    if (slot && same >= 0) this.waiting.splice(same, 1);
+    if (slot) this.waiting = this.waiting.filter((w) => w.slot !== slot);
     this.waiting.push({ text, slot });
     while (this.waiting.length > this.maxWaiting) {
       this.waiting.shift();
