@@ -14,3 +14,19 @@ extension Room {
         }
     }
 }
+
+extension Room {
+    /// Whether `line` from `id` would change anything of the room: what its
+    /// members are shown or what is written of it. A room that may not change
+    /// for a while (a cluster's room whose lease waits for its database) still
+    /// answers what changes nothing: `/who`, `/status`, `/time`.
+    public func wouldChangeOrRecord(_ line: InputLine, from id: MemberID, now: ServerInstant) -> Bool {
+        var trial = self
+        return trial.receive(line, from: id, now: now).contains { action in
+            switch action {
+            case .broadcast, .persist, .persistMember, .forgetMember, .persistChat, .forgetRoom, .closeConnection: true
+            default: false
+            }
+        }
+    }
+}

@@ -33,6 +33,16 @@ final class ClusterState {
     var renewalFailures = 0
     var roomsTaken = 0
     var roomsLost = 0
+    var roomsHeld = 0
+    var linesRefusedWhileHeld = 0
+    /// Since when the heartbeats succeed again after failing; nil before any
+    /// failed. Until a while after it this node takes no lapsed lease of
+    /// another node (`mayTakeLapsed`).
+    var databaseBackSince: MonotonicInstant?
+    /// Timers of held rooms that came due, fired when the room goes on.
+    var heldTimers: [RoomName: [RoomTimer]] = [:]
+    /// The `RoomOwnership.roomsChanged` the lease keeper last heard of.
+    private var renewableShared = -1
     var databaseSeconds = GatewayMetrics.Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var databaseUp = true
     var storeWriteSeconds = GatewayMetrics.Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5])
@@ -41,7 +51,25 @@ final class ClusterState {
         self.link = link
         self.relays = relays
         relayLinks = RelayLinks(timeout: relayTimeout)
-        ownership = RoomOwnership(lease: .seconds(link.leases.settings.leaseSeconds), seqBlock: link.leases.settings.seqBlock)
+        ownership = RoomOwnership(lease: .seconds(link.leases.settings.leaseSeconds),
+                                  hold: .seconds(link.leases.settings.holdSeconds), seqBlock: link.leases.settings.seqBlock)
+    }
+
+    /// Tells the lease keeper which rooms to renew, when that changed.
+    func shareRenewable() {
+        guard ownership.roomsChanged != renewableShared else { return }
+        renewableShared = ownership.roomsChanged
+        link.leases.renew(ownership.renewable)
+    }
+
+    /// How long after finding the database again a node leaves other nodes'
+    /// lapsed leases alone: an owner that held its rooms through the outage
+    /// retries its heartbeat every 0.25 s and renews them well within it.
+    var takeoverPause: MonotonicDuration { .seconds(max(1, link.leases.settings.leaseSeconds * 2)) }
+
+    func mayTakeLapsed(now: MonotonicInstant) -> Bool {
+        guard let since = databaseBackSince else { return databaseUp }
+        return now - since >= takeoverPause
     }
 }
 
@@ -58,8 +86,13 @@ extension Gateway {
         cluster.databaseSeconds.observe(seconds: renewal.took.seconds)
         if let held = renewal.held {
             cluster.renewals += 1
+            if !cluster.databaseUp {
+                cluster.databaseBackSince = time.monotonic()
+                logger.info("database reached again", metadata: ["held": "\(cluster.ownership.rooms.values.filter { $0.heldSince != nil }.count)"])
+            }
             cluster.databaseUp = true
-            ownershipActions(cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held)))
+            ownershipActions(cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held, asked: renewal.asked,
+                                                                       receivedAt: time.monotonic())))
         } else {
             cluster.renewalFailures += 1
             cluster.databaseUp = false
@@ -74,7 +107,7 @@ extension Gateway {
         stepDown(room, why: "a write was refused: another node holds its lease")
     }
 
-    func ceilingExtended(_ room: RoomName, epoch: Int64, ceiling: Int64, granted: Bool) {
+    func ceilingExtended(_ room: RoomName, epoch: Int64, ceiling: Int64, granted: Bool?) {
         guard let cluster else { return }
         ownershipActions(cluster.ownership.handle(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted)))
     }
@@ -93,6 +126,8 @@ extension Gateway {
         guard let cluster else { return }
         cluster.link.store.disown(room)
         _ = cluster.ownership.handle(.released(room))
+        cluster.shareRenewable()
+        cluster.heldTimers[room] = nil
         guard let entry = rooms.removeValue(forKey: room) else { return }
         state.roomForgotten(room)
         cluster.roomsLost += 1
@@ -104,6 +139,46 @@ extension Gateway {
         }
         // Each node's link goes after the closes it carries down for its members.
         for link in entry.links.values { close(link, code: 4010, reason: "the room moved to another node; reconnect now") }
+    }
+
+    /// The room's lease lapsed while the database could not be reached: it stays,
+    /// playing as it was, but nothing may change it (another node might be
+    /// taking it) until a renewal says it is still this node's.
+    func roomHeld(_ room: RoomName) {
+        guard let cluster, let entry = rooms[room] else { return }
+        cluster.roomsHeld += 1
+        logger.warning("room held: its lease could not be renewed", metadata: ["room": "\(room)"])
+        tell(entry, Self.heldNotice)
+    }
+
+    /// Renewed under its epoch after a hold: nobody took it; it may change again,
+    /// and what it showed meanwhile is written from the queue.
+    func roomResumed(_ room: RoomName) {
+        guard let entry = rooms[room] else { return }
+        logger.info("room resumed: its lease was renewed", metadata: ["room": "\(room)"])
+        tell(entry, "The database is back: the room can change again.")
+        releaseHeldTimers(room)
+    }
+
+    private func releaseHeldTimers(_ room: RoomName) {
+        guard let timers = cluster?.heldTimers.removeValue(forKey: room) else { return }
+        for timer in timers {
+            guard let entry = rooms[room], !isHeld(room) else { return }
+            run(entry.room.timerFired(timer, now: time.now()), in: entry)
+        }
+    }
+
+    static let heldNotice = "The database is out of reach: the room plays on as it is, but nothing can change until it is back."
+
+    /// Whether `room` is held, waiting for its lease (`RoomOwnership`).
+    func isHeld(_ room: RoomName) -> Bool {
+        cluster?.ownership.isHeld(room) ?? false
+    }
+
+    private func tell(_ entry: RoomEntry, _ text: String) {
+        for connection in entry.connections.values {
+            send(.notice(Notice(text: text, cause: nil, by: nil)), to: connection)
+        }
     }
 
     /// After each room's actions: the numbers its states used.
@@ -123,6 +198,7 @@ extension Gateway {
             cluster.link.leases.release(room, epoch: held.epoch)
             _ = cluster.ownership.handle(.released(room))
         }
+        cluster.shareRenewable()
         cluster.link.leases.drain()
         cluster.link.leases.stop()
         logger.info("rooms handed over", metadata: ["rooms": "\(rooms.count)"])
@@ -157,6 +233,12 @@ extension Gateway {
         single("cowatch_cluster_rooms_taken_total", "counter", "Rooms whose lease this node took.", cluster.roomsTaken)
         single("cowatch_cluster_rooms_lost_total", "counter", "Rooms this node gave up (lease lapsed, taken or fenced).", cluster.roomsLost)
         single("cowatch_database_up", "gauge", "1 while the last heartbeat reached the database.", cluster.databaseUp ? 1 : 0)
+        single("cowatch_cluster_rooms_held", "gauge", "Rooms whose lease lapsed while the database was away, held unchanged.",
+               cluster.ownership.rooms.values.filter { $0.heldSince != nil }.count)
+        single("cowatch_cluster_rooms_held_total", "counter", "Times a room was held because its lease could not be renewed.",
+               cluster.roomsHeld)
+        single("cowatch_cluster_lines_refused_held_total", "counter", "Lines refused because they would change a held room.",
+               cluster.linesRefusedWhileHeld)
         let statistics = cluster.link.store.takeStatistics()
         for seconds in statistics.writeSeconds { cluster.storeWriteSeconds.observe(seconds: seconds) }
         single("cowatch_store_dropped_changes_total", "counter",

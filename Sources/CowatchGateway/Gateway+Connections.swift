@@ -93,6 +93,12 @@ extension Gateway {
         let now = time.now()
         let entry: RoomEntry
         var created = false
+        if isHeld(name) {
+            // Seating a member changes the room, and a held room may not change.
+            refuse(connection, CommandError(.unavailable, command: nil, message:
+                "the room's database is out of reach and nobody can join until it is back; try again shortly"))
+            return
+        }
         if let existing = rooms[name] {
             entry = existing
         } else {

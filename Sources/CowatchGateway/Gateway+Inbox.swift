@@ -12,7 +12,7 @@ enum ServiceMessage: Sendable {
     case placement(RoomName, PostgresLeases.Placement)
     case renewal(PostgresLeases.Renewal)
     case fenced(RoomName, epoch: Int64)
-    case ceilingExtended(RoomName, epoch: Int64, ceiling: Int64, granted: Bool)
+    case ceilingExtended(RoomName, epoch: Int64, ceiling: Int64, granted: Bool?)
     case relayOpened(UInt64)
     case relayReceived(UInt64, String)
     case relayClosed(UInt64, CloseInfo)

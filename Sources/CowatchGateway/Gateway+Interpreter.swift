@@ -39,6 +39,11 @@ extension Gateway {
             logger.info("unused room given up for a new one", metadata: ["room": "\(name)"])
         case .fireRoomTimer(let room, let timer, let now):
             guard let entry = rooms[room] else { break }
+            if isHeld(room) {
+                // A held room may not change: its timer waits for the room to go on.
+                cluster?.heldTimers[room, default: []].append(timer)
+                break
+            }
             run(entry.room.timerFired(timer, now: now), in: entry)
         case .armRoomTimers:
             server?.armTimers(nextDue: state.nextTimerDue())
@@ -107,12 +112,17 @@ extension Gateway {
             switch action {
             case .stepDown(let room, let why):
                 stepDown(room, why: why)
+            case .hold(let room):
+                roomHeld(room)
+            case .resume(let room):
+                roomResumed(room)
             case .extendCeiling(let room, let epoch, let ceiling):
                 cluster.link.leases.extendCeiling(room, epoch: epoch, to: ceiling) { [weak self] granted in
                     self?.post(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted))
                 }
             }
         }
+        cluster.shareRenewable()
     }
 
     /// On a node that relays members: what its shared links decide

@@ -56,6 +56,14 @@ extension Gateway {
     private func toRoom(_ input: InputLine, from connection: Connection) {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name],
               entry.connections[member] === connection, connection.state.isOpen else { return }
+        if isHeld(name), entry.room.wouldChangeOrRecord(input, from: member, now: time.now()) {
+            cluster?.linesRefusedWhileHeld += 1
+            let command: CommandName? = if case .command(let command) = input { command.name } else { nil }
+            send(.error(CommandError(.unavailable, command: command, message:
+                "the database is out of reach, so the room cannot change until it is back; the line was not applied, send it again then")),
+                 to: connection)
+            return
+        }
         run(entry.room.receive(input, from: member, now: time.now()), in: entry)
     }
 

@@ -27,8 +27,11 @@ extension Gateway {
 
     private func ask(_ rooms: [RoomName]) {
         guard let cluster else { return }
+        let mayTakeLapsed = cluster.mayTakeLapsed(now: time.monotonic())
         for room in rooms {
-            cluster.link.leases.acquire(room) { [weak self] placement in self?.post(.placement(room, placement)) }
+            cluster.link.leases.acquire(room, mayTakeLapsed: mayTakeLapsed) { [weak self] placement in
+                self?.post(.placement(room, placement))
+            }
         }
     }
 

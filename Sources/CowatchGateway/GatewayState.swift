@@ -420,6 +420,7 @@ struct GatewayState {
         case .locked: 4004
         case .passwordRequired, .wrongPassword, .tooManyAttempts: 4005
         case .badToken: 4006
+        case .unavailable: 4011
         default: 1008
         }
     }

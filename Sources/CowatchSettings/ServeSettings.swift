@@ -23,6 +23,9 @@ public struct ServeSettings: Sendable {
     public var nodeID: String?
     public var advertiseURL: String?
     public var leaseSeconds = 1.5
+    /// How long an owner holds its rooms unchanged while the database is out of
+    /// its reach (docs/cluster.md, "Riding out the database's absence").
+    public var databaseHoldSeconds = 90.0
     /// Where each value came from (`--port`, `COWATCH_PORT`, `cowatch.conf:3`), for messages.
     public var origins: [String: String] = [:]
 

@@ -51,6 +51,9 @@ extension SettingKey where Target == ServeSettings {
         Setting("lease-seconds") { value, settings in
             settings.leaseSeconds = try SettingValue.number(value, 0.3...60)
         },
+        Setting("database-hold-seconds") { value, settings in
+            settings.databaseHoldSeconds = try SettingValue.number(value, 0...3600)
+        },
         Setting("max-downtime") { value, settings in
             settings.gateway.maximumDowntimeSeconds = try SettingValue.number(value, 0...31_536_000)
         },

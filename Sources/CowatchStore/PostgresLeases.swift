@@ -20,15 +20,20 @@ public final class PostgresLeases: @unchecked Sendable {
         public var advertiseURL: String
         public var leaseSeconds: Double
         public var renewSeconds: Double
+        /// How long an owner holds its rooms, unchanged, while its leases cannot
+        /// be renewed, before it gives them up (docs/cluster.md, "Riding out the
+        /// database's absence"); 0 gives them up as soon as their trust lapses.
+        public var holdSeconds: Double
         /// How many `seq` values a lease reserves at a time.
         public var seqBlock: Int64
 
         public init(node: String, advertiseURL: String, leaseSeconds: Double = 1.5, renewSeconds: Double = 0.4,
-                    seqBlock: Int64 = 10_000) {
+                    holdSeconds: Double = 90, seqBlock: Int64 = 10_000) {
             self.node = node
             self.advertiseURL = advertiseURL
             self.leaseSeconds = leaseSeconds
             self.renewSeconds = renewSeconds
+            self.holdSeconds = holdSeconds
             self.seqBlock = seqBlock
         }
     }
@@ -44,10 +49,12 @@ public final class PostgresLeases: @unchecked Sendable {
     }
 
     /// One heartbeat: when it was sent, the leases the database says this node
-    /// still holds (room → epoch; nil when it failed), and how long it took.
+    /// still holds (room → epoch; nil when it failed), the rooms it asked to
+    /// renew even if lapsed, and how long it took.
     public struct Renewal: Sendable {
         public var sentAt: MonotonicInstant
         public var held: [RoomName: Int64]?
+        public var asked: Set<RoomName>
         public var took: MonotonicDuration
     }
 
@@ -64,6 +71,7 @@ public final class PostgresLeases: @unchecked Sendable {
     private var workConnection: PostgresConnection?
     private let lock = NSLock()
     private var stopped = false
+    private var renewable: Set<RoomName> = []
     public var onRenewal: (@Sendable (Renewal) -> Void)?
 
     public init(url: String, settings: Settings, store: PostgresStore, logger: Logger = Logger(label: "cowatch.cluster"),
@@ -84,7 +92,7 @@ public final class PostgresLeases: @unchecked Sendable {
         heartbeatQueue.async { [self] in
             do {
                 try connected(&heartbeatConnection).query("""
-                    UPDATE room_leases SET expires_at = now() - interval '1 second' WHERE node = $1 AND expires_at > now()
+                    UPDATE room_leases SET expires_at = '-infinity' WHERE node = $1 AND expires_at > '-infinity'
                     """, [settings.node])
             } catch {
                 logger.warning("could not end this node's earlier leases; they end by themselves", metadata: ["error": "\(error)"])
@@ -99,9 +107,18 @@ public final class PostgresLeases: @unchecked Sendable {
 
     private var isStopped: Bool { lock.withLock { stopped } }
 
+    /// The rooms the gateway acts for or holds: each heartbeat renews their
+    /// leases even when they lapsed (a database outage), as long as they are
+    /// still this node's under the same epoch.
+    public func renew(_ rooms: Set<RoomName>) {
+        lock.withLock { renewable = rooms }
+    }
+
     private func heartbeat() {
         guard !isStopped else { return }
         let sentAt = time.monotonic()
+        // Read after `sentAt`: a room added later is not counted as asked for.
+        let asked = lock.withLock { renewable }
         var held: [RoomName: Int64]?
         do {
             let connection = try connected(&heartbeatConnection)
@@ -109,10 +126,14 @@ public final class PostgresLeases: @unchecked Sendable {
                 INSERT INTO cluster_nodes (node, url, seen_at) VALUES ($1, $2, now())
                 ON CONFLICT (node) DO UPDATE SET url = EXCLUDED.url, seen_at = now()
                 """, [settings.node, settings.advertiseURL])
+            let names = String(decoding: (try? JSONEncoder().encode(asked.map(\.rawValue).sorted())) ?? Data("[]".utf8),
+                               as: UTF8.self)
             let rows = try connection.query("""
                 UPDATE room_leases SET expires_at = now() + $2::interval
-                WHERE node = $1 AND expires_at > now() RETURNING room, epoch
-                """, [settings.node, leaseInterval])
+                WHERE node = $1 AND (expires_at > now()
+                    OR (expires_at > '-infinity' AND room IN (SELECT jsonb_array_elements_text($3::jsonb))))
+                RETURNING room, epoch
+                """, [settings.node, leaseInterval, names])
             var leases: [RoomName: Int64] = [:]
             for row in rows {
                 if let name = row[0].flatMap({ RoomName($0) }), let epoch = row[1].flatMap({ Int64($0) }) { leases[name] = epoch }
@@ -123,7 +144,7 @@ public final class PostgresLeases: @unchecked Sendable {
             heartbeatConnection = nil
             logger.warning("lease renewal failed", metadata: ["error": "\(error)"])
         }
-        onRenewal?(Renewal(sentAt: sentAt, held: held, took: time.monotonic() - sentAt))
+        onRenewal?(Renewal(sentAt: sentAt, held: held, asked: asked, took: time.monotonic() - sentAt))
         // A failed heartbeat is tried again soon rather than a whole interval later:
         // once a database comes back (a restart, a standby promoted) the leases are
         // renewed within a moment, before the trust they still have runs out.
@@ -134,9 +155,12 @@ public final class PostgresLeases: @unchecked Sendable {
     /// Seconds between heartbeats while they fail.
     static let retryAfterFailure = 0.25
 
-    /// Takes `room` when its lease is free, ended or already this node's; else
-    /// says who owns it.
-    public func acquire(_ room: RoomName, completion: @escaping @Sendable (Placement) -> Void) {
+    /// Takes `room` when its lease is free, released or already this node's, or
+    /// lapsed if `mayTakeLapsed`; else says who owns it. A node that has just
+    /// found the database again passes false for a while: an owner that held its
+    /// rooms through the outage renews them first (docs/cluster.md, "Riding out
+    /// the database's absence").
+    public func acquire(_ room: RoomName, mayTakeLapsed: Bool = true, completion: @escaping @Sendable (Placement) -> Void) {
         workQueue.async { [self] in
             let requestedAt = time.monotonic()
             do {
@@ -146,15 +170,18 @@ public final class PostgresLeases: @unchecked Sendable {
                         INSERT INTO room_leases AS l (room, node, epoch, expires_at, seq_ceiling)
                         VALUES ($1, $2, 1, now() + $3::interval, 0)
                         ON CONFLICT (room) DO UPDATE SET node = $2, epoch = l.epoch + 1, expires_at = now() + $3::interval
-                        WHERE l.expires_at < now() OR l.node = $2
+                        WHERE l.node = $2 OR l.expires_at = '-infinity' OR (l.expires_at < now() AND $4::boolean)
                         RETURNING epoch, seq_ceiling
-                        """, [room.rawValue, settings.node, leaseInterval])
+                        """, [room.rawValue, settings.node, leaseInterval, mayTakeLapsed ? "true" : "false"])
                     guard let row = taken.first, let epoch = row[0].flatMap({ Int64($0) }),
                           let previousCeiling = row[1].flatMap({ Int64($0) }) else {
                         let owner = try connection.query("""
-                            SELECT l.node, n.url FROM room_leases l LEFT JOIN cluster_nodes n ON n.node = l.node
-                            WHERE l.room = $1
+                            SELECT l.node, n.url, l.expires_at < now() FROM room_leases l
+                            LEFT JOIN cluster_nodes n ON n.node = l.node WHERE l.room = $1
                             """, [room.rawValue]).first
+                        if (owner?[2] ?? nil) == "t" {
+                            return .unavailable("its lease lapsed while the database was away; its owner may renew it first")
+                        }
                         return .elsewhere(node: (owner?[0] ?? nil) ?? "?", url: (owner?[1] ?? nil) ?? "")
                     }
                     let stored = try store.loadRoom(room, using: connection)
@@ -173,10 +200,10 @@ public final class PostgresLeases: @unchecked Sendable {
         }
     }
 
-    /// Reserves more `seq` values for an owned room; false when the lease moved on
-    /// (or the database did not answer).
+    /// Reserves more `seq` values for an owned room; false when the lease moved
+    /// on, nil when the database did not answer.
     public func extendCeiling(_ room: RoomName, epoch: Int64, to ceiling: Int64,
-                              completion: @escaping @Sendable (Bool) -> Void) {
+                              completion: @escaping @Sendable (Bool?) -> Void) {
         workQueue.async { [self] in
             do {
                 let connection = try connected(&workConnection)
@@ -187,7 +214,7 @@ public final class PostgresLeases: @unchecked Sendable {
             } catch {
                 workConnection?.close()
                 workConnection = nil
-                completion(false)
+                completion(nil)
             }
         }
     }
@@ -199,7 +226,7 @@ public final class PostgresLeases: @unchecked Sendable {
             do {
                 let connection = try connected(&workConnection)
                 try connection.query("""
-                    UPDATE room_leases SET expires_at = now() - interval '1 second'
+                    UPDATE room_leases SET expires_at = '-infinity'
                     WHERE room = $1 AND node = $2 AND epoch = $3
                     """, [room.rawValue, settings.node, String(epoch)])
             } catch {

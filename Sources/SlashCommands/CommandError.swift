@@ -5,6 +5,9 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     case forbidden
     case noSession = "no-session"
     case rateLimited = "rate-limited"
+    /// The room cannot change now (in a cluster: its database is out of reach);
+    /// the line was not applied. A connection refused so is closed with 4011.
+    case unavailable
     case tooLong = "too-long"
     /// A transport command from a member whose player is separated from the group.
     case suspended

@@ -199,6 +199,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "For --store postgres: seconds a room's lease lasts unrenewed; a dead node's rooms move after it (default 1.5).")
     var leaseSeconds: String?
 
+    @Option(help: "For --store postgres: seconds an owner holds its rooms, unchanged, while it cannot reach the database, before giving them up; 0 gives them up when their lease lapses (default 90).")
+    var databaseHoldSeconds: String?
+
     @Option(help: "A file holding the operator's token for the admin API (/admin/...; off without it). See cowatch admin.")
     var adminTokenFile: String?
 
@@ -240,6 +243,7 @@ struct ServeCommand: ParsableCommand {
             ("max-media-checks-per-address", maxMediaChecksPerAddress), ("max-subtitle-bytes", maxSubtitleBytes),
             ("youtube-api-url", youtubeApiUrl), ("vimeo-api-url", vimeoApiUrl),
             ("database-url", databaseUrl), ("node-id", nodeId), ("advertise-url", advertiseUrl), ("lease-seconds", leaseSeconds),
+            ("database-hold-seconds", databaseHoldSeconds),
             ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
         ]
         for (key, value) in options { if let value { flags[key] = value } }
@@ -286,7 +290,7 @@ struct ServeCommand: ParsableCommand {
                                               logger: Logger(label: "cowatch.store"))
                 let leases = PostgresLeases(url: url, settings: PostgresLeases.Settings(
                     node: node, advertiseURL: advertise, leaseSeconds: settings.leaseSeconds,
-                    renewSeconds: settings.leaseSeconds / 4), store: store, logger: Logger(label: "cowatch.cluster"), time: time)
+                    renewSeconds: settings.leaseSeconds / 4, holdSeconds: settings.databaseHoldSeconds), store: store, logger: Logger(label: "cowatch.cluster"), time: time)
                 roomStore = store
                 cluster = ClusterLink(store: store, leases: leases)
             } catch {
@@ -295,7 +299,7 @@ struct ServeCommand: ParsableCommand {
             }
             logger.notice("store: postgres, cluster node", metadata: [
                 "database": "\(PostgresStore.redacted(url))", "node": "\(node)", "advertise": "\(advertise)",
-                "lease": "\(settings.leaseSeconds)s"])
+                "lease": "\(settings.leaseSeconds)s", "hold": "\(settings.databaseHoldSeconds)s"])
         case .memory:
             roomStore = MemoryStore(chatLimit: settings.gateway.room.chatHistory, chatBytes: settings.gateway.room.chatHistoryBytes)
             logger.notice("store: memory; rooms are lost when the server stops")
