@@ -10,6 +10,10 @@ public struct WebSocketAddress: Sendable, Hashable {
     public var port: Int
     /// Path and query, starting with `/`.
     public var path: String
+    /// The local address to connect from (nil: the kernel's choice). A load
+    /// generator spreads its connections over several, since each local address
+    /// has only about 28,000 ephemeral ports towards one server port.
+    public var source: String?
 
     public init?(_ text: String) {
         let rest: Substring

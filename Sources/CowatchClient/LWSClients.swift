@@ -174,6 +174,7 @@ public final class WebSocketClients: @unchecked Sendable {
         info.protocol = keep(connection.subprotocol)
         info.local_protocol_name = UnsafePointer(protocolName)
         info.ietf_version_or_minus_one = -1
+        if let source = connection.address.source { info.iface = keep(source) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(connection.id))
         connections[connection.id] = connection
         connection.wsi = lws_client_connect_via_info(&info)

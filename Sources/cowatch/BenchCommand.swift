@@ -123,6 +123,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "The same for the --idle-connections, on contexts of their own; 0: as --connections-per-client-context, or all on one.")
     var idleConnectionsPerClientContext = 0
 
+    @Option(help: "Local addresses to connect from, in turn, comma-separated (127.0.0.1,127.0.0.2,...): one address reaches a server port from about 28,000 ephemeral ports at most.")
+    var sourceAddresses: String?
+
     @Option(help: "Connections being opened at once.")
     var connectWindow = 64
 
@@ -234,6 +237,14 @@ struct BenchCommand: ParsableCommand {
             throw ExitCode.validationFailure
         }
         plan.placement = placement
+        if let sourceAddresses {
+            let list = sourceAddresses.split(separator: ",").map { String($0) }
+            guard !list.isEmpty, list.allSatisfy(Self.isAddressLiteral) else {
+                Output.error("bench: --source-addresses takes IP addresses separated by commas, not \(sourceAddresses)")
+                throw ExitCode.validationFailure
+            }
+            plan.sourceAddresses = list
+        }
         // One descriptor per connection, plus stdio and each context's wake-up pipe.
         let needed = rlim_t(connections + 16 + 4 * plan.contexts)
         let limit = FileLimit.raise(toAtLeast: needed)
@@ -372,4 +383,13 @@ extension ClientEncoding {
     }
 
     var short: String { self == .json ? "json" : "text" }
+}
+
+extension BenchCommand {
+    /// An IPv4 or IPv6 address as digits, which a socket can be bound to.
+    static func isAddressLiteral(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
 }

@@ -1,5 +1,7 @@
 @testable import CowatchClient
 @testable import CowatchLoad
+import Foundation
+import Glibc
 import Testing
 
 /// `cowatch bench` against several servers (a cluster's nodes): which member
@@ -34,6 +36,48 @@ struct LoadPlanTests {
         let plan = Self.plan(servers: ["ws://127.0.0.1:7001"])
         #expect((0..<7).allSatisfy { plan.serverIndex(room: 1, member: $0) == 0 })
         #expect(!plan.relays)
+    }
+
+    @Test("connections take the source addresses in turn; with none, the kernel chooses")
+    func sourceAddresses() {
+        var plan = Self.plan(servers: ["ws://127.0.0.1:7001"])
+        #expect(plan.sourceAddress(connection: 5) == nil)
+        plan.sourceAddresses = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+        #expect((0..<7).map { plan.sourceAddress(connection: $0) }
+            == ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.1"])
+    }
+
+    @Test("a connection given a source address comes from it: the listener sees 127.0.0.2 as its peer")
+    func connectsFromTheSourceAddress() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 4) == 0
+                && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let clients = try WebSocketClients()
+        defer { clients.shutdown() }
+        var target = try #require(WebSocketAddress("ws://127.0.0.1:\(port)/rooms/t-0"))
+        target.source = "127.0.0.2"
+        _ = clients.connect(target, encoding: .json, handlers: ClientHandlers(received: { _ in }))
+        // The connection arrives when the client's thread has made it: poll waits for it, with a bound.
+        var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        try #require(poll(&ready, 1, 10_000) == 1)
+        var peer = sockaddr_in()
+        var peerLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let accepted = withUnsafeMutablePointer(to: &peer) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &peerLength) }
+        }
+        try #require(accepted >= 0)
+        defer { close(accepted) }
+        #expect(String(cString: inet_ntoa(peer.sin_addr)) == "127.0.0.2")
     }
 
     @Test("a room's latencies are kept per group, with the last member of each group")

@@ -264,6 +264,7 @@ public final class LoadGenerator: @unchecked Sendable {
         let clients = contexts[min(contexts.count - 1, plan.context(room: roomIndex, member: member))]
         var address = plan.servers[plan.serverIndex(room: roomIndex, member: member)]
         address.path = "/rooms/\(roomName(roomIndex))"
+        address.source = plan.sourceAddress(connection: roomIndex * plan.members + member)
         address = address.adding("name", "m\(member)")
         let handlers = ClientHandlers(
             opened: { [self] in

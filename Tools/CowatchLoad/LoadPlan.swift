@@ -30,6 +30,11 @@ public struct LoadPlan: Sendable {
         case byRoom = "by-room"
     }
     public var placement: Placement = .roundRobin
+    /// Local addresses the connections come from, in turn (empty: the kernel's
+    /// choice). One local address reaches one server port from at most the
+    /// ephemeral port range (about 28,000 ports): 100,000 connections need four
+    /// or more, such as 127.0.0.1 to 127.0.0.8 on loopback.
+    public var sourceAddresses: [String] = []
     public var rooms: Int
     /// Members per room, named m0, m1, ...; m0 is the room's controller.
     public var members: Int
@@ -98,6 +103,11 @@ public struct LoadPlan: Sendable {
         case .roundRobin: member % servers.count
         case .byRoom: room % servers.count
         }
+    }
+
+    /// The local address connection number `connection` comes from, if any.
+    public func sourceAddress(connection: Int) -> String? {
+        sourceAddresses.isEmpty ? nil : sourceAddresses[connection % sourceAddresses.count]
     }
 
     /// Whether the report splits members on the owner from relayed ones.
