@@ -4,6 +4,7 @@
 # free loopback port, trusting local connections.
 #   scratch_postgres.sh start DIR     prints the URL of its database "cowatch"
 #   scratch_postgres.sh stop|restart DIR
+#   scratch_postgres.sh resume DIR    starts a stopped one again, on its port
 set -euo pipefail
 action=${1:?start, stop or restart}
 dir=${2:?a directory}
@@ -14,6 +15,9 @@ if [ "$(id -u)" -eq 0 ]; then
   as=(runuser -u postgres --)
 fi
 ctl() { "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" "$@" >/dev/null; }
+serve() {
+  ctl -w -o "-c listen_addresses=127.0.0.1 -c port=$(cat "$dir/port") -c unix_socket_directories=$dir -c fsync=off -c max_connections=200" start
+}
 case "$action" in
   start)
     mkdir -p "$dir"
@@ -21,11 +25,12 @@ case "$action" in
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     "${as[@]}" "$bin/initdb" -D "$dir/data" -A trust -U cowatch --no-sync >/dev/null
     echo "$port" > "$dir/port"
-    ctl -w -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off -c max_connections=200" start
+    serve
     "$bin/psql" -q "postgres://cowatch@127.0.0.1:$port/postgres" -c "CREATE DATABASE cowatch" >/dev/null
     echo "postgres://cowatch@127.0.0.1:$port/cowatch"
     ;;
   stop) ctl -w -m fast stop ;;
+  resume) serve ;;
   restart) ctl -w -m fast restart ;;
-  *) echo "scratch_postgres: start, stop or restart" >&2; exit 2 ;;
+  *) echo "scratch_postgres: start, stop, resume or restart" >&2; exit 2 ;;
 esac

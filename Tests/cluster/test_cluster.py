@@ -56,6 +56,12 @@ class Postgres:
     def restart(self):
         subprocess.run([str(HERE / "scratch_postgres.sh"), "restart", self.folder], check=True)
 
+    def stop(self):
+        subprocess.run([str(HERE / "scratch_postgres.sh"), "stop", self.folder], check=True)
+
+    def resume(self):
+        subprocess.run([str(HERE / "scratch_postgres.sh"), "resume", self.folder], check=True)
+
 
 class Node(Serve):
     def __init__(self, number, database, lease=None):
@@ -526,6 +532,63 @@ def test_the_database_restarted_under_a_running_cluster(cluster, postgres):
         for node in (n1, n2, n3):
             await until(lambda node=node: "database: up" in node.health(),
                         f"node {node.number} reaching the database again", timeout=20)
+        for member in (alice, bob):
+            await member.close()
+
+    run(scenario())
+
+
+def test_the_database_away_rooms_are_held_then_go_on(cluster, postgres):
+    """PostgreSQL stopped under a playing room, then started again: the owner holds
+    the room (docs/cluster.md, "Riding out the database's absence"): nobody is
+    closed, what would change it is refused in words, a newcomer is told to come
+    back, and once the database is back the room goes on under the same lease,
+    with what it showed as the database went written."""
+    database, (n1, n2, n3) = cluster
+    said = "said as the database went"
+
+    async def scenario():
+        alice, bob = Member("alice"), Member("bob")
+        await alice.connect(n1, "held")
+        await bob.connect(n2, "held")
+        await alice.send(f"/watch {URL} Episode 1")
+        await alice.send("/play")
+        await bob.wait(playing)
+        await written(database, "held", lambda kept: kept["state"]["playback"]["status"] == "playing", "playing")
+        lease = lease_row(database, "held")
+        postgres.stop()
+        try:
+            await alice.send(said)
+            await bob.wait(lambda e: e["type"] == "chat" and e["text"] == said)
+            for member in (alice, bob):
+                await member.wait(lambda e: e["type"] == "notice" and e["text"].startswith("The database is out of reach"),
+                                  timeout=LEASE + 5)
+            mark = len(alice.events)
+            await alice.send("/pause")
+            error = await alice.wait(lambda e: e["type"] == "error", since=mark)
+            assert error["code"] == "unavailable", error
+            await alice.send("/who")
+            await alice.wait(lambda e: e["type"] == "reply", since=mark)
+            ws = await websockets.connect(f"{n1.url}/rooms/held?name=carol", subprotocols=["cowatch.v1.json"])
+            told = []
+            try:
+                async for frame in ws:
+                    told.append(json.loads(frame))
+            except websockets.ConnectionClosed:
+                pass
+            assert [e["code"] for e in told if e["type"] == "error"] == ["unavailable"] and ws.close_code == 4011
+            assert alice.closed is None and bob.closed is None
+        finally:
+            postgres.resume()
+        for member in (alice, bob):
+            await member.wait(lambda e: e["type"] == "notice" and e["text"].startswith("The database is back"), timeout=20)
+        assert lease_row(database, "held") == lease
+        mark = len(bob.events)
+        await alice.send("/pause")
+        await bob.wait(lambda e: e["type"] == "state" and e["playback"]["status"] == "paused", since=mark)
+        await until(lambda: said in Postgres.psql(database, "SELECT line FROM chat WHERE room = 'held'"),
+                    "the line shown as the database went, written", timeout=15)
+        assert alice.closed is None and bob.closed is None
         for member in (alice, bob):
             await member.close()
 
