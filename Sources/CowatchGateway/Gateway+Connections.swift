@@ -70,6 +70,7 @@ extension Gateway {
                                    firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
         connections[id] = connection
+        if !connectionSlices.isEmpty { connectionSlices[Int(id % UInt64(connectionSlices.count))][id] = connection }
         metrics.connectionsOpened += 1
         guard !request.echo, let name = request.room else { return }
         // A link's upgrade and its subprotocol go together, or it is nothing this server serves.
@@ -169,6 +170,7 @@ extension Gateway {
 
     /// The connection is gone (closed by either side, or dropped).
     func closed(id: UInt64) {
+        if !connectionSlices.isEmpty { connectionSlices[Int(id % UInt64(connectionSlices.count))][id] = nil }
         guard let connection = connections.removeValue(forKey: id) else {
             carry(state.connectionClosed(id, address: nil, at: time.monotonic()))
             return

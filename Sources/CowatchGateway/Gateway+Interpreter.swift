@@ -53,10 +53,17 @@ extension Gateway {
             store?.write([.alive(instant)])
         case .keepChatWithinBudget:
             keepChatWithinBudget()
-        case .tickConnections(let now):
-            for connection in connections.values {
-                perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
+        case .tickConnections(let now, let slice, let slices):
+            if slices == connectionSlices.count, connectionSlices.indices.contains(slice) {
+                for connection in connectionSlices[slice].values {
+                    perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
+                }
+            } else {
+                for connection in connections.values {
+                    perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
+                }
             }
+            metrics.connectionPass.observe(seconds: (time.monotonic() - now).seconds)
         case .clusterHousekeeping:
             clusterHousekeeping()
         case .handOverRooms:

@@ -43,6 +43,9 @@ public final class Gateway: @unchecked Sendable {
     /// done for strangers, the rooms' timers, housekeeping and shutdown.
     var state: GatewayState
     var connections: [UInt64: Connection] = [:]
+    /// The same connections by `id % connectionSlices`, for housekeeping passes
+    /// that each look at one slice (`GatewayState.Settings.connectionSlices`).
+    var connectionSlices: [[UInt64: Connection]] = []
     var rooms: [RoomName: RoomEntry] = [:]
     /// Members other nodes relay here on their shared links, by connection id
     /// (`Gateway+RelayedMembers.swift`); numbered apart from sockets' connections.
@@ -100,6 +103,7 @@ public final class Gateway: @unchecked Sendable {
         self.logger = logger
         self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
         self.state = GatewayState(settings: GatewayState.Settings(configuration, cluster: cluster != nil, store: store != nil))
+        self.connectionSlices = Array(repeating: [:], count: max(1, state.settings.connectionSlices))
         self.web = WebRoot()
         self.securityHeaders = HTTPResponse.securityHeaders(configuration.playerScripts)
         if let directory = web.directory {

@@ -30,6 +30,10 @@ struct GatewayMetrics {
     var chatBytesDropped = 0
     var fanOut = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var roundTrip = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1])
+    /// One housekeeping pass over a slice of the connections' deadlines (pings,
+    /// timeouts): the loop does nothing else meanwhile, so it grows with the
+    /// connections held.
+    var connectionPass = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1])
     /// Shared links looked at, by verdict (media, not-media, unchecked, busy).
     var mediaChecks: [String: Int] = [:]
     var mediaCheckTime = Histogram(bounds: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
@@ -129,6 +133,8 @@ struct GatewayMetrics {
         Self.histogram("cowatch_broadcast_fanout_seconds",
                   "Time from a broadcast until its frame was written to the last recipient.", fanOut, into: &out)
         Self.histogram("cowatch_round_trip_seconds", "WebSocket ping round trips.", roundTrip, into: &out)
+        Self.histogram("cowatch_connection_pass_seconds",
+                       "One housekeeping pass over a slice of the connections' deadlines and pings (the loop waits for it).", connectionPass, into: &out)
         family("cowatch_media_checks_total", "counter", "Links shared with /watch or /queue that were looked at, by verdict.")
         labelled("cowatch_media_checks_total", "verdict", mediaChecks)
         Self.histogram("cowatch_media_check_seconds", "Time to check a shared link.", mediaCheckTime, into: &out)

@@ -48,10 +48,18 @@ struct GatewayState {
         /// How often all rooms' chat is added up (`chat-total-bytes`): often enough
         /// that it is never far over, rarely enough that adding up costs nothing.
         var chatBudgetInterval = MonotonicDuration.seconds(5)
-        /// How often connections' deadlines and pings are looked at: often enough
-        /// that the pings due (staggered over the ping interval) go out a few at a
-        /// time; while shutting down, often enough to finish on time.
-        var housekeepingInterval = MonotonicDuration.milliseconds(250)
+        /// How often housekeeping runs. Each pass looks at one of
+        /// `connectionSlices` slices of the connections, so every connection's
+        /// deadlines and pings are looked at every 250 ms, and the loop is never
+        /// held for a pass over all of them: at 19,500 connections that pass took
+        /// 4 to 5 ms, and sent a quarter second's pings (about 490) in one burst
+        /// whose answers came back together, which was most of the commands'
+        /// p99 (docs/benchmarks.md, "One node at the descriptor limit"). While
+        /// shutting down every pass looks at every connection, to finish on time.
+        var housekeepingInterval = MonotonicDuration.milliseconds(50)
+        var connectionSlices = 5
+        /// How often the cluster's leases, links and waiting members are looked at.
+        var clusterInterval = MonotonicDuration.milliseconds(250)
         var shutdownHousekeepingInterval = MonotonicDuration.milliseconds(50)
 
         init(_ configuration: GatewayConfiguration, cluster: Bool, store: Bool) {
@@ -108,6 +116,9 @@ struct GatewayState {
     private(set) var timers = TimerQueue()
     private var aliveWritten: MonotonicInstant?
     private var chatBudgetChecked: MonotonicInstant?
+    private var clusterChecked: MonotonicInstant?
+    /// Housekeeping passes so far: which slice of the connections is next.
+    private var passes = 0
 
     init(settings: Settings) {
         self.settings = settings
@@ -370,6 +381,7 @@ struct GatewayState {
     /// shutdown's end; then the next pass.
     mutating func housekeeping(at now: Now) -> [GatewayAction] {
         var actions: [GatewayAction] = []
+        defer { passes &+= 1 }
         if settings.store, aliveWritten.map({ now.monotonic - $0 >= settings.aliveInterval }) ?? true {
             aliveWritten = now.monotonic
             actions.append(.writeAliveMark(now.server))
@@ -378,8 +390,16 @@ struct GatewayState {
             chatBudgetChecked = now.monotonic
             actions.append(.keepChatWithinBudget)
         }
-        actions.append(.tickConnections(now.monotonic))
-        if settings.cluster { actions.append(.clusterHousekeeping) }
+        if isServing {
+            let slices = max(1, settings.connectionSlices)
+            actions.append(.tickConnections(now.monotonic, slice: passes % slices, of: slices))
+        } else {
+            actions.append(.tickConnections(now.monotonic, slice: 0, of: 1))
+        }
+        if settings.cluster, clusterChecked.map({ now.monotonic - $0 >= settings.clusterInterval }) ?? true {
+            clusterChecked = now.monotonic
+            actions.append(.clusterHousekeeping)
+        }
         actions += finishIfDone(now.monotonic)
         if phase != .finished { actions.append(.armHousekeeping(after: nextHousekeeping)) }
         return actions
@@ -469,7 +489,9 @@ enum GatewayAction: Equatable {
     case writeAliveMark(ServerInstant)
     case keepChatWithinBudget
     /// Every connection's deadlines and pings, at this instant.
-    case tickConnections(MonotonicInstant)
+    /// Every connection's deadlines and pings, for the connections whose id is
+    /// `slice` modulo `of` (all of them when `of` is 1).
+    case tickConnections(MonotonicInstant, slice: Int, of: Int)
     case clusterHousekeeping
     case handOverRooms
     case closeEveryConnection(code: UInt16, reason: String)

@@ -275,12 +275,32 @@ struct GatewayTimeTests {
         #expect(door.housekeeping().contains(.keepChatWithinBudget))
     }
 
-    @Test("every pass ticks every connection and comes back in 250 ms; in a cluster it looks at the leases too")
+    @Test("a pass every 50 ms ticks one fifth of the connections in turn, so each is looked at every 250 ms; in a cluster the leases every 250 ms")
     func pass() {
         var door = Door(store: false)
-        #expect(door.housekeeping() == [.keepChatWithinBudget, .tickConnections(door.now.monotonic), .armHousekeeping(after: .milliseconds(250))])
+        #expect(door.housekeeping() == [.keepChatWithinBudget, .tickConnections(door.now.monotonic, slice: 0, of: 5),
+                                        .armHousekeeping(after: .milliseconds(50))])
+        var slices: [Int] = []
+        for _ in 0..<6 {
+            door.advance(seconds: 0.05)
+            for case .tickConnections(_, let slice, 5) in door.housekeeping() { slices.append(slice) }
+        }
+        #expect(slices == [1, 2, 3, 4, 0, 1])
         var node = Door(cluster: true, store: false)
-        #expect(node.housekeeping().contains(.clusterHousekeeping))
+        var looked: [Bool] = []
+        for _ in 0..<6 {
+            looked.append(node.housekeeping().contains(.clusterHousekeeping))
+            node.advance(seconds: 0.05)
+        }
+        #expect(looked == [true, false, false, false, false, true])
+    }
+
+    @Test("while shutting down every pass ticks every connection")
+    func passWhileStopping() {
+        var door = Door(store: false)
+        door.connect()
+        _ = door.state.stopRequested(at: door.now.monotonic)
+        #expect(door.housekeeping().contains(.tickConnections(door.now.monotonic, slice: 0, of: 1)))
     }
 
     @Test("a stop asks every connection to close with 1001, looks every 50 ms, and finishes when the last is gone")
