@@ -88,7 +88,7 @@ extension Gateway {
             cluster.renewals += 1
             if !cluster.databaseUp {
                 cluster.databaseBackSince = time.monotonic()
-                logger.info("database reached again", metadata: ["held": "\(cluster.ownership.rooms.values.filter { $0.heldSince != nil }.count)"])
+                logger.info("database reached again", metadata: ["held": "\(cluster.ownership.heldCount)"])
             }
             cluster.databaseUp = true
             ownershipActions(cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held, asked: renewal.asked,
@@ -156,7 +156,7 @@ extension Gateway {
     func roomResumed(_ room: RoomName) {
         guard let entry = rooms[room] else { return }
         logger.info("room resumed: its lease was renewed", metadata: ["room": "\(room)"])
-        tell(entry, "The database is back: the room can change again.")
+        tell(entry, Self.resumedNotice)
         releaseHeldTimers(room)
     }
 
@@ -169,6 +169,7 @@ extension Gateway {
     }
 
     static let heldNotice = "The database is out of reach: the room plays on as it is, but nothing can change until it is back."
+    static let resumedNotice = "The database is back: the room can change again."
 
     /// Whether `room` is held, waiting for its lease (`RoomOwnership`).
     func isHeld(_ room: RoomName) -> Bool {
@@ -234,7 +235,7 @@ extension Gateway {
         single("cowatch_cluster_rooms_lost_total", "counter", "Rooms this node gave up (lease lapsed, taken or fenced).", cluster.roomsLost)
         single("cowatch_database_up", "gauge", "1 while the last heartbeat reached the database.", cluster.databaseUp ? 1 : 0)
         single("cowatch_cluster_rooms_held", "gauge", "Rooms whose lease lapsed while the database was away, held unchanged.",
-               cluster.ownership.rooms.values.filter { $0.heldSince != nil }.count)
+               cluster.ownership.heldCount)
         single("cowatch_cluster_rooms_held_total", "counter", "Times a room was held because its lease could not be renewed.",
                cluster.roomsHeld)
         single("cowatch_cluster_lines_refused_held_total", "counter", "Lines refused because they would change a held room.",

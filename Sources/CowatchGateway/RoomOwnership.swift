@@ -82,6 +82,8 @@ struct RoomOwnership {
 
     func isHeld(_ room: RoomName) -> Bool { rooms[room]?.heldSince != nil }
 
+    var heldCount: Int { rooms.values.reduce(0) { $0 + ($1.heldSince == nil ? 0 : 1) } }
+
     /// The rooms whose leases a heartbeat renews even when they lapsed in the
     /// database: all this node acts for or holds. Renewing a lapsed lease under
     /// its epoch is safe, since an epoch changes with every new owner.
