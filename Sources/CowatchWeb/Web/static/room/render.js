@@ -64,7 +64,11 @@ export function renderPlayer(page) {
   const words = status?.words ?? '';
   if ($('player-status').textContent !== words) $('player-status').textContent = words;
   $('player-drift').textContent = status?.drift ?? '';
-  page.announcements.status(performance.now(), status?.kind ?? null, words);
+  // A paused player's badge ("Paused together at ...") has the colour of being
+  // in sync, but is not said: the room's notice says who paused. It counts as no
+  // badge, so that "Playing in sync" is said again when the room plays, however
+  // quickly the player got there (a paused badge of the same kind kept it unsaid).
+  page.announcements.status(performance.now(), snapshot.mode === 'paused' ? null : status?.kind ?? null, words);
   page.announcements.speak();
   if (status) {
     const badge = $('sync-indicator');
