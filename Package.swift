@@ -129,6 +129,7 @@ let package = Package(
             name: "CowatchClient",
             dependencies: [
                 "CLibWebSockets",
+                "COpenSSL",
                 "CowatchTime",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -137,7 +138,8 @@ let package = Package(
         // schedule on the monotonic clock, latencies per group. Apart from
         // `CowatchClient` so that the server does not link it.
         .target(name: "CowatchLoad", dependencies: ["CowatchClient", "CowatchTime"], path: "Tools/CowatchLoad"),
-        // OpenSSL (Debian libssl-dev, which libwebsockets-dev brings) for the
+        // OpenSSL (Debian libssl-dev, which libwebsockets-dev brings): the trust
+        // every client's wss:// connection verifies its server with, and the
         // bridge's TLS connections to IRC servers (ircs://).
         .systemLibrary(
             name: "COpenSSL", path: "Shims/COpenSSL",

@@ -9,6 +9,9 @@ public struct BridgePlan {
     public let networks: [any ChatNetwork]
     /// The longest connect timeout asked for, for the room side's connections.
     public let connectTimeout: MonotonicDuration
+    /// Whom the room side's connections trust: the system's store and every
+    /// pair's `server-ca-file` (they share one client context).
+    public let trust: ClientTrust
 
     public init(_ settings: BridgeSettings) {
         var groups: [BridgeSettings.IRCConnectionSettings] = []
@@ -44,5 +47,8 @@ public struct BridgePlan {
         }
         self.pairs = pairs
         connectTimeout = settings.pairs.map(\.connection.connectTimeout).max() ?? .seconds(20)
+        var caFiles: [String] = []
+        for file in settings.pairs.compactMap(\.serverCAFile) where !caFiles.contains(file) { caFiles.append(file) }
+        trust = ClientTrust(caFiles: caFiles)
     }
 }

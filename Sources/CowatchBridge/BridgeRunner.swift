@@ -48,14 +48,15 @@ public final class BridgeRunner: @unchecked Sendable {
     private var relays: [RoomRelay]
     private var connections: [ConnectionKey: (attempt: Int, connection: ClientConnection)] = [:]
 
-    public init(pairs: [Pair], networks: [any ChatNetwork], connectTimeout: MonotonicDuration, logger: Logger) throws {
+    public init(pairs: [Pair], networks: [any ChatNetwork], connectTimeout: MonotonicDuration,
+                trust: ClientTrust = .system, logger: Logger) throws {
         self.pairs = pairs
         self.networks = networks
         self.logger = logger
         relays = pairs.enumerated().map { index, pair in
             RoomRelay(settings: pair.relay, seed: Backoff.seed("\(index)\u{0}\(pair.relay.channel)\u{0}\(pair.relay.room)"))
         }
-        clients = try WebSocketClients(connectTimeout: connectTimeout.seconds)
+        clients = try WebSocketClients(connectTimeout: connectTimeout.seconds, trust: trust)
     }
 
     public func start() {

@@ -18,12 +18,15 @@ extension BridgeSettings {
             }
             draft.room = value.lowercased()
         },
-        Key("server", help: "the Cowatch server, ws://HOST:PORT (default ws://127.0.0.1:7480)") { value, draft throws(SettingsError) in
+        Key("server", help: "the Cowatch server, ws://HOST:PORT beside it (default ws://127.0.0.1:7480), or wss://HOST (https://HOST) through its TLS proxy") { value, draft throws(SettingsError) in
             let trimmed = value.hasSuffix("/") ? String(value.dropLast()) : value
-            guard trimmed.hasPrefix("ws://"), let address = WebSocketAddress(trimmed), address.path == "/" else {
-                throw SettingsError("expected ws://HOST:PORT (the bridge speaks plain WebSocket; run it beside the server)")
+            guard let address = WebSocketAddress(trimmed), address.path == "/" else {
+                throw SettingsError("expected ws://HOST:PORT, or wss://HOST[:PORT] for a server behind TLS (no path)")
             }
-            draft.server = trimmed
+            draft.server = address.webSocketURL.hasSuffix("/") ? String(address.webSocketURL.dropLast()) : address.webSocketURL
+        },
+        Key("server-ca-file", help: "a PEM file of CA certificates to trust for a wss:// server besides the system's (a private CA)") { value, draft throws(SettingsError) in
+            draft.serverCAFile = try text(value, "a file", 1...4096)
         },
         Key("public-url", help: "the server's address as people open it (https://watch.example.org); the room's link is this + /rooms/ROOM (default: http:// and the server's host and port)") { value, draft throws(SettingsError) in
             guard value.hasPrefix("http://") || value.hasPrefix("https://"), !value.contains(" "), value.count <= 200 else {

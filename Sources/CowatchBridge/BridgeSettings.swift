@@ -1,6 +1,7 @@
 import CowatchClient
 import CowatchConfig
 import CowatchTime
+import Foundation
 import SlashCommands
 
 /// Everything `cowatch bridge` can be told: one or more channel-room pairs, each
@@ -19,8 +20,10 @@ public struct BridgeSettings: Sendable {
     public struct Pair: Sendable, Hashable {
         public var irc: IRCAddress
         public var room: String
-        /// `ws://HOST:PORT` of the Cowatch server.
+        /// `ws://HOST:PORT` (or `wss://`) of the Cowatch server.
         public var server: String
+        /// A private CA's certificates for a `wss://` server.
+        public var serverCAFile: String?
         public var roomPassword: String?
         public var token: String?
         public var channelKey: String?
@@ -71,6 +74,7 @@ public struct BridgeSettings: Sendable {
         var irc: IRCAddress?
         var room: String?
         var server = "ws://127.0.0.1:7480"
+        var serverCAFile: String?
         var publicURL: String?
         var roomPassword: String?
         var token: String?
@@ -177,7 +181,9 @@ public struct BridgeSettings: Sendable {
         guard let room = draft.room else { throw SettingsError("\(origin): no room = ROOM") }
         guard let server = WebSocketAddress(draft.server) else { throw SettingsError("\(origin): the server address is not valid") }
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
-        let link = (draft.publicURL ?? "http://\(host):\(server.port)") + "/rooms/" + room
+        let serverOrigin = server.secure ? "https://" + host + (server.port == 443 ? "" : ":\(server.port)")
+            : "http://\(host):\(server.port)"
+        let link = (draft.publicURL ?? serverOrigin) + "/rooms/" + room
         let network = draft.network ?? irc.host.lowercased()
         let connection = IRCConnectionSettings(
             host: irc.host, port: irc.port, tls: irc.tls, tlsVerify: draft.tlsVerify, tlsCAFile: draft.tlsCAFile, network: network,
@@ -191,7 +197,10 @@ public struct BridgeSettings: Sendable {
             maximumReplyLines: draft.replyLines, reconnect: Backoff.Settings(first: 1, maximum: draft.roomReconnectMaximum),
             keptOutRetry: .seconds(draft.keptOutRetry), announce: draft.announce, maximumLineBytes: draft.roomLineBytes,
             resumeGrace: .seconds(draft.resumeGrace))
-        return Pair(irc: irc, room: room, server: draft.server, roomPassword: draft.roomPassword, token: draft.token,
+        if let caFile = draft.serverCAFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw SettingsError("\(origin): server-ca-file: cannot read \(caFile)")
+        }
+        return Pair(irc: irc, room: room, server: draft.server, serverCAFile: draft.serverCAFile, roomPassword: draft.roomPassword, token: draft.token,
                     channelKey: draft.channelKey, connection: connection, relay: relay,
                     ownerKeyDirectory: draft.ownerKeyDirectory ?? "data/bridge", origin: origin)
     }

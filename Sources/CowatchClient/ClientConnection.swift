@@ -54,6 +54,8 @@ public final class ClientConnection: @unchecked Sendable {
     var closeCode: UInt16?
     var closeReason = ""
     var finished = false
+    /// OpenSSL's verdict on the server's certificate when it refused it.
+    var certificateError: Int32?
 
     init(id: UInt64, address: WebSocketAddress, encoding: ClientEncoding, handlers: ClientHandlers, owner: WebSocketClients) {
         self.id = id

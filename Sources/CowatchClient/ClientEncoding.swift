@@ -4,34 +4,49 @@ public enum ClientEncoding: String, Sendable {
     case text = "cowatch.v1.text"
 }
 
-/// A parsed `ws://host:port/path?query` address.
+/// A parsed room address: `ws://host:port/path?query`, `wss://` for one behind
+/// TLS, or the page's own link (`http://`, `https://`), which names the same room
+/// on the same server.
 public struct WebSocketAddress: Sendable, Hashable {
     public var host: String
     public var port: Int
     /// Path and query, starting with `/`.
     public var path: String
+    /// Over TLS (`wss://`, `https://`): the server's certificate is verified
+    /// against the client's trust (`ClientTrust`).
+    public var secure: Bool
     /// The local address to connect from (nil: the kernel's choice). A load
     /// generator spreads its connections over several, since each local address
     /// has only about 28,000 ephemeral ports towards one server port.
     public var source: String?
 
+    /// The schemes an address may start with: a WebSocket's and the page's.
+    public static let schemes: [(prefix: String, secure: Bool)] = [
+        ("ws://", false), ("http://", false), ("wss://", true), ("https://", true),
+    ]
+
     public init?(_ text: String) {
-        let rest: Substring
-        if text.hasPrefix("ws://") { rest = text.dropFirst(5) } else if text.hasPrefix("http://") { rest = text.dropFirst(7) } else { return nil }
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        guard let scheme = Self.schemes.first(where: { text.lowercased().hasPrefix($0.prefix) }) else { return nil }
+        secure = scheme.secure
+        let rest = text.dropFirst(scheme.prefix.count)
+        let defaultPort = secure ? 443 : 80
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         let authority = rest[rest.startIndex..<authorityEnd]
-        path = authorityEnd == rest.endIndex ? "/" : String(rest[authorityEnd...])
+        // A fragment is the page's own (never sent to a server).
+        let afterAuthority = rest[authorityEnd...].prefix { $0 != "#" }
+        path = afterAuthority.isEmpty ? "/" : (afterAuthority.hasPrefix("?") ? "/" : "") + String(afterAuthority)
+        if authority.contains("@") { return nil }
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { return nil }
             host = String(authority[authority.index(after: authority.startIndex)..<close])
             let after = authority[authority.index(after: close)...]
-            port = after.hasPrefix(":") ? Int(after.dropFirst()) ?? -1 : 80
+            port = after.hasPrefix(":") ? Int(after.dropFirst()) ?? -1 : (after.isEmpty ? defaultPort : -1)
         } else if let colon = authority.lastIndex(of: ":") {
             host = String(authority[..<colon])
             port = Int(authority[authority.index(after: colon)...]) ?? -1
         } else {
             host = String(authority)
-            port = 80
+            port = defaultPort
         }
         guard !host.isEmpty, (1...65535).contains(port) else { return nil }
         // A path typed with spaces or other characters a request line cannot carry
@@ -55,4 +70,14 @@ public struct WebSocketAddress: Sendable, Hashable {
         copy.path += (path.contains("?") ? "&" : "?") + name + "=" + encoded
         return copy
     }
+
+    /// The address as a WebSocket URL (`ws://` or `wss://`), for messages.
+    public var webSocketURL: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        let defaultPort = secure ? 443 : 80
+        return (secure ? "wss://" : "ws://") + shownHost + (port == defaultPort ? "" : ":\(port)") + path
+    }
+
+    /// `host:port`, as a message names the server.
+    public var authority: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
 }

@@ -2,13 +2,23 @@
 import Glibc
 #endif
 import CLibWebSockets
+import COpenSSL
 import Foundation
 
 /// Many WebSocket client connections on one libwebsockets client context and
 /// one service thread: the terminal client, the load generator and the tests.
 public final class WebSocketClients: @unchecked Sendable {
-    public enum StartError: Error {
+    public enum StartError: Error, CustomStringConvertible {
         case contextFailed
+        /// The trust asked for could not be set up (an unreadable CA file).
+        case trust(String)
+
+        public var description: String {
+            switch self {
+            case .contextFailed: "could not start the WebSocket client"
+            case .trust(let why): why
+            }
+        }
     }
 
     enum Request {
@@ -35,9 +45,18 @@ public final class WebSocketClients: @unchecked Sendable {
     /// thousands of connections measure itself.
     private let loop: OpaquePointer
     private let foreignLoops: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    /// The OpenSSL context every `wss://` connection verifies its server with; nil
+    /// when the clients were made without TLS (a load generator on loopback).
+    private let tlsContext: OpaquePointer?
 
     /// `connectTimeout`: seconds a connection may take to open before it fails.
-    public init(connectTimeout: Double = 20) throws {
+    /// `trust`: whom `wss://` connections believe (nil: this client opens none).
+    public init(connectTimeout: Double = 20, trust: ClientTrust? = .system) throws {
+        do {
+            tlsContext = try trust?.makeContext()
+        } catch {
+            throw StartError.trust(String(describing: error))
+        }
         protocolName = strdup("cowatch-client")
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
@@ -48,6 +67,7 @@ public final class WebSocketClients: @unchecked Sendable {
         guard let loop = ev_loop_new(UInt32(EVFLAG_AUTO) | UInt32(EVFLAG_NOSIGMASK)) else {
             protocols.deallocate()
             free(protocolName)
+            if let tlsContext { SSL_CTX_free(tlsContext) }
             throw StartError.contextFailed
         }
         self.loop = loop
@@ -56,6 +76,12 @@ public final class WebSocketClients: @unchecked Sendable {
 
         var info = lws_context_creation_info()
         info.options = UInt64(LWS_SERVER_OPTION_LIBEV)
+        if let tlsContext {
+            // libwebsockets sets up client TLS only with its global init, and then
+            // uses the context handed to it rather than making its own.
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.provided_client_ssl_ctx = tlsContext
+        }
         info.foreign_loops = foreignLoops
         info.port = CONTEXT_PORT_NO_LISTEN
         info.protocols = UnsafePointer(protocols)
@@ -67,6 +93,7 @@ public final class WebSocketClients: @unchecked Sendable {
             free(protocolName)
             foreignLoops.deallocate()
             ev_loop_destroy(loop)
+            if let tlsContext { SSL_CTX_free(tlsContext) }
             throw StartError.contextFailed
         }
         self.context = context
@@ -125,6 +152,8 @@ public final class WebSocketClients: @unchecked Sendable {
         foreignLoops.deallocate()
         protocols.deallocate()
         free(protocolName)
+        // libwebsockets does not free a context it was handed.
+        if let tlsContext { SSL_CTX_free(tlsContext) }
         done.signal()
     }
 
@@ -174,11 +203,23 @@ public final class WebSocketClients: @unchecked Sendable {
         info.protocol = keep(connection.subprotocol)
         info.local_protocol_name = UnsafePointer(protocolName)
         info.ietf_version_or_minus_one = -1
+        if connection.address.secure {
+            guard tlsContext != nil else {
+                connections[connection.id] = connection
+                finish(connection, CloseInfo(code: nil, reason: "this client was started without TLS and cannot open \(connection.address.webSocketURL)"))
+                return
+            }
+            info.ssl_connection = Int32(LCCSCF_USE_SSL.rawValue)
+        }
         if let source = connection.address.source { info.iface = keep(source) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(connection.id))
         connections[connection.id] = connection
         connection.wsi = lws_client_connect_via_info(&info)
-        if connection.wsi == nil { finish(connection, CloseInfo(code: nil, reason: "could not start connecting")) }
+        if connection.wsi == nil {
+            // libwebsockets resolves the name before it returns: a name that does
+            // not resolve ends here.
+            finish(connection, CloseInfo(code: nil, reason: "cannot reach \(connection.address.authority) (does the name resolve?)"))
+        }
     }
 
     fileprivate func connection(for wsi: OpaquePointer) -> ClientConnection? {
@@ -198,9 +239,16 @@ public final class WebSocketClients: @unchecked Sendable {
     }
 
     // swiftlint:disable:next cyclomatic_complexity
-    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons,
+    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                             _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
+        case LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION:
+            // `user` is OpenSSL's store context and `length` its verdict so far: a
+            // refusal is kept, to say which it was when the connection fails.
+            if length == 0, let user, let connection = connection(for: wsi) {
+                connection.certificateError = X509_STORE_CTX_get_error(OpaquePointer(user))
+            }
+            return 0
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainRequests()
         case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
@@ -248,7 +296,7 @@ public final class WebSocketClients: @unchecked Sendable {
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
             guard let connection = connection(for: wsi) else { return 0 }
             let text = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection failed"
-            finish(connection, CloseInfo(code: nil, reason: text))
+            finish(connection, CloseInfo(code: nil, reason: Self.connectionError(text, connection)))
         case LWS_CALLBACK_CLIENT_CLOSED:
             guard let connection = connection(for: wsi) else { return 0 }
             finish(connection, CloseInfo(code: connection.closeCode, reason: connection.closeReason))
@@ -256,6 +304,24 @@ public final class WebSocketClients: @unchecked Sendable {
             break
         }
         return 0
+    }
+
+    /// libwebsockets' words for a failed connection, or, over TLS, which of the
+    /// certificate's faults or the handshake's it was.
+    static func connectionError(_ text: String, _ connection: ClientConnection) -> String {
+        let address = connection.address
+        // The upgrade's refusal ("HS: ...") is read again by the caller, in words.
+        guard address.secure, !text.hasPrefix("HS:") else {
+            return text.hasPrefix("HS:") ? text : "\(address.authority): \(text)"
+        }
+        if let code = connection.certificateError, code != X509_V_OK {
+            return TLSRefusal.describe(verifyError: code, host: address.host, port: address.port)
+        }
+        let lowered = text.lowercased()
+        if lowered.contains("ssl") || lowered.contains("tls") {
+            return TLSRefusal.describeHandshake(host: address.host, port: address.port)
+        }
+        return "\(address.authority): \(text)"
     }
 
     private func writeNext(_ wsi: OpaquePointer, _ connection: ClientConnection) -> Int32 {
@@ -281,5 +347,5 @@ private func lwsClientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
                                _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
     let clients = Unmanaged<WebSocketClients>.fromOpaque(owner).takeUnretainedValue()
-    return clients.handle(wsi, reason, input, length)
+    return clients.handle(wsi, reason, user, input, length)
 }

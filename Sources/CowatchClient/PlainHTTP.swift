@@ -1,10 +1,12 @@
+import COpenSSL
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One plain HTTP/1.1 request over TCP, for `cowatch admin`, which talks to the
-/// server's own port (on the machine itself, or through an SSH tunnel): the status
+/// One plain HTTP/1.1 request over TCP, or over TLS for an `https://` or `wss://`
+/// address (verified as `ClientTrust` says), for `cowatch admin`, which talks to the
+/// server's own port, and for reading why a server refused an upgrade: the status
 /// and the body, read until the server closes.
 public enum PlainHTTP {
     public struct Failure: Error, CustomStringConvertible {
@@ -12,18 +14,18 @@ public enum PlainHTTP {
     }
 
     public static func request(_ method: String, _ address: WebSocketAddress, bearer: String?,
-                               timeout: Double = 10) throws -> (status: Int, body: String) {
+                               trust: ClientTrust = .system, timeout: Double = 10) throws -> (status: Int, body: String) {
         var head = "\(method) \(address.path) HTTP/1.1\r\nHost: \(address.host):\(address.port)\r\nConnection: close\r\n"
         if let bearer { head += "Authorization: Bearer \(bearer)\r\n" }
         if method == "POST" { head += "Content-Length: 0\r\n" }
-        return try exchange(head + "\r\n", address, timeout: timeout)
+        return try exchange(head + "\r\n", address, trust: trust, timeout: timeout)
     }
 
     /// The same WebSocket upgrade asked again, to read the answer libwebsockets
     /// hides when it is not 101 ("HS: ws upgrade response not 101"): the server says
     /// in its body why it refused (docs/protocol.md, "Connecting"). A 101 answer is
     /// read no further.
-    public static func upgradeAnswer(_ address: WebSocketAddress, subprotocol: String,
+    public static func upgradeAnswer(_ address: WebSocketAddress, subprotocol: String, trust: ClientTrust = .system,
                                      timeout: Double = 5) throws -> (status: Int, body: String) {
         var key = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
@@ -32,10 +34,10 @@ public enum PlainHTTP {
             + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Key: \(Data(key).base64EncodedString())\r\nSec-WebSocket-Protocol: \(subprotocol)\r\n"
             + "Origin: \(address.host)\r\n\r\n"
-        return try exchange(head, address, timeout: timeout)
+        return try exchange(head, address, trust: trust, timeout: timeout)
     }
 
-    private static func exchange(_ head: String, _ address: WebSocketAddress,
+    private static func exchange(_ head: String, _ address: WebSocketAddress, trust: ClientTrust,
                                  timeout: Double) throws -> (status: Int, body: String) {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -52,14 +54,19 @@ public enum PlainHTTP {
         guard connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             throw Failure(description: "cannot connect to \(address.host):\(address.port): \(String(cString: strerror(errno)))")
         }
+        let channel = address.secure ? try TLSChannel(descriptor: descriptor, address: address, trust: trust) : nil
+        defer { channel?.close() }
         let bytes = Array(head.utf8)
-        guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, 0) }) == bytes.count else {
-            throw Failure(description: "the request could not be sent")
+        let sent = bytes.withUnsafeBytes { buffer in
+            channel?.write(buffer) ?? send(descriptor, buffer.baseAddress, buffer.count, 0)
         }
+        guard sent == bytes.count else { throw Failure(description: "the request could not be sent") }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { pointer in
+                channel?.read(pointer) ?? recv(descriptor, pointer.baseAddress, pointer.count, 0)
+            }
             if count <= 0 { break }
             response += buffer[0..<count]
             if response.count > 16 << 20 { throw Failure(description: "the answer is over 16 MiB") }
@@ -85,5 +92,60 @@ public enum PlainHTTP {
         guard let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
               let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) else { return false }
         return response.count - (end + 4) >= length
+    }
+}
+
+/// One blocking TLS client session on a connected socket, verified as the
+/// WebSocket connections are: the same trust, the server's name checked.
+private final class TLSChannel {
+    private let context: OpaquePointer
+    private let session: OpaquePointer
+
+    init(descriptor: Int32, address: WebSocketAddress, trust: ClientTrust) throws {
+        do {
+            context = try trust.makeContext()
+        } catch {
+            throw PlainHTTP.Failure(description: String(describing: error))
+        }
+        guard let session = SSL_new(context) else {
+            SSL_CTX_free(context)
+            throw PlainHTTP.Failure(description: "OpenSSL could not start a TLS session")
+        }
+        self.session = session
+        let literal = address.host.contains(":") || address.host.allSatisfy { $0.isNumber || $0 == "." }
+        let named = literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(session), address.host)
+            : X509_VERIFY_PARAM_set1_host(SSL_get0_param(session), address.host, 0)
+        // Server Name Indication carries names only (RFC 6066, 3).
+        if !literal { _ = cw_ssl_set_server_name(session, address.host) }
+        guard named == 1, SSL_set_fd(session, descriptor) == 1 else {
+            SSL_free(session)
+            SSL_CTX_free(context)
+            throw PlainHTTP.Failure(description: "OpenSSL could not bind the TLS session to \(address.host)")
+        }
+        guard SSL_connect(session) == 1 else {
+            let verdict = Int32(SSL_get_verify_result(session))
+            ERR_clear_error()
+            SSL_free(session)
+            SSL_CTX_free(context)
+            throw PlainHTTP.Failure(description: verdict != X509_V_OK
+                ? TLSRefusal.describe(verifyError: verdict, host: address.host, port: address.port)
+                : TLSRefusal.describeHandshake(host: address.host, port: address.port))
+        }
+    }
+
+    func write(_ buffer: UnsafeRawBufferPointer) -> Int {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return 0 }
+        return Int(SSL_write(session, base, Int32(clamping: buffer.count)))
+    }
+
+    func read(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return 0 }
+        return Int(SSL_read(session, base, Int32(clamping: buffer.count)))
+    }
+
+    func close() {
+        SSL_shutdown(session)
+        SSL_free(session)
+        SSL_CTX_free(context)
     }
 }

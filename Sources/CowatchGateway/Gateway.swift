@@ -121,7 +121,7 @@ public final class Gateway: @unchecked Sendable {
         // takes its lease, when a member comes (Gateway+Cluster.swift).
         let stored = try clusterLink.map { try $0.store.loadShared() } ?? store?.load()
         if let clusterLink {
-            cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: 2),
+            cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: 2, trust: nil),
                                    relayTimeout: .seconds(configuration.relayTimeoutSeconds))
             clusterLink.store.onFenced = { [weak self] room, epoch in self?.post(.fenced(room, epoch: epoch)) }
             clusterLink.leases.onRenewal = { [weak self] renewal in self?.post(.renewal(renewal)) }

@@ -206,7 +206,7 @@ struct BridgeCommand: ParsableCommand {
         let runner: BridgeRunner
         do {
             runner = try BridgeRunner(pairs: plan.pairs, networks: plan.networks, connectTimeout: plan.connectTimeout,
-                                      logger: Logger(label: "cowatch.bridge"))
+                                      trust: plan.trust, logger: Logger(label: "cowatch.bridge"))
         } catch {
             Output.error("cowatch bridge: \(error)")
             throw ExitCode.failure

@@ -13,7 +13,9 @@ struct ConnectCommand: ParsableCommand {
         commandName: "connect",
         abstract: "Join a room from the terminal, or pipe commands into it.",
         discussion: """
-        Example: cowatch connect ws://127.0.0.1:7480/rooms/lobby --name bob
+        Example: cowatch connect https://cowatch.example.org/rooms/lobby --name bob
+                 (the room's link as its page shows it; wss:// and, for a server
+                 without TLS, http:// or ws://127.0.0.1:7480/rooms/lobby work too)
                  (type /help for the room's commands; Ctrl-D or /quit leaves; after a
                  shutdown or a dropped connection it comes back by itself, as the same member)
         Owner:   cowatch connect ws://127.0.0.1:7480/rooms/lobby --owner KEY
@@ -24,8 +26,10 @@ struct ConnectCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "The room's address, ws://HOST:PORT/rooms/ROOM.")
+    @Argument(help: "The room's address: its page's link (https://HOST/rooms/ROOM), wss://HOST/rooms/ROOM, or http:// and ws:// for a server without TLS.")
     var url: String
+
+    @OptionGroup var connection: RoomAddressOptions
 
     @Option(help: "Your display name in the room.")
     var name: String?
@@ -66,45 +70,33 @@ struct ConnectCommand: ParsableCommand {
     @Flag(help: "Do not reconnect after losing the connection.")
     var noReconnect = false
 
-    /// The identity this user's clients keep across names (`device=`, for bans),
-    /// in ~/.config/cowatch/device, made on first use.
-    static func deviceIdentity() -> String? {
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSTemporaryDirectory()
-        let directory = home + "/.config/cowatch"
-        let path = directory + "/device"
-        if let kept = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
-           !kept.isEmpty, kept.count <= 64 {
-            return kept
-        }
-        var generator = SystemRandomNumberGenerator()
-        let device = (0..<4).map { _ in String(generator.next() as UInt32, radix: 16) }.joined()
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try? device.write(toFile: path, atomically: true, encoding: .utf8)
-        return device
-    }
-
     func validate() throws {
-        guard WebSocketAddress(url) != nil else {
-            throw ValidationError("expected ws://HOST:PORT/rooms/ROOM, got \(url)")
-        }
+        _ = try RoomAddressOptions.parse(url)
         guard linesPerSecond > 0 else { throw ValidationError("--lines-per-second must be positive") }
         guard reconnectFor >= 0, timeout > 0 else { throw ValidationError("--reconnect-for and --timeout take a positive number of seconds") }
     }
 
     func run() throws {
-        guard var address = WebSocketAddress(url) else { throw ExitCode.validationFailure }
+        var address = try RoomAddressOptions.parse(url)
         if let name { address = address.adding("name", name) }
         if player { address = address.adding("player", "1") }
         if let owner { address = address.adding("owner", owner) }
         if let invite { address = address.adding("invite", invite) }
         if let password { address = address.adding("password", password) }
         if let token { address = address.adding("token", token) }
-        if let device = Self.deviceIdentity() { address = address.adding("device", device) }
+        let interactive = isatty(0) != 0
+        if let device = DeviceIdentity.value(interactive ? .person : .bot) { address = address.adding("device", device) }
 
-        let settings = ClientLife.Settings(interactive: isatty(0) != 0, keepGoing: keepGoing,
+        let settings = ClientLife.Settings(interactive: interactive, keepGoing: keepGoing,
                                            reconnectFor: .seconds(noReconnect ? 0 : reconnectFor), confirmTimeout: .seconds(timeout))
-        let runner = try TerminalRunner(address: address, encoding: json ? .json : .text,
+        let runner: TerminalRunner
+        do {
+            runner = try TerminalRunner(address: address, encoding: json ? .json : .text, trust: connection.trust,
                                         life: ClientLife(settings: settings, resume: resume), connectTimeout: timeout)
+        } catch {
+            Output.error("cowatch: \(error)")
+            throw ExitCode.failure
+        }
         runner.start()
         let interval = 1.0 / linesPerSecond
         var lastSent = Date.distantPast

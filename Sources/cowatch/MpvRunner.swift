@@ -48,15 +48,18 @@ final class MpvRunner: @unchecked Sendable {
     private var lastMode = ""
     private var lastDriftNote = 0.0
     private var signals: [DispatchSourceSignal] = []
+    private let trust: ClientTrust
 
-    init(mpv: MpvSocket, launched: Process?, address: WebSocketAddress, localFile: LocalCopy?, share: String?, verbose: Bool, connectTimeout: Double) throws {
+    init(mpv: MpvSocket, launched: Process?, address: WebSocketAddress, localFile: LocalCopy?, share: String?, verbose: Bool,
+         trust: ClientTrust, connectTimeout: Double) throws {
         self.mpv = mpv
         self.launched = launched
         self.address = address
         self.verbose = verbose
         player = DesktopPlayer(localFile: localFile, share: share)
         life = ClientLife(settings: ClientLife.Settings(interactive: true, confirmTimeout: .seconds(connectTimeout)))
-        clients = try WebSocketClients(connectTimeout: connectTimeout)
+        self.trust = trust
+        clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust)
         monotonicMsAtStart = Self.monotonicMs()
         epochMsAtStart = Date().timeIntervalSince1970 * 1000
     }
@@ -289,7 +292,7 @@ final class MpvRunner: @unchecked Sendable {
         case .explainRefusal(let attempt):
             let target = address
             DispatchQueue.global().async { [self] in
-                let answer = try? PlainHTTP.upgradeAnswer(target, subprotocol: ClientEncoding.json.rawValue)
+                let answer = try? PlainHTTP.upgradeAnswer(target, subprotocol: ClientEncoding.json.rawValue, trust: trust)
                 post(.refusalExplained(attempt, status: answer?.status == 101 ? nil : answer?.status,
                                        body: answer?.body ?? "", now: SystemClock.monotonic()))
             }

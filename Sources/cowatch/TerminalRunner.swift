@@ -11,15 +11,17 @@ final class TerminalRunner: @unchecked Sendable {
     private let clients: WebSocketClients
     private let address: WebSocketAddress
     private let encoding: ClientEncoding
+    private let trust: ClientTrust
     // On `queue` only.
     private var life: ClientLife
     private var connection: ClientConnection?
 
-    init(address: WebSocketAddress, encoding: ClientEncoding, life: ClientLife, connectTimeout: Double) throws {
+    init(address: WebSocketAddress, encoding: ClientEncoding, trust: ClientTrust, life: ClientLife, connectTimeout: Double) throws {
         self.address = address
         self.encoding = encoding
+        self.trust = trust
         self.life = life
-        clients = try WebSocketClients(connectTimeout: connectTimeout)
+        clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust)
     }
 
     func start() {
@@ -52,7 +54,7 @@ final class TerminalRunner: @unchecked Sendable {
             let target = address
             let subprotocol = encoding.rawValue
             DispatchQueue.global().async { [self] in
-                let answer = try? PlainHTTP.upgradeAnswer(target, subprotocol: subprotocol)
+                let answer = try? PlainHTTP.upgradeAnswer(target, subprotocol: subprotocol, trust: trust)
                 post(.refusalExplained(attempt, status: answer?.status == 101 ? nil : answer?.status,
                                        body: answer?.body ?? "", now: Self.now()))
             }

@@ -11,7 +11,7 @@ struct WatchCommand: ParsableCommand {
         commandName: "watch",
         abstract: "Watch a room's video in mpv, in step with everyone.",
         discussion: """
-        Example:  cowatch watch http://127.0.0.1:7480/rooms/lobby --name alice
+        Example:  cowatch watch https://cowatch.example.org/rooms/lobby --name alice
                   (mpv plays the room's video; space pauses or plays everyone,
                   a seek moves everyone; closing mpv leaves the room)
         Own copy: cowatch watch http://127.0.0.1:7480/rooms/lobby ~/Movie.mkv
@@ -25,8 +25,10 @@ struct WatchCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "The room's address: its page's link (http://HOST:PORT/rooms/ROOM) or ws://HOST:PORT/rooms/ROOM.")
+    @Argument(help: "The room's address: its page's link (https://HOST/rooms/ROOM, or http://HOST:PORT/rooms/ROOM for a server without TLS) or wss:// (ws://).")
     var room: String
+
+    @OptionGroup var connection: RoomAddressOptions
 
     @Argument(help: "Your own copy of the room's video: played when the room's item is that file (by size, contents and length), or in place of the room's link.")
     var file: String?
@@ -46,6 +48,12 @@ struct WatchCommand: ParsableCommand {
     @Option(help: "An invite link's token (invite=), for a locked or password-protected room.")
     var invite: String?
 
+    @Option(help: ArgumentHelp("The room's owner key (shown once to the room's creator): come in as its owner.", valueName: "key"))
+    var owner: String?
+
+    @Option(help: "A bot token (from /token or cowatch token create).")
+    var token: String?
+
     @Option(help: ArgumentHelp("Attach to an mpv already running with --input-ipc-server=PATH instead of starting one.", valueName: "path"))
     var ipc: String?
 
@@ -63,9 +71,7 @@ struct WatchCommand: ParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard WebSocketAddress(room) != nil else {
-            throw ValidationError("expected the room's link, http://HOST:PORT/rooms/ROOM (or ws://...), got \(room)")
-        }
+        _ = try RoomAddressOptions.parse(room)
         if let file {
             var directory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: file, isDirectory: &directory), !directory.boolValue else {
@@ -93,12 +99,14 @@ struct WatchCommand: ParsableCommand {
     }
 
     func watch() throws {
-        guard var address = WebSocketAddress(room) else { throw ExitCode.validationFailure }
+        var address = try RoomAddressOptions.parse(room)
         if let name { address = address.adding("name", name) }
         address = address.adding("player", "1")
+        if let owner { address = address.adding("owner", owner) }
         if let invite { address = address.adding("invite", invite) }
         if let password { address = address.adding("password", password) }
-        if let device = ConnectCommand.deviceIdentity() { address = address.adding("device", device) }
+        if let token { address = address.adding("token", token) }
+        if let device = DeviceIdentity.value(.person) { address = address.adding("device", device) }
         let localFile = try file.map { try Self.identify(URL(fileURLWithPath: $0).standardizedFileURL.path) }
 
         var launched: Process?
@@ -127,7 +135,7 @@ struct WatchCommand: ParsableCommand {
         do {
             runner = try MpvRunner(mpv: socket, launched: launched, address: address, localFile: localFile,
                                    share: share ? (title ?? "") : nil, verbose: verbose,
-                                   connectTimeout: timeout)
+                                   trust: connection.trust, connectTimeout: timeout)
         } catch {
             launched?.terminate()
             throw Failure(words: "cannot start the room's connection: \(error)")

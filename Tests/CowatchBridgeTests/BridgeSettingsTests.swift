@@ -164,9 +164,24 @@ struct BridgeSettingsTests {
         #expect(problem("[channel]") == "bridge.conf:1: the only section is [pair], got [channel]")
         #expect(problem("").hasPrefix("nothing to bridge"))
         #expect(problem("[pair]\nirc = irc://h/#c\nroom = r\n[pair]\nirc = irc://h/#C\nroom = s").contains("is bridged twice"))
-        #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "server": "wss://h"]).hasPrefix("--server: expected ws://HOST:PORT"))
+        #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "server": "wss://h/rooms/r"]).hasPrefix("--server: expected ws://HOST:PORT"))
+        #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "server": "ftp://h"]).hasPrefix("--server: expected ws://HOST:PORT"))
+        #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "server": "wss://h", "server-ca-file": "/nonexistent.pem"])
+                .contains("server-ca-file: cannot read /nonexistent.pem"))
         #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "nick": "9lives"]).hasPrefix("--nick: expected a nick"))
         #expect(problem("", flags: ["irc": "irc://h/#c", "room": "r", "prefix": "/"]).hasPrefix("--prefix: expected 1 to 8 characters"))
+    }
+
+    @Test("a server behind TLS: wss:// or its https:// address, the room's link on https, a private CA trusted")
+    func serverOverTLS() throws {
+        let settings = try BridgeSettings.resolve(file: nil, environment: [:], flags: [
+            "irc": "irc://h/#c", "room": "r", "server": "https://watch.example.org/", "server-ca-file": "/etc/ssl/certs/ca-certificates.crt",
+        ])
+        let pair = try #require(settings.pairs.first)
+        #expect(pair.server == "wss://watch.example.org")
+        #expect(pair.roomAddress?.secure == true && pair.roomAddress?.port == 443 && pair.roomAddress?.path == "/rooms/r")
+        #expect(pair.relay.link == "https://watch.example.org/rooms/r")
+        #expect(BridgePlan(settings).trust.caFiles == ["/etc/ssl/certs/ca-certificates.crt"])
     }
 
     @Test("# starts a comment only at the start of a line or after a space: a channel and a quoted name keep theirs")

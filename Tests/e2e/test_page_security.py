@@ -437,7 +437,7 @@ def test_the_pages_work_under_the_content_security_policy(server, policed_server
         for label, target in (("the server's own headers", server), ("the pages held to the policy", policed_server)):
             browser.driver.get(target.url("/"))
             browser.wait("return document.readyState === 'complete'"
-                         " && document.getElementById('host').textContent === location.host",
+                         " && document.getElementById('origin').textContent === location.origin",
                          f"{label}: the landing page's script ran")
             assert browser.violations() == [], f"{label}: the landing page"
 

@@ -22,7 +22,7 @@ public final class LoadGenerator: @unchecked Sendable {
     public init(plan: LoadPlan) throws {
         self.plan = plan
         var contexts: [WebSocketClients] = []
-        for _ in 0..<plan.contexts { contexts.append(try WebSocketClients()) }
+        for _ in 0..<plan.contexts { contexts.append(try WebSocketClients(trust: nil)) }
         self.contexts = contexts
         var rooms: [BenchRoom] = []
         let onFirstServer: ((Int) -> Bool)? = plan.relays ? { plan.serverIndex(room: 0, member: $0) == 0 } : nil

@@ -5,7 +5,9 @@
 // Content-Security-Policy").
 
 const form = document.getElementById('open-room');
-document.getElementById('host').textContent = location.host;
+// The terminal's address is this page's own (cowatch connect takes the page's
+// link), so its scheme is the one the page came over: https:// behind TLS.
+document.getElementById('origin').textContent = `${location.protocol}//${location.host}`;
 form.room.value = localStorage.getItem('cowatch.room') || '';
 
 // Rooms this browser was in (room/arrival.js keeps the list), then the rooms their
