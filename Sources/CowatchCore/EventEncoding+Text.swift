@@ -9,8 +9,11 @@ import SlashCommands
 /// that comes with a notice saying who did it is not said twice.
 public enum TextEventEncoding {
     /// `awaited`: how many players a waiting room still waits for
-    /// (`Room.playersAwaited`), said in its state line when known.
-    public static func lines(_ event: RoomEvent, now: ServerInstant? = nil, awaited: Int? = nil) -> [String] {
+    /// (`Room.playersAwaited`), said in its state line when known. `addressed`: the
+    /// event goes to one member alone (the state on arrival, or after falling
+    /// behind), which no notice accompanies, so nothing in it is left unsaid.
+    public static func lines(_ event: RoomEvent, now: ServerInstant? = nil, awaited: Int? = nil,
+                             addressed: Bool = false) -> [String] {
         switch event {
         case .welcome(let welcome):
             let names = welcome.participants.map(\.name.text).joined(separator: ", ")
@@ -22,9 +25,11 @@ public enum TextEventEncoding {
                  "* to come back as its owner from any device: cowatch connect <this room's address> --owner \(key) (or ?owner=\(key) in the room's address)"]
             } ?? []) + welcome.chat.suffix(recentChatLines).flatMap { lines(.chat($0)) }
         case .state(let state):
-            // These changes come with a notice that says who made them, in words.
+            // A change sent to everyone for these causes comes with a notice that
+            // says who made it, in words.
             switch state.playback.cause {
-            case .policy, .lock, .password, .queue: return []
+            case .policy, .lock, .password, .queue:
+                return addressed ? [stateLine(state, now: now, awaited: awaited)] : []
             default: return [stateLine(state, now: now, awaited: awaited)]
             }
         case .participant(let member, let change):

@@ -248,13 +248,15 @@ extension Gateway {
         }
     }
 
-    /// `room`: whose waiting a text line counts the players of (`Room.playersAwaited`).
+    /// An event for one connection alone. `room`: whose waiting a text line counts
+    /// the players of (`Room.playersAwaited`).
     func frames(for event: RoomEvent, encoding: Connection.Encoding, room: RoomName?, now: MonotonicInstant) -> [OutboundFrame] {
         switch encoding {
         case .json: return [OutboundFrame(JSONEventEncoding.encode(event), createdAt: now)]
         case .text:
             let awaited = room.flatMap { rooms[$0]?.room.playersAwaited }
-            return TextEventEncoding.lines(event, now: time.now(), awaited: awaited).map { OutboundFrame(Array($0.utf8), createdAt: now) }
+            return TextEventEncoding.lines(event, now: time.now(), awaited: awaited, addressed: true)
+                .map { OutboundFrame(Array($0.utf8), createdAt: now) }
         case .echo, .relay: return []
         }
     }

@@ -166,6 +166,16 @@ struct TextEncodingTests {
         #expect(TextEventEncoding.lines(.state(F.ended)) == ["= the session ended; /watch <url> starts a new one"])
     }
 
+    @Test("the same state sent to one member alone (on arrival, after falling behind) is said: no notice comes with it")
+    func addressedStatesAreSaid() {
+        for cause in [Cause.policy, .queue, .lock, .password] {
+            var state = F.playing
+            state.playback.cause = cause
+            #expect(TextEventEncoding.lines(.state(state), now: F.now, addressed: true).first?.hasPrefix("= playing \"Episode 1\"") == true,
+                    "\(cause)")
+        }
+    }
+
     @Test("suspensions are said in words, the codes stay in the JSON")
     func suspensionsInWords() {
         var bob = F.bob

@@ -75,6 +75,28 @@ struct EndToEndCommandTests {
         #expect(alice.event("reply", timeout: 0.3) == nil)
     }
 
+    @Test("a terminal member who arrives after /queue, /lock or /password is told what is playing")
+    func arrivalAfterAPolicyChange() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        alice.send("/watch https://example.org/a.mp4 Episode 1")
+        #expect(alice.state("paused") != nil)
+        var query = ""
+        for (index, line) in ["/queue https://example.org/b.mp4 Two", "/password hunter22", "/lock\n/invite 5 30"].enumerated() {
+            // The answer to /time follows the line's effects: the room has them when a newcomer comes.
+            alice.send("\(line)\n/time \(index + 1)")
+            if index == 1 { query = "password=hunter22" }
+            if index == 2, let token = alice.event("reply", where: { $0.string("command") == "invite" })?.string("token") {
+                query = "invite=\(token)"
+            }
+            #expect(alice.event("time") { $0.number("client") == Double(index + 1) } != nil, "\(line)")
+            let newcomer = try server.join(name: "t\(index)", encoding: .text, query: query)
+            #expect(newcomer.next { $0.hasPrefix("= paused \"Episode 1\"") } != nil, "after \(line)")
+            newcomer.close()
+        }
+    }
+
     @Test("queue, next, autoplay and ended move the room along")
     func queueAndAutoplay() throws {
         let server = try TestServer()
