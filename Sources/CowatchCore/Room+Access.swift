@@ -21,6 +21,11 @@ extension Room {
     /// address; past the limit the address is refused without a check.
     mutating func accessRefusal(_ request: ConnectRequest, now: ServerInstant) -> CommandError? {
         if state.policy.locked {
+            // Someone with a link that no longer opens the room has an invite: they
+            // need a new one, not to be told to get one.
+            if let invite = request.invite, !invite.isEmpty {
+                return CommandError(.locked, command: nil, message: Self.spentInviteWords)
+            }
             return CommandError(.locked, command: nil, message: "this room is locked: only an invite link from a host lets you in")
         }
         guard let password = protection.password else { return nil }
@@ -36,6 +41,12 @@ extension Room {
         recordFailure(from: request.address, now: now)
         return CommandError(.wrongPassword, command: nil, message: "wrong password")
     }
+
+    /// What a locked room says to an invite link that no longer lets anyone in. Spent
+    /// and expired invites are forgotten (only those in force are kept), so the
+    /// words name every way a link runs out.
+    static let spentInviteWords = "this invite link no longer lets anyone in: it was used up, it expired, or a host revoked it; "
+        + "ask a host of the room for a new one"
 
     /// A right password re-makes a digest of an older algorithm or other
     /// parameters with the configured ones, so that rooms saved before move to

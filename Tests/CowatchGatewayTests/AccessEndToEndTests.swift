@@ -23,8 +23,12 @@ struct AccessEndToEndTests {
         _ = try server.join("vault", name: "bob", query: "invite=\(token)")
         _ = try server.join("vault", name: "carol", query: "invite=\(token)")
         let third = server.open("/rooms/vault?name=dave&invite=\(token)")
-        #expect(third.error()?.string("code") == "locked")
+        let spent = try #require(third.error())
+        #expect(spent.string("code") == "locked")
+        // dave holds an invite: he is told it is spent, not to go and get one.
+        #expect(spent.string("message")?.hasPrefix("this invite link no longer lets anyone in: it was used up, it expired") == true)
         #expect(third.waitClosed()?.code == 4004)
+        #expect(stranger.allFrames.joined().contains("only an invite link from a host lets you in"))
     }
 
     @Test("wrong passwords are refused with 4005, then the address is refused without a check")
