@@ -28,7 +28,9 @@ BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
 @pytest.fixture
 def server():
     with tempfile.TemporaryDirectory() as data_dir:
-        s = Serve("--data-dir", data_dir, "--shutdown-grace", "0")
+        # Every client here comes from 127.0.0.1: bans and kicks are held to
+        # names and device identities, as behind a proxy that is not trusted.
+        s = Serve("--data-dir", data_dir, "--shutdown-grace", "0", "--address-bans", "false")
         yield s
         s.stop()
 
@@ -37,8 +39,8 @@ class Terminal:
     """`cowatch connect` on a pseudo-terminal; everything it writes (stdout and
     stderr) is collected from the terminal's side."""
 
-    def __init__(self, *args):
-        env = dict(os.environ, HOME=tempfile.mkdtemp())
+    def __init__(self, *args, home=None):
+        env = dict(os.environ, HOME=home or tempfile.mkdtemp())
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             os.execve(BIN, [BIN, "connect", *args], env)
@@ -156,6 +158,33 @@ def test_a_refused_upgrade_shows_the_servers_words(server):
     assert result.returncode == 1
     assert "the server answered 400: a room name is 1 to 64 characters" in result.stderr, result.stderr
     assert "HS:" not in result.stderr
+
+
+def test_a_kicked_bot_does_not_keep_out_the_person_who_runs_it(server):
+    # One OS user runs a bot pipe and, at a terminal, takes part as a person: the
+    # two keep different device identities (~/.config/cowatch/device.bot and
+    # device), so a host's kick of the bot keeps out the bot, not its owner.
+    home = tempfile.mkdtemp()
+    alice = host(server, "bots")
+    bot = subprocess.Popen([BIN, "connect", room(server, "bots"), "--name", "robot"], env=dict(os.environ, HOME=home),
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    carol = None
+    try:
+        assert "welcome" in bot.stdout.readline().decode()
+        alice.stdin.write(b"/kick robot\n")
+        alice.stdin.flush()
+        assert bot.wait(timeout=10) == 1
+        # The same bot under another name stays out: it is the same device.
+        again = subprocess.run([BIN, "connect", room(server, "bots"), "--name", "robot2"], input="/who\n",
+                               capture_output=True, text=True, timeout=20, env=dict(os.environ, HOME=home))
+        assert again.returncode == 1 and "kicked" in again.stderr, again.stderr
+        carol = Terminal(room(server, "bots"), "--name", "carol", home=home)
+        carol.read_until(r"welcome to bots, carol", 10)
+    finally:
+        if carol:
+            carol.kill()
+        bot.kill()
+        alice.kill()
 
 
 def test_ctrl_d_leaves_quietly(server):
