@@ -270,9 +270,11 @@ def test_the_landing_page_over_https_shows_secure_addresses(site):
 def test_cowatch_watch_https_plays_with_a_headless_mpv(site):
     room = f"https://localhost:{site['tls']}/rooms/desktop"
     observer = Observer(f"wss://localhost:{site['tls']}/rooms/desktop?name=host", site["ca"])
+    # The room's creator is shown its owner key; mpv comes in as the owner with it.
+    owner_key = wait_until(lambda: (observer.last("welcome") or {}).get("ownerKey"), 10, "the owner key")
     tmp = tempfile.mkdtemp(prefix="cowatch-tls-mpv-")
     log = open(os.path.join(tmp, "watch.log"), "wb")
-    watch = subprocess.Popen([BIN, "watch", room, "--name", "desk", "--mpv-option", "vo=null",
+    watch = subprocess.Popen([BIN, "watch", room, "--name", "desk", "--owner", owner_key, "--mpv-option", "vo=null",
                               "--mpv-option", "ao=null"], stdout=log, stderr=subprocess.STDOUT,
                              env=env_without_trust(SSL_CERT_FILE=str(site["ca"]), TMPDIR=tmp + "/"))
     try:
@@ -280,6 +282,7 @@ def test_cowatch_watch_https_plays_with_a_headless_mpv(site):
 
         member = wait_until(lambda: observer.member("desk"), 30, "mpv's member in the room")
         assert member.get("player") is True
+        assert member.get("owner") is True, member
         observer.socket.send(f"/watch {site['media']} Clip")
         observer.socket.send("/play")
 
