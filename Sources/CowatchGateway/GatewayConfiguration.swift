@@ -20,7 +20,8 @@ public struct GatewayConfiguration: Sendable {
     public var maximumConnectionsPerAddress: Int
     /// Open connections of every kind in all (plain HTTP included); kept under
     /// the process's descriptor limit less `SocketLimits.reservedDescriptors`.
-    public var maximumConnections: Int = 50_000
+    public var maximumConnections: Int = GatewayConfiguration.defaultMaximumConnections
+    public static let defaultMaximumConnections = 50_000
     /// Seconds a request may take to arrive, and a plain HTTP connection may sit
     /// idle between requests, before it is closed.
     public var httpRequestTimeoutSeconds: Int = 10

@@ -85,10 +85,12 @@ final class LWSServer {
         }
         let descriptors = Self.raiseFileLimit()
         let sockets = SocketLimits.total(configured: configuration.maximumConnections, descriptorLimit: descriptors)
-        if sockets < configuration.maximumConnections {
-            gateway.logger.warning("max-connections is above what the descriptor limit allows; using the lower figure",
-                                   metadata: ["max-connections": "\(configuration.maximumConnections)", "using": "\(sockets)",
-                                              "descriptor-limit": "\(descriptors)"])
+        if let note = SocketLimits.startupNote(configured: configuration.maximumConnections,
+                                               isDefault: configuration.maximumConnections == GatewayConfiguration.defaultMaximumConnections,
+                                               descriptorLimit: descriptors) {
+            gateway.logger.log(level: note.warning ? .warning : .info, "\(note.message)",
+                               metadata: ["max-connections": "\(configuration.maximumConnections)", "using": "\(sockets)",
+                                          "descriptor-limit": "\(descriptors)"])
         }
         gateway.listening(sockets: sockets)
         lws_set_log_level(LLL_ERR | LLL_WARN) { level, line in

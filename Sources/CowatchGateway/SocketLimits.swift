@@ -58,4 +58,16 @@ struct SocketLimits: Sendable, Equatable {
     static func total(configured: Int, descriptorLimit: Int) -> Int {
         max(1, min(configured, descriptorLimit - reservedDescriptors))
     }
+
+    /// What the start-up log says of the total. A host who set `max-connections`
+    /// above what the descriptors allow is warned; the default is only a ceiling,
+    /// and a machine's descriptor limit lowering it is the normal case, said once
+    /// as information rather than a warning at every start.
+    static func startupNote(configured: Int, isDefault: Bool, descriptorLimit: Int) -> (warning: Bool, message: String)? {
+        let total = total(configured: configured, descriptorLimit: descriptorLimit)
+        guard total < configured else { return nil }
+        return isDefault
+            ? (false, "connections are bounded by the descriptor limit")
+            : (true, "max-connections is above what the descriptor limit allows; using the lower figure")
+    }
 }

@@ -79,4 +79,13 @@ struct HTTPRequestRulesTests {
         #expect(SocketLimits.total(configured: 50_000, descriptorLimit: 20_000) == 20_000 - SocketLimits.reservedDescriptors)
         #expect(SocketLimits.total(configured: 100, descriptorLimit: 20_000) == 100)
     }
+
+    @Test("a start with the default max-connections under a lower descriptor limit says so as information, not a warning")
+    func startupNote() {
+        let byDefault = SocketLimits.startupNote(configured: GatewayConfiguration.defaultMaximumConnections, isDefault: true,
+                                                 descriptorLimit: 20_000)
+        #expect(byDefault?.warning == false)
+        #expect(SocketLimits.startupNote(configured: 60_000, isDefault: false, descriptorLimit: 20_000)?.warning == true)
+        #expect(SocketLimits.startupNote(configured: 1_000, isDefault: false, descriptorLimit: 20_000) == nil)
+    }
 }
