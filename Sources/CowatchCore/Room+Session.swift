@@ -22,7 +22,7 @@ extension Room {
             return
         }
         share(url: url, title: title, cause: .watch, by: id, now: now)
-        notify("\(displayName(id)) shared \(ShownText.quoted(state.session?.activity.title ?? url.text))", cause: .watch, by: id)
+        notify("\(displayName(id)) shared \(ShownText.quoted(state.session?.activity.title ?? url.text))\(rateCarried)", cause: .watch, by: id)
     }
 
     /// What plays a link. The parser refuses the links no player plays, so a
@@ -298,7 +298,14 @@ extension Room {
         // paused one waits at its start.
         let playing = state.playback.status == .playing || state.playback.status == .waiting
         share(url: item.url, title: item.title, cause: .next, by: id, now: now, startPlaying: playing)
-        notify("\(displayName(id)) moved everyone to \(ShownText.quoted(item.title))", cause: .next, by: id)
+        notify("\(displayName(id)) moved everyone to \(ShownText.quoted(item.title))\(rateCarried)", cause: .next, by: id)
+    }
+
+    /// The rate is the room's, kept from item to item as a player keeps its default
+    /// rate (docs/concepts.md, rule 12); a new item that starts at another rate
+    /// than 1 says so, so that nobody is surprised by it.
+    var rateCarried: String {
+        state.playback.rate == .normal ? "" : " (at \(state.playback.rate)x, the room's rate; /rate 1 for normal speed)"
     }
 
     /// A player reached the end of the item. With autoplay on for at least one
@@ -312,7 +319,7 @@ extension Room {
         if autoplayCount > 0, !state.queue.isEmpty {
             let item = state.queue.removeFirst()
             share(url: item.url, title: item.title, cause: .next, by: nil, now: now, startPlaying: true)
-            notify("autoplay: on to \(ShownText.quoted(item.title))", cause: .next, by: nil)
+            notify("autoplay: on to \(ShownText.quoted(item.title))\(rateCarried)", cause: .next, by: nil)
         } else {
             holdPaused(at: state.playback.position(at: now), cause: .ended, by: id, now: now)
             notify("\(ShownText.quoted(state.session?.activity.title ?? "the item")) ended", cause: .ended, by: id)

@@ -123,6 +123,19 @@ struct CommandRateTests {
         #expect(room.position == 20)
     }
 
+    @Test("the rate is the room's: a new item keeps it, and its notice says so when it is not 1")
+    func rateOutlivesTheItem() {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/rate 1.5")
+        room.say("alice", "/queue https://example.org/next.mp4 Next")
+        room.say("bob", "/watch https://example.org/other.mp4 Other")
+        #expect(room.playback.rate.value == 1.5)
+        #expect(room.notices.contains { $0.cause == .watch && $0.text.hasSuffix("\"Other\" (at 1.5x, the room's rate; /rate 1 for normal speed)") })
+        room.say("alice", "/rate 1")
+        room.say("alice", "/next")
+        #expect(room.notices.contains { $0.cause == .next && $0.text.hasSuffix("to \"Next\"") })
+    }
+
     @Test("/rate while waiting keeps the group waiting")
     func rateWhileWaiting() {
         var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
