@@ -182,6 +182,9 @@ struct TextEncodingTests {
         bob.suspensions = [.userIsChangingCurrentTime]
         #expect(TextEventEncoding.lines(.participant(bob, change: .suspended(.userIsChangingCurrentTime))) == ["* bob is scrubbing"])
         #expect(TextEventEncoding.lines(.participant(bob, change: .suspended(.stallRecovery))) == ["* bob is buffering"])
+        // A player that cannot play the item at all says what and what follows, not "cannot follow".
+        #expect(TextEventEncoding.lines(.participant(bob, change: .suspended(.coordinatedPlaybackNotPossible)))
+                == ["* bob cannot play this item in their player, so the room does not wait for them"])
         bob.suspensions = []
         #expect(TextEventEncoding.lines(.participant(bob, change: .resumed(nil))) == ["* bob rejoined the group"])
         #expect(WireJSON.text(.participant(F.bob, change: .suspended(.stallRecovery))).contains("stallRecovery"))
