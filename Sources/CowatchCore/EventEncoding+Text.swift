@@ -18,7 +18,7 @@ public enum TextEventEncoding {
         case .welcome(let welcome):
             let names = welcome.participants.map(\.name.text).joined(separator: ", ")
             return [
-                "* welcome to \(welcome.room), \(welcome.you.name) (\(welcome.you.role.rawValue)); \(welcome.participants.count) here: \(names)",
+                "* welcome to \(welcome.room), \(welcome.you.name) (\(roleWord(welcome.you))); \(welcome.participants.count) here: \(names)",
                 "* to come back as yourself: cowatch connect --resume \(welcome.resume) (or ?resume=\(welcome.resume) in the room's address)",
             ] + (welcome.ownerKey.map { key in
                 ["* you created this room: your owner key is \(key) (shown once: keep it)",
@@ -176,10 +176,16 @@ public enum TextEventEncoding {
         }
     }
 
+    /// One word per role, the page's words too: the owner (the room's creator, or
+    /// whoever holds its owner key, a host above the hosts), a host, a member.
+    static func roleWord(_ member: Participant) -> String {
+        member.owner ? "owner" : member.role.rawValue
+    }
+
     static func uses(_ count: Int) -> String { count == 1 ? "1 person" : "\(count) people" }
 
     static func describe(_ member: Participant) -> String {
-        var parts = [member.owner ? "owner, host" : member.role.rawValue]
+        var parts = [roleWord(member)]
         if let scope = member.scope { parts.append("bot: \(scope.rawValue)") }
         if member.muted { parts.append("muted") }
         parts.append(member.joined ? "in session" : "not in session")

@@ -202,6 +202,15 @@ struct TextEncodingTests {
         #expect(lines.contains("* to come back as yourself: cowatch connect --resume tok-123 (or ?resume=tok-123 in the room's address)"))
     }
 
+    @Test("one word per role, the page's: the owner is 'owner' (not 'host'), a host 'host', a member 'member'")
+    func roleWords() {
+        #expect(TextEventEncoding.lines(.welcome(F.founding)).first == "* welcome to lobby, alice (owner); 1 here: alice")
+        var host = F.alice
+        host.owner = false
+        #expect(TextEventEncoding.replyLines(.who([F.alice, host, F.bob])).map { $0.split(separator: ";").first ?? "" }
+                == ["= 3 here:", "=   alice (owner", "=   alice (host", "=   bob (member"])
+    }
+
     @Test("the founder's welcome names the terminal's --owner flag beside the key")
     func welcomeNamesOwnerFlag() {
         let lines = TextEventEncoding.lines(.welcome(F.founding))
