@@ -15,6 +15,10 @@ public enum JSONEventEncoding {
                 if let key = welcome.ownerKey { json.key("ownerKey"); json.string(key) }
                 json.key("participants"); json.array(welcome.participants) { participant($1, into: &$0) }
                 json.key("chat"); json.array(welcome.chat) { json, line in json.object { chatMembers(line, into: &$0) } }
+                json.key("limits"); json.object { json in
+                    json.key("lineBytes"); json.integer(Int64(welcome.limits.lineBytes))
+                    json.key("messageBytes"); json.integer(Int64(welcome.limits.messageBytes))
+                }
             case .state(let state):
                 stateMembers(state, into: &json)
             case .participant(let member, let change):

@@ -199,7 +199,8 @@ extension Room {
     mutating func welcome(_ id: MemberID, ownerKey: String? = nil, now: ServerInstant) {
         guard let member = members[id] else { return }
         let welcome = Welcome(you: participant(member), room: name, serverTime: now,
-                              resume: member.resumeToken, ownerKey: ownerKey, participants: participants, chat: recentChat)
+                              resume: member.resumeToken, ownerKey: ownerKey, participants: participants, chat: recentChat,
+                              limits: configuration.announcedLimits)
         actions.append(.send(.welcome(welcome), to: id))
         handState(to: id)
     }

@@ -51,6 +51,10 @@ public struct RoomConfiguration: Hashable, Sendable {
     /// take together: every `state` carries them, so a one-line command could
     /// otherwise make the server send this much to every member.
     public var maximumStateBytes = 32 * 1024
+    /// The gateway's limits on what a member sends, told in the welcome so that a
+    /// client keeps under them rather than learning them from a refusal: the
+    /// longest line (`max-line-bytes`) and message (`max-message-bytes`).
+    public var announcedLimits = Welcome.Limits.defaults
 
     public init(
         maximumMembers: Int = 1_000,

@@ -46,6 +46,23 @@ public struct Welcome: Hashable, Sendable {
     public var participants: [Participant]
     /// The room's recent chat, oldest first.
     public var chat: [ChatLine]
+    /// What this server takes from a member at most.
+    public var limits = Limits.defaults
+
+    public struct Limits: Hashable, Sendable {
+        /// UTF-8 bytes of one line (a command or a chat line); longer is `too-long`.
+        public var lineBytes: Int
+        /// UTF-8 bytes of one WebSocket message; larger is closed with 1009.
+        public var messageBytes: Int
+
+        public init(lineBytes: Int, messageBytes: Int) {
+            self.lineBytes = lineBytes
+            self.messageBytes = messageBytes
+        }
+
+        /// `cowatch serve`'s defaults.
+        public static let defaults = Limits(lineBytes: 4096, messageBytes: 8192)
+    }
 }
 
 public enum DepartureReason: String, Hashable, Sendable {

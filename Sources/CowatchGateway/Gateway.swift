@@ -97,6 +97,9 @@ public final class Gateway: @unchecked Sendable {
                 cluster: ClusterLink? = nil, logger: Logger = Logger(label: "cowatch.gateway"),
                 time: any TimeSource = SystemTime()) {
         self.time = time
+        var configuration = configuration
+        configuration.room.announcedLimits = Welcome.Limits(lineBytes: configuration.maximumLineBytes,
+                                                            messageBytes: configuration.maximumMessageBytes)
         self.configuration = configuration
         self.store = store
         self.clusterLink = cluster

@@ -34,6 +34,15 @@ struct LimitsAndBadInputTests {
         try Self.othersCarryOn(server, alice)
     }
 
+    @Test("the welcome tells a client the line and message limits it must keep under")
+    func welcomeAnnouncesLimits() throws {
+        let server = try TestServer { $0.maximumLineBytes = 1000; $0.maximumMessageBytes = 3000 }
+        defer { server.stop() }
+        let alice = try server.join(name: "alice")
+        let welcome = try #require(alice.allFrames.first)
+        #expect(welcome.contains("\"limits\":{\"lineBytes\":1000,\"messageBytes\":3000}"))
+    }
+
     @Test("a message over the size limit closes with 1009")
     func oversize() throws {
         let server = try TestServer { $0.maximumMessageBytes = 1024 }
