@@ -5,6 +5,7 @@ import { isStale } from '../sync/seq.js';
 import { DOOR_ERRORS } from '../door.js';
 import { welcome } from './membership.js';
 import { renderAll } from './render.js';
+import { leftWords } from '../ui.js';
 
 export function handleEvent(page, event) {
   const { announcements, clock, hostPanel, log, model, own, subtitles, sync } = page;
@@ -38,10 +39,11 @@ export function handleEvent(page, event) {
     case 'participant-left': {
       const gone = model.participants.get(event.id);
       model.participants.delete(event.id);
-      const name = event.name || gone?.name || 'someone';
-      const how = { kicked: 'was removed by a host', banned: 'was banned by a host' }[event.reason] || 'left';
-      log.add('system', `${name} ${how}.`);
-      announcements.say(`${name} ${how}.`);
+      const words = leftWords(event.name || gone?.name || 'someone', event.reason);
+      if (words) {
+        log.add('system', words);
+        announcements.say(words);
+      }
       if (event.reason === 'kicked' || event.reason === 'banned') hostPanel.refresh('bans');
       renderAll(page);
       break;

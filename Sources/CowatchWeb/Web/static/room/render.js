@@ -3,7 +3,9 @@
 // and seek bar.
 
 import { positionAt } from '../sync.js';
-import { $, describeStatus, formatTime, renderMembers, renderQueue, renderRoomControls } from '../ui.js';
+import {
+  $, cannotPlayWords, describeStatus, formatTime, renderMembers, renderQueue, renderRoomControls, someoneElseCanPlay,
+} from '../ui.js';
 
 export function renderAll(page) {
   const { model, room } = page;
@@ -92,8 +94,7 @@ export function renderPlayer(page) {
       button = 'Join the session again';
       break;
     case 'error':
-      message = `This video cannot be played here: ${snapshot.mediaError}. The others keep watching; ` +
-        'your player is separated from the group (coordinatedPlaybackNotPossible).';
+      message = cannotPlayWords(snapshot.mediaError, someoneElseCanPlay(page.model.participants, page.model.meId));
       button = 'Try again';
       break;
     case 'blocked':
