@@ -90,6 +90,12 @@ export class OwnCopies extends EventTarget {
     return localState(state, this.picked);
   }
 
+  /** After any reconnection: the room may not know (a restarted server's new
+   *  member) whether this page has the file, so the next state says it again. */
+  reconnected() {
+    this.answered = null;
+  }
+
   choose(picked) {
     if (this.picked?.url && this.picked.url !== picked.url) URL.revokeObjectURL(this.picked.url);
     this.picked = picked;

@@ -4,11 +4,13 @@
 import { isStale } from '../sync/seq.js';
 import { DOOR_ERRORS } from '../door.js';
 import { welcome } from './membership.js';
-import { renderAll } from './render.js';
 import { leftWords } from '../ui.js';
+import { chatHeard } from './chat.js';
+import { renderAll } from './render.js';
 
 export function handleEvent(page, event) {
   const { announcements, clock, hostPanel, log, model, own, subtitles, sync } = page;
+  chatHeard(page, event);
   switch (event.type) {
     case 'welcome':
       welcome(page, event);

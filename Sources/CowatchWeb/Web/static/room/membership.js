@@ -5,6 +5,7 @@
 import { showSecret } from '../secret-box.js';
 import { $, renderConnection } from '../ui.js';
 import { renderAll, renderPlayer } from './render.js';
+import { limitsOf } from '../line-limit.js';
 
 const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> [title]…';
 
@@ -65,6 +66,11 @@ export function welcome(page, event) {
   model.participants = new Map(event.participants.map((p) => [p.id, p]));
   model.participants.set(event.you.id, { ...model.participants.get(event.you.id), ...event.you });
   model.state = null; // the state follows; a restarted server may count seq anew
+  page.limits = limitsOf(event);
+  page.chat.measure?.();
+  // A new connection is a new member after a restart, or one the server may
+  // have lost track of: whether this page has the own copy is said again.
+  page.own.reconnected();
   sync.reset();
   sync.setMe(page.me());
   slot.keep(event.resume);
