@@ -222,11 +222,14 @@ def test_a_line_too_long_stays_in_the_field_and_a_refused_line_comes_back(server
         observer.close()
 
 
-def test_help_on_the_page_is_short_and_host_commands_are_for_hosts(server, browser):
+def test_help_on_the_page_is_short_and_host_commands_are_for_hosts_and_the_owner_is_told_so(server, browser):
     room = room_name("help")
     browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
     browser.welcomed()
     reply_js = "const r = [...document.querySelectorAll('#log .line.reply')].pop(); return r ? r.textContent : null;"
+    welcome_js = ("return [...document.querySelectorAll('#log .line.system .text')].map((l) => l.textContent)"
+                  ".find((t) => t.startsWith('You are '))")
+    assert browser.js(welcome_js) == f"You are hana in room {room}, its owner. Type /help for the commands."
     type_line(browser, "/help")
     host = browser.wait(reply_js, "hana's /help")
     assert "/kick" in host and "/play" in host and "cowatch connect" not in host and "/have" not in host, host
@@ -235,6 +238,7 @@ def test_help_on_the_page_is_short_and_host_commands_are_for_hosts(server, brows
     browser.js("localStorage.removeItem(arguments[0])", f"cowatch.owner.{room}")
     browser.driver.get(server.url(f"/rooms/{room}?name=vera"))
     browser.welcomed()
+    assert browser.js(welcome_js) == f"You are vera in room {room}. Type /help for the commands."
     type_line(browser, "/help")
     member = browser.wait(reply_js, "vera's /help")
     assert "/play" in member and "/kick" not in member and "/lock" not in member, member

@@ -3,9 +3,12 @@
 // purpose with Quit.
 
 import { showSecret } from '../secret-box.js';
-import { $, renderConnection } from '../ui.js';
+import { $, renderConnection, roleWord } from '../ui.js';
 import { renderAll, renderPlayer } from './render.js';
 import { limitsOf } from '../line-limit.js';
+
+/** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
+const ROLE_SUFFIX = { owner: ', its owner', host: ', a host', member: '' };
 
 const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> [title]…';
 
@@ -97,7 +100,7 @@ export function welcome(page, event) {
   }
   log.add('system', returning
     ? 'Reconnected.'
-    : `You are ${event.you.name} in room ${event.room}. Type /help for the commands.`);
+    : `You are ${event.you.name} in room ${event.room}${ROLE_SUFFIX[roleWord(event.you)]}. Type /help for the commands.`);
   if (owner.verdict === 'accepted') {
     log.add('notice', 'The owner key in the link you opened was accepted: you own this room, and this browser keeps the key.');
   } else if (owner.verdict === 'refused') {
