@@ -9,7 +9,7 @@ from pathlib import Path
 
 import png
 from browser_window import By
-from page_js import CLOSED_JS, MEMBERS_JS
+from page_js import CLOSED_JS, LOG_JS, MEMBERS_JS
 from report import log
 
 
@@ -82,8 +82,10 @@ class Moderation:
                    and "alice" in removed,
                    f"the kicked window says who removed it and why: {removed!r}")
         self.wait_js(a, MEMBERS_JS + "return rows.length === 1;", 5, "bob gone from alice's list")
-        self.check("bob was removed by a host." in a.js("return document.getElementById('log').textContent"),
-                   "the host's log says the member was removed")
+        told = self.wait_js(a, LOG_JS + "const t = lines.filter((l) => /^bob was (kicked|removed)/.test(l.text)).map((l) => l.text);"
+                                " return t.length && t;", 5, "the kick in alice's log")
+        self.check(told == ["bob was kicked by alice (testing)"],
+                   f"the host's log says once who removed the member and why (the room's notice): {told}")
 
         b.open(f"{room_url}?name=bobby")
         refusal = self.wait_js(b, CLOSED_JS, 5, "the kicked browser, back under another name, to be refused")

@@ -141,3 +141,25 @@ test('a page opened again, whose file is gone while the room counts it, says no 
   assert.equal(haveLine(ownState, null, { activity: 'a3', yes: false }, { copy: true }), null);
   assert.equal(haveLine(ownState, null, null, { copy: false }), null);
 });
+
+test('after any reconnection the page says again that it has the file (a restarted server\'s new member, or a resumed one)', async () => {
+  const { OwnCopies } = await import('../../Sources/CowatchWeb/Web/static/owncopy.js');
+  const element = () => Object.assign(new EventTarget(), { hidden: true, textContent: '', value: '', files: null });
+  const sent = [];
+  const own = new OwnCopies({
+    share: element(), shareTitle: element(), ask: element(), askText: element(), pick: element(), none: element(),
+  }, (line) => sent.push(line), () => {});
+  own.choose({ identifier: activity.identifier, url: 'blob:x' }); // the viewer's copy matched
+  own.update(ownState, { copy: undefined });
+  assert.deepEqual(sent, ['/have 9 yes']);
+  own.update({ ...ownState, seq: 10 }, { copy: true });
+  assert.deepEqual(sent, ['/have 9 yes'], 'said once per item on one connection');
+  // The server restarted: a new member, who has said nothing, in the room brought back.
+  own.reconnected();
+  own.update({ ...ownState, seq: 2 }, { copy: undefined });
+  assert.deepEqual(sent, ['/have 9 yes', '/have 2 yes']);
+  // Resumed within the grace: said again too, the room may have moved on meanwhile.
+  own.reconnected();
+  own.update({ ...ownState, seq: 3 }, { copy: true });
+  assert.deepEqual(sent, ['/have 9 yes', '/have 2 yes', '/have 3 yes']);
+});

@@ -18,13 +18,21 @@ test('a player on the group timeline is in sync, with its distance beside the wo
     'Playing in sync at 1.5×');
 });
 
-test('off by more than the threshold, or being nudged, is catching up, and says so in words', () => {
-  const off = status({ mode: 'playing', drift: (IN_SYNC_MS + 1) / 1000 });
-  assert.deepEqual([off.kind, off.words], ['catching-up', 'Catching up…']);
-  const nudged = status({ mode: 'playing', drift: -0.002, nudging: true });
-  assert.deepEqual([nudged.kind, nudged.words, nudged.drift], ['catching-up', 'Catching up…', '−2.0 ms (correcting)']);
+test('off by more than people can notice is catching up, and says so in words', () => {
+  const off = status({ mode: 'playing', drift: (IN_SYNC_MS + 1) / 1000, nudging: true });
+  assert.deepEqual([off.kind, off.words, off.drift], ['catching-up', 'Catching up…', '+101.0 ms (correcting)']);
   assert.deepEqual([status({ mode: 'playing', drift: 0, joining: true }).words], ['Joining the group…']);
   assert.equal(status({ mode: 'catchup', drift: 0.4 }).words, 'Catching up at 2×…');
+});
+
+test('a correction nobody can see or hear is not news: within a tenth of a second, nudged or not, it is in sync', () => {
+  assert.equal(IN_SYNC_MS, 100);
+  for (const [drift, nudging] of [[-0.0145, true], [0.002, true], [0.06, false], [-0.099, true]]) {
+    const shown = status({ mode: 'playing', drift, nudging });
+    assert.deepEqual([shown.kind, shown.words], ['in-sync', 'Playing in sync'], `${drift} s, nudging ${nudging}`);
+    assert.doesNotMatch(shown.drift, /correcting/);
+  }
+  assert.equal(status({ mode: 'playing', drift: -0.0145, nudging: true }).drift, '−14.5 ms');
 });
 
 test('far off, the words never say "in sync" and no frozen distance is shown beside them', () => {

@@ -6,6 +6,8 @@
 //             'connecting' | 'open' | 'reconnecting' | 'closed' (for good)
 //   'event'   detail: one server event object ({ type: 'state', ... })
 
+import { DEFAULT_LIMITS, limitsOf, packLines } from './line-limit.js';
+
 /** Close codes after which reconnecting would be wrong (docs/protocol.md), with
  *  what to tell the person; the server's reason, when it gives one, follows. */
 const FINAL_CLOSES = new Map([
@@ -57,6 +59,7 @@ export class Connection extends EventTarget {
     this.timer = null;
     this.stopped = false;
     this.outbox = []; // lines typed while disconnected, sent on the next open
+    this.messageBytes = DEFAULT_LIMITS.messageBytes; // the server's, once its welcome says it
   }
 
   url() {
@@ -87,8 +90,9 @@ export class Connection extends EventTarget {
     socket.addEventListener('open', () => {
       this.attempt = 0;
       this.status('open');
-      const pending = this.outbox.splice(0);
-      if (pending.length) socket.send(pending.join('\n'));
+      // What was typed meanwhile, in order, in messages the server takes (a
+      // message over its size limit would close this connection again).
+      for (const message of packLines(this.outbox.splice(0), this.messageBytes)) socket.send(message);
     });
     socket.addEventListener('message', (message) => {
       // A socket let go by reopen() may still deliver what was in flight.
@@ -99,6 +103,7 @@ export class Connection extends EventTarget {
       } catch {
         return; // not ours to interpret: the contract says one JSON object per frame
       }
+      if (event.type === 'welcome') this.messageBytes = limitsOf(event).messageBytes;
       if (event.type === 'welcome' && event.resume) {
         // The resume token lets this member back in from now on.
         this.resumeToken = event.resume;

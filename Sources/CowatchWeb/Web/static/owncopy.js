@@ -65,7 +65,12 @@ export class OwnCopies extends EventTarget {
     this.asked = null; // the activity id the viewer was asked about
     elements.share.addEventListener('change', () => this.share(elements.share.files?.[0]));
     elements.pick.addEventListener('change', () => this.pick(elements.pick.files?.[0]));
-    elements.none.addEventListener('click', () => this.choose({ identifier: null, url: null }));
+    elements.none.addEventListener('click', () => {
+      this.elements.askText.textContent = 'You are not watching: the others play their own copies, and the chat is yours. '
+        + 'Found the file? Pick your copy.';
+      this.elements.none.hidden = true;
+      this.choose({ identifier: null, url: null });
+    });
   }
 
   /** The room's state as this page's player follows it, after answering `/have` if owed
@@ -78,8 +83,10 @@ export class OwnCopies extends EventTarget {
     this.elements.ask.hidden = !item || mine;
     if (item && !mine && this.asked !== activity.id) {
       const text = askText(item);
-      this.elements.askText.textContent = `${text}. Nothing is uploaded; the file plays from your disk.`;
-      this.say('notice', `${text[0].toUpperCase()}${text.slice(1)} (below the player).`);
+      this.elements.askText.textContent = 'Playing for the room: a file each person plays from their own copy. '
+        + `To watch, ${text}. Nothing is uploaded; the file plays from your disk.`;
+      this.elements.none.hidden = false;
+      this.say('notice', `${text[0].toUpperCase()}${text.slice(1)} (over the player).`);
       this.asked = activity.id;
     }
     const line = haveLine(state, this.picked, this.answered, me);
@@ -88,6 +95,19 @@ export class OwnCopies extends EventTarget {
       this.answered = { activity: activity.id, yes: line.endsWith('yes') };
     }
     return localState(state, this.picked);
+  }
+
+  /** After any reconnection: the room may not know (a restarted server's new
+   *  member) whether this page has the file, so the next state says it again. */
+  reconnected() {
+    this.answered = null;
+  }
+
+  /** Whether the room plays an own copy this page has no file for: it is not watching. */
+  lacking() {
+    const activity = this.state?.session?.state === 'joined' ? this.state.session.activity : null;
+    const item = ownItem(activity);
+    return Boolean(item) && this.picked?.identifier !== item.identifier;
   }
 
   choose(picked) {

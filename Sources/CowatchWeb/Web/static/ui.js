@@ -45,8 +45,44 @@ const REASONS = {
   playingInterstitial: 'playing an interstitial',
 };
 
+/** What a suspension reason means to a person: words, never the protocol's
+ *  identifier (a reason this page does not know is said plainly as one). */
 export function describeReason(reason) {
-  return REASONS[reason] || reason;
+  return REASONS[reason] || 'away from the group';
+}
+
+/** The one word for a member's role: `owner` (created the room or holds its
+ *  owner key; also a host), `host`, or `member` (docs/protocol.md, `participant`). */
+export function roleWord(participant) {
+  if (participant?.owner) return 'owner';
+  return participant?.role === 'host' ? 'host' : 'member';
+}
+
+/** Whether a member other than `meId` can play the room's item now: in the
+ *  session, driving a player, connected, not suspended, and not without an own copy. */
+export function someoneElseCanPlay(participants, meId) {
+  for (const p of participants.values()) {
+    if (p.id === meId || !p.joined || !p.player || p.connected === false) continue;
+    if ((p.suspensions?.length ?? 0) > 0 || p.copy === false) continue;
+    return true;
+  }
+  return false;
+}
+
+/** The overlay's words when this player cannot play the item: what went wrong,
+ *  and only when someone else can still play it, that the others keep watching. */
+export function cannotPlayWords(mediaError, othersPlay) {
+  const what = `This video cannot be played here: ${mediaError}.`;
+  return othersPlay
+    ? `${what} The others keep watching; your player stays apart from the group until you try again.`
+    : `${what} Nobody in the room can play it now: try again, or share another video.`;
+}
+
+/** The log's line when a member goes, or null when the room's notice says it
+ *  (a kick or a ban: the server's notice names who did it and why). */
+export function leftWords(name, reason) {
+  if (reason === 'kicked' || reason === 'banned') return null;
+  return `${name} left.`;
 }
 
 // MARK: chat log
@@ -94,14 +130,19 @@ function renderReply(text) {
 
 // MARK: members, queue, now playing
 
+const ROLE_TITLES = {
+  owner: 'Owner: created the room or holds its owner key; a host whom no other host can remove',
+  host: 'Host: can change the room policy and moderate',
+};
+
 /** The member list. `onCommand(line)`, when given, sends a moderation command:
  *  a host sees mute, kick and ban beside every other member but the owner. */
 export function renderMembers(list, participants, meId, onCommand = null) {
   const me = participants.get(meId);
   const items = [...participants.values()].map((p) => {
     const tags = [];
-    if (p.owner) tags.push(el('span', { class: 'badge host', title: 'Owner: holds the room\'s owner key; no host can remove them' }, 'owner'));
-    else if (p.role === 'host') tags.push(el('span', { class: 'badge host', title: 'Host: can change the room policy and moderate' }, 'host'));
+    const role = roleWord(p);
+    if (role !== 'member') tags.push(el('span', { class: 'badge host', title: ROLE_TITLES[role] }, role));
     if (p.muted) tags.push(el('span', { class: 'tag warn', title: 'Muted by a host: cannot chat or use commands' }, 'muted'));
     if (p.id === meId) tags.push(el('span', { class: 'badge you' }, 'you'));
     if (!p.connected) tags.push(el('span', { class: 'tag warn' }, 'reconnecting…'));
@@ -114,7 +155,7 @@ export function renderMembers(list, participants, meId, onCommand = null) {
       tags.push(el('span', { class: 'tag', title: 'Chat only: no player' }, 'chat only'));
     }
     for (const reason of p.suspensions) {
-      tags.push(el('span', { class: 'tag suspended', title: `Suspended: ${reason}` }, describeReason(reason)));
+      tags.push(el('span', { class: 'tag suspended', title: 'Apart from the group for now' }, describeReason(reason)));
     }
     // An own copy: who has the file and watches, and who is in the room without it.
     const copy = copyLabel(p);
@@ -199,8 +240,16 @@ export function renderQueue(list, empty, queue, onCommand = null) {
 
 // MARK: the player's status
 
-/** Within this of the group's timeline, a playing player is "in sync" (ms). */
-export const IN_SYNC_MS = 25;
+/**
+ * Within this of the group's timeline, a playing player is "in sync" (ms): the
+ * people in a room are in different places, and what they share is the story
+ * and each other's reactions, not frames; a difference under a tenth of a
+ * second can be neither seen nor heard between two screens. A player corrects
+ * much finer differences than this all the time (sync/drift.js, a few ms), and
+ * those corrections are nobody's news: the badge does not turn to "Catching
+ * up…" for them, and a screen reader is not told of them.
+ */
+export const IN_SYNC_MS = 100;
 
 /**
  * The one status under the video: what the player is doing and whether it is
@@ -221,7 +270,10 @@ export function describeStatus(snapshot, state, me, clock) {
     : 'Measuring this device\'s clock against the server\'s…';
   const driftMs = snapshot.drift == null ? null : snapshot.drift * 1000;
   const fine = driftMs != null && Math.abs(driftMs) < 250 && !snapshot.joining;
-  const driftText = fine ? formatOffset(driftMs) + (snapshot.nudging ? ' (correcting)' : '') : '';
+  const inSyncMs = Math.max(IN_SYNC_MS, snapshot.inSyncMs ?? 0);
+  // "(correcting)" only for a correction people could notice; a finer one is just the distance.
+  const visible = driftMs != null && Math.abs(driftMs) > inSyncMs;
+  const driftText = fine ? formatOffset(driftMs) + (snapshot.nudging && visible ? ' (correcting)' : '') : '';
   const say = (kind, words, withDrift = false) => ({
     kind,
     words,
@@ -264,8 +316,9 @@ export function describeStatus(snapshot, state, me, clock) {
       if (snapshot.detail === 'ended') return say('neutral', 'At the end.');
       if (snapshot.joining) return say('catching-up', 'Joining the group…');
       if (snapshot.detail || driftMs == null) return say('catching-up', 'Re-syncing…');
-      // A player kept in step by corrective seeks (sync/correct.js) is in sync within its own band.
-      if (snapshot.nudging || Math.abs(driftMs) > (snapshot.inSyncMs ?? IN_SYNC_MS)) return say('catching-up', 'Catching up…', true);
+      // In sync within IN_SYNC_MS, or within its own band for a player kept in
+      // step by corrective seeks (sync/correct.js): a nudge inside it is not news.
+      if (visible) return say('catching-up', 'Catching up…', true);
       const rate = playback.rate !== 1 ? ` at ${playback.rate}×` : '';
       return say('in-sync', `Playing in sync${rate}`, true);
     }

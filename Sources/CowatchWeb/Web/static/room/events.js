@@ -4,10 +4,13 @@
 import { isStale } from '../sync/seq.js';
 import { DOOR_ERRORS } from '../door.js';
 import { welcome } from './membership.js';
+import { leftWords } from '../ui.js';
+import { chatHeard } from './chat.js';
 import { renderAll } from './render.js';
 
 export function handleEvent(page, event) {
   const { announcements, clock, hostPanel, log, model, own, subtitles, sync } = page;
+  chatHeard(page, event);
   switch (event.type) {
     case 'welcome':
       welcome(page, event);
@@ -38,10 +41,11 @@ export function handleEvent(page, event) {
     case 'participant-left': {
       const gone = model.participants.get(event.id);
       model.participants.delete(event.id);
-      const name = event.name || gone?.name || 'someone';
-      const how = { kicked: 'was removed by a host', banned: 'was banned by a host' }[event.reason] || 'left';
-      log.add('system', `${name} ${how}.`);
-      announcements.say(`${name} ${how}.`);
+      const words = leftWords(event.name || gone?.name || 'someone', event.reason);
+      if (words) {
+        log.add('system', words);
+        announcements.say(words);
+      }
       if (event.reason === 'kicked' || event.reason === 'banned') hostPanel.refresh('bans');
       renderAll(page);
       break;

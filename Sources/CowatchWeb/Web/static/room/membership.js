@@ -3,8 +3,12 @@
 // purpose with Quit.
 
 import { showSecret } from '../secret-box.js';
-import { $, renderConnection } from '../ui.js';
+import { $, renderConnection, roleWord } from '../ui.js';
 import { renderAll, renderPlayer } from './render.js';
+import { limitsOf } from '../line-limit.js';
+
+/** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
+const ROLE_SUFFIX = { owner: ', its owner', host: ', a host', member: '' };
 
 const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> [title]…';
 
@@ -65,6 +69,11 @@ export function welcome(page, event) {
   model.participants = new Map(event.participants.map((p) => [p.id, p]));
   model.participants.set(event.you.id, { ...model.participants.get(event.you.id), ...event.you });
   model.state = null; // the state follows; a restarted server may count seq anew
+  page.limits = limitsOf(event);
+  page.chat.measure?.();
+  // A new connection is a new member after a restart, or one the server may
+  // have lost track of: whether this page has the own copy is said again.
+  page.own.reconnected();
   sync.reset();
   sync.setMe(page.me());
   slot.keep(event.resume);
@@ -91,7 +100,7 @@ export function welcome(page, event) {
   }
   log.add('system', returning
     ? 'Reconnected.'
-    : `You are ${event.you.name} in room ${event.room}. Type /help for the commands.`);
+    : `You are ${event.you.name} in room ${event.room}${ROLE_SUFFIX[roleWord(event.you)]}. Type /help for the commands.`);
   if (owner.verdict === 'accepted') {
     log.add('notice', 'The owner key in the link you opened was accepted: you own this room, and this browser keeps the key.');
   } else if (owner.verdict === 'refused') {

@@ -12,6 +12,7 @@ import { HostPanel } from '../host-panel.js';
 import { OwnCopies } from '../owncopy.js';
 import { Announcements } from './announcements.js';
 import { $, describeReason } from '../ui.js';
+import { DEFAULT_LIMITS } from '../line-limit.js';
 
 export class RoomPage {
   /**
@@ -70,6 +71,10 @@ export class RoomPage {
     // The seek bar held by the viewer (room/seek-bar.js), and whether that
     // suspended this player from the group.
     this.scrub = { active: false, suspended: false };
+    // The server's limits on what is sent (line-limit.js), from its welcome.
+    this.limits = { ...DEFAULT_LIMITS };
+    // The chat line typed last, until the room takes or refuses it (room/chat.js).
+    this.chat = { last: null, measure: null };
   }
 
   /** This page's member, once welcomed. */

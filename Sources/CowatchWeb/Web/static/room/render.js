@@ -3,7 +3,9 @@
 // and seek bar.
 
 import { positionAt } from '../sync.js';
-import { $, describeStatus, formatTime, renderMembers, renderQueue, renderRoomControls } from '../ui.js';
+import {
+  $, cannotPlayWords, describeStatus, formatTime, renderMembers, renderQueue, renderRoomControls, someoneElseCanPlay,
+} from '../ui.js';
 
 export function renderAll(page) {
   const { model, room } = page;
@@ -30,10 +32,15 @@ export function renderControls(page) {
   const active = state?.session?.state === 'joined' && state.playback.status !== 'idle';
   const joined = !!self?.joined;
   const mayControl = state?.policy?.control !== 'hosts' || self?.role === 'host';
-  const transport = active && joined && mayControl;
+  // An own copy this page has no file for: it is not watching, so nothing here
+  // could play, pause or move its video; the video area asks for the copy.
+  const lacking = page.own.lacking();
+  const transport = active && joined && mayControl && !lacking;
   const status = state?.playback.status;
   const play = $('play');
   play.disabled = !transport;
+  if (lacking) play.title = 'Pick your copy of the file (over the video) to watch and control it with everyone';
+  else play.removeAttribute('title');
   play.textContent = status === 'playing' ? 'Pause' : status === 'waiting' ? 'Pause (starting…)' : 'Play';
   play.setAttribute('aria-label', status === 'playing' || status === 'waiting' ? 'Pause for everyone' : 'Play for everyone');
   const rate = $('rate');
@@ -43,7 +50,7 @@ export function renderControls(page) {
     if (![...rate.options].some((o) => o.value === value)) rate.add(new Option(`${value}×`, value));
     rate.value = value;
   }
-  $('catchup').disabled = !(active && joined);
+  $('catchup').disabled = !(active && joined) || lacking;
   $('next').disabled = !(mayControl && (state?.queue?.length ?? 0) > 0);
   $('autoplay').checked = !!self?.autoplay;
   $('autoplay').disabled = !self;
@@ -92,8 +99,7 @@ export function renderPlayer(page) {
       button = 'Join the session again';
       break;
     case 'error':
-      message = `This video cannot be played here: ${snapshot.mediaError}. The others keep watching; ` +
-        'your player is separated from the group (coordinatedPlaybackNotPossible).';
+      message = cannotPlayWords(snapshot.mediaError, someoneElseCanPlay(page.model.participants, page.model.meId));
       button = 'Try again';
       break;
     case 'blocked':
@@ -103,18 +109,22 @@ export function renderPlayer(page) {
     default:
       break;
   }
-  if (door.isShut) message = button = null; // the door says all there is
+  // An own copy asked for over the video (owncopy.js) says what plays: no other sentence there.
+  const asking = !$('own-ask').hidden;
+  if (door.isShut || asking) message = button = null; // the door, or the ask, says all there is
   overlay.hidden = message == null;
   overlay.dataset.mode = snapshot.mode;
   // Nothing playing: the link box comes up under the video, where the overlay points.
-  $('player').dataset.idle = String(snapshot.mode === 'idle' && !door.isShut);
+  $('player').dataset.idle = String(snapshot.mode === 'idle' && !door.isShut && !asking);
   text.textContent = message || '';
   action.hidden = button == null;
   action.textContent = button || '';
 
   const seek = $('seek');
   const shown = sync.readings(); // the item's player: the <video> or a provider's
-  const duration = shown.duration;
+  // Without a file of its own the player knows no length: the room's item says it.
+  const activity = state?.session?.state === 'joined' ? state.session.activity : null;
+  const duration = Number.isFinite(shown.duration) || !Number.isFinite(activity?.duration) ? shown.duration : activity.duration;
   if (Number.isFinite(duration) && seek.max !== String(duration)) seek.max = String(duration);
   $('duration').textContent = formatTime(duration);
   if (!scrub.active) {
