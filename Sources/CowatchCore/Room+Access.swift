@@ -45,8 +45,8 @@ extension Room {
     /// What a locked room says to an invite link that no longer lets anyone in. Spent
     /// and expired invites are forgotten (only those in force are kept), so the
     /// words name every way a link runs out.
-    static let spentInviteWords = "this invite link no longer lets anyone in: it was used up, it expired, or a host revoked it; "
-        + "ask a host of the room for a new one"
+    /// Short enough for a close frame's reason (123 bytes), which the page shows.
+    static let spentInviteWords = "this invite link no longer lets anyone in (used up, expired or revoked): ask a host for a new one"
 
     /// A right password re-makes a digest of an older algorithm or other
     /// parameters with the configured ones, so that rooms saved before move to

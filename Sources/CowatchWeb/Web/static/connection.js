@@ -119,8 +119,12 @@ export class Connection extends EventTarget {
       if (final || this.stopped) {
         // The server's reason follows, unless it only says the same again.
         const repeats = close.reason && final?.toLowerCase().startsWith(close.reason.toLowerCase());
-        const why = final && close.reason && !repeats && close.code !== 4004
-          ? `${final} ${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.` : final;
+        // A locked room's reason is the whole story when it differs from the usual
+        // words: an invite link that no longer lets anyone in.
+        const spentInvite = close.code === 4004 && close.reason && !repeats;
+        const why = spentInvite ? `${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.`
+          : final && close.reason && !repeats && close.code !== 4004
+            ? `${final} ${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.` : final;
         this.status('closed', { reason: why || close.reason || 'Disconnected.', code: close.code, serverReason: close.reason });
         return;
       }
