@@ -302,6 +302,8 @@ extension Room {
         for bot in bots {
             remove(bot.id, reason: .kicked, now: now)
             actions.append(.closeConnection(bot.id, reason: "this bot's token was revoked by \(displayName(id))"))
+            // Told in words, as a kick is: a bare departure would look like a kick nobody announced.
+            notify("\(bot.name) was let go: its token was revoked by \(displayName(id))", cause: .kick, by: id)
         }
         tell(id, "token #\(number) no longer lets anyone in" + (bots.isEmpty ? "" : "; \(bots.count) connection(s) closed"))
     }
@@ -332,6 +334,7 @@ extension Room {
             for bot in room.members.values.filter({ $0.tokenNumber == number }).sorted(by: { $0.arrival < $1.arrival }) {
                 room.remove(bot.id, reason: .kicked, now: now)
                 room.actions.append(.closeConnection(bot.id, reason: "this bot's token was revoked by the server's operator"))
+                room.notify("\(bot.name) was let go: its token was revoked by the server's operator", cause: .kick, by: nil)
             }
         }
         return (true, actions)

@@ -418,6 +418,8 @@ struct BotTokenTests {
         guard case .tokens(let bots)? = room.reply(for: "alice") else { Issue.record("no /tokens"); return }
         room.say("alice", "/untoken \(bots[0].number)")
         #expect(room.disconnections == [room.id("bot")])
+        // The room is told why the bot went, as it is told of a kick.
+        #expect(room.notices.contains { $0.text.hasSuffix(" was let go: its token was revoked by alice") }, "\(room.notices.map(\.text))")
         #expect(room.connect("bot2", token: token) == nil)
         #expect(room.connectRefusal?.code == .badToken)
     }
