@@ -54,6 +54,8 @@ bin=$(readlink -f "$bin")
 resources="$(dirname "$bin")/Cowatch_CowatchWeb.resources"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cowatch-deploy.XXXXXX")
+# The throwaway PostgreSQL runs as postgres and keeps its files in here.
+chmod 0755 "$tmp"
 mounts=()
 server_pid=""
 postgres_dir=""
@@ -389,6 +391,16 @@ EOF
       pass "behind a proxy: the name in COWATCH_ALLOWED_HOSTS is served, another gets 421"
     else
       fail "allowed-hosts in the container" "$tmp/hosts.log"
+    fi
+    # Where a proxy on the host comes from, as the server inside sees it: what
+    # trusted-proxies must name (deploy/README, "Behind a proxy").
+    member "ws://127.0.0.1:$port" deploy-image carol --forwarded-for 192.0.2.7 >>"$tmp/image-member.log" 2>&1
+    peer=$("${podman[@]}" logs cowatch-check 2>&1 | sed -n 's/.*not a trusted proxy sent X-Forwarded-For.* peer=\([^ ]*\).*/\1/p' | head -n 1)
+    if [ -n "$peer" ] && [ "$peer" != 127.0.0.1 ]; then
+      pass "a proxy on the host reaches the container from $peer, not 127.0.0.1: trusted-proxies must name that"
+    else
+      "${podman[@]}" logs cowatch-check >"$tmp/container.log" 2>&1
+      fail "the address a proxy on the host has inside the container (seen: ${peer:-none})" "$tmp/container.log"
     fi
     if "${podman[@]}" healthcheck run cowatch-check >"$tmp/health.log" 2>&1; then
       pass "the image's HEALTHCHECK finds it healthy"

@@ -2,12 +2,13 @@
 docs/protocol.md only (Python's websockets), so that the check proves a server in a
 clean root serves what any client expects.
 
-    room_member.py URL ROOM NAME [--say TEXT] [--expect-chat TEXT] [--timeout S]
+    room_member.py URL ROOM NAME [--say TEXT] [--expect-chat TEXT] [--forwarded-for ADDRESS] [--timeout S]
 
 Joins ws(s)://HOST:PORT/rooms/ROOM as NAME with the JSON subprotocol, waits for its
 welcome and the room's state, then (--say) sends a chat line and waits for it to
 come back: the server has taken it (and stored it). --expect-chat fails unless the
-welcome's recent chat already holds TEXT: the room outlived a restart. Prints one
+welcome's recent chat already holds TEXT: the room outlived a restart.
+--forwarded-for sends X-Forwarded-For, as a proxy in front would. Prints one
 line saying what it saw; exits 1 with the reason otherwise."""
 import argparse
 import asyncio
@@ -28,7 +29,8 @@ async def frames_until(ws, wanted, seconds):
 
 async def member(arguments):
     address = f"{arguments.url}/rooms/{arguments.room}?name={arguments.name}"
-    async with websockets.connect(address, subprotocols=["cowatch.v1.json"],
+    headers = {"X-Forwarded-For": arguments.forwarded_for} if arguments.forwarded_for else None
+    async with websockets.connect(address, subprotocols=["cowatch.v1.json"], additional_headers=headers,
                                   open_timeout=arguments.timeout) as ws:
         welcome = await frames_until(ws, lambda f: f.get("type") == "welcome", arguments.timeout)
         await frames_until(ws, lambda f: f.get("type") == "state", arguments.timeout)
@@ -50,6 +52,7 @@ def main():
     parser.add_argument("name")
     parser.add_argument("--say")
     parser.add_argument("--expect-chat")
+    parser.add_argument("--forwarded-for")
     parser.add_argument("--timeout", type=float, default=15.0)
     arguments = parser.parse_args()
     try:
