@@ -15,12 +15,12 @@ import SlashCommands
 /// Other threads may only call `stop()` and `waitUntilStopped()`.
 public final class Gateway: @unchecked Sendable {
     public enum StartError: Error, CustomStringConvertible {
-        case contextFailed(host: String, port: Int)
+        /// libwebsockets made no context; why, as far as its error lines tell.
+        case contextFailed(LWSStartupFailure)
 
         public var description: String {
             switch self {
-            case .contextFailed(let host, let port):
-                "could not listen on \(host):\(port) (in use, or not an address of this machine?)"
+            case .contextFailed(let cause): cause.description
             }
         }
     }

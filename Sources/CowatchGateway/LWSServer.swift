@@ -81,7 +81,7 @@ final class LWSServer {
         // no signal handler and the service thread decides when to stop. Made
         // first: failing here leaves nothing to free.
         guard let loop = ev_loop_new(UInt32(EVFLAG_AUTO) | UInt32(EVFLAG_NOSIGMASK)) else {
-            throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
+            throw Gateway.StartError.contextFailed(.other(detail: "libev could not make an event loop"))
         }
         let descriptors = Self.raiseFileLimit()
         let sockets = SocketLimits.total(configured: configuration.maximumConnections, descriptorLimit: descriptors)
@@ -97,6 +97,7 @@ final class LWSServer {
             guard let line else { return }
             var text = String(cString: line)
             while text.last?.isNewline == true { text.removeLast() }
+            if level & LLL_ERR != 0 { LWSStartupLines.record(text) }
             libraryLogger.log(level: level & LLL_ERR != 0 ? .error : .warning, "\(text)")
         }
 
@@ -166,7 +167,10 @@ final class LWSServer {
         info.pt_serv_buf_size = 64 * 1024
         info.ka_time = 0
         cStrings = strings
-        guard let context = lws_create_context(&info) else {
+        let startupLines = LWSStartupLines.begin()
+        let created = lws_create_context(&info)
+        let errorLines = LWSStartupLines.finish(startupLines)
+        guard let context = created else {
             for string in strings { free(string) }
             protocols.deallocate()
             extensions.deallocate()
@@ -176,7 +180,9 @@ final class LWSServer {
             writeBuffer.deallocate()
             foreignLoops.deallocate()
             ev_loop_destroy(loop)
-            throw Gateway.StartError.contextFailed(host: configuration.host, port: configuration.port)
+            let cause = LWSStartupFailure.classify(errorLines: errorLines, host: configuration.host, port: configuration.port)
+            gateway.logger.error("the server could not start", metadata: ["cause": "\(cause)"])
+            throw Gateway.StartError.contextFailed(cause)
         }
         self.context = context
         self.loop = loop

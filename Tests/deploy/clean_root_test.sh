@@ -1,0 +1,435 @@
+#!/usr/bin/env bash
+# The shipped deployment on a clean system: Debian's debootstrap makes a bare
+# Debian 12 root; a copy of it gets exactly the packages of deploy/runtime-packages
+# (the one list the Dockerfile installs and deploy/README gives to systemd and
+# cluster hosts), with --no-install-recommends, plus the release binary and its
+# Cowatch_CowatchWeb.resources as deploy/README installs them. The binary runs
+# there (chroot, which shares this machine's loopback) and must serve a room to a
+# WebSocket client, keep it in SQLite across a restart, and, as a cluster node with
+# deploy/cluster/cluster.conf.example, keep it in a throwaway PostgreSQL. Copies
+# without libwebsockets-evlib-ev or libev4 must fail, each with its message. The
+# container image is built (its runtime stage, around the same binary, on the same
+# root imported as its base) and run with podman, where podman can run here; the
+# systemd units must pass systemd-analyze verify.
+#
+#   COWATCH_BIN=path/to/cowatch Tests/deploy/clean_root_test.sh
+#
+# COWATCH_BIN: a release binary built on Debian 12 with --static-swift-stdlib
+# (commands/check-deploy builds it and runs this). Needs root. Everything it makes
+# (the root and its copies, podman's storage, the database) is in one temporary
+# folder, removed at the end; only debootstrap, podman and runc may be installed
+# with apt. COWATCH_DEBIAN_MIRROR and COWATCH_DEBIAN_SECURITY_MIRROR name other
+# mirrors; COWATCH_CONTAINER=require fails instead of skipping when podman cannot
+# run containers here, COWATCH_CONTAINER=skip leaves the container out.
+# Prints "N passed, M failed, K skipped" last; exits non-zero on a failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+repository=$PWD
+list=deploy/runtime-packages
+mirror=${COWATCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+security_mirror=${COWATCH_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+container_mode=${COWATCH_CONTAINER:-auto}
+
+passed=0
+failed=0
+skipped=0
+pass() { passed=$((passed + 1)); echo "ok   - $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 20 "$2" | sed 's/^/    /'; return 0; }
+skip() { skipped=$((skipped + 1)); echo "skip - $1"; }
+summary() {
+  echo "$passed passed, $failed failed, $skipped skipped"
+  [ "$failed" -eq 0 ]
+  exit $?
+}
+# A step the rest cannot do without: count it, show why, stop.
+abort() {
+  fail "$@"
+  summary
+}
+
+[ "$(id -u)" -eq 0 ] || { echo "clean_root_test: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
+bin=${COWATCH_BIN:-}
+[ -n "$bin" ] && [ -x "$bin" ] || { echo "clean_root_test: COWATCH_BIN must name the release binary (commands/check-deploy builds it)" >&2; exit 2; }
+bin=$(readlink -f "$bin")
+resources="$(dirname "$bin")/Cowatch_CowatchWeb.resources"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cowatch-deploy.XXXXXX")
+# The throwaway PostgreSQL runs as postgres and keeps its files in here.
+chmod 0755 "$tmp"
+mounts=()
+server_pid=""
+postgres_dir=""
+podman_ready=false
+podman=(podman --root "$tmp/podman/storage" --runroot "$tmp/podman/run" --tmpdir "$tmp/podman/tmp"
+        --runtime runc --cgroup-manager cgroupfs --events-backend none)
+
+stop_server() {
+  [ -n "$server_pid" ] || return 0
+  kill -TERM "$server_pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null
+  server_status=$?
+  server_pid=""
+}
+cleanup() {
+  stop_server
+  # podman's storage for this run is in $tmp: emptied first, so that nothing of
+  # it stays mounted.
+  if $podman_ready && command -v podman >/dev/null; then
+    "${podman[@]}" rm -f -t 5 --all >/dev/null 2>&1 || true
+    "${podman[@]}" volume rm -f --all >/dev/null 2>&1 || true
+    "${podman[@]}" rmi -f --all >/dev/null 2>&1 || true
+  fi
+  [ -n "$postgres_dir" ] && Tests/cluster/scratch_postgres.sh stop "$postgres_dir" >/dev/null 2>&1 || true
+  local index
+  for ((index = ${#mounts[@]} - 1; index >= 0; index--)); do umount -l "${mounts[$index]}" 2>/dev/null || true; done
+  # Never follow a mount that is still there into this machine's own files.
+  rm -rf --one-file-system "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+packages() { sed -e 's/#.*//' "$1" | tr -s ' \t' '\n' | sed '/^$/d'; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  timeout 300 apt-get -o DPkg::Lock::Timeout=120 update -qq >"$tmp/apt.log" 2>&1 &&
+    timeout 600 apt-get -o DPkg::Lock::Timeout=120 install -y -qq --no-install-recommends "$@" >>"$tmp/apt.log" 2>&1
+}
+
+# --- What the check needs ----------------------------------------------------
+
+# PostgreSQL for the cluster node, Python's websockets for the member.
+timeout 900 commands/setup >"$tmp/setup.log" 2>&1 || abort "commands/setup" "$tmp/setup.log"
+command -v debootstrap >/dev/null || apt_install debootstrap || abort "installing debootstrap" "$tmp/apt.log"
+command -v systemd-analyze >/dev/null || apt_install systemd || abort "installing systemd (systemd-analyze)" "$tmp/apt.log"
+
+# The binary must carry the Swift runtime: the list has none of it.
+if readelf -d "$bin" | grep -q 'libswift'; then
+  abort "$bin needs the Swift runtime's shared libraries: build with --static-swift-stdlib (deploy/README)"
+fi
+[ -d "$resources" ] || abort "no Cowatch_CowatchWeb.resources beside $bin"
+
+# --- The lists, where they are published ---------------------------------------
+
+wanted=$(packages "$list" | tr '\n' ' ')
+if [ -n "$wanted" ]; then pass "$list lists the runtime packages: $wanted"; else abort "$list lists no package"; fi
+# The container's runtime stage installs from the file itself, and nothing else.
+runtime_stage=$(sed -n '/^FROM .* AS runtime/,$p' deploy/docker/Dockerfile)
+if grep -q '^COPY deploy/runtime-packages ' <<<"$runtime_stage" &&
+   [ "$(grep -c 'apt-get install' <<<"$runtime_stage")" -eq 1 ] &&
+   grep 'apt-get install' <<<"$runtime_stage" | grep -q '/tmp/runtime-packages' &&
+   grep -qx '!deploy/runtime-packages' deploy/docker/Dockerfile.dockerignore; then
+  pass "deploy/docker/Dockerfile's runtime stage installs $list and only it"
+else
+  fail "deploy/docker/Dockerfile's runtime stage must install $list (copied in, and let through its .dockerignore) and no list of its own"
+fi
+# The hosts' instructions point at the file instead of keeping a copy that can drift.
+for doc in deploy/README.md deploy/cluster/cowatch@.service docs/cluster.md; do
+  if grep -q 'deploy/runtime-packages\|(runtime-packages)' "$doc"; then
+    pass "$doc points to $list"
+  else
+    fail "$doc does not point to $list"
+  fi
+done
+
+# --- A clean Debian 12 root ----------------------------------------------------
+
+echo "clean_root_test: debootstrap bookworm (minbase) from $mirror"
+base="$tmp/base"
+if ! timeout 900 debootstrap --variant=minbase bookworm "$base" "$mirror" >"$tmp/debootstrap.log" 2>&1; then
+  abort "debootstrap of a Debian 12 root" "$tmp/debootstrap.log"
+fi
+# As a debian:bookworm image has it: the release, its updates and security.
+cat >"$base/etc/apt/sources.list" <<EOF
+deb $mirror bookworm main
+deb $mirror bookworm-updates main
+deb $security_mirror bookworm-security main
+EOF
+cp /etc/resolv.conf "$base/etc/resolv.conf"
+if ! timeout 300 chroot "$base" apt-get update -qq >"$tmp/apt-root.log" 2>&1; then
+  abort "apt-get update in the clean root" "$tmp/apt-root.log"
+fi
+pass "a clean Debian 12 root (debootstrap --variant=minbase)"
+
+# A copy of the clean root with exactly the list's packages and the binary, put
+# where deploy/README's systemd steps put them.
+make_root() {
+  local root="$tmp/$1"
+  cp -a "$base" "$root"
+  cp "$list" "$root/tmp/runtime-packages"
+  if ! timeout 600 chroot "$root" /bin/sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(sed -e "s/#.*//" /tmp/runtime-packages)' \
+       >"$tmp/$1-apt.log" 2>&1; then
+    return 1
+  fi
+  install -m 0755 "$bin" "$root/usr/local/bin/cowatch"
+  cp -R "$resources" "$root/usr/local/bin/"
+  install -d -o 65534 -g 65534 "$root/var/lib/cowatch"
+  # Swift reads its arguments from /proc/self/cmdline.
+  mount -t proc proc "$root/proc" && mounts+=("$root/proc")
+}
+
+# Starts `cowatch ARGS...` in ROOT as nobody, its output in LOG; true once it
+# says where it serves (server_port), false once it has exited instead.
+server_status=""
+start_server() {
+  local root=$1 log=$2
+  shift 2
+  server_port=""
+  chroot --userspec=65534:65534 "$root" /usr/local/bin/cowatch "$@" >"$log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 300); do
+    server_port=$(sed -n 's|.*serving on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$log")
+    [ -n "$server_port" ] && return 0
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      wait "$server_pid" 2>/dev/null
+      server_status=$?
+      server_pid=""
+      return 1
+    fi
+    sleep 0.1
+  done
+  return 1
+}
+
+member() { timeout 60 python3 Tests/deploy/room_member.py "$@"; }
+
+# Serves a room from ROOT with the SQLite store, and the room (its chat) is in the
+# database file after a restart. Prints what went wrong; false on a failure.
+sqlite_room() {
+  local root=$1 name=$2
+  start_server "$root" "$tmp/$name-serve.log" serve --port 0 --data-dir /var/lib/cowatch || return 1
+  member "ws://127.0.0.1:$server_port" deploy-check ada --say "kept in SQLite" >"$tmp/$name-member.log" 2>&1 || return 2
+  stop_server
+  [ "$server_status" -eq 0 ] || return 3
+  [ -s "$root/var/lib/cowatch/cowatch.sqlite" ] || return 4
+  start_server "$root" "$tmp/$name-serve2.log" serve --port 0 --data-dir /var/lib/cowatch || return 1
+  member "ws://127.0.0.1:$server_port" deploy-check bob --expect-chat "kept in SQLite" >>"$tmp/$name-member.log" 2>&1 || return 5
+  python3 - "$server_port" >>"$tmp/$name-member.log" 2>&1 <<'EOF' || return 6
+import sys, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+assert urllib.request.urlopen(f"{base}/healthz", timeout=10).read().startswith(b"ok")
+page = urllib.request.urlopen(f"{base}/rooms/deploy-check", timeout=10).read()
+assert b"<html" in page.lower(), page[:200]
+EOF
+  stop_server
+  return 0
+}
+
+echo "clean_root_test: installing the list in a copy of the root"
+if ! make_root full; then
+  abort "apt-get install --no-install-recommends of $list in the clean root" "$tmp/full-apt.log"
+fi
+pass "$list installs in a clean Debian 12 root"
+root="$tmp/full"
+if chroot "$root" ldd /usr/local/bin/cowatch >"$tmp/ldd.log" 2>&1 && ! grep -q 'not found' "$tmp/ldd.log"; then
+  pass "every library the binary links is there"
+else
+  fail "libraries missing in the clean root" "$tmp/ldd.log"
+fi
+
+sqlite_room "$root" full
+case $? in
+  0) pass "the clean root serves a room (welcome, state, chat), keeps it in SQLite across a restart, serves the page and /healthz" ;;
+  1) fail "cowatch serve did not start in the clean root (exit ${server_status:-?})" "$tmp/full-serve.log" ;;
+  2) fail "a member was not served in the clean root" "$tmp/full-member.log" ;;
+  3) fail "SIGTERM did not stop the server with 0 (exit $server_status)" "$tmp/full-serve.log" ;;
+  4) fail "no SQLite database in /var/lib/cowatch" ;;
+  5) fail "the room's chat did not outlive a restart" "$tmp/full-member.log" ;;
+  *) fail "the page or /healthz was not served" "$tmp/full-member.log" ;;
+esac
+stop_server
+
+# A cluster node: deploy/cluster/cluster.conf.example with a throwaway database,
+# started as cowatch@.service starts it.
+postgres_dir="$tmp/postgres"
+if database_url=$(Tests/cluster/scratch_postgres.sh start "$postgres_dir" 2>"$tmp/postgres.log"); then
+  install -d "$root/etc/cowatch"
+  sed -e "s|^database-url = .*|database-url = $database_url|" deploy/cluster/cluster.conf.example >"$root/etc/cowatch/cluster.conf"
+  chmod 0644 "$root/etc/cowatch/cluster.conf"
+  node_port=$(free_port)
+  cluster_node() {
+    COWATCH_ADVERTISE_URL="ws://127.0.0.1:$node_port" start_server "$root" "$1" \
+      serve --config /etc/cowatch/cluster.conf --port "$node_port" --node-id "check-$node_port"
+  }
+  if ! cluster_node "$tmp/node.log"; then
+    fail "a cluster node did not start in the clean root (exit ${server_status:-?})" "$tmp/node.log"
+  elif ! grep -q 'store: postgres' "$tmp/node.log"; then
+    fail "the node did not take the PostgreSQL store" "$tmp/node.log"
+  elif ! member "ws://127.0.0.1:$node_port" deploy-cluster ada --say "kept in PostgreSQL" >"$tmp/node-member.log" 2>&1; then
+    fail "the cluster node did not serve a room" "$tmp/node-member.log"
+  else
+    stop_server
+    if ! cluster_node "$tmp/node2.log"; then
+      fail "the cluster node did not start again" "$tmp/node2.log"
+    elif member "ws://127.0.0.1:$node_port" deploy-cluster bob --expect-chat "kept in PostgreSQL" >>"$tmp/node-member.log" 2>&1; then
+      pass "a cluster node in the clean root (cluster.conf.example) keeps its room in PostgreSQL across a restart"
+    else
+      fail "the room's chat did not outlive the node's restart" "$tmp/node-member.log"
+    fi
+  fi
+  stop_server
+else
+  fail "a throwaway PostgreSQL (Tests/cluster/scratch_postgres.sh)" "$tmp/postgres.log"
+fi
+
+# --- Self-tests: what is left out of the list must fail the check ---------------
+
+# A copy of the full root without PACKAGE (its files gone, whatever depends on it).
+without() {
+  local name=$1 package=$2
+  cp -a "$tmp/full" "$tmp/$name" 2>/dev/null
+  mounts+=("$tmp/$name/proc")
+  mount -t proc proc "$tmp/$name/proc" || return 1
+  chroot "$tmp/$name" dpkg --force-depends --purge "$package" >"$tmp/$name-dpkg.log" 2>&1
+}
+umount "$tmp/full/proc" 2>/dev/null || true
+
+if without no-plugin libwebsockets-evlib-ev && ! sqlite_room "$tmp/no-plugin" no-plugin; then
+  if grep -q "libwebsockets could not load its libev plugin (evlib_ev): install Debian's libwebsockets-evlib-ev" "$tmp/no-plugin-serve.log" &&
+     ! grep -q "could not listen" "$tmp/no-plugin-serve.log"; then
+    pass "without libwebsockets-evlib-ev the check fails, and the server names the plugin: $(grep '^cowatch serve:' "$tmp/no-plugin-serve.log")"
+  else
+    fail "without libwebsockets-evlib-ev the server does not name the missing plugin" "$tmp/no-plugin-serve.log"
+  fi
+else
+  fail "a root without libwebsockets-evlib-ev still passed the check" "$tmp/no-plugin-serve.log"
+fi
+stop_server
+
+if without no-libev libev4 && ! sqlite_room "$tmp/no-libev" no-libev; then
+  if grep -q 'libev.so.4: cannot open shared object file' "$tmp/no-libev-serve.log"; then
+    pass "without libev4 the check fails: $(grep -o 'error while loading shared libraries: .*' "$tmp/no-libev-serve.log" | head -n 1)"
+  else
+    fail "without libev4 the server fails for another reason" "$tmp/no-libev-serve.log"
+  fi
+else
+  fail "a root without libev4 still passed the check" "$tmp/no-libev-serve.log"
+fi
+stop_server
+
+# --- The systemd units ---------------------------------------------------------
+
+# systemd-analyze verify in a root of its own: systemd's units, the binary where
+# the units run it, and deploy's units installed as deploy/README installs them.
+units="$tmp/units"
+install -d "$units/usr/lib/systemd" "$units/etc/systemd/system" "$units/usr/local/bin"
+cp -a /usr/lib/systemd/system "$units/usr/lib/systemd/" 2>/dev/null || cp -a /lib/systemd/system "$units/usr/lib/systemd/"
+install -m 0755 "$bin" "$units/usr/local/bin/cowatch"
+cp deploy/systemd/cowatch.service deploy/systemd/cowatch-bridge.service deploy/cluster/cowatch@.service "$units/etc/systemd/system/"
+for unit in cowatch.service cowatch-bridge.service cowatch@7481.service; do
+  # Unknown keys and other complaints are only printed: any output fails.
+  if systemd-analyze verify --root="$units" "$unit" >"$tmp/verify.log" 2>&1 && [ ! -s "$tmp/verify.log" ]; then
+    pass "systemd-analyze verify $unit"
+  else
+    fail "systemd-analyze verify $unit" "$tmp/verify.log"
+  fi
+done
+
+# --- The container ----------------------------------------------------------------
+
+# podman here needs runc (crun refuses a machine with cgroup v1 and v2 controllers
+# both mounted) and explicit limits (its defaults raise RLIMIT_NOFILE and
+# RLIMIT_NPROC above this process's, which needs CAP_SYS_RESOURCE); see deploy/README.
+limits=(--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit "nproc=4096:4096")
+container_check() {
+  if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
+    apt_install podman runc uidmap || { echo "installing podman and runc failed: $(tail -n 3 "$tmp/apt.log")"; return 2; }
+  fi
+  install -d "$tmp/podman/tmp"
+  tar -C "$base" -c . | "${podman[@]}" import - localhost/cowatch-check-base:bookworm >"$tmp/podman.log" 2>&1 ||
+    { echo "podman import: $(tail -n 3 "$tmp/podman.log")"; return 2; }
+  if ! "${podman[@]}" run --rm --network none "${limits[@]}" localhost/cowatch-check-base:bookworm /bin/true >"$tmp/podman.log" 2>&1; then
+    echo "podman cannot run a container here: $(tail -n 3 "$tmp/podman.log")"
+    return 2
+  fi
+  # The binary as an image whose /out holds it, for the runtime stage's BINARY.
+  install -d "$tmp/binary/out"
+  cp -a "$bin" "$resources" "$tmp/binary/out/"
+  tar -C "$tmp/binary" -c out | "${podman[@]}" import - localhost/cowatch-check-binary:latest >>"$tmp/podman.log" 2>&1 || return 1
+  # The repository's root is the context, as deploy/README builds it (its
+  # .dockerignore keeps it to what the build needs).
+  if ! timeout 900 "${podman[@]}" build --format docker --network host "${limits[@]}" -f deploy/docker/Dockerfile \
+       --target runtime --build-arg RUNTIME_BASE=localhost/cowatch-check-base:bookworm \
+       --build-arg BINARY=localhost/cowatch-check-binary:latest -t localhost/cowatch:check . >"$tmp/image.log" 2>&1; then
+    echo "the runtime stage did not build"; tail -n 20 "$tmp/image.log"; return 1
+  fi
+  echo "built"
+}
+
+[ "$container_mode" = skip ] || podman_ready=true
+container_result=$( [ "$container_mode" = skip ] && echo "COWATCH_CONTAINER=skip" && exit 2; container_check ); container_status=$?
+if [ "$container_status" -eq 0 ]; then
+  pass "the image's runtime stage builds on a clean Debian 12 base from $list (podman)"
+  port=$(free_port)
+  # As deploy/README runs it, with the public name a proxy in front would pass on.
+  if "${podman[@]}" run -d --name cowatch-check "${limits[@]}" -p "127.0.0.1:$port:7480" -v cowatch-check-data:/data \
+       -e COWATCH_ALLOWED_HOSTS=cowatch.example.org localhost/cowatch:check >"$tmp/run.log" 2>&1; then
+    for _ in $(seq 1 300); do
+      "${podman[@]}" logs cowatch-check 2>&1 | grep -q 'serving on' && break
+      [ "$("${podman[@]}" inspect -f '{{.State.Running}}' cowatch-check 2>/dev/null)" = true ] || break
+      sleep 0.1
+    done
+    "${podman[@]}" logs cowatch-check >"$tmp/container.log" 2>&1
+    if member "ws://127.0.0.1:$port" deploy-image ada --say "kept in the volume" >"$tmp/image-member.log" 2>&1; then
+      pass "the container serves a room on its published port, as user $("${podman[@]}" exec cowatch-check id -u 2>/dev/null)"
+    else
+      fail "the container did not serve a room" "$tmp/container.log"
+    fi
+    if python3 - "$port" >"$tmp/hosts.log" 2>&1 <<'EOF'
+import http.client, sys
+def status(host):
+    connection = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+    connection.request("GET", "/healthz", headers={"Host": host})
+    return connection.getresponse().status
+assert status("cowatch.example.org") == 200, status("cowatch.example.org")
+assert status("elsewhere.example.net") == 421, status("elsewhere.example.net")
+EOF
+    then
+      pass "behind a proxy: the name in COWATCH_ALLOWED_HOSTS is served, another gets 421"
+    else
+      fail "allowed-hosts in the container" "$tmp/hosts.log"
+    fi
+    # Where a proxy on the host comes from, as the server inside sees it: what
+    # trusted-proxies must name (deploy/README, "Behind a proxy").
+    member "ws://127.0.0.1:$port" deploy-image carol --forwarded-for 192.0.2.7 >>"$tmp/image-member.log" 2>&1
+    peer=$("${podman[@]}" logs cowatch-check 2>&1 | sed -n 's/.*not a trusted proxy sent X-Forwarded-For.* peer=\([^ ]*\).*/\1/p' | head -n 1)
+    if [ -n "$peer" ] && [ "$peer" != 127.0.0.1 ]; then
+      pass "a proxy on the host reaches the container from $peer, not 127.0.0.1: trusted-proxies must name that"
+    else
+      "${podman[@]}" logs cowatch-check >"$tmp/container.log" 2>&1
+      fail "the address a proxy on the host has inside the container (seen: ${peer:-none})" "$tmp/container.log"
+    fi
+    if "${podman[@]}" healthcheck run cowatch-check >"$tmp/health.log" 2>&1; then
+      pass "the image's HEALTHCHECK finds it healthy"
+    else
+      fail "the image's HEALTHCHECK" "$tmp/health.log"
+    fi
+    "${podman[@]}" stop -t 20 cowatch-check >/dev/null 2>&1
+    code=$("${podman[@]}" inspect -f '{{.State.ExitCode}}' cowatch-check 2>/dev/null)
+    if [ "$code" = 0 ]; then pass "podman stop (SIGTERM): exit 0"; else fail "podman stop: exit $code" "$tmp/container.log"; fi
+    "${podman[@]}" start cowatch-check >/dev/null 2>&1
+    for _ in $(seq 1 300); do
+      [ "$("${podman[@]}" logs cowatch-check 2>&1 | grep -c 'serving on')" -ge 2 ] && break
+      sleep 0.1
+    done
+    if member "ws://127.0.0.1:$port" deploy-image bob --expect-chat "kept in the volume" >>"$tmp/image-member.log" 2>&1; then
+      pass "the room is kept in the /data volume across a restart of the container"
+    else
+      "${podman[@]}" logs cowatch-check >"$tmp/container.log" 2>&1
+      fail "the room did not outlive the container's restart" "$tmp/image-member.log"
+    fi
+    "${podman[@]}" rm -f -t 5 cowatch-check >/dev/null 2>&1
+  else
+    fail "podman run of the image" "$tmp/run.log"
+  fi
+elif [ "$container_status" -eq 2 ] && [ "$container_mode" != require ]; then
+  skip "the container: $container_result (the clean-root checks above cover its package list and binary)"
+else
+  echo "$container_result" | sed 's/^/    /'
+  fail "the container image"
+fi
+
+summary
