@@ -244,6 +244,9 @@ extension Gateway {
         for seconds in statistics.writeSeconds { cluster.storeWriteSeconds.observe(seconds: seconds) }
         single("cowatch_store_dropped_changes_total", "counter",
                "Changes dropped because the database stayed away longer than the write queue holds.", statistics.dropped)
+        single("cowatch_database_conflicts_total", "counter",
+               "Transactions (store writes, lease renewals) that lost a race to another (deadlock, serialization failure) and were tried again.",
+               statistics.conflicts + cluster.link.leases.conflicts)
         GatewayMetrics.histogram("cowatch_database_seconds", "Heartbeat round trips to the database.",
                                  cluster.databaseSeconds, into: &out)
         GatewayMetrics.histogram("cowatch_store_write_seconds", "Time to write one batch of changes to the database.",

@@ -10,10 +10,20 @@ final class PostgresConnection {
         let description: String
         /// The connection itself is gone (not a refused statement): reconnect.
         let connectionLost: Bool
+        /// The statement's SQLSTATE, when the server gave one.
+        var sqlState: String? = nil
+
+        /// A deadlock (40P01) or a serialization failure (40001): the transaction
+        /// lost a race with another and is worth trying again as it was. The
+        /// database is there; nothing about it is news for the room.
+        var isConflict: Bool { sqlState == "40P01" || sqlState == "40001" }
     }
 
     let url: String
     private var connection: OpaquePointer?
+    /// Called after each statement succeeds, with its SQL: where a test stops one
+    /// session between two statements to interleave it with another, step by step.
+    var afterStatement: ((String) -> Void)?
 
     /// Connects, waiting at most `timeout` seconds, with every statement limited to
     /// `statementTimeout` seconds so that a stuck database cannot hold a thread.
@@ -74,6 +84,7 @@ final class PostgresConnection {
         }
         defer { PQclear(result) }
         try check(result, sql)
+        afterStatement?(sql)
         guard let result else { return [] }
         let rows = Int(PQntuples(result))
         let columns = Int(PQnfields(result))
@@ -111,8 +122,9 @@ final class PostgresConnection {
         guard status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK else { return }
         let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "no connection"
         let lost = connection.map { PQstatus($0) != CONNECTION_OK } ?? true
+        let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
         throw Failure(description: message.trimmingCharacters(in: .whitespacesAndNewlines)
                           + " (in: \(sql.prefix(80).replacingOccurrences(of: "\n", with: " ")))",
-                      connectionLost: lost)
+                      connectionLost: lost, sqlState: state)
     }
 }

@@ -71,6 +71,7 @@ public final class PostgresLeases: @unchecked Sendable {
     private var workConnection: PostgresConnection?
     private let lock = NSLock()
     private var stopped = false
+    private var conflictCount = 0
     private var renewable: Set<RoomName> = []
     public var onRenewal: (@Sendable (Renewal) -> Void)?
 
@@ -91,9 +92,14 @@ public final class PostgresLeases: @unchecked Sendable {
     public func start() {
         heartbeatQueue.async { [self] in
             do {
-                try connected(&heartbeatConnection).query("""
-                    UPDATE room_leases SET expires_at = '-infinity' WHERE node = $1 AND expires_at > '-infinity'
-                    """, [settings.node])
+                let connection = try connected(&heartbeatConnection)
+                try retryingConflicts {
+                    try connection.query("""
+                        WITH mine AS (SELECT room FROM room_leases WHERE node = $1 AND expires_at > '-infinity'
+                                      ORDER BY room FOR UPDATE)
+                        UPDATE room_leases l SET expires_at = '-infinity' FROM mine WHERE l.room = mine.room
+                        """, [settings.node])
+                }
             } catch {
                 logger.warning("could not end this node's earlier leases; they end by themselves", metadata: ["error": "\(error)"])
             }
@@ -106,6 +112,41 @@ public final class PostgresLeases: @unchecked Sendable {
     }
 
     private var isStopped: Bool { lock.withLock { stopped } }
+
+    /// Lease statements that lost a race (a deadlock, a serialization failure) and
+    /// were tried again, for /metrics.
+    public var conflicts: Int { lock.withLock { conflictCount } }
+
+    /// The heartbeat's renewal: the node's leases that are current, or lapsed but
+    /// asked for, locked in the order of room names (the order the store's writes
+    /// lock them in: `PostgresStore.fenceStatement`) and then extended.
+    static let renewStatement = """
+        WITH mine AS (
+          SELECT room FROM room_leases
+          WHERE node = $1 AND (expires_at > now()
+              OR (expires_at > '-infinity' AND room IN (SELECT jsonb_array_elements_text($3::jsonb))))
+          ORDER BY room FOR UPDATE)
+        UPDATE room_leases l SET expires_at = now() + $2::interval FROM mine
+        WHERE l.room = mine.room
+        RETURNING l.room, l.epoch
+        """
+
+    /// Runs `statement` again when it lost a race with another transaction, a
+    /// few times, a moment apart: the database answered, so a conflict is never
+    /// taken for its absence.
+    @discardableResult
+    private func retryingConflicts<T>(_ statement: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try statement()
+            } catch let failure as PostgresConnection.Failure where failure.isConflict && attempt < 5 {
+                attempt += 1
+                lock.withLock { conflictCount += 1 }
+                Thread.sleep(forTimeInterval: 0.005 * Double(attempt))
+            }
+        }
+    }
 
     /// The rooms the gateway acts for or holds: each heartbeat renews their
     /// leases even when they lapsed (a database outage), as long as they are
@@ -128,12 +169,9 @@ public final class PostgresLeases: @unchecked Sendable {
                 """, [settings.node, settings.advertiseURL])
             let names = String(decoding: (try? JSONEncoder().encode(asked.map(\.rawValue).sorted())) ?? Data("[]".utf8),
                                as: UTF8.self)
-            let rows = try connection.query("""
-                UPDATE room_leases SET expires_at = now() + $2::interval
-                WHERE node = $1 AND (expires_at > now()
-                    OR (expires_at > '-infinity' AND room IN (SELECT jsonb_array_elements_text($3::jsonb))))
-                RETURNING room, epoch
-                """, [settings.node, leaseInterval, names])
+            let rows = try retryingConflicts {
+                try connection.query(Self.renewStatement, [settings.node, leaseInterval, names])
+            }
             var leases: [RoomName: Int64] = [:]
             for row in rows {
                 if let name = row[0].flatMap({ RoomName($0) }), let epoch = row[1].flatMap({ Int64($0) }) { leases[name] = epoch }
@@ -165,7 +203,7 @@ public final class PostgresLeases: @unchecked Sendable {
             let requestedAt = time.monotonic()
             do {
                 let connection = try connected(&workConnection)
-                let placement = try connection.transaction { () -> Placement in
+                let placement = try retryingConflicts { try connection.transaction { () -> Placement in
                     let taken = try connection.query("""
                         INSERT INTO room_leases AS l (room, node, epoch, expires_at, seq_ceiling)
                         VALUES ($1, $2, 1, now() + $3::interval, 0)
@@ -190,7 +228,7 @@ public final class PostgresLeases: @unchecked Sendable {
                     try connection.query("UPDATE room_leases SET seq_ceiling = $2 WHERE room = $1",
                                          [room.rawValue, String(ceiling)])
                     return .owned(epoch: epoch, seqFloor: floor, ceiling: ceiling, room: stored, requestedAt: requestedAt)
-                }
+                } }
                 completion(placement)
             } catch {
                 workConnection?.close()

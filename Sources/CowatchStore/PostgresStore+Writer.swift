@@ -41,11 +41,12 @@ extension PostgresStore {
     public var pendingChanges: Int { condition.withLock { queue.count + (applying ? 1 : 0) } }
 
     /// For /metrics: changes dropped during an outage, whether the database is
-    /// away now, and the durations of the batches written since the last call.
-    public func takeStatistics() -> (dropped: Int, outage: Bool, writeSeconds: [Double]) {
+    /// away now, the durations of the batches written since the last call, and the
+    /// transactions tried again after losing a race.
+    public func takeStatistics() -> (dropped: Int, outage: Bool, writeSeconds: [Double], conflicts: Int) {
         condition.withLock {
             defer { writeSeconds.removeAll() }
-            return (droppedChanges, outage, writeSeconds)
+            return (droppedChanges, outage, writeSeconds, conflicts)
         }
     }
 
@@ -68,8 +69,10 @@ extension PostgresStore {
             let started = Date()
             let outcome = apply(batch, owned: owned)
             let seconds = Date().timeIntervalSince(started)
+            let conflictsSoFar = conflictsSeen
 
             condition.lock()
+            conflicts = conflictsSoFar
             applying = false
             switch outcome {
             case .written(let refused):
@@ -97,6 +100,13 @@ extension PostgresStore {
                 failures += 1
                 condition.broadcast()
                 condition.unlock()
+            case .retryLater:
+                // Not an outage: the database answered. The batch goes back in front
+                // and is tried again after a pause.
+                queue.insert(contentsOf: batch, at: 0)
+                condition.broadcast()
+                condition.unlock()
+                Thread.sleep(forTimeInterval: 0.05)
             case .databaseAway(let error):
                 if !outage {
                     failures += 1

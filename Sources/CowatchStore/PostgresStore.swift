@@ -38,11 +38,19 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
     var failures = 0
     var droppedChanges = 0
     var outage = false
+    /// Transactions that lost a race (a deadlock, a serialization failure) and
+    /// were tried again: counted by the writer thread (`conflictsSeen`) and
+    /// published under `condition` after each batch (`conflicts`).
+    var conflicts = 0
+    var conflictsSeen = 0
     var epochs: [RoomName: Int64] = [:]
     var writeSeconds: [Double] = []
     /// A room whose writes were refused because its lease moved on from the epoch
     /// this node held; called on the writer thread.
     public var onFenced: (@Sendable (RoomName, Int64) -> Void)?
+    /// Given to the writer's connection (`PostgresConnection.afterStatement`): a
+    /// test's hook between two statements of a batch.
+    var afterStatement: (@Sendable (String) -> Void)?
 
     /// Connects, and brings the schema up to date (one node at a time, under an
     /// advisory lock). Throws a `StoreError` a person can act on.

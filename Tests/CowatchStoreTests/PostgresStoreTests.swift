@@ -81,3 +81,112 @@ final class Fenced: @unchecked Sendable {
     var rooms: [RoomName] { lock.withLock { list } }
     func add(_ room: RoomName) { lock.withLock { list.append(room) } }
 }
+
+/// The lease rows' locks, taken by the store's batch and by the lease heartbeat
+/// in two sessions, interleaved step by step (docs/cluster.md, "One order of locks").
+@Suite("PostgreSQL lease locks", .enabled(if: TestDatabase.url != nil, "commands/test starts PostgreSQL and sets COWATCH_TEST_DATABASE_URL"))
+struct PostgresLeaseLockTests {
+    /// A gate one thread waits at until another opens it.
+    final class Gate: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var open = false
+        func pass() { condition.withLock { open = true; condition.broadcast() } }
+        func wait(_ seconds: Double) -> Bool {
+            condition.withLock {
+                let deadline = Date().addingTimeInterval(seconds)
+                while !open { if !condition.wait(until: deadline) { return open } }
+                return true
+            }
+        }
+    }
+
+    /// Whether some session of the database waits for a row lock now.
+    static func someoneWaitsForALock(_ admin: PostgresConnection) throws -> Bool {
+        try admin.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").first?.first == "1"
+    }
+
+    @Test("a batch writing two rooms and the heartbeat renewing them, interleaved, end without a deadlock in either lease order",
+          arguments: [["a", "b"], ["b", "a"]])
+    func batchAndHeartbeatInterleaved(order: [String]) throws {
+        let url = try TestDatabase.fresh()
+        let store = try PostgresStore(url: url, node: "n1", fencing: true)
+        defer { store.close() }
+        let admin = try PostgresConnection(url: url)
+        // The rows' physical order, which an unordered statement would lock them in.
+        for room in order {
+            try admin.query("INSERT INTO room_leases (room, node, epoch, expires_at) VALUES ($1, 'n1', 1, now() + interval '1 minute')", [room])
+        }
+        for room in ["a", "b"] { store.own(RoomName(room)!, epoch: 1) }
+
+        // Step 1: the batch locks what its first statement on the leases locks, and stops.
+        let paused = Gate(), resume = Gate()
+        let first = Gate()
+        store.afterStatement = { sql in
+            guard sql.contains("room_leases"), !first.wait(0) else { return }
+            first.pass()
+            paused.pass()
+            _ = resume.wait(30)
+        }
+        store.write([.room(StoreContractTests.snapshot(seq: 1, room: RoomName(order[1])!)),
+                     .room(StoreContractTests.snapshot(seq: 1, room: RoomName(order[0])!))])
+        #expect(paused.wait(10), "the batch reached its lease rows")
+
+        // Step 2: the heartbeat, in a session of its own, renews the node's leases
+        // and waits for the batch's locks.
+        let renewed = Renewed()
+        let done = Gate()
+        Thread {
+            do {
+                let heartbeat = try PostgresConnection(url: url)
+                renewed.rows = try heartbeat.query(PostgresLeases.renewStatement, ["n1", "1500 milliseconds", "[]"]).count
+            } catch {
+                renewed.error = "\(error)"
+            }
+            done.pass()
+        }.start()
+        let deadline = Date().addingTimeInterval(10)
+        while try !Self.someoneWaitsForALock(admin), !done.wait(0), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+
+        // Step 3: the batch goes on and commits; the heartbeat then gets its rows.
+        resume.pass()
+        store.flush()
+        #expect(done.wait(15))
+        #expect(renewed.error == nil, "the heartbeat: \(renewed.error ?? "")")
+        #expect(renewed.rows == 2)
+        #expect(store.failedWrites == 0)
+        #expect(try admin.query("SELECT count(*) FROM rooms").first?.first == "2")
+    }
+
+    @Test("a write that loses a race (40P01) is tried again and lands; it is not taken for the database being away")
+    func conflictIsRetried() throws {
+        let url = try TestDatabase.fresh()
+        let store = try PostgresStore(url: url, node: "n1", fencing: false)
+        defer { store.close() }
+        let admin = try PostgresConnection(url: url)
+        // The first insert into chat fails as a deadlock victim would; later ones pass.
+        // (A sequence counts outside the transaction, which the failure rolls back.)
+        try admin.execute("""
+            CREATE SEQUENCE chat_inserts;
+            CREATE FUNCTION fail_once() RETURNS trigger AS $$
+            BEGIN
+              IF nextval('chat_inserts') = 1 THEN
+                RAISE EXCEPTION 'deadlock detected (a test''s)' USING ERRCODE = '40P01';
+              END IF;
+              RETURN NEW;
+            END $$ LANGUAGE plpgsql;
+            CREATE TRIGGER fail_once BEFORE INSERT ON chat FOR EACH STATEMENT EXECUTE FUNCTION fail_once();
+            """)
+        store.write([.chat(PostgresStoreTests.lobby, StoreContractTests.chat(1)), .chat(PostgresStoreTests.lobby, StoreContractTests.chat(2))])
+        store.flush()
+        #expect(try admin.query("SELECT count(*) FROM chat").first?.first == "2")
+        #expect(store.failedWrites == 0)
+        let statistics = store.takeStatistics()
+        #expect(statistics.conflicts == 1)
+        #expect(!statistics.outage)
+    }
+}
+
+final class Renewed: @unchecked Sendable {
+    var rows = 0
+    var error: String?
+}
