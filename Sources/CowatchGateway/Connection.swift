@@ -70,6 +70,8 @@ struct UpgradeRequest {
     var echo: Bool
     /// `/relay/ROOM`: another node's shared link for the room (`RelayWire`).
     var relay = false
+    /// A relay link's `X-Cowatch-Relay-Proof` header (`RelayProof`).
+    var relayProof: String?
     var name: String?
     var resume: String?
     var player: Bool

@@ -210,7 +210,12 @@ extension Gateway {
         let relayed = cluster.relayLinks.relayedMembers
         return "\nnode: \(cluster.link.leases.settings.node)\nrooms owned: \(cluster.ownership.rooms.count)"
             + "\nrelayed members: \(relayed)\ndatabase: \(cluster.databaseUp ? "up" : "unreachable")"
+            + "\nrelaying: " + (configuration.clusterSecret == nil ? Self.cannotRelay : "ready")
     }
+
+    /// Said at start and in /healthz by a cluster node that cannot relay.
+    static let cannotRelay = "impossible: no cluster-secret-file, so members of rooms another node owns cannot be served "
+        + "here, and other nodes cannot relay their members to this one (give every node the same secret file)"
 }
 
 extension Gateway {

@@ -25,11 +25,20 @@ extension Gateway {
             carryRelaying(cluster.relayLinks.closed(id, code: nil, reason: "", movedCode: Self.relayCloseMeansMoved))
             return
         }
+        guard let secret = configuration.clusterSecret else {
+            logger.error("cannot relay members to the node that owns their room: this node has no cluster-secret-file",
+                         metadata: ["room": "\(room)", "owner": "\(base)"])
+            carryRelaying(cluster.relayLinks.closed(id, code: nil, reason: "", movedCode: Self.relayCloseMeansMoved))
+            return
+        }
+        var generator = SystemRandomNumberGenerator()
+        let nonce = (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()
+        let proof = RelayProof.make(secret: secret, room: room, node: cluster.link.leases.settings.node, at: time.now(), nonce: nonce)
         cluster.upstreams[id] = cluster.relays.connect(address, encoding: .json, handlers: ClientHandlers(
             opened: { [weak self] in self?.post(.relayOpened(id)) },
             received: { [weak self] text in self?.post(.relayReceived(id, text)) },
             closed: { [weak self] info in self?.post(.relayClosed(id, info)) }),
-            subprotocol: relaySubprotocol)
+            headers: [(RelayProof.header, proof)], subprotocol: relaySubprotocol)
     }
 
     // MARK: - The link's events

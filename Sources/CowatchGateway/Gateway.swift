@@ -127,6 +127,9 @@ public final class Gateway: @unchecked Sendable {
             cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: 2, trust: nil),
                                    relayTimeout: .seconds(configuration.relayTimeoutSeconds))
             clusterLink.store.onFenced = { [weak self] room, epoch in self?.post(.fenced(room, epoch: epoch)) }
+            if configuration.clusterSecret == nil {
+                logger.error("this cluster node cannot relay: \(Self.cannotRelay)")
+            }
             clusterLink.leases.onRenewal = { [weak self] renewal in self?.post(.renewal(renewal)) }
             clusterLink.leases.start()
         }

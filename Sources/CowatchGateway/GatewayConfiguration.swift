@@ -75,6 +75,11 @@ public struct GatewayConfiguration: Sendable {
     /// Addresses of proxies (nginx) whose `X-Forwarded-For` names the client: for
     /// connections from them, the address limits and bans use the client's.
     public var trustedProxies: [String] = []
+    /// The cluster's shared secret (`cluster-secret-file`, the same on every
+    /// node): a node proves it with each shared relay link it opens, and takes a
+    /// link only with that proof (`RelayProof`). Nil: this node opens and takes
+    /// no links.
+    public var clusterSecret: String?
     /// The operator's token for the admin API (`/admin/...`); nil: the API is off.
     public var adminToken: String?
     /// Who may create a room: anyone, or holders of a creation token the operator

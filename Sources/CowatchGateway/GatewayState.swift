@@ -37,9 +37,11 @@ struct GatewayState {
         /// A node of a cluster: rooms it does not hold may exist on another node,
         /// and a shutdown hands its rooms over.
         var cluster: Bool
-        /// The peers whose word on a client's address is taken; in a cluster,
-        /// the nodes, whose shared relay links only they may open.
+        /// The peers whose word on a client's address is taken.
         var trustedProxies: Set<String> = []
+        /// The cluster's secret, which a node's shared relay link must prove
+        /// (`RelayProof`); nil: no link is taken.
+        var clusterSecret: String?
         /// Where rooms outlive a restart: the store is told the server is alive.
         var store: Bool
         /// How often the store is told the server is alive: a restart after a
@@ -80,6 +82,7 @@ struct GatewayState {
             self.cluster = cluster
             self.store = store
             trustedProxies = Set(configuration.trustedProxies)
+            clusterSecret = configuration.clusterSecret
         }
     }
 
@@ -109,6 +112,8 @@ struct GatewayState {
     var operatorState = OperatorState()
     private(set) var adminTokenFailures = AdminTokenFailures()
     private(set) var nextConnectionID: UInt64 = 1
+    /// The nonces of relay links' proofs taken lately: none is taken twice.
+    private(set) var relayNonces = RelayProof.Seen()
     /// Upgrades let in whose connection is not open yet, by connection number.
     private var upgrades: [UInt64: UpgradeRequest] = [:]
     private(set) var linkChecks: WorkPlaces
@@ -170,7 +175,7 @@ struct GatewayState {
                                         counted: "origin"))
         }
         if request.relay {
-            return relayLinkOffered(request, roomExists: roomExists)
+            return relayLinkOffered(request, roomExists: roomExists, now: now.server)
         }
         if let refusal = operatorRefusal(request, roomExists: roomExists, now: now.server) {
             return .refuseUpgrade(refusal)
@@ -189,13 +194,18 @@ struct GatewayState {
     }
 
     /// Another node's shared link for a room (`RelayWire`): only from a node of
-    /// this cluster (a trusted proxy, whose members' addresses are taken on its
-    /// word), and only for a room this node serves; its members are judged one by
-    /// one as they join on it.
-    private func relayLinkOffered(_ request: UpgradeRequest, roomExists: Bool) -> GatewayAction {
-        guard settings.cluster, settings.trustedProxies.contains(request.address) else {
-            return .refuseUpgrade(.init(status: 403, body: "relay links are for the nodes of this server's cluster\n",
-                                        counted: "relay-link", logged: true))
+    /// this cluster, which proves the cluster's secret (`RelayProof`; its members'
+    /// addresses are taken on its word), and only for a room this node serves; its
+    /// members are judged one by one as they join on it.
+    private mutating func relayLinkOffered(_ request: UpgradeRequest, roomExists: Bool, now: ServerInstant) -> GatewayAction {
+        guard settings.cluster, let secret = settings.clusterSecret, let room = request.room else {
+            return .refuseUpgrade(.init(status: 403, body: "relay links are for the nodes of this server's cluster, "
+                                        + "which share its cluster-secret-file\n", counted: "relay-link", logged: true))
+        }
+        if case .failure(let refusal) = RelayProof.check(request.relayProof, secret: secret, room: room, now: now,
+                                                          seen: &relayNonces) {
+            return .refuseUpgrade(.init(status: 403, body: "relay link refused: \(refusal.words)\n",
+                                        counted: "relay-link-proof", logged: true))
         }
         guard roomExists else {
             return .refuseUpgrade(.init(status: 503, body: "this node does not serve that room\n", counted: "relay-link-elsewhere"))

@@ -345,7 +345,7 @@ extension LWSServer {
         }
         var address = [CChar](repeating: 0, count: 128)
         let peer = lws_get_peer_simple(wsi, &address, address.count).map { String(cString: $0) } ?? "unknown"
-        return UpgradeRequest(
+        var request = UpgradeRequest(
             room: room, echo: echo, relay: relay,
             name: argument(wsi, "name"), resume: argument(wsi, "resume"),
             player: Self.isOn(argument(wsi, "player")) ?? false,
@@ -356,6 +356,18 @@ extension LWSServer {
             create: argument(wsi, "create"),
             origin: header(wsi, WSI_TOKEN_ORIGIN), hostHeader: header(wsi, WSI_TOKEN_HOST),
             address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR)))
+        if relay { request.relayProof = customHeader(wsi, RelayProof.header) }
+        return request
+    }
+
+    /// A header libwebsockets has no token for, by name.
+    private func customHeader(_ wsi: OpaquePointer, _ name: String) -> String? {
+        let key = name.lowercased() + ":"
+        let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
+        guard length > 0, length < 4096 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count)) >= 0 else { return nil }
+        return buffer.withUnsafeBufferPointer { $0.baseAddress.map { String(cString: $0) } }
     }
 
     /// The token of an `Authorization: Bearer <token>` header.

@@ -230,6 +230,18 @@ extension SettingKey where Target == ServeSettings {
             }
             settings.gateway.adminToken = token
         },
+        Setting("cluster-secret-file") { value, settings in
+            // A file, so that the secret stays out of the command line and the environment.
+            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
+                throw SettingsError("cannot read the cluster secret file")
+            }
+            let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard secret.count >= 32, !secret.contains(where: \.isWhitespace) else {
+                throw SettingsError("the cluster secret file must hold one secret of at least 32 characters "
+                    + "(the same file on every node; openssl rand -hex 32 makes one)")
+            }
+            settings.gateway.clusterSecret = secret
+        },
         Setting("room-creation") { value, settings in
             guard let creation = GatewayConfiguration.RoomCreation(rawValue: value.lowercased()) else {
                 throw SettingsError("expected open or token")

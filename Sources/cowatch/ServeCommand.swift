@@ -205,6 +205,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "A file holding the operator's token for the admin API (/admin/...; off without it). See cowatch admin.")
     var adminTokenFile: String?
 
+    @Option(help: "For --store postgres: a file holding the cluster's shared secret, the same on every node (at least 32 characters; openssl rand -hex 32): nodes prove it to each other on their relay links.")
+    var clusterSecretFile: String?
+
     @Option(help: "Who may create rooms: open (anyone, the default) or token (holders of a creation token from cowatch admin).")
     var roomCreation: String?
 
@@ -238,6 +241,7 @@ struct ServeCommand: ParsableCommand {
             ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
             ("trusted-proxies", trustedProxies), ("max-connections", maxConnections),
             ("http-request-timeout", httpRequestTimeout), ("allowed-hosts", allowedHosts), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
+            ("cluster-secret-file", clusterSecretFile),
             ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
             ("media-check-timeout", mediaCheckTimeout), ("max-media-checks", maxMediaChecks),
             ("max-media-checks-per-address", maxMediaChecksPerAddress), ("max-subtitle-bytes", maxSubtitleBytes),

@@ -428,16 +428,58 @@ struct GatewayRelayLinkTests {
         return request
     }
 
-    @Test("a relay link is let in only from a trusted node of a cluster, and only for a room this node serves")
+    static let secret = String(repeating: "5ec7e7", count: 8)
+
+    static func proven(_ request: UpgradeRequest, secret: String = secret, at now: ServerInstant, nonce: String = "0123456789abcdef") -> UpgradeRequest {
+        var request = request
+        request.relayProof = RelayProof.make(secret: secret, room: request.room ?? RoomName("lobby")!, node: "n2", at: now, nonce: nonce)
+        return request
+    }
+
+    @Test("a relay link is let in only with proof of the cluster's secret, wherever it comes from, and only for a room this node serves")
     func relayLinkDoor() {
-        var door = Door(cluster: true) { $0.trustedProxies = ["127.0.0.1"] }
+        var door = Door(cluster: true) { $0.trustedProxies = ["127.0.0.1"]; $0.clusterSecret = Self.secret }
         door.rooms = ["lobby"]
-        #expect(door.status(Self.link(from: "127.0.0.1")) == nil)
-        #expect(door.status(Self.link(from: "192.0.2.1")) == 403)
-        #expect(door.status(Self.link(from: "127.0.0.1", room: "den")) == 503)
-        var alone = Door(cluster: false) { $0.trustedProxies = ["127.0.0.1"] }
+        // A trusted proxy's address is no longer enough: any process on that host could open one.
+        #expect(door.status(Self.link(from: "127.0.0.1")) == 403)
+        #expect(door.status(Self.proven(Self.link(from: "127.0.0.1"), secret: String(repeating: "0", count: 48), at: door.now.server)) == 403)
+        #expect(door.status(Self.proven(Self.link(from: "192.0.2.1"), at: door.now.server)) == nil)
+        // The same proof again is refused: a proof read off the wire opens nothing.
+        #expect(door.status(Self.proven(Self.link(from: "192.0.2.1"), at: door.now.server)) == 403)
+        #expect(door.status(Self.proven(Self.link(from: "127.0.0.1", room: "den"), at: door.now.server, nonce: "fedcba9876543210")) == 503)
+        var alone = Door(cluster: false) { $0.clusterSecret = Self.secret }
         alone.rooms = ["lobby"]
-        #expect(alone.status(Self.link(from: "127.0.0.1")) == 403)
+        #expect(alone.status(Self.proven(Self.link(from: "127.0.0.1"), at: alone.now.server)) == 403)
+        var secretless = Door(cluster: true) { $0.trustedProxies = ["127.0.0.1"] }
+        secretless.rooms = ["lobby"]
+        #expect(secretless.status(Self.proven(Self.link(from: "127.0.0.1"), at: secretless.now.server)) == 403)
+    }
+
+    @Test("a proof says which node, and is refused when missing, unreadable, for another room, stale, wrong or used twice")
+    func proofs() {
+        let room = RoomName("lobby")!
+        let now = ServerInstant(milliseconds: 1_800_000_000_000)
+        var seen = RelayProof.Seen(capacity: 4)
+        let proof = RelayProof.make(secret: Self.secret, room: room, node: "n2", at: now, nonce: "aaaaaaaaaaaaaaaa")
+        #expect(RelayProof.check(proof, secret: Self.secret, room: room, now: now.advanced(by: ServerInterval(milliseconds: 59_000)),
+                                 seen: &seen) == .success("n2"))
+        #expect(RelayProof.check(proof, secret: Self.secret, room: room, now: now, seen: &seen) == .failure(.replayed))
+        #expect(RelayProof.check(nil, secret: Self.secret, room: room, now: now, seen: &seen) == .failure(.missing))
+        #expect(RelayProof.check("v1 n2 soon x y", secret: Self.secret, room: room, now: now, seen: &seen) == .failure(.malformed))
+        let other = RelayProof.make(secret: Self.secret, room: room, node: "n2", at: now, nonce: "bbbbbbbbbbbbbbbb")
+        #expect(RelayProof.check(other, secret: Self.secret, room: RoomName("den")!, now: now, seen: &seen) == .failure(.wrong))
+        #expect(RelayProof.check(other, secret: Self.secret, room: room, now: now.advanced(by: ServerInterval(milliseconds: 61_000)),
+                                 seen: &seen) == .failure(.stale))
+        // Another node's name in a proof made for n2 does not match.
+        let forged = other.replacingOccurrences(of: "v1 n2 ", with: "v1 n3 ")
+        #expect(RelayProof.check(forged, secret: Self.secret, room: room, now: now, seen: &seen) == .failure(.wrong))
+        // The nonces kept are bounded.
+        for index in 0..<10 {
+            let nonce = String(repeating: "\(index)", count: 16)
+            _ = RelayProof.check(RelayProof.make(secret: Self.secret, room: room, node: "n2", at: now, nonce: nonce),
+                                 secret: Self.secret, room: room, now: now, seen: &seen)
+        }
+        #expect(seen.count <= 4)
     }
 
     @Test("a member joining on a link is judged by the operator's bans on its own address, until the ban ends")

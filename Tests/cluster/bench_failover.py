@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import shutil
 import signal
 import statistics
@@ -67,6 +68,15 @@ def psql(url, sql):
     return subprocess.run(["psql", "-qAt", url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
 
 
+def secret_file(folder):
+    """The cluster's shared secret (cluster-secret-file), one file in the run's folder."""
+    path = os.path.join(folder, "cluster.secret")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(secrets.token_hex(32))
+    return path
+
+
 class Node(Serve):
     def __init__(self, number, database, folder):
         self.number, self.database = number, database
@@ -78,6 +88,7 @@ class Node(Serve):
         super().__init__("--host", "127.0.0.1", "--store", "postgres", "--database-url", database, "--node-id", self.name,
                          "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(LEASE),
                          "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1", "--log-level", "warning",
+                         "--cluster-secret-file", secret_file(folder),
                          port=port, log_path=os.path.join(folder, self.name + ".log"), binary=BIN, start=False)
 
     def start(self):

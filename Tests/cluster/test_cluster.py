@@ -10,6 +10,7 @@ COWATCH_BIN names the cowatch binary.
 import asyncio
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -63,6 +64,19 @@ class Postgres:
         subprocess.run([str(HERE / "scratch_postgres.sh"), "resume", self.folder], check=True)
 
 
+def cluster_secret_file():
+    """The secret every node of a test's cluster shares (cluster-secret-file), made once per run."""
+    global _SECRET_FILE
+    if _SECRET_FILE is None:
+        handle, _SECRET_FILE = tempfile.mkstemp(prefix="cowatch-cluster-", suffix=".secret")
+        os.write(handle, secrets.token_hex(32).encode())
+        os.close(handle)
+    return _SECRET_FILE
+
+
+_SECRET_FILE = None
+
+
 class Node(Serve):
     def __init__(self, number, database, lease=None):
         lease = LEASE if lease is None else lease
@@ -76,7 +90,7 @@ class Node(Serve):
         super().__init__("--store", "postgres", "--database-url", database, "--node-id", f"n{number}",
                          "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(lease),
                          "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1",
-                         "--relay-timeout", str(RELAY_TIMEOUT),
+                         "--relay-timeout", str(RELAY_TIMEOUT), "--cluster-secret-file", cluster_secret_file(),
                          port=port, log_path=log.name, start=False)
 
     def start(self):
@@ -593,3 +607,43 @@ def test_the_database_away_rooms_are_held_then_go_on(cluster, postgres):
             await member.close()
 
     run(scenario())
+
+
+def test_relay_links_need_the_clusters_secret(cluster):
+    """A process on a node's own host (a trusted proxy's address) that opens a
+    relay link without proof of the cluster's secret, or with another secret's, is
+    refused before anything is relayed; the nodes' own links carry on."""
+    _, (n1, n2, _) = cluster
+
+    async def scenario():
+        alice = Member("alice")
+        await alice.connect(n1, "guarded")
+        bob = Member("bob")
+        await bob.connect(n2, "guarded")
+        await alice.wait(lambda e: e["type"] == "participant" and e["participant"]["name"] == "bob")
+        for headers in ({}, {"X-Cowatch-Relay-Proof": "v1 n9 0 0123456789abcdef " + "0" * 64}):
+            with pytest.raises(websockets.InvalidStatus) as refused:
+                await websockets.connect(f"{n1.url}/relay/guarded", subprotocols=["cowatch.relay.v1"],
+                                         additional_headers=headers, open_timeout=5)
+            assert refused.value.response.status_code == 403
+            assert b"relay link refused" in refused.value.response.body
+        assert n1.metric("cowatch_cluster_relay_links_in") == 1
+        await bob.send("still relayed")
+        await alice.wait(lambda e: e["type"] == "chat" and e["text"] == "still relayed")
+        await alice.close()
+        await bob.close()
+    run(scenario())
+
+
+def test_a_node_without_the_secret_says_it_cannot_relay(postgres):
+    database = postgres.fresh()
+    port = free_port()
+    node = Serve("--store", "postgres", "--database-url", database, "--node-id", "lonely",
+                 "--advertise-url", f"ws://127.0.0.1:{port}", "--media-check", "false",
+                 "--data-dir", tempfile.mkdtemp(prefix="cowatch-lonely-"), port=port)
+    try:
+        wait_until(lambda: "this cluster node cannot relay" in node.log(), 10, "the start-up message")
+        health = urllib.request.urlopen(f"http://127.0.0.1:{node.port}/healthz", timeout=2).read().decode()
+        assert "relaying: impossible: no cluster-secret-file" in health, health
+    finally:
+        node.stop()

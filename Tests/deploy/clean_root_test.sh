@@ -249,6 +249,9 @@ if database_url=$(Tests/cluster/scratch_postgres.sh start "$postgres_dir" 2>"$tm
   install -d "$root/etc/cowatch"
   sed -e "s|^database-url = .*|database-url = $database_url|" deploy/cluster/cluster.conf.example >"$root/etc/cowatch/cluster.conf"
   chmod 0644 "$root/etc/cowatch/cluster.conf"
+  # The secret the example names, as a host makes it (readable by the node's user here: it runs as nobody).
+  openssl rand -hex 32 >"$root/etc/cowatch/cluster.secret"
+  chmod 0644 "$root/etc/cowatch/cluster.secret"
   node_port=$(free_port)
   cluster_node() {
     COWATCH_ADVERTISE_URL="ws://127.0.0.1:$node_port" start_server "$root" "$1" \

@@ -5,6 +5,7 @@ is a blackhole route on both sides (`ip route add blackhole`): packets vanish
 without a reset, as on a real network that fails. Needs root and iproute2.
 """
 import os
+import secrets
 import subprocess
 import tempfile
 import time
@@ -33,6 +34,10 @@ class Network:
         self.namespaces = {host: f"{tag}-{host}" for host in self.HOSTS}
         self.bridge = f"{tag}br"
         self.cuts = []
+        # The secret the nodes share (cluster-secret-file): their relay links prove it.
+        handle, self.cluster_secret = tempfile.mkstemp(prefix="cowatch-partition-", suffix=".secret")
+        os.write(handle, secrets.token_hex(32).encode())
+        os.close(handle)
 
     def address(self, host):
         return SUBNET.format(self.net, self.HOSTS[host] if host != "here" else 1)
@@ -124,7 +129,8 @@ class Node:
         self.args = [os.path.abspath(BIN), "serve", "--host", self.address, "--port", "7480", "--store", "postgres",
                      "--database-url", database_url, "--node-id", host, "--advertise-url", self.url,
                      "--trusted-proxies", nodes, "--lease-seconds", str(lease), "--relay-timeout", str(relay_timeout),
-                     "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1"]
+                     "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1",
+                     "--cluster-secret-file", network.cluster_secret]
         self.log_path = Path(self.data) / "node.log"
         self.process = None
 
