@@ -26,7 +26,8 @@ extension MatrixSession {
         }
         text = String(text.unicodeScalars.filter { $0 == "\n" || $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
         let accepted = enqueue(Outbound(roomID: roomID, transaction: transaction(),
-                                        content: MatrixText.content(text, notice: notice, members: rooms[index].members)))
+                                        content: MatrixText.content(text, notice: notice, members: rooms[index].members,
+                                                                 recent: rooms[index].recentSpeakers)))
         var actions: [Action] = []
         if !accepted {
             actions.append(.log(LogEntry(.warning, "the queue for Matrix is full; a line was dropped",

@@ -191,6 +191,7 @@ extension MatrixSession {
         let person = speaker(sender, index)
         let channel = rooms[index].name
         lastRoom[sender] = channel
+        rooms[index].recentSpeakers[person.name] = sender
         var lines = text.lines
         var actions: [Action] = []
         if lines.count > settings.maximumMessageLines {

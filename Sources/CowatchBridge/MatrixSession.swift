@@ -167,6 +167,8 @@ public struct MatrixSession: Sendable {
         var encrypted = false
         /// Matrix id to display name (nil: none set), of the members who are in.
         var members: [String: String?] = [:]
+        /// Display name to the Matrix id that last spoke under it.
+        var recentSpeakers: [String: String] = [:]
         var joinBackoff: Backoff
     }
 

@@ -53,12 +53,14 @@ enum MatrixText {
 
     /// A message's content; a line addressed to a member (`name: text`, as the
     /// bridge addresses answers) mentions them, so that their client tells them.
-    static func content(_ text: String, notice: Bool, members: [String: String?]) -> String {
+    /// `recent`: who last spoke under a name, which decides between people
+    /// sharing a display name (the answer is for the one who just asked).
+    static func content(_ text: String, notice: Bool, members: [String: String?], recent: [String: String] = [:]) -> String {
         var content: [String: Any] = ["msgtype": notice ? "m.notice" : "m.text", "body": text]
         if let colon = text.range(of: ": ") {
             let name = String(text[..<colon.lowerBound])
             let matching = members.keys.filter { MatrixSession.name($0, members[$0] ?? nil) == name }
-            if matching.count == 1, let user = matching.first {
+            if let user = recent[name].flatMap({ matching.contains($0) ? $0 : nil }) ?? (matching.count == 1 ? matching.first : nil) {
                 content["m.mentions"] = ["user_ids": [user]]
                 content["format"] = "org.matrix.custom.html"
                 content["formatted_body"] = "<a href=\"https://matrix.to/#/\(html(user))\">\(html(name))</a>: " + html(String(text[colon.upperBound...]))

@@ -291,6 +291,16 @@ struct MatrixSessionTests {
         #expect((body["formatted_body"] as? String)?.hasPrefix("<a href=\"https://matrix.to/#/@ann:hs.test\">Sam</a>: ") == true)
     }
 
+    @Test("an answer addressed to a display name two people share mentions the one who last spoke")
+    func sharedNameMention() throws {
+        var hs = Homeserver()
+        let sync = hs.ready(members: [("@ann:hs.test", "Sam"), ("@bob:hs.test", "Sam")])
+        _ = hs.answer(sync, 200, joined("s2", timeline: [text("@ann:hs.test", "hi"), text("@bob:hs.test", "!who")]))
+        let said = hs.on(.command(.notice(channel: "#movies:hs.test", text: "Sam: 3 people here"), now: hs.now))
+        let body = try #require(Homeserver.requests(said).first?.body)
+        #expect(body.contains("\"m.mentions\":{\"user_ids\":[\"@bob:hs.test\"]}"))
+    }
+
     @Test("a refused token stops with a clear error when there is no password to log in with again")
     func refusedToken() throws {
         var hs = Homeserver()
