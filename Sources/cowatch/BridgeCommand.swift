@@ -4,10 +4,11 @@ import CowatchConfig
 import Foundation
 import Logging
 
-/// `cowatch bridge`: a bot that joins IRC channels and Cowatch rooms together
-/// (Sources/CowatchBridge: `RoomRelay` decides for each channel-room pair,
-/// `IRCSession` for each IRC connection, `BridgeRunner` and `IRCNetwork` carry
-/// out what they decide).
+/// `cowatch bridge`: a bot that joins IRC channels and Matrix rooms to Cowatch
+/// rooms (Sources/CowatchBridge: `RoomRelay` decides for each channel-room pair,
+/// `IRCSession` for each IRC connection, `MatrixSession` for each homeserver
+/// connection; `BridgeRunner`, `IRCNetwork` and `MatrixNetwork` carry out what
+/// they decide).
 struct BridgeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bridge",
