@@ -3,7 +3,8 @@ import CowatchTime
 import Logging
 
 /// What the settings make: one IRC connection per server and nick (its pairs'
-/// channels joined on it), and each pair on its connection.
+/// channels joined on it), one Matrix connection per homeserver and bot user
+/// (its pairs' rooms joined on it), and each pair on its connection.
 public struct BridgePlan {
     public let pairs: [BridgeRunner.Pair]
     public let networks: [any ChatNetwork]
@@ -32,7 +33,7 @@ public struct BridgePlan {
             pairs.append(BridgeRunner.Pair(relay: pair.relay, network: index, room: room, password: pair.roomPassword, token: pair.token,
                                            ownerKeyDirectory: pair.ownerKeyDirectory))
         }
-        networks = zip(groups, channels).map { connection, channels in
+        var networks: [any ChatNetwork] = zip(groups, channels).map { connection, channels in
             let session = IRCSession.Settings(
                 nick: connection.nick, alternateNicks: connection.alternateNicks, user: connection.user,
                 realName: connection.realName, password: connection.password, channels: channels, pacing: connection.pacing,
@@ -45,10 +46,42 @@ public struct BridgePlan {
                               connectTimeout: connection.connectTimeout, session: session,
                               logger: Logger(label: "cowatch.irc"))
         }
-        self.pairs = pairs
-        connectTimeout = settings.pairs.map(\.connection.connectTimeout).max() ?? .seconds(20)
+        // One connection per bot user on a homeserver (the settings made sure
+        // its pairs agree), after the IRC ones.
+        var matrixGroups: [BridgeSettings.MatrixConnectionSettings] = []
+        var matrixRooms: [[String]] = []
+        var matrixPairs: [BridgeRunner.Pair] = []
+        for pair in settings.matrixPairs {
+            let index: Int
+            if let found = matrixGroups.firstIndex(of: pair.connection) {
+                index = found
+            } else {
+                index = matrixGroups.count
+                matrixGroups.append(pair.connection)
+                matrixRooms.append([])
+            }
+            matrixRooms[index].append(pair.matrixRoom)
+            guard let room = pair.roomAddress else { continue }
+            matrixPairs.append(BridgeRunner.Pair(relay: pair.relay, network: networks.count + index, room: room, password: pair.roomPassword,
+                                                 token: pair.token, ownerKeyDirectory: pair.ownerKeyDirectory))
+        }
+        for (connection, rooms) in zip(matrixGroups, matrixRooms) {
+            let session = MatrixSession.Settings(
+                homeserver: connection.homeserver, user: connection.user, accessToken: connection.accessToken, password: connection.password,
+                rooms: rooms, syncTimeout: connection.syncTimeout, requestTimeout: connection.requestTimeout, pacing: connection.pacing,
+                reconnect: Backoff.Settings(first: 1, maximum: connection.reconnectMaximum),
+                joinRetry: Backoff.Settings(first: 30, maximum: max(30, connection.reconnectMaximum)),
+                maximumMessageLines: connection.maximumMessageLines)
+            networks.append(MatrixNetwork(identity: connection.network, settings: session, stateFile: connection.stateFile,
+                                          logger: Logger(label: "cowatch.matrix")))
+        }
+        self.networks = networks
+        self.pairs = pairs + matrixPairs
+        connectTimeout = (settings.pairs.map(\.connection.connectTimeout) + settings.matrixPairs.map(\.connection.requestTimeout)).max() ?? .seconds(20)
         var caFiles: [String] = []
-        for file in settings.pairs.compactMap(\.serverCAFile) where !caFiles.contains(file) { caFiles.append(file) }
+        for file in settings.pairs.compactMap(\.serverCAFile) + settings.matrixPairs.compactMap(\.serverCAFile) where !caFiles.contains(file) {
+            caFiles.append(file)
+        }
         trust = ClientTrust(caFiles: caFiles)
     }
 }

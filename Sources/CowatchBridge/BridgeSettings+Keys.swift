@@ -12,6 +12,42 @@ extension BridgeSettings {
             guard let address = IRCAddress(value) else { throw SettingsError("expected irc://HOST[:PORT]/#channel or ircs://HOST[:PORT]/#channel") }
             draft.irc = address
         },
+        Key("matrix", help: "the Matrix room of a pair, #alias:server or !id:server (instead of irc =), on the homeserver below") { value, draft throws(SettingsError) in
+            draft.matrix = try matrixRoom(value)
+        },
+        Key("homeserver", help: "the Matrix homeserver's client address, https://HOST[:PORT] (as in a client's sign-in)") { value, draft throws(SettingsError) in
+            draft.homeserver = try homeserver(value)
+        },
+        Key("matrix-user", help: "the bridge's own Matrix user, @name:server") { value, draft throws(SettingsError) in
+            draft.matrixUser = try matrixUser(value)
+        },
+        Key("matrix-token", help: "the Matrix user's access token (or matrix-password instead)") { value, draft throws(SettingsError) in
+            draft.matrixToken = try text(value, "a token", 1...1000)
+        },
+        Key("matrix-password", help: "the Matrix user's password, to log in when there is no access token; the token it gives is kept in matrix-state-file") { value, draft throws(SettingsError) in
+            draft.matrixPassword = try text(value, "a password", 1...1000)
+        },
+        Key("matrix-state-file", help: "where the Matrix login and sync position are kept, readable by the bridge's user alone (default OWNER-KEY-DIRECTORY/matrix-state.json)") { value, draft throws(SettingsError) in
+            draft.matrixStateFile = try text(value, "a file", 1...4096)
+        },
+        Key("matrix-lines-per-second", help: "messages per second the bridge sends to the homeserver after its burst (default 1)") { value, draft throws(SettingsError) in
+            draft.matrixPacing.perSecond = try SettingValue.number(value, 0.01...100)
+        },
+        Key("matrix-burst", help: "messages the bridge may send to the homeserver at once (default 10)") { value, draft throws(SettingsError) in
+            draft.matrixPacing.burst = try SettingValue.integer(value, 1...100)
+        },
+        Key("matrix-queue", help: "messages kept waiting for the homeserver at most; more are dropped and logged (default 100)") { value, draft throws(SettingsError) in
+            draft.matrixPacing.maximumQueued = try SettingValue.integer(value, 1...100_000)
+        },
+        Key("matrix-sync-timeout", help: "seconds the homeserver may hold a sync open when there is nothing new (default 30)") { value, draft throws(SettingsError) in
+            draft.matrixSyncTimeout = try SettingValue.number(value, 1...300)
+        },
+        Key("matrix-reconnect-max", help: "the longest wait, in seconds, between tries to reach the homeserver (default 120)") { value, draft throws(SettingsError) in
+            draft.matrixReconnectMaximum = try SettingValue.number(value, 1...3600)
+        },
+        Key("matrix-message-lines", help: "lines of one Matrix message relayed to the room at most (default 10)") { value, draft throws(SettingsError) in
+            draft.matrixMessageLines = try SettingValue.integer(value, 1...1000)
+        },
         Key("room", help: "the Cowatch room: 1 to 64 of A-Z a-z 0-9 . _ -") { value, draft throws(SettingsError) in
             guard (1...64).contains(value.count), value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
                 throw SettingsError("a room name is 1 to 64 of A-Z a-z 0-9 . _ -")
@@ -43,7 +79,7 @@ extension BridgeSettings {
         Key("channel-key", help: "the channel's key (+k), when it has one") { value, draft throws(SettingsError) in
             draft.channelKey = try ircWord(value, "a channel key")
         },
-        Key("network", help: "a name for the IRC network in people's identities (device=, bans); default the IRC host") { value, draft throws(SettingsError) in
+        Key("network", help: "a name for the network in people's identities (device=, bans); default the IRC host, or matrix") { value, draft throws(SettingsError) in
             draft.network = try text(value, "a network name", 1...64)
         },
         Key("nick", help: "the bot's nick (default cowatch)") { value, draft throws(SettingsError) in
@@ -75,7 +111,7 @@ extension BridgeSettings {
             }
             draft.prefix = value
         },
-        Key("bot-name", help: "the bridge's own name in the room (default IRC)") { value, draft throws(SettingsError) in
+        Key("bot-name", help: "the bridge's own name in the room (default IRC, or Matrix for a Matrix pair)") { value, draft throws(SettingsError) in
             guard DisplayName(value) != nil else { throw SettingsError(DisplayName.validationProblem(value) ?? "not a valid name") }
             draft.botName = value
         },

@@ -11,10 +11,47 @@ import SlashCommands
 /// `COWATCH_BRIDGE_*` environment variables, then the config file's lines
 /// before its first section, then the defaults; each `[pair]` section of the
 /// file is one pair, its lines over all of those. The command line's
-/// `irc://...` and `--room` make one more pair.
+/// `irc://...` (or `--matrix`) and `--room` make one more pair.
 public struct BridgeSettings: Sendable {
+    /// The IRC pairs.
     public var pairs: [Pair]
     public var logLevel: String
+    /// The Matrix pairs (`matrix =` in their section).
+    public var matrixPairs: [MatrixPair] = []
+
+    /// One Matrix room and one Cowatch room, resolved and checked.
+    public struct MatrixPair: Sendable, Hashable {
+        /// As configured: `#alias:server` or `!id:server`.
+        public var matrixRoom: String
+        public var room: String
+        public var server: String
+        public var serverCAFile: String?
+        public var roomPassword: String?
+        public var token: String?
+        public var connection: MatrixConnectionSettings
+        public var relay: RoomRelay.Settings
+        public var ownerKeyDirectory: String
+        public var origin: String
+
+        public var roomAddress: WebSocketAddress? { WebSocketAddress(server + "/rooms/" + room) }
+    }
+
+    /// What one homeserver connection needs; the pairs of one bot user share
+    /// one connection, and so must agree on these.
+    public struct MatrixConnectionSettings: Sendable, Hashable {
+        public var homeserver: String
+        public var user: String
+        public var accessToken: String?
+        public var password: String?
+        /// Where the login and the sync position are kept (`MatrixStateFile`).
+        public var stateFile: String
+        public var network: String
+        public var pacing: PacerSettings
+        public var syncTimeout: MonotonicDuration
+        public var reconnectMaximum: Double
+        public var requestTimeout: MonotonicDuration
+        public var maximumMessageLines: Int
+    }
 
     /// One channel and one room, resolved and checked.
     public struct Pair: Sendable, Hashable {
@@ -72,6 +109,16 @@ public struct BridgeSettings: Sendable {
     /// `MonotonicDuration`s.
     struct Draft: Sendable {
         var irc: IRCAddress?
+        var matrix: String?
+        var homeserver: String?
+        var matrixUser: String?
+        var matrixToken: String?
+        var matrixPassword: String?
+        var matrixStateFile: String?
+        var matrixPacing = PacerSettings(perSecond: 1, burst: 10, maximumQueued: 100)
+        var matrixSyncTimeout = 30.0
+        var matrixReconnectMaximum = 120.0
+        var matrixMessageLines = 10
         var room: String?
         var server = "ws://127.0.0.1:7480"
         var serverCAFile: String?
@@ -88,7 +135,8 @@ public struct BridgeSettings: Sendable {
         var tlsVerify = true
         var tlsCAFile: String?
         var prefix = "!"
-        var botName = "IRC"
+        /// Nil: IRC, or Matrix for a Matrix pair.
+        var botName: String?
         var ircPacing = PacerSettings(perSecond: 0.5, burst: 5, maximumQueued: 100)
         var ircLineBytes = IRCMessage.standardMaximumBytes
         var ircPieces = 4
@@ -130,15 +178,15 @@ public struct BridgeSettings: Sendable {
         var sections: [ConfigFile.Section] = []
         if let file {
             let parsed = try ConfigFile.parse(file.text, path: file.path, sections: ["pair"])
-            for line in parsed.top where line.key == "irc" || line.key == "room" {
+            for line in parsed.top where pairKeys.contains(line.key) {
                 throw SettingsError("\(line.origin): \(line.key) belongs in a [pair] section")
             }
             try SettingSources.apply(parsed.top, keys: keys, to: &base)
             sections = parsed.sections
         }
-        let shared = keys.map(\.name).filter { $0 != "irc" && $0 != "room" }
+        let shared = keys.map(\.name).filter { !pairKeys.contains($0) }
         try SettingSources.apply(SettingSources.environment(environment, keys: shared, prefix: environmentPrefix), keys: keys, to: &base)
-        try SettingSources.apply(SettingSources.flags(flags.filter { $0.key != "irc" && $0.key != "room" }), keys: keys, to: &base)
+        try SettingSources.apply(SettingSources.flags(flags.filter { !pairKeys.contains($0.key) }), keys: keys, to: &base)
         if base.ownerKeyDirectory == nil {
             // systemd's StateDirectory= (deploy/systemd/cowatch-bridge.service) names it;
             // it may list several, separated by colons.
@@ -147,19 +195,29 @@ public struct BridgeSettings: Sendable {
         }
 
         var pairs: [Pair] = []
+        var matrixPairs: [MatrixPair] = []
+        var drafts: [(Draft, String)] = []
         for section in sections {
             var draft = base
             try SettingSources.apply(section.lines, keys: keys, to: &draft)
-            pairs.append(try finish(draft, origin: section.origin))
+            drafts.append((draft, section.origin))
         }
-        if flags["irc"] != nil || flags["room"] != nil {
+        if pairKeys.contains(where: { flags[$0] != nil }) {
             var draft = base
-            try SettingSources.apply(SettingSources.flags(flags.filter { $0.key == "irc" || $0.key == "room" }), keys: keys, to: &draft)
-            pairs.append(try finish(draft, origin: "the command line"))
+            try SettingSources.apply(SettingSources.flags(flags.filter { pairKeys.contains($0.key) }), keys: keys, to: &draft)
+            drafts.append((draft, "the command line"))
         }
-        guard !pairs.isEmpty else {
+        for (draft, origin) in drafts {
+            if draft.matrix != nil {
+                matrixPairs.append(try finishMatrix(draft, origin: origin))
+            } else {
+                pairs.append(try finish(draft, origin: origin))
+            }
+        }
+        guard !pairs.isEmpty || !matrixPairs.isEmpty else {
             throw SettingsError("nothing to bridge: give irc://HOST/#channel --room ROOM, or a --config file with [pair] sections")
         }
+        try checkMatrix(matrixPairs)
         var seen: Set<String> = []
         for pair in pairs {
             let key = "\(pair.connection.host):\(pair.connection.port) \(pair.connection.nick) \(IRCCaseMapping.rfc1459.fold(pair.irc.channel))"
@@ -167,8 +225,11 @@ public struct BridgeSettings: Sendable {
                 throw SettingsError("\(pair.origin): \(pair.irc.channel) on \(pair.connection.host) is bridged twice")
             }
         }
-        return BridgeSettings(pairs: pairs, logLevel: base.logLevel)
+        return BridgeSettings(pairs: pairs, logLevel: base.logLevel, matrixPairs: matrixPairs)
     }
+
+    /// The keys that make a pair, never shared by every pair.
+    static let pairKeys: Set<String> = ["irc", "matrix", "room"]
 
     static let environmentPrefix = "COWATCH_BRIDGE_"
 
@@ -176,14 +237,19 @@ public struct BridgeSettings: Sendable {
         SettingSources.environmentName(key, prefix: environmentPrefix)
     }
 
-    private static func finish(_ draft: Draft, origin: String) throws(SettingsError) -> Pair {
-        guard let irc = draft.irc else { throw SettingsError("\(origin): no irc = irc://HOST/#channel") }
-        guard let room = draft.room else { throw SettingsError("\(origin): no room = ROOM") }
+    /// The room's page, as posted in the channel.
+    static func link(_ draft: Draft, room: String, origin: String) throws(SettingsError) -> String {
         guard let server = WebSocketAddress(draft.server) else { throw SettingsError("\(origin): the server address is not valid") }
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         let serverOrigin = server.secure ? "https://" + host + (server.port == 443 ? "" : ":\(server.port)")
             : "http://\(host):\(server.port)"
-        let link = (draft.publicURL ?? serverOrigin) + "/rooms/" + room
+        return (draft.publicURL ?? serverOrigin) + "/rooms/" + room
+    }
+
+    private static func finish(_ draft: Draft, origin: String) throws(SettingsError) -> Pair {
+        guard let irc = draft.irc else { throw SettingsError("\(origin): no irc = irc://HOST/#channel") }
+        guard let room = draft.room else { throw SettingsError("\(origin): no room = ROOM") }
+        let link = try link(draft, room: room, origin: origin)
         let network = draft.network ?? irc.host.lowercased()
         let connection = IRCConnectionSettings(
             host: irc.host, port: irc.port, tls: irc.tls, tlsVerify: draft.tlsVerify, tlsCAFile: draft.tlsCAFile, network: network,
@@ -192,7 +258,7 @@ public struct BridgeSettings: Sendable {
             keepalive: .seconds(draft.ircKeepalive), reconnectMaximum: draft.ircReconnectMaximum,
             connectTimeout: .seconds(draft.connectTimeout))
         let relay = RoomRelay.Settings(
-            network: network, channel: irc.channel, room: room, link: link, prefix: draft.prefix, botName: draft.botName,
+            network: network, channel: irc.channel, room: room, link: link, prefix: draft.prefix, botName: draft.botName ?? "IRC",
             maximumSpeakers: draft.maximumSpeakers, speakerIdle: .seconds(draft.speakerIdle), speakerPacing: draft.roomPacing,
             maximumReplyLines: draft.replyLines, reconnect: Backoff.Settings(first: 1, maximum: draft.roomReconnectMaximum),
             keptOutRetry: .seconds(draft.keptOutRetry), announce: draft.announce, maximumLineBytes: draft.roomLineBytes,

@@ -1,7 +1,8 @@
 /// The bridge's view of a chat network, whatever it is: people speaking in
 /// channels, joining, leaving and changing names, and a bot that can say things
 /// in a channel or to one person. `RoomRelay` speaks only this; an adapter turns
-/// it into one network's protocol (IRC: `IRCSession` and `IRCNetwork`). Another
+/// it into one network's protocol (IRC: `IRCSession` and `IRCNetwork`; Matrix:
+/// `MatrixSession` and `MatrixNetwork`, a room being a channel). Another
 /// network is one more adapter that conforms to `ChatNetwork`.
 public protocol ChatNetwork: AnyObject, Sendable {
     /// Names the network in identities derived from it (`device=`), so that the

@@ -20,17 +20,29 @@ public struct PrefixCommands: Sendable {
     }
 
     public let prefix: String
+    /// Lines starting with `/` are the room's own commands as well, for a
+    /// network whose clients pass a slash they do not know (Matrix).
+    public let slashCommands: Bool
     private let parser: LineParser
 
     /// `maximumLineBytes`: the room's line limit (docs/protocol.md, 4 KiB by default).
-    public init(prefix: String, maximumLineBytes: Int = 4096) {
+    public init(prefix: String, maximumLineBytes: Int = 4096, slashCommands: Bool = false) {
         self.prefix = prefix
+        self.slashCommands = slashCommands
         parser = LineParser(maximumLineBytes: maximumLineBytes)
     }
 
     /// Reads a channel line; `action` for `/me` (IRC's CTCP ACTION).
     public func read(_ text: String, action: Bool) -> Reading {
         if action { return check("/me " + text) }
+        if slashCommands, text.hasPrefix("/") {
+            // As in the room: `/watch` is the command, `//text` the chat text `/text`.
+            if text.hasPrefix("//") { return check(text) }
+            if let first = text.dropFirst().unicodeScalars.first, first.isASCII, first.properties.isAlphabetic {
+                if case .success(.command(.help(topic: nil))) = parser.parse(text) { return .help }
+                return check(text)
+            }
+        }
         if !prefix.isEmpty, text.hasPrefix(prefix + prefix) {
             // `!!x` is the chat text `!x`, as `//x` is `/x` in the room.
             return check(escaped(String(text.dropFirst(prefix.count))))

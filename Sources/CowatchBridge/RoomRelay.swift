@@ -65,13 +65,17 @@ public struct RoomRelay: Sendable {
         /// How long a person's resume token is kept after their room connection
         /// closed, to come back as the same member: the server's resume grace.
         public var resumeGrace: MonotonicDuration
+        /// `/watch` typed in the channel is a command too (Matrix clients
+        /// send a slash they do not know), and `//text` says `/text`.
+        public var slashCommands: Bool
 
         public init(network: String, channel: String, room: String, link: String, prefix: String = "!",
                     botName: String = "IRC", maximumSpeakers: Int = 25, speakerIdle: MonotonicDuration = .seconds(3600),
                     speakerPacing: PacerSettings = PacerSettings(perSecond: 10, burst: 20, maximumQueued: 250),
                     maximumReplyLines: Int = 8, reconnect: Backoff.Settings = Backoff.Settings(first: 1, maximum: 60),
                     keptOutRetry: MonotonicDuration = .seconds(600), announce: Bool = true, maximumLineBytes: Int = 4096,
-                    tellInterval: MonotonicDuration = .seconds(60), resumeGrace: MonotonicDuration = .seconds(60)) {
+                    tellInterval: MonotonicDuration = .seconds(60), resumeGrace: MonotonicDuration = .seconds(60),
+                    slashCommands: Bool = false) {
             self.network = network
             self.channel = channel
             self.room = room
@@ -88,6 +92,7 @@ public struct RoomRelay: Sendable {
             self.maximumLineBytes = maximumLineBytes
             self.tellInterval = tellInterval
             self.resumeGrace = resumeGrace
+            self.slashCommands = slashCommands
         }
     }
 
@@ -209,7 +214,7 @@ public struct RoomRelay: Sendable {
     public init(settings: Settings, seed: UInt64 = 0x2545_F491_4F6C_DD1D) {
         self.settings = settings
         self.seed = seed
-        commands = PrefixCommands(prefix: settings.prefix, maximumLineBytes: settings.maximumLineBytes)
+        commands = PrefixCommands(prefix: settings.prefix, maximumLineBytes: settings.maximumLineBytes, slashCommands: settings.slashCommands)
         watcher = Link(backoff: Backoff(settings: settings.reconnect, seed: seed))
     }
 

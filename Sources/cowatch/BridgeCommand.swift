@@ -4,17 +4,20 @@ import CowatchConfig
 import Foundation
 import Logging
 
-/// `cowatch bridge`: a bot that joins IRC channels and Cowatch rooms together
-/// (Sources/CowatchBridge: `RoomRelay` decides for each channel-room pair,
-/// `IRCSession` for each IRC connection, `BridgeRunner` and `IRCNetwork` carry
-/// out what they decide).
+/// `cowatch bridge`: a bot that joins IRC channels and Matrix rooms to Cowatch
+/// rooms (Sources/CowatchBridge: `RoomRelay` decides for each channel-room pair,
+/// `IRCSession` for each IRC connection, `MatrixSession` for each homeserver
+/// connection; `BridgeRunner`, `IRCNetwork` and `MatrixNetwork` carry out what
+/// they decide).
 struct BridgeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bridge",
-        abstract: "Join an IRC channel and a Cowatch room together.",
+        abstract: "Join an IRC channel or a Matrix room and a Cowatch room together.",
         discussion: """
         Example: cowatch bridge irc://irc.example.net/#movies --room movies --server ws://127.0.0.1:7480
                  (in the channel, !watch URL, !play, !seek 1:23 ... act on the room; chat goes both ways)
+        Matrix:  cowatch bridge --matrix '#movies:example.org' --homeserver https://matrix.example.org
+                 --matrix-user @cowatch:example.org --matrix-token TOKEN --room movies (commands: /watch or !watch)
         Several: cowatch bridge --config /etc/cowatch/bridge.conf (one [pair] section per channel and room;
                  deploy/bridge.conf.example shows every setting)
         Each option is also a config-file key (without the dashes) and a COWATCH_BRIDGE_ variable.
@@ -24,11 +27,47 @@ struct BridgeCommand: ParsableCommand {
     @Argument(help: "The channel, irc://HOST[:PORT]/#channel, or ircs:// for TLS.")
     var irc: String?
 
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix")))
+    var matrix: String?
+
     @Option(help: "The Cowatch room to join the channel to.")
     var room: String?
 
     @Option(help: "A config file: settings for every pair, then one [pair] section per channel and room.")
     var config: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "homeserver")))
+    var homeserver: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-user")))
+    var matrixUser: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-token")))
+    var matrixToken: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-password")))
+    var matrixPassword: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-state-file")))
+    var matrixStateFile: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-lines-per-second")))
+    var matrixLinesPerSecond: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-burst")))
+    var matrixBurst: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-queue")))
+    var matrixQueue: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-sync-timeout")))
+    var matrixSyncTimeout: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-reconnect-max")))
+    var matrixReconnectMax: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-message-lines")))
+    var matrixMessageLines: String?
 
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "server")))
     var server: String?
@@ -140,6 +179,18 @@ struct BridgeCommand: ParsableCommand {
         let options: [(String, String?)] = [
             ("irc", irc),
             ("room", room),
+            ("matrix", matrix),
+            ("homeserver", homeserver),
+            ("matrix-user", matrixUser),
+            ("matrix-token", matrixToken),
+            ("matrix-password", matrixPassword),
+            ("matrix-state-file", matrixStateFile),
+            ("matrix-lines-per-second", matrixLinesPerSecond),
+            ("matrix-burst", matrixBurst),
+            ("matrix-queue", matrixQueue),
+            ("matrix-sync-timeout", matrixSyncTimeout),
+            ("matrix-reconnect-max", matrixReconnectMax),
+            ("matrix-message-lines", matrixMessageLines),
             ("server", server),
             ("public-url", publicUrl),
             ("room-password", roomPassword),
@@ -219,6 +270,9 @@ struct BridgeCommand: ParsableCommand {
             done.signal()
         }
         runner.start()
+        for pair in settings.matrixPairs {
+            Output.line("cowatch: bridging the Matrix room \(pair.matrixRoom) on \(pair.connection.homeserver) and the room \(pair.room) (\(pair.relay.link)); Ctrl-C stops")
+        }
         for pair in settings.pairs {
             Output.line("cowatch: bridging \(pair.irc.channel) on \(pair.irc.tls ? "ircs" : "irc")://\(pair.irc.host):\(pair.irc.port) and the room \(pair.room) (\(pair.relay.link)); Ctrl-C stops")
         }
