@@ -2,55 +2,68 @@ import CowatchCore
 import Foundation
 import Logging
 
-/// One batch applied in one statement (`writeStatement`, prepared once per
-/// connection): the fencing check and every kind of change of the whole batch, as
-/// data-modifying parts of one query, so that a batch costs the database one
-/// round trip, one parse-free execution and one commit, not a transaction of a
-/// statement per room and per member. (A batch that forgets a room, which is
-/// rare, runs that first, in a transaction with the same statement after it.)
+/// A batch applied room by room: each room's changes in one statement
+/// (`roomStatement`, prepared once per connection and run by name), its lease
+/// check inside it, and the node's own state in one more. A command costs the
+/// database one parse-free statement and its commit, where it cost a transaction
+/// of BEGIN, a lock, a statement per change and COMMIT.
 ///
-/// Row locks on `room_leases` are taken in one order everywhere: by room name.
-/// The fencing check locks every room of the batch in one statement sorted by
-/// room, and the lease heartbeat (`PostgresLeases`) locks a node's leases sorted
-/// the same way, so the two never wait on each other in a circle. A deadlock or a
-/// serialization failure that happens all the same (40P01, 40001) is the database
-/// answering, not the database away: the batch is tried again as it was.
+/// Each room's statement locks that room's lease row alone (`FOR UPDATE`, by its
+/// key) and waits for nothing else while it holds it, so it cannot be part of a
+/// circle of waits with the lease heartbeat, which locks a node's rows in the
+/// order of room names (`PostgresLeases.renewStatement`). A deadlock or a
+/// serialization failure that happens all the same (40P01, 40001) is the
+/// database answering, not the database away: that room's statement is tried
+/// again as it was.
 extension PostgresStore {
     enum Outcome {
         case written(fenced: Set<RoomName>)
         case refused
-        case databaseAway(String)
-        /// The batch kept losing races with other transactions: it goes back in
-        /// front of the queue, and the database is not counted away.
-        case retryLater
+        /// The database did not answer; `remaining` are the changes not yet
+        /// written (the rooms already written are not written twice).
+        case databaseAway(String, remaining: [StoreChange])
+        /// A room's statement kept losing races with other transactions: the
+        /// changes not yet written go back in front of the queue, and the
+        /// database is not counted away.
+        case retryLater(remaining: [StoreChange])
     }
 
-    /// How many times a batch that lost a race (a deadlock, a serialization
-    /// failure) is tried again before it waits in the queue for the next round.
+    /// How many times a statement that lost a race (a deadlock, a serialization
+    /// failure) is tried again before its batch waits in the queue for the next round.
     static let conflictRetries = 5
 
     func apply(_ batch: [StoreChange], owned: [RoomName: Int64]) -> Outcome {
+        let plan = Self.plan(batch)
+        var done = 0
+        var fenced: Set<RoomName> = []
         var attempt = 0
-        while true {
+        while done < plan.count {
             do {
                 if connection?.isOpen != true {
                     connection?.close()
                     connection = try PostgresConnection(url: url)
                 }
-                guard let connection else { return .databaseAway("not connected") }
+                guard let connection else { return .databaseAway("not connected", remaining: Self.changes(plan[done...])) }
                 connection.afterStatement = afterStatement
-                return .written(fenced: try write(batch, owned: owned, connection))
+                switch plan[done] {
+                case .room(let room, let changes):
+                    if try !write(room, changes, epoch: owned[room], connection) { fenced.insert(room) }
+                case .node(let changes):
+                    try writeNode(changes, connection)
+                }
+                done += 1
+                attempt = 0
             } catch let failure as PostgresConnection.Failure where failure.connectionLost {
                 connection?.close()
                 connection = nil
-                return .databaseAway(failure.description)
+                return .databaseAway(failure.description, remaining: Self.changes(plan[done...]))
             } catch let failure as PostgresConnection.Failure where failure.isConflict {
                 attempt += 1
                 conflictsSeen += 1
                 guard attempt <= Self.conflictRetries else {
                     logger.warning("store write lost to other transactions repeatedly; it waits for the next round",
                                    metadata: ["changes": "\(batch.count)", "error": "\(failure)"])
-                    return .retryLater
+                    return .retryLater(remaining: Self.changes(plan[done...]))
                 }
                 // A moment apart, longer each time, so that the other transaction ends first.
                 Thread.sleep(forTimeInterval: 0.005 * Double(attempt))
@@ -59,191 +72,181 @@ extension PostgresStore {
                 return .refused
             }
         }
+        return .written(fenced: fenced)
     }
 
-    /// The rooms a batch writes (its fencing check's rows), sorted by name: the
-    /// order every transaction locks lease rows in.
-    static func rooms(of batch: [StoreChange]) -> [RoomName] {
-        var rooms: Set<RoomName> = []
+    /// One step of a batch: a room's changes, in the order they came, or the
+    /// node's own (alive, server state).
+    enum Step {
+        case room(RoomName, [StoreChange])
+        case node([StoreChange])
+    }
+
+    /// The batch's steps: each room's changes together, rooms in the order they
+    /// first appear, the node's own state last.
+    static func plan(_ batch: [StoreChange]) -> [Step] {
+        var order: [RoomName] = []
+        var byRoom: [RoomName: [StoreChange]] = [:]
+        var node: [StoreChange] = []
         for change in batch {
+            let room: RoomName
             switch change {
-            case .room(let snapshot): rooms.insert(snapshot.room)
-            case .member(let room, _), .forgetMember(let room, _), .chat(let room, _), .forgetRoom(let room): rooms.insert(room)
-            case .alive, .serverState: break
+            case .room(let snapshot): room = snapshot.room
+            case .member(let changed, _), .forgetMember(let changed, _), .chat(let changed, _), .forgetRoom(let changed): room = changed
+            case .alive, .serverState:
+                node.append(change)
+                continue
+            }
+            if byRoom[room] == nil { order.append(room) }
+            byRoom[room, default: []].append(change)
+        }
+        return order.map { .room($0, byRoom[$0] ?? []) } + (node.isEmpty ? [] : [.node(node)])
+    }
+
+    static func changes(_ steps: ArraySlice<Step>) -> [StoreChange] {
+        steps.flatMap { step -> [StoreChange] in
+            switch step {
+            case .room(_, let changes), .node(let changes): changes
             }
         }
-        return rooms.sorted { $0.rawValue < $1.rawValue }
     }
 
-    /// The fencing check of a batch that forgets a room: every room's lease row
-    /// that names this node under the epoch it holds, locked in the order of
-    /// room names until the transaction ends (`FOR UPDATE`: the forgetting deletes
-    /// the row, and a lock taken whole is never upgraded while another
-    /// transaction waits for it). $1: the node; $2: room to epoch.
-    static let fenceStatement = """
-        SELECT l.room FROM room_leases l, jsonb_each_text($2::jsonb) AS f
-        WHERE l.room = f.key AND l.node = $1 AND l.epoch = f.value::bigint
-        ORDER BY l.room FOR UPDATE OF l
-        """
-
-    /// A whole batch in one statement. $1: the node; $2: whether rooms are fenced;
-    /// $3: room to the epoch this node holds it under; $4: room to snapshot; $5:
-    /// members gone, [room, id]; $6: members kept, [room, id, record]; $7: chat
-    /// lines in order, [room, line]; $8: room to [existing lines kept, their bytes
-    /// kept], the room's chat bounds less what the batch adds; $9: key to value
-    /// of the node's own state. Returns the rooms the lease check let through.
+    /// A room's changes in one statement. $1: the room; $2: the node; $3: the
+    /// epoch this node holds its lease under; $4: whether it is fenced; $5: its
+    /// snapshot, or null; $6: ids of members gone; $7: id to record of members
+    /// kept; $8: chat lines in order; $9 and $10: the lines and bytes of chat
+    /// already kept that may stay beside the new ones; $11: whether it chatted.
+    /// Returns 1 when the lease check let the changes through, else 0.
     ///
-    /// The check locks the rooms' lease rows in the order of room names (as the
-    /// heartbeat does, `PostgresLeases.renewStatement`), so a takeover's update
-    /// of one waits until this commits, or, done first, makes the check fail on
-    /// the row's new version (read committed re-checks a locked row): a write
-    /// lands before a takeover, whose node then loads it, or not at all.
-    static let writeStatement = """
+    /// The check locks the room's lease row, so a takeover's update of it waits
+    /// until this commits, or, done first, makes the check fail on the row's new
+    /// version (read committed checks a locked row again): a write lands before
+    /// a takeover, whose node then loads it, or not at all.
+    static let roomStatement = """
         WITH fence AS (
-          SELECT l.room FROM room_leases l, jsonb_each_text($3::jsonb) AS f
-          WHERE $2::boolean AND l.room = f.key AND l.node = $1 AND l.epoch = f.value::bigint
-          ORDER BY l.room FOR UPDATE OF l),
-        snapshots AS (
-          INSERT INTO rooms (name, snapshot)
-          SELECT s.key, s.value FROM jsonb_each_text($4::jsonb) AS s
-          WHERE NOT $2::boolean OR s.key IN (SELECT room FROM fence)
+          SELECT room FROM room_leases WHERE $4::boolean AND room = $1 AND node = $2 AND epoch = $3::bigint FOR UPDATE),
+        allowed AS (SELECT 1 AS ok WHERE NOT $4::boolean OR EXISTS (SELECT 1 FROM fence)),
+        snapshot AS (
+          INSERT INTO rooms (name, snapshot) SELECT $1, $5 FROM allowed WHERE $5::text IS NOT NULL
           ON CONFLICT (name) DO UPDATE SET snapshot = EXCLUDED.snapshot
           RETURNING 1),
         gone AS (
-          DELETE FROM members m USING jsonb_array_elements($5::jsonb) AS g
-          WHERE m.room = g.value->>0 AND m.id = g.value->>1
-            AND (NOT $2::boolean OR m.room IN (SELECT room FROM fence))
+          DELETE FROM members WHERE room = $1 AND id IN (SELECT jsonb_array_elements_text($6::jsonb))
+            AND EXISTS (SELECT 1 FROM allowed)
           RETURNING 1),
         kept AS (
-          INSERT INTO members (room, id, record)
-          SELECT k.value->>0, k.value->>1, k.value->>2 FROM jsonb_array_elements($6::jsonb) AS k
-          WHERE NOT $2::boolean OR k.value->>0 IN (SELECT room FROM fence)
+          INSERT INTO members (room, id, record) SELECT $1, k.key, k.value FROM jsonb_each_text($7::jsonb) AS k, allowed
           ON CONFLICT (room, id) DO UPDATE SET record = EXCLUDED.record
           RETURNING 1),
         said AS (
           INSERT INTO chat (room, line)
-          SELECT c.value->>0, c.value->>1 FROM jsonb_array_elements($7::jsonb) WITH ORDINALITY AS c
-          WHERE NOT $2::boolean OR c.value->>0 IN (SELECT room FROM fence)
-          ORDER BY c.ordinality
+          SELECT $1, c.value FROM jsonb_array_elements_text($8::jsonb) WITH ORDINALITY AS c, allowed ORDER BY c.ordinality
           RETURNING 1),
         trimmed AS (
-          DELETE FROM chat c USING (
-            SELECT r.number FROM (
-              SELECT number, room, row_number() OVER newest AS rank, SUM(octet_length(line)) OVER newest AS total
-              FROM chat WHERE room IN (SELECT key FROM jsonb_each($8::jsonb))
-              WINDOW newest AS (PARTITION BY room ORDER BY number DESC)) AS r
-            JOIN jsonb_each($8::jsonb) AS t ON t.key = r.room
-            WHERE (NOT $2::boolean OR r.room IN (SELECT room FROM fence))
-              AND (r.rank > (t.value->>0)::bigint OR r.total > (t.value->>1)::bigint)) AS old
-          WHERE c.number = old.number
-          RETURNING 1),
-        node AS (
-          INSERT INTO meta (key, value) SELECT key, value FROM jsonb_each_text($9::jsonb)
-          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+          DELETE FROM chat WHERE $11::boolean AND room = $1 AND EXISTS (SELECT 1 FROM allowed) AND number IN (
+            SELECT number FROM (
+              SELECT number, row_number() OVER newest AS rank, SUM(octet_length(line)) OVER newest AS total
+              FROM chat WHERE room = $1 WINDOW newest AS (ORDER BY number DESC)) AS kept_lines
+            WHERE rank > $9::bigint OR total > $10::bigint)
           RETURNING 1)
-        SELECT room FROM fence
+        SELECT count(*) FROM allowed
         """
 
-    /// What a batch leaves in the database, row by row: the last word on each row
-    /// wins, and a room forgotten starts over from what follows it.
+    /// The node's own state (alive, server state) in one statement; $1: key to value.
+    static let nodeStatement = """
+        INSERT INTO meta (key, value) SELECT key, value FROM jsonb_each_text($1::jsonb)
+        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+        """
+
+    /// The lease check of a room being forgotten, which runs before the
+    /// forgetting in its transaction: its row locked when it is this node's.
+    static let fenceStatement = """
+        SELECT room FROM room_leases WHERE room = $1 AND node = $2 AND epoch = $3::bigint FOR UPDATE
+        """
+
+    /// What a room's changes leave in the database: the last word on each row
+    /// wins, and forgetting the room starts over from what follows it.
     struct Net {
-        var forgottenRooms: [String] = []
-        var snapshots: [String: String] = [:]
-        var members: [String: [String: String?]] = [:]
-        var chat: [(room: String, line: String)] = []
-        var meta: [String: String] = [:]
+        var forgotten = false
+        var snapshot: String?
+        var members: [String: String?] = [:]
+        var chat: [String] = []
     }
 
-    func net(_ batch: [StoreChange]) throws -> Net {
+    func net(_ changes: [StoreChange]) throws -> Net {
         var net = Net()
-        for change in batch {
+        for change in changes {
             switch change {
-            case .room(let snapshot):
-                net.snapshots[snapshot.room.rawValue] = try json(snapshot)
-            case .member(let room, let record):
-                net.members[room.rawValue, default: [:]][record.id.rawValue] = .some(try json(record))
-            case .forgetMember(let room, let id):
-                net.members[room.rawValue, default: [:]][id.rawValue] = .some(nil)
-            case .chat(let room, let line):
-                net.chat.append((room.rawValue, try json(line)))
-            case .forgetRoom(let room):
-                let name = room.rawValue
-                if !net.forgottenRooms.contains(name) { net.forgottenRooms.append(name) }
-                net.snapshots[name] = nil
-                net.members[name] = nil
-                net.chat.removeAll { $0.room == name }
-            case .alive(let instant):
-                net.meta["alive." + node] = String(instant.milliseconds)
-            case .serverState(let name, let value):
-                net.meta["server." + name] = value
+            case .room(let snapshot): net.snapshot = try json(snapshot)
+            case .member(_, let record): net.members[record.id.rawValue] = .some(try json(record))
+            case .forgetMember(_, let id): net.members[id.rawValue] = .some(nil)
+            case .chat(_, let line): net.chat.append(try json(line))
+            case .forgetRoom:
+                net = Net()
+                net.forgotten = true
+            case .alive, .serverState: break
             }
         }
         return net
     }
 
-    /// Writes a batch; returns its rooms the lease check refused.
-    private func write(_ batch: [StoreChange], owned: [RoomName: Int64], _ connection: PostgresConnection) throws -> Set<RoomName> {
-        let net = try net(batch)
-        let rooms = Self.rooms(of: batch)
-        var epochs: [String: Int64] = [:]
-        for room in rooms { if let epoch = owned[room] { epochs[room.rawValue] = epoch } }
-        let parameters = try writeParameters(net, epochs: epochs)
-        func refused(_ passed: [[String?]]) -> Set<RoomName> {
-            guard fencing else { return [] }
-            let through = Set(passed.compactMap { $0.first ?? nil })
-            return Set(rooms.filter { !through.contains($0.rawValue) })
-        }
-        guard !net.forgottenRooms.isEmpty else {
-            return refused(try connection.queryPrepared(Self.writeStatement, parameters))
+    /// Writes one room's changes; false when its lease check refused them.
+    private func write(_ room: RoomName, _ changes: [StoreChange], epoch: Int64?,
+                       _ connection: PostgresConnection) throws -> Bool {
+        // A room this node does not own is never written.
+        if fencing && epoch == nil { return false }
+        let net = try net(changes)
+        let parameters = try roomParameters(room, net, epoch: epoch)
+        guard net.forgotten else {
+            return try connection.queryPrepared(Self.roomStatement, parameters).first?.first == "1"
         }
         return try connection.transaction {
-            var forgotten = net.forgottenRooms
-            if fencing {
-                let through = Set(try connection.query(Self.fenceStatement, [node, try json(epochs)]).compactMap { $0.first ?? nil })
-                forgotten = forgotten.filter(through.contains)
+            if fencing, try connection.query(Self.fenceStatement, [room.rawValue, node, String(epoch ?? 0)]).isEmpty {
+                return false
             }
-            if !forgotten.isEmpty {
-                let names = try json(forgotten)
-                try connection.query("DELETE FROM rooms WHERE name IN (SELECT jsonb_array_elements_text($1::jsonb))", [names])
-                try connection.query("DELETE FROM members WHERE room IN (SELECT jsonb_array_elements_text($1::jsonb))", [names])
-                try connection.query("DELETE FROM chat WHERE room IN (SELECT jsonb_array_elements_text($1::jsonb))", [names])
-                if fencing {
-                    try connection.query("""
-                        DELETE FROM room_leases WHERE node = $2 AND room IN (SELECT jsonb_array_elements_text($1::jsonb))
-                        """, [names, node])
-                }
-            }
-            return refused(try connection.queryPrepared(Self.writeStatement, parameters))
+            try connection.query("DELETE FROM rooms WHERE name = $1", [room.rawValue])
+            try connection.query("DELETE FROM members WHERE room = $1", [room.rawValue])
+            try connection.query("DELETE FROM chat WHERE room = $1", [room.rawValue])
+            if fencing { try connection.query("DELETE FROM room_leases WHERE room = $1 AND node = $2", [room.rawValue, node]) }
+            return try connection.queryPrepared(Self.roomStatement, parameters).first?.first == "1"
         }
     }
 
-    /// The statement's parameters for `net`. New chat lines beyond a room's
-    /// bounds are left out here (the newest kept), and the room's existing lines
-    /// are trimmed to what the bounds leave beside the new ones, so that the
-    /// statement, whose parts all see the rows as they were before it, leaves
-    /// each room's newest `chatLimit` lines within `chatBytes`.
-    private func writeParameters(_ net: Net, epochs: [String: Int64]) throws -> [String?] {
-        var gone: [[String]] = []
-        var kept: [[String]] = []
-        for (room, records) in net.members.sorted(by: { $0.key < $1.key }) {
-            for (id, record) in records.sorted(by: { $0.key < $1.key }) {
-                if let record { kept.append([room, id, record]) } else { gone.append([room, id]) }
+    private func writeNode(_ changes: [StoreChange], _ connection: PostgresConnection) throws {
+        var values: [String: String] = [:]
+        for change in changes {
+            switch change {
+            case .alive(let instant): values["alive." + node] = String(instant.milliseconds)
+            case .serverState(let name, let value): values["server." + name] = value
+            default: break
             }
         }
-        var lines: [String: (count: Int, bytes: Int)] = [:]
-        var chat: [[String]] = []
-        for line in net.chat.reversed() {
-            let used = lines[line.room, default: (0, 0)]
-            let bytes = line.line.utf8.count
-            guard used.count < chatLimit, used.bytes + bytes <= chatBytes else { continue }
-            lines[line.room] = (used.count + 1, used.bytes + bytes)
-            chat.append([line.room, line.line])
+        try connection.queryPrepared(Self.nodeStatement, [try json(values)])
+    }
+
+    /// The room statement's parameters. New chat lines beyond the room's bounds
+    /// are left out here (the newest kept), and the lines already kept are
+    /// trimmed to what the bounds leave beside the new ones, so that the
+    /// statement, whose parts all see the rows as they were before it, leaves the
+    /// room's newest `chatLimit` lines within `chatBytes`.
+    private func roomParameters(_ room: RoomName, _ net: Net, epoch: Int64?) throws -> [String?] {
+        var gone: [String] = []
+        var kept: [String: String] = [:]
+        for (id, record) in net.members {
+            if let record { kept[id] = record } else { gone.append(id) }
         }
-        chat.reverse()
-        var trims: [String: [Int]] = [:]
-        for (room, used) in lines { trims[room] = [chatLimit - used.count, chatBytes - used.bytes] }
-        return [node, fencing ? "true" : "false", try json(epochs), try json(net.snapshots), try json(gone), try json(kept),
-                try json(chat), try json(trims), try json(net.meta)]
+        var lines: [String] = []
+        var bytes = 0
+        for line in net.chat.reversed() {
+            let size = line.utf8.count
+            guard lines.count < chatLimit, bytes + size <= chatBytes else { break }
+            lines.append(line)
+            bytes += size
+        }
+        lines.reverse()
+        return [room.rawValue, node, String(epoch ?? 0), fencing ? "true" : "false", net.snapshot,
+                try json(gone.sorted()), try json(kept), try json(lines),
+                String(chatLimit - lines.count), String(chatBytes - bytes), lines.isEmpty ? "false" : "true"]
     }
 
     func json<Value: Encodable>(_ value: Value) throws -> String {

@@ -100,22 +100,23 @@ extension PostgresStore {
                 failures += 1
                 condition.broadcast()
                 condition.unlock()
-            case .retryLater:
-                // Not an outage: the database answered. The batch goes back in front
-                // and is tried again after a pause.
-                queue.insert(contentsOf: batch, at: 0)
+            case .retryLater(let remaining):
+                // Not an outage: the database answered. What was not written goes
+                // back in front and is tried again after a pause.
+                queue.insert(contentsOf: remaining, at: 0)
                 condition.broadcast()
                 condition.unlock()
                 Thread.sleep(forTimeInterval: 0.05)
-            case .databaseAway(let error):
+            case .databaseAway(let error, let remaining):
                 if !outage {
                     failures += 1
                     logger.error("database unreachable; writes wait for it",
                                  metadata: ["database": "\(Self.redacted(url))", "error": "\(error)"])
                 }
                 outage = true
-                // The batch goes back in front, to be applied once the database is back.
-                queue.insert(contentsOf: batch, at: 0)
+                // What was not written goes back in front, to be applied once the
+                // database is back (a room already written is not written twice).
+                queue.insert(contentsOf: remaining, at: 0)
                 condition.broadcast()
                 condition.unlock()
                 Thread.sleep(forTimeInterval: delay)

@@ -157,6 +157,30 @@ struct PostgresLeaseLockTests {
         #expect(try admin.query("SELECT count(*) FROM rooms").first?.first == "2")
     }
 
+    @Test("a connection lost in the middle of a batch writes the rooms not yet written once back, and the others not twice")
+    func connectionLostMidBatch() throws {
+        let url = try TestDatabase.fresh()
+        let store = try PostgresStore(url: url, node: "n1", fencing: false)
+        defer { store.close() }
+        let admin = try PostgresConnection(url: url)
+        let cut = Gate()
+        let killer = try PostgresConnection(url: url)
+        let killerBox = Box(killer)
+        store.afterStatement = { sql in
+            guard sql.contains("INSERT INTO chat"), !cut.wait(0) else { return }
+            cut.pass()
+            // The writer's session ends under it, after its first room's statement.
+            _ = try? killerBox.value.query("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'WITH fence%'
+                """)
+        }
+        store.write([.chat(PostgresStoreTests.lobby, StoreContractTests.chat(1)), .chat(RoomName("den")!, StoreContractTests.chat(2))])
+        store.flush()
+        #expect(cut.wait(0))
+        #expect(try admin.query("SELECT room FROM chat ORDER BY number").map { $0.first ?? nil } == ["lobby", "den"])
+    }
+
     @Test("a write that loses a race (40P01) is tried again and lands; it is not taken for the database being away")
     func conflictIsRetried() throws {
         let url = try TestDatabase.fresh()
@@ -184,6 +208,12 @@ struct PostgresLeaseLockTests {
         #expect(statistics.conflicts == 1)
         #expect(!statistics.outage)
     }
+}
+
+/// A connection handed to another thread's closure in a test.
+final class Box<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 final class Renewed: @unchecked Sendable {
