@@ -163,14 +163,14 @@ public final class PostgresLeases: @unchecked Sendable {
         var held: [RoomName: Int64]?
         do {
             let connection = try connected(&heartbeatConnection)
-            try connection.query("""
+            try connection.queryPrepared("""
                 INSERT INTO cluster_nodes (node, url, seen_at) VALUES ($1, $2, now())
                 ON CONFLICT (node) DO UPDATE SET url = EXCLUDED.url, seen_at = now()
                 """, [settings.node, settings.advertiseURL])
             let names = String(decoding: (try? JSONEncoder().encode(asked.map(\.rawValue).sorted())) ?? Data("[]".utf8),
                                as: UTF8.self)
             let rows = try retryingConflicts {
-                try connection.query(Self.renewStatement, [settings.node, leaseInterval, names])
+                try connection.queryPrepared(Self.renewStatement, [settings.node, leaseInterval, names])
             }
             var leases: [RoomName: Int64] = [:]
             for row in rows {
