@@ -77,7 +77,9 @@ final class PostgresConnection {
 
     /// The same, as a statement prepared once on this connection and executed by
     /// name after: the server parses and plans it once rather than each time,
-    /// which is most of a small statement's cost. For statements run often.
+    /// which is most of a small statement's cost. For statements run often. Every
+    /// parameter is declared text (the SQL casts what it needs), so a statement
+    /// need not use them all.
     @discardableResult
     func queryPrepared(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
         try run(sql, parameters, prepared: true)
@@ -94,7 +96,9 @@ final class PostgresConnection {
                 name = known
             } else {
                 let fresh = "cowatch_\(prepared.count + 1)"
-                let result = PQprepare(connection, fresh, sql, Int32(parameters.count), nil)
+                let text = Oid(25)
+                let types = [Oid](repeating: text, count: parameters.count)
+                let result = PQprepare(connection, fresh, sql, Int32(parameters.count), types)
                 defer { PQclear(result) }
                 try check(result, sql)
                 prepared[sql] = fresh

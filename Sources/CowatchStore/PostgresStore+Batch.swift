@@ -3,7 +3,8 @@ import Foundation
 import Logging
 
 /// A batch applied room by room: each room's changes in one statement
-/// (`roomStatement`, prepared once per connection and run by name), its lease
+/// (`roomStatement`, with the parts the changes need, each such statement
+/// prepared once per connection and run by name), its lease
 /// check inside it, and the node's own state in one more. A command costs the
 /// database one parse-free statement and its commit, where it cost a transaction
 /// of BEGIN, a lock, a statement per change and COMMIT.
@@ -111,46 +112,81 @@ extension PostgresStore {
         }
     }
 
-    /// A room's changes in one statement. $1: the room; $2: the node; $3: the
-    /// epoch this node holds its lease under; $4: whether it is fenced; $5: its
-    /// snapshot, or null; $6: ids of members gone; $7: id to record of members
-    /// kept; $8: chat lines in order; $9 and $10: the lines and bytes of chat
-    /// already kept that may stay beside the new ones; $11: whether it chatted.
+    /// The parts a room's statement may have, each present only when the batch
+    /// has such a change for the room: an empty part still costs the database
+    /// its table's opening and its indexes, most of a small statement's cost.
+    struct Parts: OptionSet, Hashable {
+        let rawValue: Int
+        static let snapshot = Parts(rawValue: 1)
+        static let gone = Parts(rawValue: 2)
+        static let kept = Parts(rawValue: 4)
+        static let chat = Parts(rawValue: 8)
+    }
+
+    /// A room's changes in one statement, with the parts `parts` names.
+    /// $1: the room; $2: the node; $3: the epoch this node holds its lease under;
+    /// $4: whether it is fenced; $5: its snapshot; $6: ids of members gone; $7:
+    /// id to record of members kept; $8: chat lines in order; $9 and $10: the
+    /// lines and bytes of chat already kept that may stay beside the new ones.
     /// Returns 1 when the lease check let the changes through, else 0.
     ///
     /// The check locks the room's lease row, so a takeover's update of it waits
     /// until this commits, or, done first, makes the check fail on the row's new
     /// version (read committed checks a locked row again): a write lands before
     /// a takeover, whose node then loads it, or not at all.
-    static let roomStatement = """
-        WITH fence AS (
-          SELECT room FROM room_leases WHERE $4::boolean AND room = $1 AND node = $2 AND epoch = $3::bigint FOR UPDATE),
-        allowed AS (SELECT 1 AS ok WHERE NOT $4::boolean OR EXISTS (SELECT 1 FROM fence)),
-        snapshot AS (
-          INSERT INTO rooms (name, snapshot) SELECT $1, $5 FROM allowed WHERE $5::text IS NOT NULL
-          ON CONFLICT (name) DO UPDATE SET snapshot = EXCLUDED.snapshot
-          RETURNING 1),
-        gone AS (
-          DELETE FROM members WHERE room = $1 AND id IN (SELECT jsonb_array_elements_text($6::jsonb))
-            AND EXISTS (SELECT 1 FROM allowed)
-          RETURNING 1),
-        kept AS (
-          INSERT INTO members (room, id, record) SELECT $1, k.key, k.value FROM jsonb_each_text($7::jsonb) AS k, allowed
-          ON CONFLICT (room, id) DO UPDATE SET record = EXCLUDED.record
-          RETURNING 1),
-        said AS (
-          INSERT INTO chat (room, line)
-          SELECT $1, c.value FROM jsonb_array_elements_text($8::jsonb) WITH ORDINALITY AS c, allowed ORDER BY c.ordinality
-          RETURNING 1),
-        trimmed AS (
-          DELETE FROM chat WHERE $11::boolean AND room = $1 AND EXISTS (SELECT 1 FROM allowed) AND number IN (
-            SELECT number FROM (
-              SELECT number, row_number() OVER newest AS rank, SUM(octet_length(line)) OVER newest AS total
-              FROM chat WHERE room = $1 WINDOW newest AS (ORDER BY number DESC)) AS kept_lines
-            WHERE rank > $9::bigint OR total > $10::bigint)
-          RETURNING 1)
-        SELECT count(*) FROM allowed
-        """
+    static func roomStatement(_ parts: Parts) -> String {
+        var sql = """
+            WITH fence AS (
+              SELECT room FROM room_leases WHERE $4::boolean AND room = $1 AND node = $2 AND epoch = $3::bigint FOR UPDATE),
+            allowed AS (SELECT 1 AS ok WHERE NOT $4::boolean OR EXISTS (SELECT 1 FROM fence))
+            """
+        if parts.contains(.snapshot) {
+            sql += """
+                ,
+                snapshot AS (
+                  INSERT INTO rooms (name, snapshot) SELECT $1, $5::text FROM allowed
+                  ON CONFLICT (name) DO UPDATE SET snapshot = EXCLUDED.snapshot
+                  RETURNING 1)
+                """
+        }
+        if parts.contains(.gone) {
+            sql += """
+                ,
+                gone AS (
+                  DELETE FROM members WHERE room = $1 AND id IN (SELECT jsonb_array_elements_text($6::jsonb))
+                    AND EXISTS (SELECT 1 FROM allowed)
+                  RETURNING 1)
+                """
+        }
+        if parts.contains(.kept) {
+            sql += """
+                ,
+                kept AS (
+                  INSERT INTO members (room, id, record) SELECT $1, k.key, k.value FROM jsonb_each_text($7::jsonb) AS k, allowed
+                  ON CONFLICT (room, id) DO UPDATE SET record = EXCLUDED.record
+                  RETURNING 1)
+                """
+        }
+        if parts.contains(.chat) {
+            sql += """
+                ,
+                said AS (
+                  INSERT INTO chat (room, line)
+                  SELECT $1, c.value FROM jsonb_array_elements_text($8::jsonb) WITH ORDINALITY AS c, allowed ORDER BY c.ordinality
+                  RETURNING 1),
+                trimmed AS (
+                  DELETE FROM chat WHERE room = $1 AND EXISTS (SELECT 1 FROM allowed) AND number IN (
+                    SELECT number FROM (
+                      SELECT number, row_number() OVER newest AS rank, SUM(octet_length(line)) OVER newest AS total
+                      FROM chat WHERE room = $1 WINDOW newest AS (ORDER BY number DESC)) AS kept_lines
+                    WHERE rank > $9::bigint OR total > $10::bigint)
+                  RETURNING 1)
+                """
+        }
+        // A part left out leaves its parameters unused: the statement is prepared
+        // with every parameter declared as text (`PostgresConnection.queryPrepared`).
+        return sql + "\nSELECT count(*) FROM allowed"
+    }
 
     /// The node's own state (alive, server state) in one statement; $1: key to value.
     static let nodeStatement = """
@@ -197,8 +233,14 @@ extension PostgresStore {
         if fencing && epoch == nil { return false }
         let net = try net(changes)
         let parameters = try roomParameters(room, net, epoch: epoch)
+        var parts: Parts = []
+        if net.snapshot != nil { parts.insert(.snapshot) }
+        if net.members.values.contains(where: { $0 == nil }) { parts.insert(.gone) }
+        if net.members.values.contains(where: { $0 != nil }) { parts.insert(.kept) }
+        if !net.chat.isEmpty { parts.insert(.chat) }
+        let statement = Self.roomStatement(parts)
         guard net.forgotten else {
-            return try connection.queryPrepared(Self.roomStatement, parameters).first?.first == "1"
+            return try connection.queryPrepared(statement, parameters).first?.first == "1"
         }
         return try connection.transaction {
             if fencing, try connection.query(Self.fenceStatement, [room.rawValue, node, String(epoch ?? 0)]).isEmpty {
@@ -208,7 +250,7 @@ extension PostgresStore {
             try connection.query("DELETE FROM members WHERE room = $1", [room.rawValue])
             try connection.query("DELETE FROM chat WHERE room = $1", [room.rawValue])
             if fencing { try connection.query("DELETE FROM room_leases WHERE room = $1 AND node = $2", [room.rawValue, node]) }
-            return try connection.queryPrepared(Self.roomStatement, parameters).first?.first == "1"
+            return try connection.queryPrepared(statement, parameters).first?.first == "1"
         }
     }
 
@@ -246,7 +288,7 @@ extension PostgresStore {
         lines.reverse()
         return [room.rawValue, node, String(epoch ?? 0), fencing ? "true" : "false", net.snapshot,
                 try json(gone.sorted()), try json(kept), try json(lines),
-                String(chatLimit - lines.count), String(chatBytes - bytes), lines.isEmpty ? "false" : "true"]
+                String(chatLimit - lines.count), String(chatBytes - bytes)]
     }
 
     func json<Value: Encodable>(_ value: Value) throws -> String {
