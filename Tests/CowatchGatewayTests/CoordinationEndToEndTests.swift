@@ -16,6 +16,10 @@ struct CoordinationEndToEndTests {
         return (alice, bob)
     }
 
+    static func isState(_ event: JSONObject, _ status: String) -> Bool {
+        event.string("type") == "state" && event.object("playback")?.string("status") == status
+    }
+
     @Test("a coordinated start waits for both players' /ready, then starts both at the same future instant")
     func coordinatedStart() throws {
         let server = try TestServer()
@@ -25,7 +29,10 @@ struct CoordinationEndToEndTests {
         let waiting = try #require(bob.state("waiting"))
         let seq = try #require(waiting.int("seq"))
         alice.send("/ready \(seq)")
-        #expect(bob.state("playing", timeout: 0.5) == nil)
+        // alice's round trip: her /ready has been read; then bob's: whatever it
+        // made the room send him came before his answer.
+        _ = try #require(alice.untilRoundTrip())
+        #expect(try #require(bob.untilRoundTrip()).allSatisfy { !Self.isState($0, "playing") })
         // The server decides `at` between these two readings of the clock it reads
         // (SystemClock, as SkippableTime does with nothing skipped): at least the
         // minimum lead and at most the maximum lead after its decision, however
@@ -52,7 +59,9 @@ struct CoordinationEndToEndTests {
         bob.send("/buffering")
         let suspended = try #require(alice.event("participant") { $0.string("change") == "suspended" })
         #expect(suspended.object("participant")?.strings("suspensions") == ["stallRecovery"])
-        #expect(alice.state("waiting", timeout: 0.3) == nil)
+        // alice saw bob's suspension, so the room had read his /buffering: a wait
+        // it caused would reach her before her round trip's answer.
+        #expect(try #require(alice.untilRoundTrip()).allSatisfy { !Self.isState($0, "waiting") })
         let playing = try #require(bob.allFrames.compactMap { JSONObject($0) }.last { $0.string("type") == "state" })
         bob.send("/ready \(playing.int("seq") ?? -1)")
         #expect(alice.event("participant") { $0.string("change") == "resumed" } != nil)
@@ -79,7 +88,7 @@ struct CoordinationEndToEndTests {
         _ = alice.event("participant") { $0.string("change") == "suspended" }
         bob.send("/pause")
         #expect(bob.error()?.string("code") == "suspended")
-        #expect(alice.event("state", timeout: 0.3) == nil)
+        #expect(try #require(alice.untilRoundTrip()).allSatisfy { $0.string("type") != "state" })
         bob.send("/resume at 2:00")
         let moved = try #require(alice.state("waiting"))
         #expect(moved.object("playback")?.number("position") == 120)

@@ -104,6 +104,36 @@ final class TestMember: @unchecked Sendable {
         event("error", timeout: timeout)
     }
 
+    /// Every unread JSON event up to the answer to a `/time` round trip, which is
+    /// consumed: what this member's earlier lines caused, and what the room did
+    /// before the server read this line, arrives before that answer (the server
+    /// reads a connection's lines in order and queues its events in order). How a
+    /// test shows that something did not happen, without waiting on a guess:
+    /// `#expect(!alice.untilRoundTrip().contains { ... })`. Nil when the answer
+    /// does not come.
+    func untilRoundTrip(timeout: Double = 5) -> [JSONObject]? {
+        let marker = "\(Self.nextMarker())"
+        send("/time \(marker)")
+        var seen: [JSONObject] = []
+        let answer = next(timeout: timeout) { frame in
+            guard let object = JSONObject(frame) else { return false }
+            if object.string("type") == "time", object.number("client").map({ String(format: "%.0f", $0) }) == marker { return true }
+            seen.append(object)
+            return false
+        }
+        return answer == nil ? nil : seen
+    }
+
+    private static let markers = NSLock()
+    nonisolated(unsafe) private static var lastMarker = 900_000_000
+
+    private static func nextMarker() -> Int {
+        markers.withLock {
+            lastMarker += 1
+            return lastMarker
+        }
+    }
+
     /// Waits until the server closes the connection; nil if it stays open.
     func waitClosed(timeout: Double = 5) -> CloseInfo? {
         let deadline = Date().addingTimeInterval(timeout)
