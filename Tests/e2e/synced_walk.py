@@ -150,12 +150,13 @@ class SyncedWalk:
                   15, "C to load the item and rejoin")
         self.measure("C retries and rejoins", "playing")
 
-        # /help is readable in the log.
+        # /help is readable in the log: the page's own short list, the commands a
+        # host uses among them (docs/browser.md).
         a.type("/help")
         count = "return document.querySelectorAll('#log .reply-body .command').length"
-        self.poll_js(a, count + " >= 20", 5)
+        self.poll_js(a, count + " >= 10", 5)
         commands = a.js(count)
-        self.check(commands >= 20, f"/help is shown as a list of commands ({commands} lines)")
+        self.check(10 <= commands <= 20, f"/help is shown as a short list of commands ({commands} lines)")
 
         # A late joiner whose browser refuses autoplay: it shows the button,
         # a click lets it join at group time.
