@@ -66,8 +66,9 @@ class Access:
         c.driver.switch_to.new_window("tab")
         c.open(link)
         reused = self.wait_js(c, CLOSED_JS, 5, "the used invite link to be refused")
-        self.check(reused.startswith("This room is locked"),
-                   f"an invite link lets one person in: used again, it is refused: {reused!r}")
+        # Its holder is told the link is spent, not to go and get an invite.
+        self.check(reused.startswith("This invite link no longer lets anyone in"),
+                   f"an invite link lets one person in: used again, it is refused as spent: {reused!r}")
 
         # Unlocked, with a password: the page asks for it (a masked field), and tries again.
         a.driver.find_element(By.XPATH, door.format("unlock room")).click()
