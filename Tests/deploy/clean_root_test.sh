@@ -18,16 +18,36 @@
 # (commands/check-deploy builds it and runs this). Needs root. Everything it makes
 # (the root and its copies, podman's storage, the database) is in one temporary
 # folder, removed at the end; only debootstrap, podman and runc may be installed
-# with apt. COWATCH_DEBIAN_MIRROR and COWATCH_DEBIAN_SECURITY_MIRROR name other
-# mirrors; COWATCH_CONTAINER=require fails instead of skipping when podman cannot
+# with apt. The root comes from the mirrors this machine's apt is set up with (the
+# ones commands/setup installs from); COWATCH_DEBIAN_MIRROR and
+# COWATCH_DEBIAN_SECURITY_MIRROR name others; COWATCH_CONTAINER=require fails instead of skipping when podman cannot
 # run containers here, COWATCH_CONTAINER=skip leaves the container out.
 # Prints "N passed, M failed, K skipped" last; exits non-zero on a failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repository=$PWD
 list=deploy/runtime-packages
-mirror=${COWATCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-security_mirror=${COWATCH_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+# The first address apt's sources give for SUITE: deb822 files (Suites:, URIs:)
+# and one-line "deb URI SUITE ..." entries.
+apt_mirror() {
+  local suite=$1 file
+  for file in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$file" ] || continue
+    awk -v suite="$suite" 'BEGIN { RS = ""; FS = "\n" }
+      { uris = ""; found = 0
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^URIs:/) { split(substr($i, 6), words, " "); for (w in words) if (words[w] != "") { uris = words[w]; break } }
+          if ($i ~ /^Suites:/) { n = split(substr($i, 8), names, " "); for (j = 1; j <= n; j++) if (names[j] == suite) found = 1 }
+        }
+        if (found && uris != "") { print uris; exit } }' "$file"
+  done
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$file" ] || continue
+    awk -v suite="$suite" '$1 == "deb" && $3 == suite { print $2; exit }' "$file"
+  done
+}
+mirror=${COWATCH_DEBIAN_MIRROR:-$(apt_mirror bookworm | head -n 1)}
+security_mirror=${COWATCH_DEBIAN_SECURITY_MIRROR:-$(apt_mirror bookworm-security | head -n 1)}
 container_mode=${COWATCH_CONTAINER:-auto}
 
 passed=0
@@ -137,6 +157,7 @@ done
 
 # --- A clean Debian 12 root ----------------------------------------------------
 
+[ -n "$mirror" ] || abort "a Debian 12 mirror: none in apt's sources for bookworm; set COWATCH_DEBIAN_MIRROR"
 echo "clean_root_test: debootstrap bookworm (minbase) from $mirror"
 base="$tmp/base"
 if ! timeout 900 debootstrap --variant=minbase bookworm "$base" "$mirror" >"$tmp/debootstrap.log" 2>&1; then
@@ -146,8 +167,8 @@ fi
 cat >"$base/etc/apt/sources.list" <<EOF
 deb $mirror bookworm main
 deb $mirror bookworm-updates main
-deb $security_mirror bookworm-security main
 EOF
+[ -z "$security_mirror" ] || echo "deb $security_mirror bookworm-security main" >>"$base/etc/apt/sources.list"
 cp /etc/resolv.conf "$base/etc/resolv.conf"
 if ! timeout 300 chroot "$base" apt-get update -qq >"$tmp/apt-root.log" 2>&1; then
   abort "apt-get update in the clean root" "$tmp/apt-root.log"
