@@ -15,23 +15,13 @@ public struct BridgePlan {
     public let trust: ClientTrust
 
     public init(_ settings: BridgeSettings) {
-        var groups: [BridgeSettings.IRCConnectionSettings] = []
-        var channels: [[IRCSession.Channel]] = []
-        var pairs: [BridgeRunner.Pair] = []
-        for pair in settings.pairs {
-            let index: Int
-            if let found = groups.firstIndex(of: pair.connection) {
-                index = found
-            } else {
-                index = groups.count
-                groups.append(pair.connection)
-                channels.append([])
-            }
-            channels[index].append(IRCSession.Channel(name: pair.irc.channel, key: pair.channelKey))
-            // `roomAddress` is nil only for a server address the settings already refused.
-            guard let room = pair.roomAddress else { continue }
-            pairs.append(BridgeRunner.Pair(relay: pair.relay, network: index, room: room, password: pair.roomPassword, token: pair.token,
-                                           ownerKeyDirectory: pair.ownerKeyDirectory))
+        let irc = Self.grouped(settings.pairs, by: \.connection)
+        let channels = irc.members.map { $0.map { IRCSession.Channel(name: $0.irc.channel, key: $0.channelKey) } }
+        let groups = irc.keys
+        // `roomAddress` is nil only for a server address the settings already refused.
+        let pairs = zip(settings.pairs, irc.group).compactMap { pair, index in
+            pair.roomAddress.map { BridgeRunner.Pair(relay: pair.relay, network: index, room: $0, password: pair.roomPassword,
+                                                     token: pair.token, ownerKeyDirectory: pair.ownerKeyDirectory) }
         }
         var networks: [any ChatNetwork] = zip(groups, channels).map { connection, channels in
             let session = IRCSession.Settings(
@@ -48,22 +38,13 @@ public struct BridgePlan {
         }
         // One connection per bot user on a homeserver (the settings made sure
         // its pairs agree), after the IRC ones.
-        var matrixGroups: [BridgeSettings.MatrixConnectionSettings] = []
-        var matrixRooms: [[String]] = []
-        var matrixPairs: [BridgeRunner.Pair] = []
-        for pair in settings.matrixPairs {
-            let index: Int
-            if let found = matrixGroups.firstIndex(of: pair.connection) {
-                index = found
-            } else {
-                index = matrixGroups.count
-                matrixGroups.append(pair.connection)
-                matrixRooms.append([])
-            }
-            matrixRooms[index].append(pair.matrixRoom)
-            guard let room = pair.roomAddress else { continue }
-            matrixPairs.append(BridgeRunner.Pair(relay: pair.relay, network: networks.count + index, room: room, password: pair.roomPassword,
-                                                 token: pair.token, ownerKeyDirectory: pair.ownerKeyDirectory))
+        let matrix = Self.grouped(settings.matrixPairs, by: \.connection)
+        let matrixRooms = matrix.members.map { $0.map(\.matrixRoom) }
+        let matrixGroups = matrix.keys
+        let matrixPairs = zip(settings.matrixPairs, matrix.group).compactMap { pair, index in
+            pair.roomAddress.map { BridgeRunner.Pair(relay: pair.relay, network: networks.count + index, room: $0,
+                                                     password: pair.roomPassword, token: pair.token,
+                                                     ownerKeyDirectory: pair.ownerKeyDirectory) }
         }
         for (connection, rooms) in zip(matrixGroups, matrixRooms) {
             let session = MatrixSession.Settings(
@@ -83,5 +64,26 @@ public struct BridgePlan {
             caFiles.append(file)
         }
         trust = ClientTrust(caFiles: caFiles)
+    }
+
+    /// `items` grouped by `key`, groups in the order their key first appears: the
+    /// keys, each group's items, and each item's group (pairs with the same
+    /// connection settings share one connection).
+    static func grouped<Item, Key: Equatable>(_ items: [Item], by key: (Item) -> Key)
+        -> (keys: [Key], members: [[Item]], group: [Int]) {
+        var keys: [Key] = []
+        var members: [[Item]] = []
+        var group: [Int] = []
+        for item in items {
+            let itemKey = key(item)
+            let index = keys.firstIndex(of: itemKey) ?? keys.count
+            if index == keys.count {
+                keys.append(itemKey)
+                members.append([])
+            }
+            members[index].append(item)
+            group.append(index)
+        }
+        return (keys, members, group)
     }
 }

@@ -311,9 +311,8 @@ public final class WebSocketClients: @unchecked Sendable {
     static func connectionError(_ text: String, _ connection: ClientConnection) -> String {
         let address = connection.address
         // The upgrade's refusal ("HS: ...") is read again by the caller, in words.
-        guard address.secure, !text.hasPrefix("HS:") else {
-            return text.hasPrefix("HS:") ? text : "\(address.authority): \(text)"
-        }
+        if text.hasPrefix("HS:") { return text }
+        guard address.secure else { return "\(address.authority): \(text)" }
         if let code = connection.certificateError, code != X509_V_OK {
             return TLSRefusal.describe(verifyError: code, host: address.host, port: address.port)
         }

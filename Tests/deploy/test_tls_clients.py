@@ -225,7 +225,6 @@ def test_the_pages_https_link_in_cowatch_connect_with_ca_file(site):
 def refusal(address, *extra):
     result = subprocess.run([BIN, "connect", address, "--name", "nobody", *extra], input="/who\n",
                             capture_output=True, text=True, timeout=60, env=env_without_trust())
-    print(result.stderr)
     return result.returncode, result.stderr
 
 
