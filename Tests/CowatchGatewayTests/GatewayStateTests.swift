@@ -3,7 +3,7 @@ import CowatchCore
 import CowatchTime
 import Testing
 
-/// The gateway's own rules (`Sources/CowatchGateway/GatewayState.swift`) as the
+/// The gateway's own rules (`Sources/CowatchGateway/Decisions/GatewayState.swift`) as the
 /// core's are tested: a value, a manual clock, one sentence per rule; no socket,
 /// no thread, no sleep.
 struct Door {
@@ -114,7 +114,7 @@ struct GatewayDoorTests {
     @Test("an operator's ban for ten minutes refuses the address with 403 until it ends, then lets it in")
     func timedBan() {
         var door = Door()
-        door.state.operatorState.bannedAddresses["192.0.2.1"] = door.now.server.advanced(by: ServerInterval(seconds: 600))
+        #expect(door.state.operatorBans("192.0.2.1", until: door.now.server.advanced(by: ServerInterval(seconds: 600))) == [.saveOperatorState])
         #expect(door.status(Door.request()) == 403)
         door.advance(seconds: 599)
         #expect(door.status(Door.request()) == 403)
@@ -126,16 +126,19 @@ struct GatewayDoorTests {
     @Test("a ban without an end refuses the address however long it waits")
     func lastingBan() {
         var door = Door()
-        door.state.operatorState.bannedAddresses["192.0.2.1"] = .some(nil)
+        #expect(door.state.operatorBans("192.0.2.1", until: nil) == [.saveOperatorState])
         door.advance(seconds: 365 * 86_400)
         #expect(door.status(Door.request()) == 403)
+        #expect(door.state.operatorLifts("192.0.2.1") == [.saveOperatorState])
+        #expect(door.status(Door.request()) == nil)
+        #expect(door.state.operatorLifts("192.0.2.1") == [], "nothing to save when no ban was lifted")
     }
 
     @Test("while the server is drained, new rooms are refused with 503 and existing rooms stay open")
     func draining() {
         var door = Door()
         door.connect()
-        door.state.operatorState.draining = true
+        #expect(door.state.operatorDrains(true) == [.saveOperatorState])
         #expect(door.status(Door.request(room: "new")) == 503)
         #expect(door.status(Door.request(from: "192.0.2.9")) == nil)
     }
@@ -143,7 +146,7 @@ struct GatewayDoorTests {
     @Test("under room-creation token a new room needs a token, and each room spends one use of it")
     func creationToken() {
         var door = Door { $0.roomCreation = .token }
-        door.state.operatorState.creationTokens[SecretDigest.hex("opening-night")] = 1
+        #expect(door.state.operatorIssuesCreationToken(digest: SecretDigest.hex("opening-night"), uses: 1) == [.saveOperatorState])
         #expect(door.status(Door.request(room: "first")) == 403)
         #expect(door.status(Door.request(room: "first", create: "opening-night")) == nil)
         #expect(door.state.roomCreated(by: "192.0.2.1", token: "opening-night", at: door.now.monotonic) == [.saveOperatorState])
@@ -485,8 +488,7 @@ struct GatewayRelayLinkTests {
     @Test("a member joining on a link is judged by the operator's bans on its own address, until the ban ends")
     func relayedMemberBanned() {
         var door = Door(cluster: true)
-        door.state.operatorState.bannedAddresses.updateValue(door.now.server.advanced(by: ServerInterval(seconds: 60)),
-                                                             forKey: "192.0.2.9")
+        #expect(door.state.operatorBans("192.0.2.9", until: door.now.server.advanced(by: ServerInterval(seconds: 60))) == [.saveOperatorState])
         let banned = door.state.operatorBanned("192.0.2.9", at: door.now.server)
         let other = door.state.operatorBanned("192.0.2.8", at: door.now.server)
         #expect(banned && !other)

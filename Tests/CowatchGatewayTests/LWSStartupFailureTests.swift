@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import Testing
 
-/// Why the server could not start (`Sources/CowatchGateway/LWSStartupFailure.swift`):
+/// Why the server could not start (`Sources/CowatchGateway/LWS/LWSStartupFailure.swift`):
 /// told from libwebsockets' error lines, so that a missing plugin is not reported
 /// as a port in use.
 @Suite("Start-up failures")

@@ -4,7 +4,7 @@ import CowatchTime
 import Testing
 
 /// Connections waiting for their room's node in a cluster
-/// (`Sources/CowatchGateway/Placements.swift`), on a manual clock.
+/// (`Sources/CowatchGateway/Cluster/Placements.swift`), on a manual clock.
 @Suite("Placing connections in a cluster")
 struct PlacementsTests {
     static let lobby = RoomName("lobby")!

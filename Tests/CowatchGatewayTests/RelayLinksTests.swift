@@ -3,7 +3,7 @@ import CowatchCore
 import CowatchTime
 import Testing
 
-/// A relaying node's shared links (`Sources/CowatchGateway/RelayLinks.swift`):
+/// A relaying node's shared links (`Sources/CowatchGateway/Cluster/RelayLinks.swift`):
 /// one per room and owner, who is on each, and what reaches whom.
 @Suite("Shared relay links")
 struct RelayLinksTests {

@@ -1,7 +1,7 @@
 @testable import CowatchGateway
 import Testing
 
-/// The messages of a shared relay link (`Sources/CowatchGateway/RelayWire.swift`).
+/// The messages of a shared relay link (`Sources/CowatchGateway/Cluster/RelayWire.swift`).
 @Suite("A shared relay link's messages")
 struct RelayWireTests {
     static let upgrade = RelayedUpgrade(encoding: .text, address: "192.0.2.7", name: "bob", resume: "abc", player: true,

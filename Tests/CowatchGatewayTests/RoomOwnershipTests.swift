@@ -3,7 +3,7 @@ import CowatchTime
 import Testing
 @testable import CowatchGateway
 
-/// Room ownership in a cluster (Sources/CowatchGateway/RoomOwnership.swift): events
+/// Room ownership in a cluster (Sources/CowatchGateway/Cluster/RoomOwnership.swift): events
 /// in, actions out, a clock passed in.
 @Suite("Room ownership in a cluster (docs/cluster.md, Leases)")
 struct RoomOwnershipTests {

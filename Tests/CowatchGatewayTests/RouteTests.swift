@@ -1,7 +1,7 @@
 @testable import CowatchGateway
 import Testing
 
-/// A connection's held lines (`Sources/CowatchGateway/Route.swift`): one bounded
+/// A connection's held lines (`Sources/CowatchGateway/Decisions/Route.swift`): one bounded
 /// queue, whatever holds them.
 @Suite("Held lines")
 struct HeldLinesTests {

@@ -2,7 +2,7 @@ import CowatchCore
 import CowatchTime
 import SlashCommands
 
-/// A room hosted the way the gateway hosts it (`Sources/CowatchGateway/Gateway+Interpreter.swift`
+/// A room hosted the way the gateway hosts it (`Sources/CowatchGateway/Gateway/Gateway+Interpreter.swift`
 /// and `Gateway+Connections.swift`), without sockets or a clock, for the scenario
 /// tests, the randomized test and the room fuzzer alike. It is the one place
 /// outside the gateway that carries out `RoomAction`s:

@@ -182,7 +182,7 @@ public final class Gateway: @unchecked Sendable {
 
     private func serve(_ server: LWSServer) {
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(server.port)"])
-        carry(.armHousekeeping(after: state.settings.housekeepingInterval))
+        run(.gateway(.armHousekeeping(after: state.settings.housekeepingInterval)))
         // A stop asked for while starting found no loop to wake.
         if isStopRequested { beginShutdown() }
         while state.phase != .finished {
@@ -190,7 +190,7 @@ public final class Gateway: @unchecked Sendable {
         }
         let remaining = connections.count
         cluster?.relays.shutdown()
-        carry(.writeAliveMark(time.now()))
+        run(.gateway(.writeAliveMark(time.now())))
         store?.flush()
         lock.withLock { self.server = nil }
         server.destroy()
@@ -210,7 +210,7 @@ public final class Gateway: @unchecked Sendable {
 
     func beginShutdown() {
         logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
-        carry(state.stopRequested(at: time.monotonic()))
+        run(gateway: state.stopRequested(at: time.monotonic()))
     }
 
     /// Both of the time source's clocks, read once for an event.

@@ -10,7 +10,7 @@ extension Gateway {
     func restore(_ stored: StoredRooms) {
         if let json = stored.serverState[OperatorState.storeName] {
             do {
-                state.operatorState = try JSONDecoder().decode(OperatorState.self, from: Data(json.utf8))
+                state.operatorStateRestored(try JSONDecoder().decode(OperatorState.self, from: Data(json.utf8)))
             } catch {
                 // The server starts all the same; the operator learns that the
                 // address bans, creation tokens and drain they set are gone.
@@ -33,7 +33,7 @@ extension Gateway {
                 continue
             }
             let entry = RoomEntry(room: room)
-            rooms[room.name] = entry
+            run(.roomKept(entry))
             members += saved.members.count
             run(actions, in: entry)
         }

@@ -91,12 +91,12 @@ extension Gateway {
                 logger.info("database reached again", metadata: ["held": "\(cluster.ownership.heldCount)"])
             }
             cluster.databaseUp = true
-            ownershipActions(cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held, asked: renewal.asked,
+            run(ownership: cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held, asked: renewal.asked,
                                                                        receivedAt: time.monotonic())))
         } else {
             cluster.renewalFailures += 1
             cluster.databaseUp = false
-            ownershipActions(cluster.ownership.handle(.renewalFailed))
+            run(ownership: cluster.ownership.handle(.renewalFailed))
         }
     }
 
@@ -109,7 +109,7 @@ extension Gateway {
 
     func ceilingExtended(_ room: RoomName, epoch: Int64, ceiling: Int64, granted: Bool?) {
         guard let cluster else { return }
-        ownershipActions(cluster.ownership.handle(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted)))
+        run(ownership: cluster.ownership.handle(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted)))
     }
 
     /// Closes from the owner that mean "this room is elsewhere now": the member is
@@ -125,16 +125,14 @@ extension Gateway {
     func stepDown(_ room: RoomName, why: String) {
         guard let cluster else { return }
         cluster.link.store.disown(room)
-        _ = cluster.ownership.handle(.released(room))
-        cluster.shareRenewable()
+        run(ownership: cluster.ownership.handle(.released(room)))
         cluster.heldTimers[room] = nil
-        guard let entry = rooms.removeValue(forKey: room) else { return }
-        state.roomForgotten(room)
+        guard let entry = rooms[room] else { return }
+        run(.roomDropped(room))
         cluster.roomsLost += 1
         logger.warning("room given up", metadata: ["room": "\(room)", "why": "\(why)"])
         for (member, connection) in entry.connections {
-            entry.unbind(member)
-            connection.member = nil
+            run(.unseated(connection, member, in: entry))
             close(connection, code: 4010, reason: "the room moved to another node; reconnect now")
         }
         // Each node's link goes after the closes it carries down for its members.
@@ -185,7 +183,7 @@ extension Gateway {
     /// After each room's actions: the numbers its states used.
     func numbered(_ entry: RoomEntry) {
         guard let cluster else { return }
-        ownershipActions(cluster.ownership.handle(.numbered(entry.room.name, seq: entry.room.state.seq)))
+        run(ownership: cluster.ownership.handle(.numbered(entry.room.name, seq: entry.room.state.seq)))
     }
 
     /// SIGTERM in a cluster: every room's writes are flushed, its lease released,
@@ -197,9 +195,8 @@ extension Gateway {
         for (room, held) in cluster.ownership.rooms {
             cluster.link.store.disown(room)
             cluster.link.leases.release(room, epoch: held.epoch)
-            _ = cluster.ownership.handle(.released(room))
+            run(ownership: cluster.ownership.handle(.released(room)))
         }
-        cluster.shareRenewable()
         cluster.link.leases.drain()
         cluster.link.leases.stop()
         logger.info("rooms handed over", metadata: ["rooms": "\(rooms.count)"])

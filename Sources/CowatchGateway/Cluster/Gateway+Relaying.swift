@@ -13,8 +13,8 @@ extension Gateway {
         guard let cluster, case .placing(let placing) = connection.route, let room = placing.request.room else { return }
         let upgrade = RelayedUpgrade(placing.request, encoding: connection.encoding == .text ? .text : .json)
         // Placed until the link opens: its lines stay held until then.
-        connection.route = .relayed(nil, placing: placing)
-        carryRelaying(cluster.relayLinks.relay(connection.id, upgrade, room: room, url: base))
+        run(.routed(connection, .relayed(nil, placing: placing)))
+        run(relaying: cluster.relayLinks.relay(connection.id, upgrade, room: room, url: base))
     }
 
     func openLink(_ id: RelayLinks.LinkID, room: RoomName, url base: String) {
@@ -22,13 +22,13 @@ extension Gateway {
         let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
         guard let address = WebSocketAddress(trimmed + "/relay/\(room)") else {
             logger.warning("a node's advertised address is not a WebSocket address", metadata: ["url": "\(base)"])
-            carryRelaying(cluster.relayLinks.closed(id, code: nil, reason: "", movedCode: Self.relayCloseMeansMoved))
+            run(relaying: cluster.relayLinks.closed(id, code: nil, reason: "", movedCode: Self.relayCloseMeansMoved))
             return
         }
         guard let secret = configuration.clusterSecret else {
             logger.error("cannot relay members to the node that owns their room: this node has no cluster-secret-file",
                          metadata: ["room": "\(room)", "owner": "\(base)"])
-            carryRelaying(cluster.relayLinks.closed(id, code: nil, reason: "", movedCode: Self.relayCloseMeansMoved))
+            run(relaying: cluster.relayLinks.closed(id, code: nil, reason: "", movedCode: Self.relayCloseMeansMoved))
             return
         }
         var generator = SystemRandomNumberGenerator()
@@ -46,7 +46,7 @@ extension Gateway {
     func relayOpened(_ id: RelayLinks.LinkID) {
         guard let cluster else { return }
         cluster.relayLinks.heard(id, at: time.monotonic())
-        carryRelaying(cluster.relayLinks.opened(id))
+        run(relaying: cluster.relayLinks.opened(id))
     }
 
     func relayReceived(_ id: RelayLinks.LinkID, _ text: String) {
@@ -57,19 +57,19 @@ extension Gateway {
             cluster.upstreams[id]?.close(code: 1002)
             return
         }
-        carryRelaying(actions)
+        run(relaying: actions)
     }
 
     func relayClosed(_ id: RelayLinks.LinkID, _ info: CloseInfo) {
         guard let cluster else { return }
         cluster.upstreams[id] = nil
-        carryRelaying(cluster.relayLinks.closed(id, code: info.code, reason: info.reason, movedCode: Self.relayCloseMeansMoved))
+        run(relaying: cluster.relayLinks.closed(id, code: info.code, reason: info.reason, movedCode: Self.relayCloseMeansMoved))
     }
 
     /// A relayed member's connection ended here: the owner is told.
     func relayedMemberGone(_ connection: Connection) {
         guard let cluster, connection.route.isRelayed else { return }
-        carryRelaying(cluster.relayLinks.gone(connection.id, leaving: connection.leaving))
+        run(relaying: cluster.relayLinks.gone(connection.id, leaving: connection.leaving))
     }
 }
 

@@ -109,7 +109,7 @@ struct GatewayState {
     private(set) var connectionsPerAddress: [String: Int] = [:]
     private(set) var roomCreations: RoomCreationLimit
     /// What the operator decided (the admin API, Gateway+Admin.swift).
-    var operatorState = OperatorState()
+    private(set) var operatorState = OperatorState()
     private(set) var adminTokenFailures = AdminTokenFailures()
     private(set) var nextConnectionID: UInt64 = 1
     /// The nonces of relay links' proofs taken lately: none is taken twice.
@@ -211,6 +211,36 @@ struct GatewayState {
             return .refuseUpgrade(.init(status: 503, body: "this node does not serve that room\n", counted: "relay-link-elsewhere"))
         }
         return .admitUpgrade
+    }
+
+    // MARK: - The operator's requests (the admin API) and their saved state
+
+    /// `address` may not connect until `until` (nil: until lifted).
+    mutating func operatorBans(_ address: String, until: ServerInstant?) -> [GatewayAction] {
+        // updateValue: a subscript assignment of nil (no end) would remove the key.
+        operatorState.bannedAddresses.updateValue(until, forKey: address)
+        return [.saveOperatorState]
+    }
+
+    /// The ban on `address` is lifted; nothing when there was none.
+    mutating func operatorLifts(_ address: String) -> [GatewayAction] {
+        operatorState.bannedAddresses.removeValue(forKey: address) != nil ? [.saveOperatorState] : []
+    }
+
+    mutating func operatorDrains(_ draining: Bool) -> [GatewayAction] {
+        operatorState.draining = draining
+        return [.saveOperatorState]
+    }
+
+    /// A room-creation token, kept as its digest, good for `uses` rooms.
+    mutating func operatorIssuesCreationToken(digest: String, uses: Int) -> [GatewayAction] {
+        operatorState.creationTokens[digest] = uses
+        return [.saveOperatorState]
+    }
+
+    /// What the operator decided before a restart, read back from the store.
+    mutating func operatorStateRestored(_ saved: OperatorState) {
+        operatorState = saved
     }
 
     /// Whether the operator banned `address` (a relayed member's, judged as it

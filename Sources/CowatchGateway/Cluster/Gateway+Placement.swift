@@ -16,7 +16,7 @@ extension Gateway {
     /// A connection to a room this node does not serve: held (with its lines) until
     /// the database says who owns the room.
     func place(_ connection: Connection, _ request: UpgradeRequest, in room: RoomName) {
-        connection.route = .placing(Route.Placement(request: request, since: time.monotonic()))
+        run(.routed(connection, .placing(Route.Placement(request: request, since: time.monotonic()))))
         wait(connection, for: room, retryAfter: .zero)
     }
 
@@ -44,14 +44,14 @@ extension Gateway {
         // trust is judged, so that a node steps down for a late database, not
         // for its own late reading.
         serviceWoken()
-        ownershipActions(cluster.ownership.handle(.tick(now: time.monotonic())))
+        run(ownership: cluster.ownership.handle(.tick(now: time.monotonic())))
         let now = time.monotonic()
-        carryRelaying(cluster.relayLinks.tick(at: now))
+        run(relaying: cluster.relayLinks.tick(at: now))
         ask(cluster.placements.due(at: now))
         for connection in connections.values {
             if case .placing(let placing) = connection.route,
                Placements.outwaited(since: placing.since, now: now, patience: placementPatience) {
-                connection.route = .local
+                run(.routed(connection, .local))
                 close(connection, code: 4011, reason: "the room has no node to serve it right now; try again shortly")
             }
         }
@@ -72,12 +72,12 @@ extension Gateway {
             }
             if rooms[room] == nil { takeOver(room, stored: stored, floor: floor) }
             cluster.link.store.own(room, epoch: epoch)
-            ownershipActions(cluster.ownership.handle(.acquired(room, epoch: epoch, ceiling: ceiling, requestedAt: requestedAt)))
+            run(ownership: cluster.ownership.handle(.acquired(room, epoch: epoch, ceiling: ceiling, requestedAt: requestedAt)))
             cluster.roomsTaken += 1
             logger.info("room taken", metadata: ["room": "\(room)", "epoch": "\(epoch)", "seq": "\(floor)"])
             for connection in waiting {
                 guard case .placing(let placing) = connection.route else { continue }
-                connection.route = .local
+                run(.routed(connection, .local))
                 join(connection, placing.request, room: room)
                 releaseHeld(connection)
             }
@@ -111,7 +111,7 @@ extension Gateway {
             entry = RoomEntry(room: Room(name: room, configuration: configuration.room, now: now))
         }
         entry.room.continueNumbering(after: floor)
-        rooms[room] = entry
+        run(.roomKept(entry))
         run(actions, in: entry)
     }
 }

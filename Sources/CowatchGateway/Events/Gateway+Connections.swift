@@ -9,9 +9,9 @@ import SlashCommands
 extension Gateway {
     /// A socket from `address` is about to be accepted (`SocketLimits`):
     /// `.acceptSocket`, or `.refuseSocket` with what the peer reads first.
-    func socketOffered(from address: String, trusted: Bool) -> GatewayAction {
-        let decision = state.socketOffered(from: address, trusted: trusted)
-        carry(decision)
+    func socketOffered(from address: String) -> GatewayAction {
+        let decision = state.socketOffered(from: address, trusted: configuration.trustedProxies.contains(address))
+        run(.gateway(decision))
         return decision
     }
 
@@ -37,7 +37,7 @@ extension Gateway {
     /// status and words to refuse it with.
     func admit(_ request: UpgradeRequest) -> UpgradeRefusal? {
         let decision = state.upgradeOffered(request, roomExists: request.room.map { rooms[$0] != nil } ?? false, at: moment())
-        carry(decision)
+        run(.gateway(decision))
         guard case .refuseUpgrade(let refusal) = decision else { return nil }
         if refusal.logged {
             logger.info("upgrade refused", metadata: ["room": "\(request.room.map { "\($0)" } ?? "-")",
@@ -69,9 +69,7 @@ extension Gateway {
             state: ConnectionState(limits: request.relay ? relayLinkLimits : connectionLimits, rules: rules, now: time.monotonic(),
                                    firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
-        connections[id] = connection
-        if !connectionSlices.isEmpty { connectionSlices[Int(id % UInt64(connectionSlices.count))][id] = connection }
-        metrics.connectionsOpened += 1
+        run(.connectionOpened(connection))
         guard !request.echo, let name = request.room else { return }
         // A link's upgrade and its subprotocol go together, or it is nothing this server serves.
         if request.relay != (encoding == .relay) {
@@ -114,15 +112,15 @@ extension Gateway {
             case .free:
                 break
             case .inPlaceOf(let unusedRoom):
-                carry(.giveUpUnusedRoom(unusedRoom))
+                run(.gateway(.giveUpUnusedRoom(unusedRoom)))
             case .full(let error):
                 metrics.refusedConnections["rooms", default: 0] += 1
                 refuse(connection, error)
                 return
             }
-            carry(state.roomCreated(by: request.address, token: request.create, at: time.monotonic()))
+            run(gateway: state.roomCreated(by: request.address, token: request.create, at: time.monotonic()))
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
-            rooms[name] = entry
+            run(.roomKept(entry))
             run([.persist(entry.room.snapshot(at: now))], in: entry)
         }
         // Only the first member of a room without an owner needs a fresh owner key.
@@ -136,19 +134,17 @@ extension Gateway {
         case .accepted(let member, let actions):
             if let previous = entry.connections[member], previous !== connection {
                 // The same member reconnected before its old connection was noticed gone.
-                previous.member = nil
+                run(.unseated(previous, member, in: entry))
                 close(previous, code: 4002, reason: "replaced by a newer connection")
             }
-            connection.room = name
-            connection.member = member
-            entry.bind(connection, as: member)
+            run(.seated(connection, as: member, in: entry))
             run(actions, in: entry)
         case .refused(let error):
             metrics.refusedConnections[error.code.rawValue, default: 0] += 1
             logger.info("connection refused", metadata: ["room": "\(name)", "address": "\(request.address)",
                                                          "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             refuse(connection, error)
-            if created && entry.room.isEmpty { rooms[name] = nil }
+            if created && entry.room.isEmpty { run(.roomDropped(name)) }
         }
     }
 
@@ -170,24 +166,23 @@ extension Gateway {
 
     /// The connection is gone (closed by either side, or dropped).
     func closed(id: UInt64) {
-        if !connectionSlices.isEmpty { connectionSlices[Int(id % UInt64(connectionSlices.count))][id] = nil }
-        guard let connection = connections.removeValue(forKey: id) else {
-            carry(state.connectionClosed(id, address: nil, at: time.monotonic()))
+        guard let connection = connections[id] else {
+            run(gateway: state.connectionClosed(id, address: nil, at: time.monotonic()))
             return
         }
         if connection.state.phase == .open {
             // Gone without a close frame either way (a reset, a dropped network).
             metrics.closes[GatewayMetrics.CloseKey(code: "unattributed", initiator: "unknown"), default: 0] += 1
         }
-        connection.isGone = true
+        run(.connectionGone(connection))
         // The owner treats the member as this node saw it go: leaving, or dropped.
         relayedMemberGone(connection)
         if connection.encoding == .relay { relayLinkGone(connection) }
-        connection.route = .local
+        run(.routed(connection, .local))
         let now = time.monotonic()
         for frame in connection.state.takeUnsent() { settle(frame, now: now) }
         leaveRoom(connection)
-        carry(state.connectionClosed(id, address: connection.address, at: now))
+        run(gateway: state.connectionClosed(id, address: connection.address, at: now))
     }
 
     /// The member of a connection that is closing or gone leaves its room's view
@@ -195,8 +190,7 @@ extension Gateway {
     func leaveRoom(_ connection: Connection) {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name],
               entry.connections[member] === connection else { return }
-        entry.unbind(member)
-        connection.member = nil
+        run(.unseated(connection, member, in: entry))
         run(entry.room.connectionClosed(member, leaving: connection.leaving, now: time.now()), in: entry)
     }
 
@@ -206,7 +200,7 @@ extension Gateway {
         case .partial, .discarded:
             return
         case .refused(let actions):
-            perform(actions, on: connection)
+            run(actions, on: connection)
         case .message(let message, let binary):
             if connection.encoding == .echo {
                 echo(message, binary: binary, on: connection)
@@ -264,7 +258,7 @@ extension Gateway {
             guard entry.connections[member] === connection, connection.state.isOpen else { return }
             switch connection.state.admitLine(now: time.monotonic()) {
             case .refused(let actions):
-                perform(actions, on: connection)
+                run(actions, on: connection)
                 continue
             case .execute:
                 break
@@ -294,34 +288,31 @@ extension Gateway {
         }
     }
 
-    /// The server closes a connection: what is queued goes first, then the close
-    /// frame with this code and reason.
-    func close(_ connection: Connection, code: UInt16, reason: String) {
-        perform([.close(ConnectionState.CloseFrame(code: code, reason: reason))], on: connection)
-    }
-
-    /// The peer's close frame arrived; true when the connection is finished (it
-    /// answered ours), false when the library should answer it.
-    func peerClosed(_ connection: Connection, code: String) -> Bool {
+    /// The peer's close frame arrived (`malformed`: a one-byte payload, or a
+    /// reason that is not UTF-8); true when the connection is to be ended now,
+    /// false when the library should answer the close.
+    func peerClosed(_ connection: Connection, code: String, malformed: Bool) -> Bool {
         let answer = connection.state.peerClosed()
         if answer == .answer {
-            metrics.closes[GatewayMetrics.CloseKey(code: code, initiator: "client"), default: 0] += 1
+            metrics.closes[GatewayMetrics.CloseKey(code: malformed ? "malformed" : code, initiator: "client"), default: 0] += 1
             // A client that closes with 1000 is leaving (docs/protocol.md, "Close
             // codes"); any other close keeps its member for the resume grace.
-            connection.leaving = code == "1000"
+            connection.leaving = !malformed && code == "1000"
         }
         leaveRoom(connection)
-        return answer == .finished
+        // A malformed close fails the connection rather than being echoed; a
+        // close that answers ours finishes it without a second close frame.
+        return answer == .finished || malformed
     }
 
     /// A pong came back.
     func ponged(_ connection: Connection) {
-        perform(connection.state.ponged(now: time.monotonic()), on: connection)
+        run(connection.state.ponged(now: time.monotonic()), on: connection)
     }
 
     /// The service loop's housekeeping timer went off (`GatewayState.housekeeping`).
     func housekeeping() {
-        carry(state.housekeeping(at: moment()))
+        run(gateway: state.housekeeping(at: moment()))
     }
 
     /// Between half an interval and one and a half, spread by connection id, so

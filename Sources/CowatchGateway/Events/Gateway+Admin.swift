@@ -81,11 +81,8 @@ extension Gateway {
                 }
                 minutes = value
             }
-            // updateValue: a subscript assignment of nil (no end) would remove the key.
-            state.operatorState.bannedAddresses.updateValue(minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) },
-                                                      forKey: address)
+            run(gateway: state.operatorBans(address, until: minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) }))
             var closed = 0
-            carry(.saveOperatorState)
             for connection in Array(connections.values) + Array(carried.values) where connection.address == address && !connection.isGone {
                 close(connection, code: 4003, reason: "this address may not connect to this server")
                 closed += 1
@@ -94,8 +91,9 @@ extension Gateway {
         case (true, "bans/lift"):
             guard let given = request.arguments("address") else { return Self.json(400, ["error": "address=<client address>"]) }
             let address = Self.canonicalAddress(given) ?? given
-            let lifted = state.operatorState.bannedAddresses.removeValue(forKey: address) != nil
-            carry(.saveOperatorState)
+            let lifting = state.operatorLifts(address)
+            let lifted = !lifting.isEmpty
+            run(gateway: lifting)
             return Self.json(lifted ? 200 : 404, lifted ? ["lifted": address] : ["error": "\(address) is not banned"])
         case (false, "bans"):
             let bans = state.operatorState.bannedAddresses.sorted { $0.key < $1.key }.map { address, until -> [String: Any] in
@@ -103,15 +101,13 @@ extension Gateway {
             }
             return Self.json(200, ["bans": bans])
         case (true, "drain"):
-            state.operatorState.draining = request.arguments("on").map { $0 != "0" && $0.lowercased() != "off" } ?? true
-            carry(.saveOperatorState)
+            run(gateway: state.operatorDrains(request.arguments("on").map { $0 != "0" && $0.lowercased() != "off" } ?? true))
             return Self.json(200, ["draining": state.operatorState.draining])
         case (true, "creation-tokens"):
             let uses = request.arguments("uses").flatMap(Int.init) ?? 1
             guard (1...100_000).contains(uses) else { return Self.json(400, ["error": "uses=1..100000"]) }
             let token = Self.newToken() + Self.newToken()
-            state.operatorState.creationTokens[SecretDigest.hex(token)] = uses
-            carry(.saveOperatorState)
+            run(gateway: state.operatorIssuesCreationToken(digest: SecretDigest.hex(token), uses: uses))
             return Self.json(200, ["token": token, "uses": uses])
         default:
             return Self.json(404, ["error": "no such admin request: \(request.post ? "POST" : "GET") \(request.path)"])

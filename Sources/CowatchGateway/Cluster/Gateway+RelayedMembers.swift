@@ -27,8 +27,7 @@ extension Gateway {
             close(link, code: 4010, reason: "this node does not serve the room; reconnect now")
             return
         }
-        link.room = name
-        entry.links[link.id] = link
+        run(.linkAttached(link, to: entry))
     }
 
     /// One message from a link.
@@ -81,10 +80,7 @@ extension Gateway {
                                    now: now, firstPingAfter: connectionLimits.pingInterval),
             maximumHeldLines: configuration.maximumHeldLines)
         nextCarriedID += 1
-        member.carrier = .link(link, number)
-        link.carried[number] = member
-        if member.encoding == .json { link.carriedJSON += 1 } else { link.carriedText += 1 }
-        carried[member.id] = member
+        run(.carried(member, on: link, number))
         // Whatever comes down after this may be for the member.
         sendDown(.joined(number), on: link)
         if state.operatorBanned(upgrade.address, at: time.now()) {
@@ -100,17 +96,13 @@ extension Gateway {
 
     /// The member is no longer on its link.
     func detachCarried(_ member: Connection) {
-        guard case .link(let link, let number) = member.carrier, link.carried[number] === member else { return }
-        link.carried[number] = nil
-        if member.encoding == .json { link.carriedJSON -= 1 } else { link.carriedText -= 1 }
-        carried[member.id] = nil
-        member.isGone = true
+        run(.uncarried(member))
     }
 
     /// The link closed or is closing: the members it carried are gone from
     /// here, each keeping its resume grace (its node tells it to reconnect).
     func relayLinkGone(_ link: Connection) {
-        if let name = link.room { rooms[name]?.links[link.id] = nil }
+        run(.linkDetached(link))
         for number in link.carried.keys.sorted() {
             guard let member = link.carried[number] else { continue }
             detachCarried(member)

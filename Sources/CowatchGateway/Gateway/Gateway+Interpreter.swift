@@ -6,19 +6,123 @@ import Foundation
 import Logging
 import SlashCommands
 
-/// The one place where what is decided is carried out: the gateway's own
-/// decisions (`GatewayAction`, from `GatewayState`), a room's (`RoomAction`,
-/// from the core's `Room`), a connection's (`ConnectionAction`, from its
-/// `ConnectionState`; for a member another node relays here, on its link)
-/// and, in a cluster, the room ownership's (`RoomOwnership.Action`) and the
-/// shared relay links' (`RelayLinks.Action`). Each value decides without touching anything;
-/// these switches carry out what they decide.
+/// The one place where what is decided is carried out (`GatewayEffect`): the
+/// gateway's own decisions (`GatewayAction`, from `GatewayState`), a room's
+/// (`RoomAction`, from the core's `Room`), a connection's (`ConnectionAction`,
+/// from its `ConnectionState`; for a member another node relays here, on its
+/// link), in a cluster the room ownership's (`RoomOwnership.Action`) and the
+/// shared relay links' (`RelayLinks.Action`), and every change to the gateway's
+/// tables: its rooms, its connections, who sits where and where a connection's
+/// lines go. Each machine decides without touching anything; `run` carries out
+/// what they decide, and nothing else in the gateway writes those tables.
 extension Gateway {
-    func carry(_ actions: [GatewayAction]) {
-        for action in actions { carry(action) }
+    func run(_ effects: [GatewayEffect]) {
+        for effect in effects { run(effect) }
     }
 
-    func carry(_ action: GatewayAction) {
+    func run(_ effect: GatewayEffect) {
+        switch effect {
+        case .gateway(let action):
+            carryOut(action)
+        case .room(let actions, let entry):
+            carryOut(actions, in: entry)
+        case .connection(let actions, let connection):
+            carryOut(actions, on: connection)
+        case .ownership(let actions):
+            carryOut(actions)
+        case .relaying(let actions):
+            carryOut(relaying: actions)
+        case .send(let event, let connection):
+            countError(event)
+            let now = time.monotonic()
+            for frame in frames(for: event, encoding: connection.encoding, room: connection.room, now: now) {
+                enqueue(frame, on: connection, now: now)
+            }
+        case .close(let connection, let code, let reason):
+            carryOut([.close(ConnectionState.CloseFrame(code: code, reason: reason))], on: connection)
+        case .connectionOpened(let connection):
+            connections[connection.id] = connection
+            if !connectionSlices.isEmpty { connectionSlices[slice(of: connection.id)][connection.id] = connection }
+            metrics.connectionsOpened += 1
+        case .connectionGone(let connection):
+            if !connectionSlices.isEmpty { connectionSlices[slice(of: connection.id)][connection.id] = nil }
+            connections[connection.id] = nil
+            connection.isGone = true
+        case .roomKept(let entry):
+            rooms[entry.room.name] = entry
+        case .roomDropped(let name):
+            rooms[name] = nil
+            state.roomForgotten(name)
+        case .seated(let connection, let member, let entry):
+            connection.room = entry.room.name
+            connection.member = member
+            entry.bind(connection, as: member)
+        case .unseated(let connection, let member, let entry):
+            if entry.connections[member] === connection { entry.unbind(member) }
+            connection.member = nil
+        case .routed(let connection, let route):
+            connection.route = route
+        case .carried(let member, let link, let number):
+            member.carrier = .link(link, number)
+            link.carried[number] = member
+            if member.encoding == .json { link.carriedJSON += 1 } else { link.carriedText += 1 }
+            carried[member.id] = member
+        case .uncarried(let member):
+            guard case .link(let link, let number) = member.carrier, link.carried[number] === member else { return }
+            link.carried[number] = nil
+            if member.encoding == .json { link.carriedJSON -= 1 } else { link.carriedText -= 1 }
+            carried[member.id] = nil
+            member.isGone = true
+        case .linkAttached(let link, let entry):
+            link.room = entry.room.name
+            entry.links[link.id] = link
+        case .linkDetached(let link):
+            if let name = link.room { rooms[name]?.links[link.id] = nil }
+        }
+    }
+
+    // The event handlers' shorthands: each hands one machine's decisions to `run`.
+
+    func run(gateway actions: [GatewayAction]) {
+        for action in actions { run(.gateway(action)) }
+    }
+
+    func run(_ actions: [RoomAction], in entry: RoomEntry) {
+        run(.room(actions, in: entry))
+    }
+
+    func run(_ actions: [ConnectionAction], on connection: Connection) {
+        if !actions.isEmpty { run(.connection(actions, on: connection)) }
+    }
+
+    func run(ownership actions: [RoomOwnership.Action]) {
+        run(.ownership(actions))
+    }
+
+    func run(relaying actions: [RelayLinks.Action]) {
+        if !actions.isEmpty { run(.relaying(actions)) }
+    }
+
+    /// An event for one connection alone.
+    func send(_ event: RoomEvent, to connection: Connection) {
+        run(.send(event, to: connection))
+    }
+
+    /// The server closes a connection: what is queued goes first, then the close
+    /// frame with this code and reason.
+    func close(_ connection: Connection, code: UInt16, reason: String) {
+        run(.close(connection, code: code, reason: reason))
+    }
+
+    private func slice(of id: UInt64) -> Int {
+        Int(id % UInt64(connectionSlices.count))
+    }
+}
+
+// MARK: - Carrying out each machine's decisions (only `run` calls these)
+
+extension Gateway {
+    private func carryOut(_ action: GatewayAction) {
         switch action {
         case .acceptSocket, .admitUpgrade:
             // Answered by the caller, which returns the answer to the library.
@@ -32,8 +136,7 @@ extension Gateway {
             guard let store, let data = try? JSONEncoder().encode(state.operatorState) else { break }
             store.write([.serverState(name: OperatorState.storeName, json: String(decoding: data, as: UTF8.self))])
         case .giveUpUnusedRoom(let name):
-            rooms[name] = nil
-            state.roomForgotten(name)
+            run(.roomDropped(name))
             store?.write([.forgetRoom(name)])
             metrics.unusedRoomsGivenUp += 1
             logger.info("unused room given up for a new one", metadata: ["room": "\(name)"])
@@ -56,11 +159,11 @@ extension Gateway {
         case .tickConnections(let now, let slice, let slices):
             if slices == connectionSlices.count, connectionSlices.indices.contains(slice) {
                 for connection in connectionSlices[slice].values {
-                    perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
+                    run(connection.state.tick(now: now, ping: pingFrame), on: connection)
                 }
             } else {
                 for connection in connections.values {
-                    perform(connection.state.tick(now: now, ping: pingFrame), on: connection)
+                    run(connection.state.tick(now: now, ping: pingFrame), on: connection)
                 }
             }
             metrics.connectionPass.observe(seconds: (time.monotonic() - now).seconds)
@@ -75,7 +178,7 @@ extension Gateway {
         }
     }
 
-    func run(_ actions: [RoomAction], in entry: RoomEntry) {
+    private func carryOut(_ actions: [RoomAction], in entry: RoomEntry) {
         var changes: [StoreChange] = []
         let name = entry.room.name
         for action in actions {
@@ -87,23 +190,21 @@ extension Gateway {
                 guard let connection = entry.connections[member] else { continue }
                 send(event, to: connection)
             case .schedule(let timer, let instant):
-                carry(state.schedule(timer, in: name, at: instant))
+                run(.gateway(state.schedule(timer, in: name, at: instant)))
             case .cancel(let timer):
                 state.cancel(timer, in: name)
             case .closeConnection(let member, let reason):
                 logger.info("member removed", metadata: ["room": "\(name)", "member": "\(member)", "reason": "\(reason)"])
                 guard let connection = entry.connections[member] else { continue }
-                entry.unbind(member)
-                connection.member = nil
-                close(connection, code: 4001, reason: reason)
+                run(.unseated(connection, member, in: entry))
+                run(.close(connection, code: 4001, reason: reason))
             case .persist(let snapshot): changes.append(.room(snapshot))
             case .persistMember(let record): changes.append(.member(name, record))
             case .forgetMember(let id): changes.append(.forgetMember(name, id))
             case .persistChat(let line): changes.append(.chat(name, line))
             case .forgetRoom:
                 // An empty room reached its expiry: it and all it kept go.
-                rooms[name] = nil
-                state.roomForgotten(name)
+                run(.roomDropped(name))
                 changes.append(.forgetRoom(name))
                 metrics.roomsExpired += 1
             }
@@ -113,7 +214,7 @@ extension Gateway {
     }
 
     /// In a cluster, what the room ownership decides (`RoomOwnership`).
-    func ownershipActions(_ actions: [RoomOwnership.Action]) {
+    private func carryOut(_ actions: [RoomOwnership.Action]) {
         guard let cluster else { return }
         for action in actions {
             switch action {
@@ -134,7 +235,7 @@ extension Gateway {
 
     /// On a node that relays members: what its shared links decide
     /// (`RelayLinks`, events from `Gateway+Relaying.swift`).
-    func carryRelaying(_ actions: [RelayLinks.Action]) {
+    private func carryOut(relaying actions: [RelayLinks.Action]) {
         guard let cluster else { return }
         for action in actions {
             switch action {
@@ -241,13 +342,6 @@ extension Gateway {
         }
     }
 
-    func send(_ event: RoomEvent, to connection: Connection) {
-        countError(event)
-        for frame in frames(for: event, encoding: connection.encoding, room: connection.room, now: time.monotonic()) {
-            enqueue(frame, on: connection)
-        }
-    }
-
     /// An event for one connection alone. `room`: whose waiting a text line counts
     /// the players of (`Room.playersAwaited`).
     func frames(for event: RoomEvent, encoding: Connection.Encoding, room: RoomName?, now: MonotonicInstant) -> [OutboundFrame] {
@@ -261,22 +355,22 @@ extension Gateway {
         }
     }
 
-    private func countError(_ event: RoomEvent) {
+    fileprivate func countError(_ event: RoomEvent) {
         if case .error(let error) = event { metrics.errors[error.code.rawValue, default: 0] += 1 }
     }
 
     /// The service loop's timer for the rooms went off.
     func fireTimers() {
-        carry(state.timersDue(at: time.now()))
+        run(gateway: state.timersDue(at: time.now()))
     }
 }
 
 extension Gateway {
     var connectionLimits: ConnectionLimits { configuration.connectionLimits }
 
-    func perform(_ actions: [ConnectionAction], on connection: Connection) {
+    private func carryOut(_ actions: [ConnectionAction], on connection: Connection) {
         if case .link(let link, let number) = connection.carrier {
-            performCarried(actions, on: connection, link: link, number: number)
+            carryOutCarried(actions, on: connection, link: link, number: number)
             return
         }
         for action in actions {
@@ -299,7 +393,7 @@ extension Gateway {
                 // link's members are gone from here.
                 leaveRoom(connection)
                 if connection.encoding == .relay { relayLinkGone(connection) }
-                perform(followUp, on: connection)
+                run(followUp, on: connection)
             case .resynchronize(let dropped):
                 let now = time.monotonic()
                 metrics.outboxDrops += dropped.count
@@ -309,10 +403,10 @@ extension Gateway {
                     // A relayed member that fell behind gets the room's latest
                     // state as its link brought it, as the owner's own members do.
                     guard let latest = cluster.relayLinks.latestState(for: connection.id) else {
-                        carryRelaying(cluster.relayLinks.askForState(connection.id))
+                        run(relaying: cluster.relayLinks.askForState(connection.id))
                         continue
                     }
-                    perform(connection.state.enqueueResynchronization([OutboundFrame(latest, createdAt: now)]), on: connection)
+                    run(connection.state.enqueueResynchronization([OutboundFrame(latest, createdAt: now)]), on: connection)
                     continue
                 }
                 if connection.encoding == .relay {
@@ -322,7 +416,7 @@ extension Gateway {
                 }
                 guard let name = connection.room, let entry = rooms[name] else { continue }
                 let frames = frames(for: .state(entry.room.state), encoding: connection.encoding, room: name, now: now)
-                perform(connection.state.enqueueResynchronization(frames), on: connection)
+                run(connection.state.enqueueResynchronization(frames), on: connection)
             case .reportRoundTrip(let roundTrip):
                 metrics.roundTrip.observe(seconds: roundTrip.seconds)
                 if connection.encoding == .relay {
@@ -330,7 +424,7 @@ extension Gateway {
                     continue
                 }
                 if let cluster, connection.route.isRelayed {
-                    carryRelaying(cluster.relayLinks.roundTrip(connection.id, milliseconds: Int(roundTrip.roundedUpMilliseconds)))
+                    run(relaying: cluster.relayLinks.roundTrip(connection.id, milliseconds: Int(roundTrip.roundedUpMilliseconds)))
                     continue
                 }
                 guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { continue }
@@ -347,7 +441,7 @@ extension Gateway {
     }
 
     /// What a carried member's connection decides, carried out on its link.
-    func performCarried(_ actions: [ConnectionAction], on member: Connection, link: Connection, number: RelayNumber) {
+    private func carryOutCarried(_ actions: [ConnectionAction], on member: Connection, link: Connection, number: RelayNumber) {
         for action in actions {
             switch action {
             case .close(let frame):
@@ -381,7 +475,7 @@ extension Gateway {
             return
         }
         let actions = connection.state.enqueue(frame, now: now ?? time.monotonic())
-        if !actions.isEmpty { perform(actions, on: connection) }
+        if !actions.isEmpty { run(actions, on: connection) }
     }
 
     /// Frames went to the socket in one write.
@@ -392,7 +486,7 @@ extension Gateway {
             if frame.kind != .ping { metrics.deliveries += 1 }
         }
         metrics.writes += 1
-        perform(connection.state.wrote(stillBuffered: stillBuffered, now: now), on: connection)
+        run(connection.state.wrote(stillBuffered: stillBuffered, now: now), on: connection)
     }
 
     /// A frame left an outbox (written or dropped); the last one times the fan-out.
@@ -401,5 +495,38 @@ extension Gateway {
         if frame.pendingRecipients == 0 && frame.kind == .text {
             metrics.fanOut.observe(seconds: (now - frame.createdAt).seconds)
         }
+    }
+}
+
+/// All rooms' chat kept for newcomers, held under one total (`chat-total-bytes`):
+/// each room keeps at most `chat-history-bytes`, but many rooms together could
+/// still take the server's memory.
+extension Gateway {
+    /// How often the total is added up: often enough that it is never far over,
+    /// rarely enough that adding up every room's figure costs nothing.
+    static let chatBudgetInterval = MonotonicDuration.seconds(5)
+
+    /// Drops the oldest chat of empty rooms first (the longest empty first), then
+    /// halves the largest histories of occupied rooms, until all together are
+    /// within the budget. Only what newcomers are shown is dropped: nobody's
+    /// screen changes.
+    fileprivate func keepChatWithinBudget() {
+        var total = rooms.values.reduce(0) { $0 + $1.room.recentChatBytes }
+        guard total > configuration.chatTotalBytes else { return }
+        let before = total
+        let empty = rooms.values.filter { $0.room.isEmpty && $0.room.recentChatBytes > 0 }
+            .sorted { ($0.room.emptySince?.milliseconds ?? 0) < ($1.room.emptySince?.milliseconds ?? 0) }
+        for entry in empty where total > configuration.chatTotalBytes {
+            total -= entry.room.forgetChat(keepingBytes: 0)
+        }
+        while total > configuration.chatTotalBytes {
+            guard let largest = rooms.values.max(by: { $0.room.recentChatBytes < $1.room.recentChatBytes }) else { break }
+            let dropped = largest.room.forgetChat(keepingBytes: largest.room.recentChatBytes / 2)
+            if dropped == 0 { break }
+            total -= dropped
+        }
+        metrics.chatBytesDropped += before - total
+        logger.notice("chat kept for newcomers over its total; oldest lines dropped",
+                      metadata: ["total_bytes": "\(before)", "now_bytes": "\(total)", "limit": "\(configuration.chatTotalBytes)"])
     }
 }

@@ -16,37 +16,19 @@ extension LWSServer {
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
             let head = requestHead(wsi, path: path)
             let headOnly = head.method == .head
-            if let refusal = HTTPRequestRules.refusal(head, hosts: gateway.state.settings.hosts) {
-                gateway.httpRefused(status: refusal.status)
-                var response = HTTPResponse.text(refusal.status, refusal.message)
-                if let allow = refusal.allow { response.headers.append("allow: \(allow)") }
-                response.close = refusal.close
+            let id = nextDeferredHTTPID
+            let request = HTTPRequestEvent(head: head, path: path, token: Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
+                                           address: clientAddress(wsi), arguments: { [self] name in argument(wsi, name) }, id: id)
+            switch gateway.httpRequested(request) {
+            case .respond(let response):
                 return respond(wsi, response, headOnly: headOnly)
-            }
-            if HTTPRequestRules.isAdmin(path) {
-                let request = AdminRequest(
-                    post: head.method == .post, path: path,
-                    token: Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
-                    address: clientAddress(wsi),
-                    arguments: { [self] name in argument(wsi, name) })
-                return respond(wsi, gateway.adminResponse(request), headOnly: headOnly)
-            }
-            if let request = SubtitleProxy.request(path: path) {
-                let id = nextDeferredHTTPID
+            case .later(let timeoutSeconds):
                 nextDeferredHTTPID += 1
-                switch gateway.subtitleRequest(request, id: id, address: clientAddress(wsi)) {
-                case .now(let response):
-                    return respond(wsi, response, headOnly: headOnly)
-                case .later:
-                    deferredHTTP[id] = DeferredHTTP(wsi: wsi, headOnly: headOnly)
-                    deferredHTTPIDs[wsi] = id
-                    // The fetch ends within its own timeout; the request is given a little longer.
-                    let seconds = Int32(gateway.configuration.mediaCheck.timeoutSeconds.rounded(.up)) + 5
-                    lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, seconds)
-                    return 0
-                }
+                deferredHTTP[id] = DeferredHTTP(wsi: wsi, headOnly: headOnly)
+                deferredHTTPIDs[wsi] = id
+                lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeoutSeconds)
+                return 0
             }
-            return respond(wsi, gateway.httpResponse(for: path, host: head.hosts.first), headOnly: headOnly)
 
         case LWS_CALLBACK_HTTP_WRITEABLE:
             guard let id = deferredHTTPIDs[wsi], let deferred = deferredHTTP[id], let response = deferred.response else {
@@ -149,11 +131,7 @@ extension LWSServer {
                 // The server checks UTF-8 itself (see `ConnectionState`), close reasons included.
                 malformed = !UTF8Validator.isValid(UnsafeRawBufferPointer(bytes).dropFirst(2))
             }
-            let finished = gateway.peerClosed(connection, code: malformed ? "malformed" : code)
-            // A malformed close (a one-byte payload, a reason that is not UTF-8) fails
-            // the connection rather than being echoed; a close that answers ours
-            // finishes it without a second close frame.
-            return finished || malformed ? -1 : 0
+            return gateway.peerClosed(connection, code: code, malformed: malformed) ? -1 : 0
 
         case LWS_CALLBACK_CLOSED:
             cw_frame_guard_forget(lws_get_socket_fd(wsi))
@@ -170,8 +148,7 @@ extension LWSServer {
             guard let user else { return 1 }
             let arguments = user.assumingMemoryBound(to: lws_filter_network_conn_args.self)
             let address = Self.numericAddress(arguments)
-            let trusted = gateway.configuration.trustedProxies.contains(address)
-            if case .refuseSocket(let refusal) = gateway.socketOffered(from: address, trusted: trusted) {
+            if case .refuseSocket(let refusal) = gateway.socketOffered(from: address) {
                 if let refusal {
                     let response = Array(refusal.response.utf8)
                     _ = response.withUnsafeBytes { send(arguments.pointee.accept_fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
@@ -211,13 +188,11 @@ extension LWSServer {
         }
     }
 
-    /// A client whose frame came unmasked is failed with 1002 (RFC 6455, 5.1) and
-    /// nothing more it sends is read as a command; `CFrameGuard` saw the frame.
+    /// Whether the client's frames came unmasked (`CFrameGuard` saw one): the
+    /// gateway is told, and nothing more from it is read.
     private func refuseUnmasked(_ wsi: OpaquePointer, _ connection: Connection) -> Bool {
         guard cw_frame_guard_unmasked(lws_get_socket_fd(wsi)) != 0 else { return false }
-        if connection.state.isOpen {
-            gateway.close(connection, code: 1002, reason: "a client's frames must be masked")
-        }
+        gateway.unmaskedFrame(on: connection)
         return true
     }
 

@@ -85,7 +85,7 @@ extension Gateway {
         case .granted:
             break
         }
-        connection.route = .checking(PendingMediaCheck(input: input, address: connection.address))
+        run(.routed(connection, .checking(PendingMediaCheck(input: input, address: connection.address))))
         let id = connection.id
         let started = time.monotonic()
         let address = connection.address
@@ -130,7 +130,7 @@ extension Gateway {
         metrics.mediaChecks[verdict.label, default: 0] += 1
         metrics.mediaCheckTime.observe(seconds: Double((time.monotonic() - started).microseconds) / 1e6)
         guard let connection = connections[id] ?? carried[id], case .checking(let pending) = connection.route else { return }
-        connection.route = .local
+        run(.routed(connection, .local))
         switch verdict {
         case .media, .mediaWithoutSeeking: break
         case .unchecked(let why):
