@@ -87,12 +87,12 @@ extension Gateway {
         if let held = renewal.held {
             cluster.renewals += 1
             if !cluster.databaseUp {
-                cluster.databaseBackSince = time.monotonic()
+                cluster.databaseBackSince = eventTime.monotonic
                 logger.info("database reached again", metadata: ["held": "\(cluster.ownership.heldCount)"])
             }
             cluster.databaseUp = true
             run(ownership: cluster.ownership.handle(.renewed(sentAt: renewal.sentAt, held: held, asked: renewal.asked,
-                                                                       receivedAt: time.monotonic())))
+                                                                       receivedAt: eventTime.monotonic)))
         } else {
             cluster.renewalFailures += 1
             cluster.databaseUp = false
@@ -162,7 +162,7 @@ extension Gateway {
         guard let timers = cluster?.heldTimers.removeValue(forKey: room) else { return }
         for timer in timers {
             guard let entry = rooms[room], !isHeld(room) else { return }
-            run(entry.room.timerFired(timer, now: time.now()), in: entry)
+            run(entry.room.timerFired(timer, now: eventTime.server), in: entry)
         }
     }
 

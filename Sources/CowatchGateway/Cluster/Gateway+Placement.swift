@@ -16,18 +16,18 @@ extension Gateway {
     /// A connection to a room this node does not serve: held (with its lines) until
     /// the database says who owns the room.
     func place(_ connection: Connection, _ request: UpgradeRequest, in room: RoomName) {
-        run(.routed(connection, .placing(Route.Placement(request: request, since: time.monotonic()))))
+        run(.routed(connection, .placing(Route.Placement(request: request, since: eventTime.monotonic))))
         wait(connection, for: room, retryAfter: .zero)
     }
 
     func wait(_ connection: Connection, for room: RoomName, retryAfter delay: MonotonicDuration) {
         guard let cluster else { return }
-        ask(cluster.placements.wait(connection.id, for: room, after: delay, now: time.monotonic()))
+        ask(cluster.placements.wait(connection.id, for: room, after: delay, now: eventTime.monotonic))
     }
 
     private func ask(_ rooms: [RoomName]) {
         guard let cluster else { return }
-        let mayTakeLapsed = cluster.mayTakeLapsed(now: time.monotonic())
+        let mayTakeLapsed = cluster.mayTakeLapsed(now: eventTime.monotonic)
         for room in rooms {
             cluster.link.leases.acquire(room, mayTakeLapsed: mayTakeLapsed) { [weak self] placement in
                 self?.post(.placement(room, placement))
@@ -44,8 +44,8 @@ extension Gateway {
         // trust is judged, so that a node steps down for a late database, not
         // for its own late reading.
         serviceWoken()
-        run(ownership: cluster.ownership.handle(.tick(now: time.monotonic())))
-        let now = time.monotonic()
+        run(ownership: cluster.ownership.handle(.tick(now: eventTime.monotonic)))
+        let now = eventTime.monotonic
         run(relaying: cluster.relayLinks.tick(at: now))
         ask(cluster.placements.due(at: now))
         for connection in connections.values {
@@ -97,7 +97,7 @@ extension Gateway {
     /// from their anchor, members wait for their resume tokens, and states are
     /// numbered after every `seq` the previous owner could have sent.
     private func takeOver(_ room: RoomName, stored: StoredRooms.Room?, floor: Int64) {
-        let now = time.now()
+        let now = eventTime.server
         var entry: RoomEntry
         var actions: [RoomAction] = []
         if let stored {

@@ -62,7 +62,7 @@ extension Gateway {
                   let entry = rooms[name] else { return }
             // The member's own round trip to its node, plus the link's.
             let measured = ServerInterval(milliseconds: Int64(milliseconds) + (link.linkRoundTrip ?? 0))
-            run(entry.room.roundTripMeasured(measured, for: id, now: time.now()), in: entry)
+            run(entry.room.roundTripMeasured(measured, for: id, now: eventTime.server), in: entry)
         }
     }
 
@@ -72,7 +72,7 @@ extension Gateway {
             close(link, code: 1008, reason: "a relay link's member numbers are its own and bounded by max-members")
             return
         }
-        let now = time.monotonic()
+        let now = eventTime.monotonic
         let member = Connection(
             id: nextCarriedID, address: upgrade.address, encoding: upgrade.encoding == .text ? .text : .json,
             state: ConnectionState(limits: connectionLimits,
@@ -83,7 +83,7 @@ extension Gateway {
         run(.carried(member, on: link, number))
         // Whatever comes down after this may be for the member.
         sendDown(.joined(number), on: link)
-        if state.operatorBanned(upgrade.address, at: time.now()) {
+        if state.operatorBanned(upgrade.address, at: eventTime.server) {
             close(member, code: 4003, reason: "this address may not connect to this server")
             return
         }
@@ -122,6 +122,6 @@ extension Gateway {
     }
 
     func sendDown(_ down: RelayDown, on link: Connection) {
-        enqueue(OutboundFrame(RelayWire.encode(down), kind: .text, createdAt: time.monotonic()), on: link)
+        enqueue(OutboundFrame(RelayWire.encode(down), kind: .text, createdAt: eventTime.monotonic), on: link)
     }
 }

@@ -33,7 +33,7 @@ extension Gateway {
         }
         var generator = SystemRandomNumberGenerator()
         let nonce = (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()
-        let proof = RelayProof.make(secret: secret, room: room, node: cluster.link.leases.settings.node, at: time.now(), nonce: nonce)
+        let proof = RelayProof.make(secret: secret, room: room, node: cluster.link.leases.settings.node, at: eventTime.server, nonce: nonce)
         cluster.upstreams[id] = cluster.relays.connect(address, encoding: .json, handlers: ClientHandlers(
             opened: { [weak self] in self?.post(.relayOpened(id)) },
             received: { [weak self] text in self?.post(.relayReceived(id, text)) },
@@ -45,13 +45,13 @@ extension Gateway {
 
     func relayOpened(_ id: RelayLinks.LinkID) {
         guard let cluster else { return }
-        cluster.relayLinks.heard(id, at: time.monotonic())
+        cluster.relayLinks.heard(id, at: eventTime.monotonic)
         run(relaying: cluster.relayLinks.opened(id))
     }
 
     func relayReceived(_ id: RelayLinks.LinkID, _ text: String) {
         guard let cluster else { return }
-        cluster.relayLinks.heard(id, at: time.monotonic())
+        cluster.relayLinks.heard(id, at: eventTime.monotonic)
         guard let down = RelayWire.decodeDown(text.utf8), let actions = cluster.relayLinks.received(down, on: id) else {
             logger.warning("a relay link said what it may not; closing it", metadata: ["link": "\(id)"])
             cluster.upstreams[id]?.close(code: 1002)

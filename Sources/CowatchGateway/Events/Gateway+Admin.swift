@@ -20,7 +20,7 @@ extension Gateway {
     func adminResponse(_ request: AdminRequest) -> HTTPResponse {
         metrics.httpRequests["admin", default: 0] += 1
         guard let expected = configuration.adminToken else { return Self.json(404, ["error": "the admin API is off"]) }
-        let now = time.now()
+        let now = eventTime.server
         let right = request.token.map { SecretDigest.equal(SecretDigest.hex($0), SecretDigest.hex(expected)) } ?? false
         switch state.adminRequested(from: request.address, rightToken: right, at: now) {
         case .tooManyWrongTokens:

@@ -36,7 +36,7 @@ extension Gateway {
     /// Decides whether an upgrade may go ahead; nil lets it, otherwise the HTTP
     /// status and words to refuse it with.
     func admit(_ request: UpgradeRequest) -> UpgradeRefusal? {
-        let decision = state.upgradeOffered(request, roomExists: request.room.map { rooms[$0] != nil } ?? false, at: moment())
+        let decision = state.upgradeOffered(request, roomExists: request.room.map { rooms[$0] != nil } ?? false, at: eventTime)
         run(.gateway(decision))
         guard case .refuseUpgrade(let refusal) = decision else { return nil }
         if refusal.logged {
@@ -66,7 +66,7 @@ extension Gateway {
                                                + (request.relay ? Self.relayMessageAllowance : 0), acceptsBinary: false)
         let connection = Connection(
             id: id, address: request.address, encoding: request.echo ? .echo : encoding,
-            state: ConnectionState(limits: request.relay ? relayLinkLimits : connectionLimits, rules: rules, now: time.monotonic(),
+            state: ConnectionState(limits: request.relay ? relayLinkLimits : connectionLimits, rules: rules, now: eventTime.monotonic,
                                    firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
         run(.connectionOpened(connection))
@@ -89,7 +89,7 @@ extension Gateway {
 
     /// Binds a connection to its room here as a member (or refuses it).
     func join(_ connection: Connection, _ request: UpgradeRequest, room name: RoomName) {
-        let now = time.now()
+        let now = eventTime.server
         let entry: RoomEntry
         var created = false
         if isHeld(name) {
@@ -118,7 +118,7 @@ extension Gateway {
                 refuse(connection, error)
                 return
             }
-            run(gateway: state.roomCreated(by: request.address, token: request.create, at: time.monotonic()))
+            run(gateway: state.roomCreated(by: request.address, token: request.create, at: eventTime.monotonic))
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
             run(.roomKept(entry))
             run([.persist(entry.room.snapshot(at: now))], in: entry)
@@ -150,7 +150,7 @@ extension Gateway {
 
     /// Why `request` may not create a room now (`GatewayState.roomCreationRefusal`).
     func creationRefusal(_ request: UpgradeRequest) -> CommandError? {
-        guard let refusal = state.roomCreationRefusal(address: request.address, token: request.create, now: time.monotonic())
+        guard let refusal = state.roomCreationRefusal(address: request.address, token: request.create, now: eventTime.monotonic)
         else { return nil }
         metrics.refusedConnections["room-creation-rate", default: 0] += 1
         return refusal
@@ -167,7 +167,7 @@ extension Gateway {
     /// The connection is gone (closed by either side, or dropped).
     func closed(id: UInt64) {
         guard let connection = connections[id] else {
-            run(gateway: state.connectionClosed(id, address: nil, at: time.monotonic()))
+            run(gateway: state.connectionClosed(id, address: nil, at: eventTime.monotonic))
             return
         }
         if connection.state.phase == .open {
@@ -179,7 +179,7 @@ extension Gateway {
         relayedMemberGone(connection)
         if connection.encoding == .relay { relayLinkGone(connection) }
         run(.routed(connection, .local))
-        let now = time.monotonic()
+        let now = eventTime.monotonic
         for frame in connection.state.takeUnsent() { settle(frame, now: now) }
         leaveRoom(connection)
         run(gateway: state.connectionClosed(id, address: connection.address, at: now))
@@ -191,12 +191,12 @@ extension Gateway {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name],
               entry.connections[member] === connection else { return }
         run(.unseated(connection, member, in: entry))
-        run(entry.room.connectionClosed(member, leaving: connection.leaving, now: time.now()), in: entry)
+        run(entry.room.connectionClosed(member, leaving: connection.leaving, now: eventTime.server), in: entry)
     }
 
     /// A piece of a message arrived; a whole one is handled.
     func received(_ bytes: UnsafeRawBufferPointer, binary: Bool, final: Bool, midFrame: Bool, on connection: Connection) {
-        switch connection.state.received(bytes, binary: binary, final: final, midFrame: midFrame, now: time.monotonic()) {
+        switch connection.state.received(bytes, binary: binary, final: final, midFrame: midFrame, now: eventTime.monotonic) {
         case .partial, .discarded:
             return
         case .refused(let actions):
@@ -256,7 +256,7 @@ extension Gateway {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { return }
         for line in InboundMessage.lines(message) {
             guard entry.connections[member] === connection, connection.state.isOpen else { return }
-            switch connection.state.admitLine(now: time.monotonic()) {
+            switch connection.state.admitLine(now: eventTime.monotonic) {
             case .refused(let actions):
                 run(actions, on: connection)
                 continue
@@ -277,7 +277,7 @@ extension Gateway {
 
     /// The conformance endpoint: every message comes back as it was sent.
     private func echo(_ bytes: [UInt8], binary: Bool, on connection: Connection) {
-        enqueue(OutboundFrame(bytes, kind: binary ? .binary : .text, createdAt: time.monotonic()), on: connection)
+        enqueue(OutboundFrame(bytes, kind: binary ? .binary : .text, createdAt: eventTime.monotonic), on: connection)
     }
 
     static func metricName(_ input: InputLine) -> String {
@@ -307,12 +307,12 @@ extension Gateway {
 
     /// A pong came back.
     func ponged(_ connection: Connection) {
-        run(connection.state.ponged(now: time.monotonic()), on: connection)
+        run(connection.state.ponged(now: eventTime.monotonic), on: connection)
     }
 
     /// The service loop's housekeeping timer went off (`GatewayState.housekeeping`).
     func housekeeping() {
-        run(gateway: state.housekeeping(at: moment()))
+        run(gateway: state.housekeeping(at: eventTime))
     }
 
     /// Between half an interval and one and a half, spread by connection id, so

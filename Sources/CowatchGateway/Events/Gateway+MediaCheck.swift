@@ -50,13 +50,13 @@ extension Gateway {
 
     private func roomWouldChange(_ input: InputLine, from connection: Connection) -> Bool {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { return false }
-        return entry.room.wouldChange(input, from: member, now: time.now())
+        return entry.room.wouldChange(input, from: member, now: eventTime.server)
     }
 
     private func toRoom(_ input: InputLine, from connection: Connection) {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name],
               entry.connections[member] === connection, connection.state.isOpen else { return }
-        if isHeld(name), entry.room.wouldChangeOrRecord(input, from: member, now: time.now()) {
+        if isHeld(name), entry.room.wouldChangeOrRecord(input, from: member, now: eventTime.server) {
             cluster?.linesRefusedWhileHeld += 1
             let command: CommandName? = if case .command(let command) = input { command.name } else { nil }
             send(.error(CommandError(.unavailable, command: command, message:
@@ -64,7 +64,7 @@ extension Gateway {
                  to: connection)
             return
         }
-        run(entry.room.receive(input, from: member, now: time.now()), in: entry)
+        run(entry.room.receive(input, from: member, now: eventTime.server), in: entry)
     }
 
     private func startCheck(_ link: String, input: InputLine, on connection: Connection) {
@@ -87,7 +87,7 @@ extension Gateway {
         }
         run(.routed(connection, .checking(PendingMediaCheck(input: input, address: connection.address))))
         let id = connection.id
-        let started = time.monotonic()
+        let started = eventTime.monotonic
         let address = connection.address
         MediaProbe.check(link, settings: configuration.mediaCheck) { [weak self] verdict in
             self?.mediaCheckFinished(id, verdict: verdict, started: started, address: address)
@@ -128,7 +128,7 @@ extension Gateway {
     func applyMediaCheck(_ id: UInt64, verdict: MediaCheck.Verdict, started: MonotonicInstant, address: String) {
         state.linkCheckFinished(for: address)
         metrics.mediaChecks[verdict.label, default: 0] += 1
-        metrics.mediaCheckTime.observe(seconds: Double((time.monotonic() - started).microseconds) / 1e6)
+        metrics.mediaCheckTime.observe(seconds: Double((eventTime.monotonic - started).microseconds) / 1e6)
         guard let connection = connections[id] ?? carried[id], case .checking(let pending) = connection.route else { return }
         run(.routed(connection, .local))
         switch verdict {

@@ -18,7 +18,7 @@ extension Gateway {
                              metadata: ["error": "\(error)"])
             }
         }
-        let now = time.now()
+        let now = eventTime.server
         var members = 0
         for saved in stored.rooms {
             let (room, actions) = Room.restore(

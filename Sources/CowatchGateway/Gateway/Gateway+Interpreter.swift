@@ -34,7 +34,7 @@ extension Gateway {
             carryOut(relaying: actions)
         case .send(let event, let connection):
             countError(event)
-            let now = time.monotonic()
+            let now = eventTime.monotonic
             for frame in frames(for: event, encoding: connection.encoding, room: connection.room, now: now) {
                 enqueue(frame, on: connection, now: now)
             }
@@ -247,7 +247,7 @@ extension Gateway {
                 cluster.upstreams.removeValue(forKey: id)?.close(code: 1000)
             case .deliver(let payload, let recipients):
                 // Framed once for all of them, as on the owner.
-                let now = time.monotonic()
+                let now = eventTime.monotonic
                 let frame = OutboundFrame(payload, kind: .text, createdAt: now)
                 for id in recipients {
                     guard let connection = connections[id], connection.state.isOpen else { continue }
@@ -311,10 +311,10 @@ extension Gateway {
     func broadcast(_ event: RoomEvent, in entry: RoomEntry, except: MemberID?) {
         metrics.broadcasts += 1
         countError(event)
-        let now = time.monotonic()
+        let now = eventTime.monotonic
         let json = entry.jsonConnections > 0 ? OutboundFrame(JSONEventEncoding.encode(event), createdAt: now) : nil
         let text = entry.textConnections > 0
-            ? TextEventEncoding.lines(event, now: time.now(), awaited: entry.room.playersAwaited)
+            ? TextEventEncoding.lines(event, now: eventTime.server, awaited: entry.room.playersAwaited)
                 .map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
         for (member, connection) in entry.connections where member != except && !connection.isCarried {
             switch connection.encoding {
@@ -349,7 +349,7 @@ extension Gateway {
         case .json: return [OutboundFrame(JSONEventEncoding.encode(event), createdAt: now)]
         case .text:
             let awaited = room.flatMap { rooms[$0]?.room.playersAwaited }
-            return TextEventEncoding.lines(event, now: time.now(), awaited: awaited, addressed: true)
+            return TextEventEncoding.lines(event, now: eventTime.server, awaited: awaited, addressed: true)
                 .map { OutboundFrame(Array($0.utf8), createdAt: now) }
         case .echo, .relay: return []
         }
@@ -361,7 +361,7 @@ extension Gateway {
 
     /// The service loop's timer for the rooms went off.
     func fireTimers() {
-        run(gateway: state.timersDue(at: time.now()))
+        run(gateway: state.timersDue(at: eventTime.server))
     }
 }
 
@@ -385,7 +385,7 @@ extension Gateway {
             case .warnRateLimited:
                 warnRateLimited(connection)
             case .close(let frame):
-                let now = time.monotonic()
+                let now = eventTime.monotonic
                 let followUp = connection.state.close(frame, now: now)
                 guard !followUp.isEmpty else { continue }
                 metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
@@ -395,7 +395,7 @@ extension Gateway {
                 if connection.encoding == .relay { relayLinkGone(connection) }
                 run(followUp, on: connection)
             case .resynchronize(let dropped):
-                let now = time.monotonic()
+                let now = eventTime.monotonic
                 metrics.outboxDrops += dropped.count
                 metrics.outboxResyncs += 1
                 for frame in dropped { settle(frame, now: now) }
@@ -429,7 +429,7 @@ extension Gateway {
                 }
                 guard let name = connection.room, let member = connection.member, let entry = rooms[name] else { continue }
                 let measured = ServerInterval(milliseconds: roundTrip.roundedUpMilliseconds)
-                run(entry.room.roundTripMeasured(measured, for: member, now: time.now()), in: entry)
+                run(entry.room.roundTripMeasured(measured, for: member, now: eventTime.server), in: entry)
             case .drop(let cause):
                 metrics.dropped[cause.rawValue, default: 0] += 1
                 server?.drop(connection)
@@ -445,7 +445,7 @@ extension Gateway {
         for action in actions {
             switch action {
             case .close(let frame):
-                guard !member.state.close(frame, now: time.monotonic()).isEmpty else { continue }
+                guard !member.state.close(frame, now: eventTime.monotonic).isEmpty else { continue }
                 metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
                 leaveRoom(member)
                 detachCarried(member)
@@ -471,10 +471,10 @@ extension Gateway {
     func enqueue(_ frame: OutboundFrame, on connection: Connection, now: MonotonicInstant? = nil) {
         if case .link(let link, let number) = connection.carrier {
             guard connection.state.isOpen, !connection.isGone else { return }
-            sendDown(.member(number), frame, on: link, now: now ?? time.monotonic())
+            sendDown(.member(number), frame, on: link, now: now ?? eventTime.monotonic)
             return
         }
-        let actions = connection.state.enqueue(frame, now: now ?? time.monotonic())
+        let actions = connection.state.enqueue(frame, now: now ?? eventTime.monotonic)
         if !actions.isEmpty { run(actions, on: connection) }
     }
 

@@ -29,6 +29,8 @@ public final class Gateway: @unchecked Sendable {
     let logger: Logger
     /// Where the gateway reads the time, once per event (`SkippableTime` in tests).
     let time: any TimeSource
+    /// The time of the event being handled (`eventBegins`).
+    private(set) var eventTime: GatewayState.Now
     /// Where rooms outlive a restart; nil keeps them in memory only.
     let store: (any RoomStore)?
     let parser: LineParser
@@ -97,6 +99,7 @@ public final class Gateway: @unchecked Sendable {
                 cluster: ClusterLink? = nil, logger: Logger = Logger(label: "cowatch.gateway"),
                 time: any TimeSource = SystemTime()) {
         self.time = time
+        eventTime = GatewayState.Now(server: time.now(), monotonic: time.monotonic())
         var configuration = configuration
         configuration.room.announcedLimits = Welcome.Limits(lineBytes: configuration.maximumLineBytes,
                                                             messageBytes: configuration.maximumMessageBytes)
@@ -142,6 +145,7 @@ public final class Gateway: @unchecked Sendable {
                     self.server = server
                     boundPort = server.port
                 }
+                eventBegins()
                 if let stored { restore(stored) }
                 started.signal()
                 serve(server)
@@ -182,6 +186,7 @@ public final class Gateway: @unchecked Sendable {
 
     private func serve(_ server: LWSServer) {
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(server.port)"])
+        eventBegins()
         run(.gateway(.armHousekeeping(after: state.settings.housekeepingInterval)))
         // A stop asked for while starting found no loop to wake.
         if isStopRequested { beginShutdown() }
@@ -190,7 +195,8 @@ public final class Gateway: @unchecked Sendable {
         }
         let remaining = connections.count
         cluster?.relays.shutdown()
-        run(.gateway(.writeAliveMark(time.now())))
+        eventBegins()
+        run(.gateway(.writeAliveMark(eventTime.server)))
         store?.flush()
         lock.withLock { self.server = nil }
         server.destroy()
@@ -205,16 +211,23 @@ public final class Gateway: @unchecked Sendable {
             defer { inbox.removeAll() }
             return inbox
         }
-        for message in messages { handle(message) }
+        for message in messages {
+            // Each message is an event of its own: a skipped time, for one, is read after it.
+            eventBegins()
+            handle(message)
+        }
     }
 
     func beginShutdown() {
         logger.info("shutting down", metadata: ["connections": "\(connections.count)"])
-        run(gateway: state.stopRequested(at: time.monotonic()))
+        run(gateway: state.stopRequested(at: eventTime.monotonic))
     }
 
-    /// Both of the time source's clocks, read once for an event.
-    func moment() -> GatewayState.Now {
-        GatewayState.Now(server: time.now(), monotonic: time.monotonic())
+    /// An event begins (a libwebsockets callback, a timer, the start, the end):
+    /// the time source is read once, and everything the event decides and
+    /// carries out is at that time (`eventTime`). Only measurements of how long
+    /// something took read the source again (`wrote`, the connection pass).
+    func eventBegins() {
+        eventTime = GatewayState.Now(server: time.now(), monotonic: time.monotonic())
     }
 }

@@ -271,7 +271,7 @@ extension LWSServer {
     /// (as many as fit the write buffer), as libwebsockets allows one write per
     /// writeable callback; then the close frame, once everything queued is gone.
     func writeNext(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
-        switch connection.state.nextWrite(budget: Self.writeBudget, now: gateway.time.monotonic()) {
+        switch connection.state.nextWrite(budget: Self.writeBudget, now: gateway.eventTime.monotonic) {
         case .nothing:
             gateway.wrote([], on: connection, stillBuffered: lws_partial_buffered(wsi) != 0)
             return 0

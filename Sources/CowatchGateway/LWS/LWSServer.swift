@@ -259,7 +259,7 @@ final class LWSServer {
             lws_sul_cancel(&roomTimer.pointee.sul)
             return
         }
-        let delay = Swift.max(0, nextDue.interval(since: gateway.time.now()).milliseconds) * 1000
+        let delay = Swift.max(0, nextDue.interval(since: gateway.eventTime.server).milliseconds) * 1000
         roomTimer.withMemoryRebound(to: lws_sorted_usec_list_t.self, capacity: 1) { sul in
             lws_sul_schedule(context, 0, sul, lwsRoomTimerFired, delay)
         }
@@ -332,6 +332,7 @@ private func lwsRoomTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_
     guard let sul, let owner = cw_timer_owner(sul) else { return }
     let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
     guard let server = gateway.server, !server.isDestroying else { return }
+    gateway.eventBegins()
     gateway.fireTimers()
     server.flushWrites()
 }
@@ -340,6 +341,7 @@ private func lwsHousekeepingFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_li
     guard let sul, let owner = cw_timer_owner(sul) else { return }
     let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
     guard let server = gateway.server, !server.isDestroying else { return }
+    gateway.eventBegins()
     gateway.housekeeping()
     server.flushWrites()
 }
@@ -350,6 +352,7 @@ private func lwsServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
     guard let wsi, let gateway = gateway(of: wsi), let server = gateway.server, !server.isDestroying else {
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
+    gateway.eventBegins()
     let result = server.handle(wsi, reason, user, input, length)
     server.flushWrites()
     return result
