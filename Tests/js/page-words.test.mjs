@@ -3,9 +3,7 @@
 // watching" only when someone else can.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  cannotPlayWords, describeReason, leftWords, roleWord, someoneElseCanPlay,
-} from '../../Sources/CowatchWeb/Web/static/ui.js';
+import { cannotPlayWords, describeReason, leftWords, roleWord, someoneElseCanPlay } from '../../Sources/CowatchWeb/Web/static/model/ui.js';
 
 const member = (id, extra = {}) => ({
   id, name: id, role: 'member', joined: true, player: true, connected: true, ready: true, suspensions: [], ...extra,

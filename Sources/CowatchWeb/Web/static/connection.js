@@ -6,7 +6,7 @@
 //             'connecting' | 'open' | 'reconnecting' | 'closed' (for good)
 //   'event'   detail: one server event object ({ type: 'state', ... })
 
-import { DEFAULT_LIMITS, limitsOf, packLines } from './line-limit.js';
+import { DEFAULT_LIMITS, limitsOf, packLines } from './model/line-limit.js';
 
 /** Close codes after which reconnecting would be wrong (docs/protocol.md), with
  *  what to tell the person; the server's reason, when it gives one, follows. */

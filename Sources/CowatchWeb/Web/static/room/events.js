@@ -2,9 +2,9 @@
 // chat log and the host panel.
 
 import { isStale } from '../sync/seq.js';
-import { DOOR_ERRORS } from '../door.js';
+import { DOOR_ERRORS } from '../model/door.js';
 import { welcome } from './membership.js';
-import { leftWords } from '../ui.js';
+import { leftWords } from '../model/ui.js';
 import { chatHeard } from './chat.js';
 import { renderAll } from './render.js';
 

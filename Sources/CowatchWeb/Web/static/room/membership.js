@@ -3,9 +3,10 @@
 // purpose with Quit.
 
 import { showSecret } from '../secret-box.js';
-import { $, renderConnection, roleWord } from '../ui.js';
+import { $, renderConnection } from '../ui.js';
+import { roleWord } from '../model/ui.js';
 import { renderAll, renderPlayer } from './render.js';
-import { limitsOf } from '../line-limit.js';
+import { limitsOf } from '../model/line-limit.js';
 
 /** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
 const ROLE_SUFFIX = { owner: ', its owner', host: ', a host', member: '' };

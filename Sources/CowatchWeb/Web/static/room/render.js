@@ -3,9 +3,8 @@
 // and seek bar.
 
 import { positionAt } from '../sync.js';
-import {
-  $, cannotPlayWords, describeStatus, formatTime, renderMembers, renderQueue, renderRoomControls, someoneElseCanPlay,
-} from '../ui.js';
+import { $, renderMembers, renderQueue, renderRoomControls } from '../ui.js';
+import { cannotPlayWords, describeStatus, formatTime, someoneElseCanPlay } from '../model/ui.js';
 
 export function renderAll(page) {
   const { model, room } = page;
@@ -109,7 +108,7 @@ export function renderPlayer(page) {
     default:
       break;
   }
-  // An own copy asked for over the video (owncopy.js) says what plays: no other sentence there.
+  // An own copy asked for over the video (own-copy.js) says what plays: no other sentence there.
   const asking = !$('own-ask').hidden;
   if (door.isShut || asking) message = button = null; // the door, or the ask, says all there is
   overlay.hidden = message == null;
