@@ -7,6 +7,7 @@ import { $, renderConnection } from '../ui.js';
 import { roleWord } from '../model/ui.js';
 import { renderAll, renderPlayer } from './render.js';
 import { limitsOf } from '../model/line-limit.js';
+import { welcomed } from '../model/events.js';
 
 /** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
 const ROLE_SUFFIX = { owner: ', its owner', host: ', a host', member: '' };
@@ -65,11 +66,7 @@ export function welcome(page, event) {
   if (door.isShut) door.open();
   $('chat-input').disabled = false;
   $('chat-input').placeholder = CHAT_PLACEHOLDER;
-  const returning = model.meId === event.you.id;
-  model.meId = event.you.id;
-  model.participants = new Map(event.participants.map((p) => [p.id, p]));
-  model.participants.set(event.you.id, { ...model.participants.get(event.you.id), ...event.you });
-  model.state = null; // the state follows; a restarted server may count seq anew
+  const returning = welcomed(model, event);
   page.limits = limitsOf(event);
   page.chat.measure?.();
   // A new connection is a new member after a restart, or one the server may

@@ -14,6 +14,7 @@ import { Announcements } from './announcements.js';
 import { $ } from '../ui.js';
 import { describeReason } from '../model/ui.js';
 import { DEFAULT_LIMITS } from '../model/line-limit.js';
+import { emptyModel } from '../model/events.js';
 
 export class RoomPage {
   /**
@@ -30,12 +31,8 @@ export class RoomPage {
     this.log = log;
     this.video = video;
     this.subtitles = subtitles;
-    /** Everything the page knows about the room, from the server's events. */
-    this.model = {
-      meId: null,
-      participants: new Map(), // id → participant (+ lastChange)
-      state: null,
-    };
+    /** Everything the page knows about the room, from the server's events (model/events.js). */
+    this.model = emptyModel();
     // The owner key this browser keeps for the room, or a link's (model/kept.js).
     this.ownerKey = new KeptOwnerKey(room, fromLink.owner);
     // This tab's member of the room, from an earlier load of this tab (a reload).
