@@ -60,10 +60,9 @@ export function wireChat(page) {
  * what was typed since stays); the room's echo of it, or a reply to it, means
  * it was taken.
  */
-export function chatHeard(page, event) {
-  const { chat } = page;
+export function chatHeard(chat, meId, event) {
   if (chat.last == null) return;
-  if (event.type === 'chat' && event.from === page.model.meId) {
+  if (event.type === 'chat' && event.from === meId) {
     chat.last = null;
   } else if (event.type === 'reply' && event.command != null && chat.last.toLowerCase().startsWith(`/${event.command}`)) {
     chat.last = null;

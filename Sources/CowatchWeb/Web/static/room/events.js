@@ -10,7 +10,7 @@ import { chatHeard } from './chat.js';
 import { renderAll } from './render.js';
 
 export function handleEvent(page, event) {
-  chatHeard(page, event);
+  chatHeard(page.chat, page.model.meId, event);
   if (event.type === 'welcome') welcome(page, event);
   const news = heard(page.model, event);
   if (news.stale) return;
