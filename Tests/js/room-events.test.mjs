@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { emptyModel, heard, replyLine, resumeRefused, welcomed } from '../../Sources/CowatchWeb/Web/static/model/events.js';
+import { emptyModel, heard, replyLine, resumeRefused, welcomed, welcomeLines } from '../../Sources/CowatchWeb/Web/static/model/events.js';
 
 const ann = { id: 'p1', name: 'ann', role: 'host' };
 const bob = { id: 'p2', name: 'bob', role: 'member' };
@@ -117,4 +117,37 @@ test('a refused /resume is what ends a seek-bar suspension', () => {
   assert.equal(resumeRefused({ type: 'error', command: 'resume', code: 'forbidden' }), true);
   assert.equal(resumeRefused({ type: 'error', command: 'seek', code: 'forbidden' }), false);
   assert.equal(resumeRefused({ type: 'reply', command: 'resume' }), false);
+});
+
+test('a new member\'s welcome: what was said before, who this page is, in the page\'s word for its role', () => {
+  const event = {
+    room: 'lobby', you: { ...ann, owner: true },
+    chat: [{ name: 'bob', text: 'hi', at: 1 }, { name: 'bob', text: 'waves', me: true, at: 2 }],
+  };
+  assert.deepEqual(welcomeLines(event, { returning: false, owner: { verdict: 'none', use: null } }), [
+    ['chat', 'hi', { name: 'bob', at: 1 }],
+    ['me', 'waves', { name: 'bob', at: 2 }],
+    ['system', 'You are ann in room lobby, its owner. Type /help for the commands.'],
+  ]);
+  const member = welcomeLines({ room: 'lobby', you: bob }, { returning: false, owner: { verdict: 'none', use: null } });
+  assert.deepEqual(member, [['system', 'You are bob in room lobby. Type /help for the commands.']]);
+});
+
+test('a returning member is told it is back, and the chat is not shown again', () => {
+  const event = { room: 'lobby', you: ann, chat: [{ name: 'bob', text: 'hi', at: 1 }] };
+  assert.deepEqual(welcomeLines(event, { returning: true, owner: { verdict: 'none', use: null } }), [['system', 'Reconnected.']]);
+});
+
+test('what became of a link\'s owner key is said after who this page is', () => {
+  const event = { room: 'lobby', you: ann };
+  const said = (owner) => welcomeLines(event, { returning: true, owner }).map(([kind, text]) => [kind, text.split(':')[0].split('.')[0]]);
+  assert.deepEqual(said({ verdict: 'created', use: 'k' }),
+    [['notice', 'You created this room and own it'], ['system', 'Reconnected']]);
+  assert.deepEqual(said({ verdict: 'accepted', use: 'k' })[1], ['notice', 'The owner key in the link you opened was accepted']);
+  assert.deepEqual(said({ verdict: 'unchecked', use: 'k' })[1], ['notice', 'The owner key in the link you opened was not checked']);
+  const refused = welcomeLines(event, { returning: true, owner: { verdict: 'refused', use: 'kept' } })[1];
+  assert.equal(refused[0], 'error');
+  assert.match(refused[1], /kept for the room is unchanged, and used instead\.$/);
+  assert.match(welcomeLines(event, { returning: true, owner: { verdict: 'refused', use: null } })[1][1],
+    /Nothing was kept; you are in the room as a member\.$/);
 });

@@ -5,7 +5,7 @@
 
 import { isStale } from '../sync/seq.js';
 import { DOOR_ERRORS } from './door.js';
-import { leftWords } from './ui.js';
+import { leftWords, roleWord } from './ui.js';
 
 /** Everything the page knows about the room, from the server's events. */
 export function emptyModel() {
@@ -28,6 +28,43 @@ export function welcomed(model, event) {
   model.participants.set(event.you.id, { ...model.participants.get(event.you.id), ...event.you });
   model.state = null; // the state follows; a restarted server may count seq anew
   return returning;
+}
+
+/** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
+const ROLE_SUFFIX = { owner: ', its owner', host: ', a host', member: '' };
+
+/**
+ * The chat log's lines for a `welcome`, `[kind, text, extra?]` in order: a room
+ * this page created, what was said before a new member came, who this page is
+ * (or that it is back), and what became of an owner key from the link.
+ * @param {{ returning: boolean, owner: { verdict: string, use: string|null } }} how
+ *   `owner` as model/kept.js's KeptOwnerKey answers the welcome
+ */
+export function welcomeLines(event, { returning, owner }) {
+  const lines = [];
+  if (owner.verdict === 'created') {
+    lines.push(['notice', 'You created this room and own it: keep the owner link shown beside the chat.']);
+  }
+  if (!returning) {
+    // What was said before this page came, as the server kept it.
+    for (const line of event.chat || []) {
+      lines.push([line.me ? 'me' : 'chat', line.text, { name: line.name, at: line.at }]);
+    }
+  }
+  lines.push(['system', returning
+    ? 'Reconnected.'
+    : `You are ${event.you.name} in room ${event.room}${ROLE_SUFFIX[roleWord(event.you)]}. Type /help for the commands.`]);
+  if (owner.verdict === 'accepted') {
+    lines.push(['notice', 'The owner key in the link you opened was accepted: you own this room, and this browser keeps the key.']);
+  } else if (owner.verdict === 'refused') {
+    lines.push(['error', 'The owner key in the link you opened was not accepted for this room. ' + (owner.use
+      ? 'The owner key this browser kept for the room is unchanged, and used instead.'
+      : 'Nothing was kept; you are in the room as a member.')]);
+  } else if (owner.verdict === 'unchecked') {
+    lines.push(['notice', 'The owner key in the link you opened was not checked: this tab came back as the member it was, ' +
+      'who already owns the room. The owner key this browser kept is unchanged.']);
+  }
+  return lines;
 }
 
 /**

@@ -65,6 +65,34 @@ export function leftWords(name, reason) {
   return `${name} left.`;
 }
 
+/**
+ * What the overlay over the video says, and its button's words, for the
+ * player's mode: null for either when there is nothing to say or do.
+ * @param {{ mode: string, mediaError?: string }} snapshot the player's (sync.js)
+ * @param {{ ended: boolean, othersPlay: () => boolean }} room `ended`: the
+ *   session was ended (invalidated); `othersPlay`: whether another member can
+ *   play the item (asked only when this player cannot)
+ * @returns {{ message: string|null, button: string|null }}
+ */
+export function overlayWords(snapshot, { ended, othersPlay }) {
+  switch (snapshot.mode) {
+    case 'idle':
+      return {
+        message: ended ? 'The session ended. Paste a video link below to start another.'
+          : 'Nothing is playing yet. Paste a video link below to watch it together.',
+        button: null,
+      };
+    case 'left':
+      return { message: 'You left the group session. You are still in the room and its chat.', button: 'Join the session again' };
+    case 'error':
+      return { message: cannotPlayWords(snapshot.mediaError, othersPlay()), button: 'Try again' };
+    case 'blocked':
+      return { message: 'Your browser did not allow playback to start by itself.', button: '▶ Click to join playback' };
+    default:
+      return { message: null, button: null };
+  }
+}
+
 // MARK: the player's status
 
 /**

@@ -4,13 +4,9 @@
 
 import { showSecret } from '../secret-box.js';
 import { $, renderConnection } from '../ui.js';
-import { roleWord } from '../model/ui.js';
 import { renderAll, renderPlayer } from './render.js';
 import { limitsOf } from '../model/line-limit.js';
-import { welcomed } from '../model/events.js';
-
-/** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
-const ROLE_SUFFIX = { owner: ', its owner', host: ', a host', member: '' };
+import { welcomed, welcomeLines } from '../model/events.js';
 
 const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> [title]…';
 
@@ -88,27 +84,8 @@ export function welcome(page, event) {
         { label: 'Owner key', value: event.ownerKey },
       ],
     });
-    log.add('notice', 'You created this room and own it: keep the owner link shown beside the chat.');
   }
-  if (!returning) {
-    // What was said before this page came, as the server kept it.
-    for (const line of event.chat || []) {
-      log.add(line.me ? 'me' : 'chat', line.text, { name: line.name, at: line.at });
-    }
-  }
-  log.add('system', returning
-    ? 'Reconnected.'
-    : `You are ${event.you.name} in room ${event.room}${ROLE_SUFFIX[roleWord(event.you)]}. Type /help for the commands.`);
-  if (owner.verdict === 'accepted') {
-    log.add('notice', 'The owner key in the link you opened was accepted: you own this room, and this browser keeps the key.');
-  } else if (owner.verdict === 'refused') {
-    log.add('error', 'The owner key in the link you opened was not accepted for this room. ' + (owner.use
-      ? 'The owner key this browser kept for the room is unchanged, and used instead.'
-      : 'Nothing was kept; you are in the room as a member.'));
-  } else if (owner.verdict === 'unchecked') {
-    log.add('notice', 'The owner key in the link you opened was not checked: this tab came back as the member it was, ' +
-      'who already owns the room. The owner key this browser kept is unchanged.');
-  }
+  for (const line of welcomeLines(event, { returning, owner })) log.add(...line);
   renderAll(page);
   // A refused link key: come back at once as the same member with the key
   // this browser kept, which makes it the owner again.

@@ -4,7 +4,7 @@
 
 import { positionAt } from '../sync.js';
 import { $, renderMembers, renderQueue, renderRoomControls } from '../ui.js';
-import { cannotPlayWords, describeStatus, formatTime, someoneElseCanPlay } from '../model/ui.js';
+import { describeStatus, formatTime, overlayWords, someoneElseCanPlay } from '../model/ui.js';
 
 export function renderAll(page) {
   const { model, room } = page;
@@ -85,29 +85,10 @@ export function renderPlayer(page) {
   const overlay = $('overlay');
   const text = $('overlay-text');
   const action = $('overlay-action');
-  let message = null;
-  let button = null;
-  switch (snapshot.mode) {
-    case 'idle':
-      message = state?.session?.state === 'invalidated'
-        ? 'The session ended. Paste a video link below to start another.'
-        : 'Nothing is playing yet. Paste a video link below to watch it together.';
-      break;
-    case 'left':
-      message = 'You left the group session. You are still in the room and its chat.';
-      button = 'Join the session again';
-      break;
-    case 'error':
-      message = cannotPlayWords(snapshot.mediaError, someoneElseCanPlay(page.model.participants, page.model.meId));
-      button = 'Try again';
-      break;
-    case 'blocked':
-      message = 'Your browser did not allow playback to start by itself.';
-      button = '▶ Click to join playback';
-      break;
-    default:
-      break;
-  }
+  let { message, button } = overlayWords(snapshot, {
+    ended: state?.session?.state === 'invalidated',
+    othersPlay: () => someoneElseCanPlay(page.model.participants, page.model.meId),
+  });
   // An own copy asked for over the video (own-copy.js) says what plays: no other sentence there.
   const asking = !$('own-ask').hidden;
   if (door.isShut || asking) message = button = null; // the door, or the ask, says all there is
