@@ -1,5 +1,5 @@
 /// The server clock's offset from this machine's, estimated from `/time` round
-/// trips as the page's `static/sync/clock-offset.js` does: a sample sent at local
+/// trips as the page's `static/sync/clock.js` does: a sample sent at local
 /// time t0, answered with server time s (whole ms, truncated) and received at t1
 /// says the offset (server - local) lies in (s - t1, s + 1 - t0). The estimate is
 /// the middle of the recent samples' intersection, or the mean of the quickest

@@ -1,12 +1,12 @@
-// The chat field (static/line-limit.js, static/room/help.js): lines measured as
+// The chat field (static/model/line-limit.js, static/model/help.js): lines measured as
 // the server measures them, never sent too long, messages that fit the server's
 // message limit, a refused line given back, and the page's own `/help`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   commandOf, DEFAULT_LIMITS, limitsOf, lineStatus, packLines, refusalOf, utf8Bytes,
-} from '../../Sources/CowatchWeb/Web/static/line-limit.js';
-import { asksForHelp, pageHelp } from '../../Sources/CowatchWeb/Web/static/room/help.js';
+} from '../../Sources/CowatchWeb/Web/static/model/line-limit.js';
+import { asksForHelp, pageHelp } from '../../Sources/CowatchWeb/Web/static/model/help.js';
 
 test('a line is counted in UTF-8 bytes, as the server counts it', () => {
   for (const text of ['hello', 'é', '€', '🎬', 'a🎬b', '👩‍👩‍👧', 'naïve café ☕', '\ud800x']) {

@@ -1,9 +1,9 @@
-// What a host's room settings (static/host-panel.js) and the door of a refused
-// page (static/door.js) say, decided without a page.
+// What a host's room settings (static/model/host-panel.js) and the door of a refused
+// page (static/model/door.js) say, decided without a page.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { botNameProblem, listingStatus, passwordProblem } from '../../Sources/CowatchWeb/Web/static/host-panel.js';
-import { DOOR_ERRORS, doorView } from '../../Sources/CowatchWeb/Web/static/door.js';
+import { botNameProblem, listingStatus, passwordProblem } from '../../Sources/CowatchWeb/Web/static/model/host-panel.js';
+import { DOOR_ERRORS, doorView } from '../../Sources/CowatchWeb/Web/static/model/door.js';
 
 test('a listed room with a password or a lock is said to be off the front page, as the server says', () => {
   assert.deepEqual(listingStatus({ public: false }), { shown: false, words: 'Not listed on the server\'s front page.' });

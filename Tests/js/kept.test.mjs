@@ -1,4 +1,4 @@
-// What the room page keeps in the browser (static/kept.js): this tab's member of a
+// What the room page keeps in the browser (static/model/kept.js): this tab's member of a
 // room across reloads, never taken by a copy of a tab that is still open; and an
 // owner key from a link kept only once the server accepted it.
 
@@ -7,7 +7,7 @@ import { test } from 'node:test';
 
 import {
   KeptOwnerKey, ResumeSlot, ownerKeyAfterWelcome, ownerStorageKey, resumeStorageKey,
-} from '../../Sources/CowatchWeb/Web/static/kept.js';
+} from '../../Sources/CowatchWeb/Web/static/model/kept.js';
 
 /** sessionStorage's interface over a Map; `copy()` is what a duplicated tab gets. */
 class MemoryStorage {

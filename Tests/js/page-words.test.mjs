@@ -1,11 +1,11 @@
-// What the room page says to people (static/ui.js): words, never a protocol
+// What the room page says to people (static/model/ui.js): words, never a protocol
 // identifier; one word per role; a removal told once; "the others keep
 // watching" only when someone else can.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  cannotPlayWords, describeReason, leftWords, roleWord, someoneElseCanPlay,
-} from '../../Sources/CowatchWeb/Web/static/ui.js';
+  cannotPlayWords, describeReason, leftWords, overlayWords, roleWord, someoneElseCanPlay,
+} from '../../Sources/CowatchWeb/Web/static/model/ui.js';
 
 const member = (id, extra = {}) => ({
   id, name: id, role: 'member', joined: true, player: true, connected: true, ready: true, suspensions: [], ...extra,
@@ -56,4 +56,20 @@ test('a kick or a ban is told once, by the room\'s notice; a member who left is 
   assert.equal(leftWords('bob', 'banned'), null);
   assert.equal(leftWords('bob', 'left'), 'bob left.');
   assert.equal(leftWords('bob', undefined), 'bob left.');
+});
+
+test('the overlay over the video says what the viewer must know or do, and only then', () => {
+  const never = () => assert.fail('asked only when this player cannot play');
+  assert.deepEqual(overlayWords({ mode: 'idle' }, { ended: false, othersPlay: never }),
+    { message: 'Nothing is playing yet. Paste a video link below to watch it together.', button: null });
+  assert.equal(overlayWords({ mode: 'idle' }, { ended: true, othersPlay: never }).message,
+    'The session ended. Paste a video link below to start another.');
+  assert.equal(overlayWords({ mode: 'left' }, { ended: false, othersPlay: never }).button, 'Join the session again');
+  assert.deepEqual(overlayWords({ mode: 'error', mediaError: 'the file is not a video' }, { ended: false, othersPlay: () => true }), {
+    message: cannotPlayWords('the file is not a video', true), button: 'Try again',
+  });
+  assert.equal(overlayWords({ mode: 'blocked' }, { ended: false, othersPlay: never }).button, '▶ Click to join playback');
+  for (const mode of ['playing', 'paused', 'waiting', 'stalled', 'catchup', 'scrubbing', 'suspended']) {
+    assert.deepEqual(overlayWords({ mode }, { ended: false, othersPlay: never }), { message: null, button: null });
+  }
 });

@@ -1,4 +1,4 @@
-// The room page's address (static/room/address.js): the room a path names, what
+// The room page's address (static/model/address.js): the room a path names, what
 // a link carries for the page alone and the address left without it, and the
 // rooms this browser remembers for the landing page.
 
@@ -7,7 +7,7 @@ import { test } from 'node:test';
 
 import {
   RECENT_ROOMS, isRoomName, linkSecrets, recentRooms, roomFromPath,
-} from '../../Sources/CowatchWeb/Web/static/room/address.js';
+} from '../../Sources/CowatchWeb/Web/static/model/address.js';
 
 test('a room\'s path names it in lowercase; another spelling is renamed in the address bar', () => {
   assert.deepEqual(roomFromPath('/rooms/lobby'), { room: 'lobby', renamed: false });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { canSeekTo, unseekableWords } from '../../Sources/CowatchWeb/Web/static/sync/seekable.js';
-import { formatTime } from '../../Sources/CowatchWeb/Web/static/ui.js';
+import { formatTime } from '../../Sources/CowatchWeb/Web/static/model/ui.js';
 import { member, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const SUSPEND = '/suspend coordinatedPlaybackNotPossible';

@@ -3,7 +3,7 @@
 // dot's colour, the words and the number beside them never disagree.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeStatus, IN_SYNC_MS } from '../../Sources/CowatchWeb/Web/static/ui.js';
+import { describeStatus, IN_SYNC_MS } from '../../Sources/CowatchWeb/Web/static/model/ui.js';
 
 const clock = { offset: -2500.4, uncertainty: 3.2 };
 const state = { playback: { status: 'playing', rate: 1, position: 83.2 } };

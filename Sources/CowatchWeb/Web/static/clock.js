@@ -3,13 +3,13 @@
 // The room speaks server time (epoch milliseconds): a coordinated start says
 // "play at `at`", and a playing state's position is extrapolated from `at`. A
 // page's own clock may be off by seconds, so it estimates the offset with
-// `/time <client-ms>` round trips, NTP style; clock-offset.js turns the samples
+// `/time <client-ms>` round trips, NTP style; sync/clock.js turns the samples
 // into an estimate. This file sends them and keeps the result.
 //
 // The local clock is performance.timeOrigin + performance.now(): sub-millisecond
 // and monotonic, unlike Date.now(), which can be stepped under our feet.
 
-import { estimateOffset, keepRecent, sampleFrom } from './clock-offset.js';
+import { estimateOffset, keepRecent, sampleFrom } from './sync/clock.js';
 
 /** Samples sent in a burst when a connection opens: enough to find a quick one. */
 const BURST = 8;

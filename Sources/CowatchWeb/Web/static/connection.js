@@ -1,22 +1,15 @@
 // The room connection: one WebSocket speaking `cowatch.v1.json`, which comes back
 // by itself after a drop and takes the same member back with the resume token.
+// Whether and when it comes back, and what a close is said as, is decided in
+// model/connection.js; this file opens the sockets and keeps the timer.
 //
 // Events (an EventTarget):
 //   'status'  detail: { phase, attempt, delay, reason }   phase is one of
 //             'connecting' | 'open' | 'reconnecting' | 'closed' (for good)
 //   'event'   detail: one server event object ({ type: 'state', ... })
 
-import { DEFAULT_LIMITS, limitsOf, packLines } from './line-limit.js';
-
-/** Close codes after which reconnecting would be wrong (docs/protocol.md), with
- *  what to tell the person; the server's reason, when it gives one, follows. */
-const FINAL_CLOSES = new Map([
-  [4001, 'You were removed from the room by a host.'],
-  [4002, 'This room was opened again in another window; this one is disconnected.'],
-  [4003, 'You cannot enter this room right now.'],
-  [4004, 'This room is locked: only an invite link from a host lets you in.'],
-  [4005, 'This room asks for a password.'],
-]);
+import { ConnectionLife } from './model/connection.js';
+import { DEFAULT_LIMITS, limitsOf, packLines } from './model/line-limit.js';
 
 /** A random identity this browser keeps (`device=`), so that a ban holds when
  *  someone comes back under another name (docs/security.md). */
@@ -30,11 +23,6 @@ export function deviceIdentity(storage = globalThis.localStorage) {
   }
   return device;
 }
-
-/** Backoff between attempts: quick at first (a server restart or a Wi-Fi
- *  hiccup), then every 10 s at most, with jitter so a room full of browsers
- *  does not come back in one burst. */
-const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 7000, 10000];
 
 export class Connection extends EventTarget {
   /**
@@ -55,11 +43,15 @@ export class Connection extends EventTarget {
     this.resumeToken = resumeToken; // from the last `welcome` (or this tab's last load): the same member
     this.presented = { resume: null, owner: null }; // what the current socket was opened with
     this.socket = null;
-    this.attempt = 0;
+    this.life = new ConnectionLife();
     this.timer = null;
-    this.stopped = false;
     this.outbox = []; // lines typed while disconnected, sent on the next open
     this.messageBytes = DEFAULT_LIMITS.messageBytes; // the server's, once its welcome says it
+  }
+
+  /** Attempts since the last open connection. */
+  get attempt() {
+    return this.life.attempt;
   }
 
   url() {
@@ -76,8 +68,7 @@ export class Connection extends EventTarget {
   }
 
   open() {
-    this.stopped = false;
-    this.status(this.attempt === 0 ? 'connecting' : 'reconnecting');
+    this.status(this.life.opening());
     let socket;
     try {
       this.presented = { resume: this.resumeToken, owner: this.ownerKey };
@@ -88,7 +79,7 @@ export class Connection extends EventTarget {
     }
     this.socket = socket;
     socket.addEventListener('open', () => {
-      this.attempt = 0;
+      this.life.opened();
       this.status('open');
       // What was typed meanwhile, in order, in messages the server takes (a
       // message over its size limit would close this connection again).
@@ -115,34 +106,19 @@ export class Connection extends EventTarget {
     socket.addEventListener('close', (close) => {
       if (this.socket !== socket) return;
       this.socket = null;
-      const final = FINAL_CLOSES.get(close.code);
-      if (final || this.stopped) {
-        // The server's reason follows, unless it only says the same again.
-        const repeats = close.reason && final?.toLowerCase().startsWith(close.reason.toLowerCase());
-        // A locked room's reason is the whole story when it differs from the usual
-        // words: an invite link that no longer lets anyone in.
-        const spentInvite = close.code === 4004 && close.reason && !repeats;
-        const why = spentInvite ? `${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.`
-          : final && close.reason && !repeats && close.code !== 4004
-            ? `${final} ${close.reason.charAt(0).toUpperCase()}${close.reason.slice(1)}.` : final;
-        this.status('closed', { reason: why || close.reason || 'Disconnected.', code: close.code, serverReason: close.reason });
+      const next = this.life.closed(close, Math.random());
+      if (next.phase === 'closed') {
+        const { phase, ...extra } = next;
+        this.status(phase, extra);
         return;
       }
-      this.scheduleReconnect(close);
+      this.scheduleReconnect(next);
     });
     // An 'error' is always followed by 'close', which does the work.
   }
 
-  scheduleReconnect(close) {
-    // 4010: a cluster node says the room moved (docs/cluster.md): come back at
-    // once, spread over a tenth of a second, to whichever node serves it now.
-    const base = close.code === 4010 ? 100 : BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
-    const delay = Math.round(base * (close.code === 4010 ? Math.random() : 0.8 + Math.random() * 0.4));
-    this.attempt += 1;
-    let reason = close.reason || (close.code === 1006 ? 'connection lost' : `closed (${close.code})`);
-    if (close.code === 1001) reason = 'the server is restarting';
-    if (close.code === 4010) reason = 'the room moved to another server';
-    this.status('reconnecting', { attempt: this.attempt, delay, reason });
+  scheduleReconnect({ attempt, delay, reason }) {
+    this.status('reconnecting', { attempt, delay, reason });
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.open(), delay);
   }
@@ -181,7 +157,7 @@ export class Connection extends EventTarget {
    * navigating away afterwards does not cut the close short.
    */
   close({ waitMs = 2000 } = {}) {
-    this.stopped = true;
+    this.life.stop();
     clearTimeout(this.timer);
     const socket = this.socket;
     if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
@@ -204,7 +180,7 @@ export class Connection extends EventTarget {
     const previous = this.socket;
     this.socket = null;
     clearTimeout(this.timer);
-    this.attempt = 0;
+    this.life.restart();
     previous?.close(4000, 'reconnecting');
     this.open();
   }

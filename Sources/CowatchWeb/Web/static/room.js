@@ -31,7 +31,7 @@ async function main() {
   wireLinkBox(page);
   wireChat(page);
   wireTransport(page);
-  wireSoundAndKeys(page);
+  wireSoundAndKeys(video, (line) => page.command(line));
   wireSessionControls(page);
   wireSeekBar(page);
   wirePlayback(page);

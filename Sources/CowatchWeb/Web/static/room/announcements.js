@@ -1,8 +1,8 @@
-// The live region (room.html, #announcer): the sentences announce.js decides on,
+// The live region (room.html, #announcer): the sentences model/announcements.js decides on,
 // put in one at a time when they are due. The one timer here only wakes the
 // decision up again; it decides nothing.
 
-import { Announcer } from '../announce.js';
+import { Announcer } from '../model/announcements.js';
 
 export class Announcements extends Announcer {
   /** @param {HTMLElement} region a visually hidden element with role="status" */

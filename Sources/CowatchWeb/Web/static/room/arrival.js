@@ -1,9 +1,9 @@
 // Arriving in a room, before anything is sent: the link's secrets out of the
 // address bar, the room this page is for, the name to join with. What these
-// read from the address is decided in room/address.js.
+// read from the address is decided in model/address.js.
 
 import { $ } from '../ui.js';
-import { isRoomName, linkSecrets, recentRooms, roomFromPath } from './address.js';
+import { isRoomName, linkSecrets, recentRooms, roomFromPath } from '../model/address.js';
 
 /**
  * What a link carries for this page alone (an owner key, an invite) leaves the

@@ -1,13 +1,13 @@
 // The chat input: anything typed goes to the room as it is (chat, or a slash
 // command), queued while disconnected; the arrows recall what was sent. A line
-// is measured as the server measures it (UTF-8 bytes, line-limit.js): one too
+// is measured as the server measures it (UTF-8 bytes, model/line-limit.js): one too
 // long stays in the field, said so, and is never sent; one the room refuses
 // comes back into the field (unless something else was typed meanwhile).
-// `/help` alone is answered here (room/help.js).
+// `/help` alone is answered here (model/help.js).
 
 import { $ } from '../ui.js';
-import { lineStatus, refusalOf } from '../line-limit.js';
-import { asksForHelp, pageHelp } from './help.js';
+import { lineStatus, refusalOf } from '../model/line-limit.js';
+import { asksForHelp, pageHelp } from '../model/help.js';
 
 export function wireChat(page) {
   const { connection, log } = page;
@@ -60,10 +60,9 @@ export function wireChat(page) {
  * what was typed since stays); the room's echo of it, or a reply to it, means
  * it was taken.
  */
-export function chatHeard(page, event) {
-  const { chat } = page;
+export function chatHeard(chat, meId, event) {
   if (chat.last == null) return;
-  if (event.type === 'chat' && event.from === page.model.meId) {
+  if (event.type === 'chat' && event.from === meId) {
     chat.last = null;
   } else if (event.type === 'reply' && event.command != null && chat.last.toLowerCase().startsWith(`/${event.command}`)) {
     chat.last = null;

@@ -1,93 +1,51 @@
-// The room's events (docs/protocol.md) into the page: the model, the player, the
-// chat log and the host panel.
+// The room's events (docs/protocol.md) carried out on the page. What each event
+// changes in the room's model, and the words it puts in the log and tells screen
+// readers, is decided in model/events.js; here it reaches, in turn, the player
+// (the state it follows, the clock, a catch-up), the words (the chat log, the
+// live region, the host panel's replies) and the page drawn again.
 
-import { isStale } from '../sync/seq.js';
-import { DOOR_ERRORS } from '../door.js';
+import { heard, replyLine, resumeRefused } from '../model/events.js';
 import { welcome } from './membership.js';
-import { leftWords } from '../ui.js';
 import { chatHeard } from './chat.js';
 import { renderAll } from './render.js';
 
 export function handleEvent(page, event) {
-  const { announcements, clock, hostPanel, log, model, own, subtitles, sync } = page;
-  chatHeard(page, event);
-  switch (event.type) {
-    case 'welcome':
-      welcome(page, event);
-      break;
-    case 'state':
-      if (isStale(model.state, event)) return;
-      model.state = event;
-      sync.setState(own.update(event, page.me()));
-      subtitles.update(event.session?.state === 'joined' ? event.session.activity : null);
-      renderAll(page);
-      break;
-    case 'participant': {
-      const participant = { ...event.participant, lastChange: event.change };
-      const known = model.participants.has(participant.id);
-      const previousName = model.participants.get(participant.id)?.name;
-      model.participants.set(participant.id, participant);
-      if (participant.id === model.meId) sync.setMe(participant);
-      if (!known && participant.id !== model.meId) {
-        log.add('system', `${participant.name} arrived.`);
-        announcements.say(`${participant.name} arrived.`);
-      }
-      if (event.change === 'renamed') {
-        log.add('system', `${previousName || 'someone'} is now known as ${participant.name}.`);
-      }
-      renderAll(page);
-      break;
-    }
-    case 'participant-left': {
-      const gone = model.participants.get(event.id);
-      model.participants.delete(event.id);
-      const words = leftWords(event.name || gone?.name || 'someone', event.reason);
-      if (words) {
-        log.add('system', words);
-        announcements.say(words);
-      }
-      if (event.reason === 'kicked' || event.reason === 'banned') hostPanel.refresh('bans');
-      renderAll(page);
-      break;
-    }
-    case 'chat':
-      log.add(event.me ? 'me' : 'chat', event.text, { name: event.name, at: event.at });
-      if (event.from !== model.meId) announcements.chat(event.name, event.text, event.me);
-      break;
-    case 'notice':
-      log.add('notice', event.text);
-      announcements.news(event.text, event.cause);
-      break;
-    case 'reply':
-      // Lists the host panel asked for, and secrets shown once, are its own.
-      if (hostPanel.reply(event)) {
-        if (event.command === 'invite') log.add('notice', 'Invite link made: it is shown beside the chat, with a copy button.');
-        if (event.command === 'token') log.add('notice', 'Bot token made: it is shown beside the chat, with a copy button.');
-        break;
-      }
-      log.add('reply', event.text ?? JSON.stringify(event, null, 2));
-      break;
-    case 'error':
-      // A player report that raced with a newer state: the page answers that one.
-      if (event.code === 'stale-report') break;
-      // A refusal at the door: the door says it when the close follows.
-      if (event.command == null && DOOR_ERRORS.has(event.code)) break;
-      log.add('error', event.message || event.code);
-      announcements.say(event.message || event.code);
-      if (event.command === 'resume' && event.code === 'forbidden' && page.scrub.suspended) {
-        // Only hosts may move the group here: end the seek-bar suspension plainly.
-        page.send('/resume userIsChangingCurrentTime');
-        page.scrub.suspended = false;
-      }
-      break;
-    case 'time':
-      clock.receive(event);
-      break;
-    case 'catchup':
-      sync.startCatchup(event);
-      break;
-    default:
-      break; // unknown types are ignored (the contract allows new ones)
+  chatHeard(page.chat, page.model.meId, event);
+  if (event.type === 'welcome') welcome(page, event);
+  const news = heard(page.model, event);
+  if (news.stale) return;
+  toPlayer(page, event, news);
+  toWords(page, event, news);
+  if (news.refresh) page.hostPanel.refresh(news.refresh);
+  if (news.render) renderAll(page);
+  page.announcements.speak();
+}
+
+/** The player, its subtitles and the server clock. */
+function toPlayer(page, event, { state, me }) {
+  const { clock, own, subtitles, sync } = page;
+  if (state) {
+    sync.setState(own.update(state, page.me()));
+    subtitles.update(state.session?.state === 'joined' ? state.session.activity : null);
   }
-  announcements.speak();
+  if (me) sync.setMe(me);
+  if (event.type === 'time') clock.receive(event);
+  if (event.type === 'catchup') sync.startCatchup(event);
+}
+
+/** The chat log, the live region, the host panel's replies, and a seek-bar
+ *  suspension the room would not let this page end by moving the group. */
+function toWords(page, event, news) {
+  const { announcements, hostPanel, log } = page;
+  if (event.type === 'reply') {
+    // Lists the host panel asked for, and secrets shown once, are its own.
+    const line = replyLine(event, hostPanel.reply(event));
+    if (line) log.add(...line);
+  }
+  for (const line of news.log) log.add(...line);
+  for (const [verb, ...words] of news.announce) announcements[verb](...words);
+  if (resumeRefused(event) && page.scrub.suspended) {
+    page.send('/resume userIsChangingCurrentTime');
+    page.scrub.suspended = false;
+  }
 }

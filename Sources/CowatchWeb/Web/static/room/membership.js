@@ -3,12 +3,10 @@
 // purpose with Quit.
 
 import { showSecret } from '../secret-box.js';
-import { $, renderConnection, roleWord } from '../ui.js';
+import { $, renderConnection } from '../ui.js';
 import { renderAll, renderPlayer } from './render.js';
-import { limitsOf } from '../line-limit.js';
-
-/** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
-const ROLE_SUFFIX = { owner: ', its owner', host: ', a host', member: '' };
+import { limitsOf } from '../model/line-limit.js';
+import { welcomed, welcomeLines } from '../model/events.js';
 
 const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> [title]…';
 
@@ -64,11 +62,7 @@ export function welcome(page, event) {
   if (door.isShut) door.open();
   $('chat-input').disabled = false;
   $('chat-input').placeholder = CHAT_PLACEHOLDER;
-  const returning = model.meId === event.you.id;
-  model.meId = event.you.id;
-  model.participants = new Map(event.participants.map((p) => [p.id, p]));
-  model.participants.set(event.you.id, { ...model.participants.get(event.you.id), ...event.you });
-  model.state = null; // the state follows; a restarted server may count seq anew
+  const returning = welcomed(model, event);
   page.limits = limitsOf(event);
   page.chat.measure?.();
   // A new connection is a new member after a restart, or one the server may
@@ -90,27 +84,8 @@ export function welcome(page, event) {
         { label: 'Owner key', value: event.ownerKey },
       ],
     });
-    log.add('notice', 'You created this room and own it: keep the owner link shown beside the chat.');
   }
-  if (!returning) {
-    // What was said before this page came, as the server kept it.
-    for (const line of event.chat || []) {
-      log.add(line.me ? 'me' : 'chat', line.text, { name: line.name, at: line.at });
-    }
-  }
-  log.add('system', returning
-    ? 'Reconnected.'
-    : `You are ${event.you.name} in room ${event.room}${ROLE_SUFFIX[roleWord(event.you)]}. Type /help for the commands.`);
-  if (owner.verdict === 'accepted') {
-    log.add('notice', 'The owner key in the link you opened was accepted: you own this room, and this browser keeps the key.');
-  } else if (owner.verdict === 'refused') {
-    log.add('error', 'The owner key in the link you opened was not accepted for this room. ' + (owner.use
-      ? 'The owner key this browser kept for the room is unchanged, and used instead.'
-      : 'Nothing was kept; you are in the room as a member.'));
-  } else if (owner.verdict === 'unchecked') {
-    log.add('notice', 'The owner key in the link you opened was not checked: this tab came back as the member it was, ' +
-      'who already owns the room. The owner key this browser kept is unchanged.');
-  }
+  for (const line of welcomeLines(event, { returning, owner })) log.add(...line);
   renderAll(page);
   // A refused link key: come back at once as the same member with the key
   // this browser kept, which makes it the owner again.

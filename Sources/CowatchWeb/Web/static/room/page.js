@@ -6,13 +6,15 @@
 import { Connection, deviceIdentity } from '../connection.js';
 import { ServerClock } from '../clock.js';
 import { PlayerSync } from '../sync.js';
-import { KeptOwnerKey, ResumeSlot } from '../kept.js';
+import { KeptOwnerKey, ResumeSlot } from '../model/kept.js';
 import { Door } from '../door.js';
 import { HostPanel } from '../host-panel.js';
-import { OwnCopies } from '../owncopy.js';
+import { OwnCopies } from '../own-copy.js';
 import { Announcements } from './announcements.js';
-import { $, describeReason } from '../ui.js';
-import { DEFAULT_LIMITS } from '../line-limit.js';
+import { $ } from '../ui.js';
+import { describeReason } from '../model/ui.js';
+import { DEFAULT_LIMITS } from '../model/line-limit.js';
+import { emptyModel } from '../model/events.js';
 
 export class RoomPage {
   /**
@@ -29,13 +31,9 @@ export class RoomPage {
     this.log = log;
     this.video = video;
     this.subtitles = subtitles;
-    /** Everything the page knows about the room, from the server's events. */
-    this.model = {
-      meId: null,
-      participants: new Map(), // id → participant (+ lastChange)
-      state: null,
-    };
-    // The owner key this browser keeps for the room, or a link's (kept.js).
+    /** Everything the page knows about the room, from the server's events (model/events.js). */
+    this.model = emptyModel();
+    // The owner key this browser keeps for the room, or a link's (model/kept.js).
     this.ownerKey = new KeptOwnerKey(room, fromLink.owner);
     // This tab's member of the room, from an earlier load of this tab (a reload).
     this.slot = new ResumeSlot(room);
@@ -71,7 +69,7 @@ export class RoomPage {
     // The seek bar held by the viewer (room/seek-bar.js), and whether that
     // suspended this player from the group.
     this.scrub = { active: false, suspended: false };
-    // The server's limits on what is sent (line-limit.js), from its welcome.
+    // The server's limits on what is sent (model/line-limit.js), from its welcome.
     this.limits = { ...DEFAULT_LIMITS };
     // The chat line typed last, until the room takes or refuses it (room/chat.js).
     this.chat = { last: null, measure: null };

@@ -3,9 +3,8 @@
 // and seek bar.
 
 import { positionAt } from '../sync.js';
-import {
-  $, cannotPlayWords, describeStatus, formatTime, renderMembers, renderQueue, renderRoomControls, someoneElseCanPlay,
-} from '../ui.js';
+import { $, renderMembers, renderQueue, renderRoomControls } from '../ui.js';
+import { describeStatus, formatTime, overlayWords, someoneElseCanPlay } from '../model/ui.js';
 
 export function renderAll(page) {
   const { model, room } = page;
@@ -86,30 +85,11 @@ export function renderPlayer(page) {
   const overlay = $('overlay');
   const text = $('overlay-text');
   const action = $('overlay-action');
-  let message = null;
-  let button = null;
-  switch (snapshot.mode) {
-    case 'idle':
-      message = state?.session?.state === 'invalidated'
-        ? 'The session ended. Paste a video link below to start another.'
-        : 'Nothing is playing yet. Paste a video link below to watch it together.';
-      break;
-    case 'left':
-      message = 'You left the group session. You are still in the room and its chat.';
-      button = 'Join the session again';
-      break;
-    case 'error':
-      message = cannotPlayWords(snapshot.mediaError, someoneElseCanPlay(page.model.participants, page.model.meId));
-      button = 'Try again';
-      break;
-    case 'blocked':
-      message = 'Your browser did not allow playback to start by itself.';
-      button = '▶ Click to join playback';
-      break;
-    default:
-      break;
-  }
-  // An own copy asked for over the video (owncopy.js) says what plays: no other sentence there.
+  let { message, button } = overlayWords(snapshot, {
+    ended: state?.session?.state === 'invalidated',
+    othersPlay: () => someoneElseCanPlay(page.model.participants, page.model.meId),
+  });
+  // An own copy asked for over the video (own-copy.js) says what plays: no other sentence there.
   const asking = !$('own-ask').hidden;
   if (door.isShut || asking) message = button = null; // the door, or the ask, says all there is
   overlay.hidden = message == null;

@@ -2,7 +2,8 @@
 // userIsChangingCurrentTime suspension) and previews locally; releasing
 // proposes the new time to everyone with /resume ... at <time>.
 
-import { $, formatTime } from '../ui.js';
+import { $ } from '../ui.js';
+import { formatTime } from '../model/ui.js';
 
 export function wireSeekBar(page) {
   const { scrub, sync } = page;

@@ -11,8 +11,8 @@ const NOT_TYPED = new Set(['range', 'checkbox', 'radio', 'button', 'submit', 're
 /** Keys a focused control acts on itself. */
 const CONTROL_KEYS = new Set([' ', 'Enter', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown']);
 
-export function wireSoundAndKeys(page) {
-  const { video } = page;
+/** @param {HTMLVideoElement} video @param {(line: string) => void} command sends a command the viewer asked for */
+export function wireSoundAndKeys(video, command) {
   const renderSound = () => {
     $('mute').textContent = video.muted || video.volume === 0 ? 'Unmute' : 'Mute';
     $('volume').value = String(video.muted ? 0 : video.volume);
@@ -60,10 +60,10 @@ export function wireSoundAndKeys(page) {
         if (!$('play').disabled) $('play').click();
         break;
       case 'ArrowLeft':
-        if (!$('seek').disabled) page.command('/seek -5');
+        if (!$('seek').disabled) command('/seek -5');
         break;
       case 'ArrowRight':
-        if (!$('seek').disabled) page.command('/seek +5');
+        if (!$('seek').disabled) command('/seek +5');
         break;
       case 'm': case 'M':
         toggleMute();

@@ -1,11 +1,11 @@
-// The server clock's offset, estimated from /time round trips (clock-offset.js).
+// The server clock's offset, estimated from /time round trips (static/sync/clock.js).
 // A start "at server time T" happens at T minus this offset on the page: every
 // millisecond of error here is a millisecond between two viewers.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { BEST, estimateOffset, keepRecent, sampleFrom, WINDOW_MAX, WINDOW_MS } from '../../Sources/CowatchWeb/Web/static/clock-offset.js';
+import { BEST, estimateOffset, keepRecent, sampleFrom, WINDOW_MAX, WINDOW_MS } from '../../Sources/CowatchWeb/Web/static/sync/clock.js';
 
 /** Deterministic noise, so a failure can be replayed. */
 function random(seed) {

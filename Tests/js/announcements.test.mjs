@@ -1,10 +1,10 @@
-// What the room page says to a screen reader (announce.js): the room's news,
+// What the room page says to a screen reader (static/model/announcements.js): the room's news,
 // chat and the sync badge, one sentence at a time, never a flood.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { Announcer } from '../../Sources/CowatchWeb/Web/static/announce.js';
+import { Announcer } from '../../Sources/CowatchWeb/Web/static/model/announcements.js';
 
 /** Everything said from `from` to `until`, asking whenever the announcer says to. */
 function drain(announcer, from, until = from + 60_000) {
