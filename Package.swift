@@ -203,6 +203,7 @@ let package = Package(
         ),
         .executableTarget(name: "FuzzConnection", dependencies: ["CowatchTime", "FuzzSupport", "CowatchConnection"], path: "Tools/FuzzConnection"),
         .testTarget(name: "SlashCommandsTests", dependencies: ["SlashCommands"]),
+        .testTarget(name: "CowatchTimeTests", dependencies: ["CowatchTime"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchTime", "CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchTime", "CowatchConnection"]),
         .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer"]),

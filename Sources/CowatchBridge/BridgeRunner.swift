@@ -44,19 +44,22 @@ public final class BridgeRunner: @unchecked Sendable {
     private let networks: [any ChatNetwork]
     private let clients: WebSocketClients
     private let logger: Logger
+    /// Where events are timed and timers set.
+    private let time: any TimeSource
     // On `queue` only.
     private var relays: [RoomRelay]
     private var connections: [ConnectionKey: (attempt: Int, connection: ClientConnection)] = [:]
 
     public init(pairs: [Pair], networks: [any ChatNetwork], connectTimeout: MonotonicDuration,
-                trust: ClientTrust = .system, logger: Logger) throws {
+                trust: ClientTrust = .system, logger: Logger, time: any TimeSource = SystemTime()) throws {
         self.pairs = pairs
+        self.time = time
         self.networks = networks
         self.logger = logger
         relays = pairs.enumerated().map { index, pair in
             RoomRelay(settings: pair.relay, seed: Backoff.seed("\(index)\u{0}\(pair.relay.channel)\u{0}\(pair.relay.room)"))
         }
-        clients = try WebSocketClients(connectTimeout: connectTimeout.seconds, trust: trust)
+        clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust)
     }
 
     public func start() {
@@ -64,7 +67,7 @@ public final class BridgeRunner: @unchecked Sendable {
             for (index, network) in networks.enumerated() {
                 network.start { [self] event in queue.async { [self] in route(event, from: index) } }
             }
-            for index in relays.indices { run(index, .start(now: Self.now())) }
+            for index in relays.indices { run(index, .start(now: time.monotonic())) }
         }
     }
 
@@ -92,7 +95,7 @@ public final class BridgeRunner: @unchecked Sendable {
         case .direct:
             targets = Array(mine.prefix(1))
         }
-        for index in targets { run(index, .network(event, now: Self.now())) }
+        for index in targets { run(index, .network(event, now: time.monotonic())) }
     }
 
     private func run(_ index: Int, _ event: RoomRelay.Event) {
@@ -111,12 +114,12 @@ public final class BridgeRunner: @unchecked Sendable {
             let headers = identity.forwardedFor.map { [(name: "X-Forwarded-For", value: $0)] } ?? []
             let key = ConnectionKey(pair: index, connection: connection)
             let opened = clients.connect(address, encoding: .json, handlers: ClientHandlers(
-                opened: { [self] in queue.async { [self] in run(index, .opened(connection, attempt, now: Self.now())) } },
-                received: { [self] text in queue.async { [self] in run(index, .received(connection, attempt, text, now: Self.now())) } },
+                opened: { [self] in queue.async { [self] in run(index, .opened(connection, attempt, now: time.monotonic())) } },
+                received: { [self] text in queue.async { [self] in run(index, .received(connection, attempt, text, now: time.monotonic())) } },
                 closed: { [self] info in
                     queue.async { [self] in
                         if connections[key]?.attempt == attempt { connections[key] = nil }
-                        run(index, .closed(connection, attempt, info, now: Self.now()))
+                        run(index, .closed(connection, attempt, info, now: time.monotonic()))
                     }
                 }), headers: headers)
             connections[key] = (attempt, opened)
@@ -125,7 +128,7 @@ public final class BridgeRunner: @unchecked Sendable {
         case .close(let connection):
             connections[ConnectionKey(pair: index, connection: connection)]?.connection.close()
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in run(index, .timerFired(timer, now: Self.now())) }
+            time.schedule(after: delay, on: queue) { [self] in run(index, .timerFired(timer, now: time.monotonic())) }
         case .network(let command):
             networks[pair.network].perform(command)
         case .log(let entry):
@@ -143,6 +146,4 @@ public final class BridgeRunner: @unchecked Sendable {
             }
         }
     }
-
-    static func now() -> MonotonicInstant { SystemClock.monotonic() }
 }

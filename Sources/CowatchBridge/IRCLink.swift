@@ -110,14 +110,14 @@ final class IRCLink: @unchecked Sendable {
 
     /// Returns why the connection ended.
     private func connectAndServe(wakeRead: Int32) -> String {
-        let deadline = Self.now() + connectTimeout.seconds
+        let deadline = Self.now() + connectTimeout
         if let problem = connect(deadline: deadline, wakeRead: wakeRead) { return problem }
         if endpoint.tls != nil, let problem = handshake(deadline: deadline, wakeRead: wakeRead) { return problem }
         handlers.connected()
         return serve(wakeRead: wakeRead)
     }
 
-    private func connect(deadline: Double, wakeRead: Int32) -> String? {
+    private func connect(deadline: MonotonicInstant, wakeRead: Int32) -> String? {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -168,13 +168,13 @@ final class IRCLink: @unchecked Sendable {
 
     private enum Readiness { case ready, timedOut, closing }
 
-    private func wait(for descriptor: Int32, events: Int16, deadline: Double, wakeRead: Int32) -> Readiness {
+    private func wait(for descriptor: Int32, events: Int16, deadline: MonotonicInstant, wakeRead: Int32) -> Readiness {
         while true {
             if lock.withLock({ closeRequested }) { return .closing }
             let left = deadline - Self.now()
-            guard left > 0 else { return .timedOut }
+            guard left > .zero else { return .timedOut }
             var fds = [pollfd(fd: descriptor, events: events, revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            let count = poll(&fds, nfds_t(fds.count), Int32(min(left, 3600) * 1000) + 1)
+            let count = poll(&fds, nfds_t(fds.count), Int32(min(left, .seconds(3600)).microseconds / 1000) + 1)
             if count > 0, fds[1].revents != 0 { drain(wakeRead) }
             if count > 0, fds[0].revents != 0 { return .ready }
         }
@@ -182,7 +182,7 @@ final class IRCLink: @unchecked Sendable {
 
     // MARK: - TLS
 
-    private func handshake(deadline: Double, wakeRead: Int32) -> String? {
+    private func handshake(deadline: MonotonicInstant, wakeRead: Int32) -> String? {
         guard let options = endpoint.tls, let context = SSL_CTX_new(TLS_client_method()) else {
             return "TLS is not available: \(Self.tlsError())"
         }
@@ -376,7 +376,7 @@ final class IRCLink: @unchecked Sendable {
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The monotonic clock in seconds (`SystemClock`), for the link's own poll
-    /// deadlines, which count down in milliseconds for `poll`.
-    private static func now() -> Double { SystemClock.monotonicSeconds() }
+    /// The monotonic clock (`SystemClock`), for the link's own poll deadlines:
+    /// `poll` waits in real time, which no skipped time could shorten.
+    private static func now() -> MonotonicInstant { SystemClock.monotonic() }
 }

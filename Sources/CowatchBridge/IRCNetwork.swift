@@ -12,6 +12,8 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
     private let endpoint: IRCLink.Endpoint
     private let connectTimeout: MonotonicDuration
     private let logger: Logger
+    /// Where events are timed and timers set.
+    private let time: any TimeSource
     // On `queue` only.
     private var session: IRCSession
     private var links: [IRCSession.Attempt: IRCLink] = [:]
@@ -21,8 +23,9 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
 
     /// `tls` nil for plain `irc://`.
     public init(identity: String, host: String, port: Int, tls: (verify: Bool, caFile: String?)?, connectTimeout: MonotonicDuration,
-                session: IRCSession.Settings, logger: Logger) {
+                session: IRCSession.Settings, logger: Logger, time: any TimeSource = SystemTime()) {
         self.identity = identity
+        self.time = time
         endpoint = IRCLink.Endpoint(host: host, port: port, tls: tls.map { IRCLink.TLSOptions(verify: $0.verify, caFile: $0.caFile) })
         self.connectTimeout = connectTimeout
         self.session = IRCSession(settings: session, seed: Backoff.seed(identity + session.nick))
@@ -33,12 +36,12 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
     public func start(events: @escaping @Sendable (NetworkEvent) -> Void) {
         queue.async { [self] in
             deliver = events
-            run(.start(now: SystemClock.monotonic()))
+            run(.start(now: time.monotonic()))
         }
     }
 
     public func perform(_ command: NetworkCommand) {
-        queue.async { [self] in run(.command(command, now: SystemClock.monotonic())) }
+        queue.async { [self] in run(.command(command, now: time.monotonic())) }
     }
 
     /// Says QUIT, and waits (a few seconds at most) for the connection to close.
@@ -49,8 +52,11 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
             deliver = nil
             return !links.isEmpty
         }
-        if waiting { _ = stopped.wait(timeout: .now() + 5) }
+        if waiting { _ = SystemClock.wait(on: stopped, for: Self.quitWait) }
     }
+
+    /// How long `stop` waits for the server to close after QUIT.
+    static let quitWait = MonotonicDuration.seconds(5)
 
     private func run(_ event: IRCSession.Event) {
         for action in session.handle(event) { perform(action) }
@@ -61,12 +67,12 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
         case .connect(let attempt):
             logger.info("connecting to IRC", metadata: ["server": "\(endpoint.host):\(endpoint.port)", "tls": "\(endpoint.tls != nil)"])
             let link = IRCLink(endpoint: endpoint, connectTimeout: connectTimeout, handlers: IRCLink.Handlers(
-                connected: { [self] in queue.async { [self] in run(.connected(attempt, now: SystemClock.monotonic())) } },
-                line: { [self] line in queue.async { [self] in run(.received(attempt, line, now: SystemClock.monotonic())) } },
+                connected: { [self] in queue.async { [self] in run(.connected(attempt, now: time.monotonic())) } },
+                line: { [self] line in queue.async { [self] in run(.received(attempt, line, now: time.monotonic())) } },
                 closed: { [self] reason in
                     queue.async { [self] in
                         links[attempt] = nil
-                        run(.closed(attempt, reason: reason, now: SystemClock.monotonic()))
+                        run(.closed(attempt, reason: reason, now: time.monotonic()))
                         if stopping, links.isEmpty { stopped.signal() }
                     }
                 }))
@@ -77,7 +83,7 @@ public final class IRCNetwork: ChatNetwork, @unchecked Sendable {
         case .disconnect(let attempt):
             links[attempt]?.close()
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in run(.timerFired(timer, now: SystemClock.monotonic())) }
+            time.schedule(after: delay, on: queue) { [self] in run(.timerFired(timer, now: time.monotonic())) }
         case .deliver(let event):
             deliver?(event)
         case .log(let entry):

@@ -22,7 +22,7 @@ extension IRCSession {
         let waiting = pacer.clear()
         droppedByTarget = [:]
         phase = .away
-        let delay = MonotonicDuration.seconds(backoff.next())
+        let delay = backoff.next()
         var metadata = ["reason": reason, "retry_in": Self.seconds(delay)]
         if waiting > 0 { metadata["lines_lost"] = "\(waiting)" }
         actions.append(.log(LogEntry(.warning, "IRC connection lost", metadata)))

@@ -94,7 +94,7 @@ extension IRCSession {
             let key = fold(parameters[1])
             guard let channel = channelsByKey[key] else { return [] }
             var retry = joinBackoffs[key] ?? Backoff(settings: settings.joinRetry, seed: Backoff.seed(key))
-            let delay = MonotonicDuration.seconds(retry.next())
+            let delay = retry.next()
             joinBackoffs[key] = retry
             return [.log(LogEntry(.warning, "the IRC channel refused the join",
                                   ["channel": channel.name, "code": message.command, "reason": parameters.last ?? "",

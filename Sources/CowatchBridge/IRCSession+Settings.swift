@@ -51,8 +51,8 @@ extension IRCSession {
                     maximumLineBytes: Int = IRCMessage.standardMaximumBytes, maximumPiecesPerMessage: Int = 4,
                     keepaliveInterval: MonotonicDuration = .seconds(90), keepaliveTimeout: MonotonicDuration = .seconds(60),
                     registrationTimeout: MonotonicDuration = .seconds(60), rejoinDelay: MonotonicDuration = .seconds(10),
-                    joinRetry: Backoff.Settings = Backoff.Settings(first: 30, maximum: 600),
-                    reconnect: Backoff.Settings = Backoff.Settings(first: 2, maximum: 120),
+                    joinRetry: Backoff.Settings = Backoff.Settings(first: .seconds(30), maximum: .seconds(600)),
+                    reconnect: Backoff.Settings = Backoff.Settings(first: .seconds(2), maximum: .seconds(120)),
                     regainNickInterval: MonotonicDuration = .seconds(120),
                     quitMessage: String = "Cowatch bridge stopping", version: String = "Cowatch bridge") {
             self.nick = nick

@@ -17,13 +17,17 @@ public final class MatrixNetwork: ChatNetwork, @unchecked Sendable {
     private let stateFile: String
     private let logger: Logger
     private let urlSession: URLSession
+    /// Where events are timed and timers set.
+    private let time: any TimeSource
     // On `queue` only.
     private var session: MatrixSession
     private var tasks: [MatrixSession.RequestID: URLSessionDataTask] = [:]
     private var deliver: (@Sendable (NetworkEvent) -> Void)?
 
-    public init(identity: String, settings: MatrixSession.Settings, stateFile: String, logger: Logger) {
+    public init(identity: String, settings: MatrixSession.Settings, stateFile: String, logger: Logger,
+                time: any TimeSource = SystemTime()) {
         self.identity = identity
+        self.time = time
         homeserver = settings.homeserver
         self.stateFile = stateFile
         self.logger = logger
@@ -40,12 +44,12 @@ public final class MatrixNetwork: ChatNetwork, @unchecked Sendable {
     public func start(events: @escaping @Sendable (NetworkEvent) -> Void) {
         queue.async { [self] in
             deliver = events
-            run(.start(now: SystemClock.monotonic()))
+            run(.start(now: time.monotonic()))
         }
     }
 
     public func perform(_ command: NetworkCommand) {
-        queue.async { [self] in run(.command(command, now: SystemClock.monotonic())) }
+        queue.async { [self] in run(.command(command, now: time.monotonic())) }
     }
 
     public func stop() {
@@ -67,7 +71,7 @@ public final class MatrixNetwork: ChatNetwork, @unchecked Sendable {
         case .cancel(let id):
             tasks.removeValue(forKey: id)?.cancel()
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in run(.timerFired(timer, now: SystemClock.monotonic())) }
+            time.schedule(after: delay, on: queue) { [self] in run(.timerFired(timer, now: time.monotonic())) }
         case .deliver(let event):
             deliver?(event)
         case .keep(let saved):
@@ -82,7 +86,7 @@ public final class MatrixNetwork: ChatNetwork, @unchecked Sendable {
 
     private func start(_ request: MatrixSession.Request) {
         guard let url = URL(string: homeserver + request.path) else {
-            run(.failed(request.id, reason: "not a valid address: \(homeserver)\(request.path)", now: SystemClock.monotonic()))
+            run(.failed(request.id, reason: "not a valid address: \(homeserver)\(request.path)", now: time.monotonic()))
             return
         }
         var urlRequest = URLRequest(url: url, timeoutInterval: request.timeout.seconds)
@@ -100,7 +104,7 @@ public final class MatrixNetwork: ChatNetwork, @unchecked Sendable {
             let reason = error.map { $0.localizedDescription } ?? "no answer"
             queue.async { [self] in
                 guard tasks.removeValue(forKey: id) != nil else { return }
-                let now = SystemClock.monotonic()
+                let now = time.monotonic()
                 if let status, error == nil {
                     run(.response(id, status: status, body: data ?? Data(), now: now))
                 } else {

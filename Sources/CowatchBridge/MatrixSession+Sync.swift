@@ -100,7 +100,7 @@ extension MatrixSession {
         rooms[index].joined = false
         rooms[index].reported = false
         rooms[index].members = [:]
-        let delay = MonotonicDuration.seconds(rooms[index].joinBackoff.next())
+        let delay = rooms[index].joinBackoff.next()
         var actions: [Action] = [.log(LogEntry(.warning, "the bot is out of a Matrix room; it tries to join again",
                                                ["room": room.name, "why": reason, "retry_in": Self.seconds(delay)])),
                                  .schedule(.rejoin(room.name), after: delay)]

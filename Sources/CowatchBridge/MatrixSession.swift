@@ -56,8 +56,8 @@ public struct MatrixSession: Sendable {
         public init(homeserver: String, user: String, accessToken: String?, password: String?, rooms: [String],
                     syncTimeout: MonotonicDuration = .seconds(30), requestTimeout: MonotonicDuration = .seconds(30),
                     pacing: PacerSettings = PacerSettings(perSecond: 1, burst: 10, maximumQueued: 100),
-                    reconnect: Backoff.Settings = Backoff.Settings(first: 1, maximum: 120),
-                    joinRetry: Backoff.Settings = Backoff.Settings(first: 30, maximum: 600),
+                    reconnect: Backoff.Settings = Backoff.Settings(first: .seconds(1), maximum: .seconds(120)),
+                    joinRetry: Backoff.Settings = Backoff.Settings(first: .seconds(30), maximum: .seconds(600)),
                     maximumMessageLines: Int = 10, deviceName: String = "Cowatch bridge") {
             self.homeserver = homeserver
             self.user = user
@@ -346,11 +346,11 @@ public struct MatrixSession: Sendable {
                 return [.log(LogEntry(.info, "joined the Matrix room", ["room": name, "room_id": roomID]))]
             }
             if status == 429 || status >= 500 {
-                let delay = Self.retryAfter(object) ?? .seconds(rooms[index].joinBackoff.next())
+                let delay = Self.retryAfter(object) ?? rooms[index].joinBackoff.next()
                 return [.schedule(.rejoin(name), after: delay)]
             }
             // Not invited (yet): the invite, when it comes, is accepted.
-            let delay = MonotonicDuration.seconds(rooms[index].joinBackoff.next())
+            let delay = rooms[index].joinBackoff.next()
             return [.log(LogEntry(.warning, "the Matrix room does not let the bot in; it joins when invited",
                                   ["room": name, "why": "\(code ?? "HTTP \(status)"): \(words)", "retry_in": Self.seconds(delay)])),
                     .schedule(.rejoin(name), after: delay)]
@@ -375,7 +375,7 @@ public struct MatrixSession: Sendable {
             }
             if status == 429 || code == "M_LIMIT_EXCEEDED" || status >= 500 {
                 held = outbound
-                let delay = Self.retryAfter(object) ?? .seconds(backoff.next())
+                let delay = Self.retryAfter(object) ?? backoff.next()
                 return [.log(LogEntry(status == 429 ? .info : .warning, status == 429 ? "the Matrix homeserver limits the bot's rate; waiting" : "the Matrix homeserver failed a send; trying again",
                                       ["room_id": outbound.roomID, "retry_in": Self.seconds(delay), "why": "\(code ?? "HTTP \(status)"): \(words)"])),
                         .schedule(.sendAgain, after: delay)]
@@ -395,14 +395,14 @@ public struct MatrixSession: Sendable {
             guard let index = rooms.firstIndex(where: { $0.name == name }), !rooms[index].joined else { return [] }
             // One rejoin timer for the resolve and the join of one try.
             if case .resolve = purpose { return [] }
-            return [.schedule(.rejoin(name), after: .seconds(rooms[index].joinBackoff.next()))]
+            return [.schedule(.rejoin(name), after: rooms[index].joinBackoff.next())]
         case .decline:
             return []
         case .send(let outbound):
             // The same transaction id again: the homeserver keeps it from showing twice.
             sending = nil
             held = outbound
-            return [.schedule(.sendAgain, after: .seconds(backoff.next()))]
+            return [.schedule(.sendAgain, after: backoff.next())]
         }
     }
 
@@ -412,7 +412,7 @@ public struct MatrixSession: Sendable {
             phase = .stopped
             return [.log(LogEntry(.error, "\(what) failed; the Matrix side stops (check the bot's user and password)", ["why": why]))]
         }
-        let delay = Self.retryAfter(hint) ?? .seconds(backoff.next())
+        let delay = Self.retryAfter(hint) ?? backoff.next()
         retryNumber += 1
         // The rooms stay joined meanwhile: what the bridge says waits in the
         // queue, and the next sync starts where this one would have.

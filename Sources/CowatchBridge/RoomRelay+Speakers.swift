@@ -174,7 +174,7 @@ extension RoomRelay {
                 return []
             }
             speaker.link.phase = .away
-            let delay = MonotonicDuration.seconds(speaker.link.backoff.next())
+            let delay = speaker.link.backoff.next()
             speakers[key] = speaker
             return [.log(LogEntry(.info, "a person's room connection was lost", ["room": settings.room, "nick": speaker.person.name,
                                                                                 "why": why, "retry_in": Self.seconds(delay)])),

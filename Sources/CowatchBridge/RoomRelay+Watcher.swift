@@ -55,7 +55,7 @@ extension RoomRelay {
         let wasWelcomed = watcher.phase == .open(welcomed: true)
         if ClientLife.comesBack(after: info.code) {
             watcher.phase = .away
-            let delay = MonotonicDuration.seconds(watcher.backoff.next())
+            let delay = watcher.backoff.next()
             let level: LogEntry.Level = wasWelcomed ? .warning : .info
             return [.log(LogEntry(level, "room connection lost", ["room": settings.room, "why": why, "retry_in": Self.seconds(delay)])),
                     .schedule(.reconnect(.watcher, watcher.attempt), after: delay)]

@@ -72,7 +72,7 @@ public struct RoomRelay: Sendable {
         public init(network: String, channel: String, room: String, link: String, prefix: String = "!",
                     botName: String = "IRC", maximumSpeakers: Int = 25, speakerIdle: MonotonicDuration = .seconds(3600),
                     speakerPacing: PacerSettings = PacerSettings(perSecond: 10, burst: 20, maximumQueued: 250),
-                    maximumReplyLines: Int = 8, reconnect: Backoff.Settings = Backoff.Settings(first: 1, maximum: 60),
+                    maximumReplyLines: Int = 8, reconnect: Backoff.Settings = Backoff.Settings(first: .seconds(1), maximum: .seconds(60)),
                     keptOutRetry: MonotonicDuration = .seconds(600), announce: Bool = true, maximumLineBytes: Int = 4096,
                     tellInterval: MonotonicDuration = .seconds(60), resumeGrace: MonotonicDuration = .seconds(60),
                     slashCommands: Bool = false) {

@@ -1,14 +1,21 @@
+import CowatchTime
+
 /// How long to wait before trying a connection again: doubling from `first` up
 /// to `maximum` with each failure in a row, and jittered (half to all of it) so
 /// that many connections lost together do not all come back in the same instant.
 public struct Backoff: Sendable, Hashable {
     public struct Settings: Sendable, Hashable {
-        public var first: Double
-        public var maximum: Double
+        public var first: MonotonicDuration
+        public var maximum: MonotonicDuration
 
-        public init(first: Double, maximum: Double) {
+        public init(first: MonotonicDuration, maximum: MonotonicDuration) {
             self.first = first
             self.maximum = maximum
+        }
+
+        /// In seconds, for settings still read as numbers of seconds.
+        public init(first: Double, maximum: Double) {
+            self.init(first: .seconds(first), maximum: .seconds(maximum))
         }
     }
 
@@ -23,10 +30,10 @@ public struct Backoff: Sendable, Hashable {
     }
 
     /// The delay before the next try, counting one more failure.
-    public mutating func next() -> Double {
+    public mutating func next() -> MonotonicDuration {
         failures += 1
-        let full = min(settings.maximum, settings.first * Double(1 << min(failures - 1, 30)))
-        return full * (0.5 + 0.5 * fraction())
+        let full = min(settings.maximum.seconds, settings.first.seconds * Double(1 << min(failures - 1, 30)))
+        return .seconds(full * (0.5 + 0.5 * fraction()))
     }
 
     public mutating func succeeded() {

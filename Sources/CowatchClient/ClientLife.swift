@@ -117,7 +117,7 @@ public struct ClientLife: Sendable {
     public init(settings: Settings, resume: String? = nil, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
         self.settings = settings
         self.resumeToken = resume
-        self.backoff = Backoff(settings: Backoff.Settings(first: settings.firstDelay.seconds, maximum: settings.maximumDelay.seconds), seed: seed)
+        self.backoff = Backoff(settings: Backoff.Settings(first: settings.firstDelay, maximum: settings.maximumDelay), seed: seed)
     }
 
     public mutating func handle(_ event: Event) -> [Action] {
@@ -262,7 +262,7 @@ public struct ClientLife: Sendable {
         let doubling = backoff.next()
         // 4010 from a cluster node: the room moved; come back at once (within a
         // tenth of a second, spread), to whichever node serves it now.
-        let delay = MonotonicDuration.seconds(movedNow ? 0.1 * backoff.fraction() : doubling)
+        let delay = movedNow ? MonotonicDuration.seconds(0.1 * backoff.fraction()) : doubling
         movedNow = false
         phase = .away
         var actions: [Action] = []

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLibWebSockets
 import COpenSSL
+import CowatchTime
 import Foundation
 
 /// Many WebSocket client connections on one libwebsockets client context and
@@ -49,9 +50,19 @@ public final class WebSocketClients: @unchecked Sendable {
     /// when the clients were made without TLS (a load generator on loopback).
     private let tlsContext: OpaquePointer?
 
-    /// `connectTimeout`: seconds a connection may take to open before it fails.
+    /// `connectTimeout`: how long a connection may take to open before it
+    /// fails (libwebsockets counts whole seconds: rounded up, 1 s to an hour).
     /// `trust`: whom `wss://` connections believe (nil: this client opens none).
-    public init(connectTimeout: Double = 20, trust: ClientTrust? = .system) throws {
+    public convenience init(connectTimeout: MonotonicDuration = .seconds(20), trust: ClientTrust? = .system) throws {
+        try self.init(connectTimeoutSeconds: connectTimeout.seconds, trust: trust)
+    }
+
+    /// `connectTimeout` in seconds, for callers still counting in numbers.
+    public convenience init(connectTimeout: Double, trust: ClientTrust? = .system) throws {
+        try self.init(connectTimeoutSeconds: connectTimeout, trust: trust)
+    }
+
+    private init(connectTimeoutSeconds connectTimeout: Double, trust: ClientTrust?) throws {
         do {
             tlsContext = try trust?.makeContext()
         } catch {

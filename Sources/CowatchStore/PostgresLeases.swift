@@ -18,24 +18,38 @@ public final class PostgresLeases: @unchecked Sendable {
         public var node: String
         /// Where other nodes reach this one: ws://host:port.
         public var advertiseURL: String
-        public var leaseSeconds: Double
-        public var renewSeconds: Double
+        /// How long a lease lasts in the database unless renewed.
+        public var lease: MonotonicDuration
+        /// The time between heartbeats.
+        public var renew: MonotonicDuration
         /// How long an owner holds its rooms, unchanged, while its leases cannot
         /// be renewed, before it gives them up (docs/cluster.md, "Riding out the
-        /// database's absence"); 0 gives them up as soon as their trust lapses.
-        public var holdSeconds: Double
+        /// database's absence"); zero gives them up as soon as their trust lapses.
+        public var hold: MonotonicDuration
         /// How many `seq` values a lease reserves at a time.
         public var seqBlock: Int64
 
-        public init(node: String, advertiseURL: String, leaseSeconds: Double = 1.5, renewSeconds: Double = 0.4,
-                    holdSeconds: Double = 90, seqBlock: Int64 = 10_000) {
+        public init(node: String, advertiseURL: String, lease: MonotonicDuration = .seconds(1.5),
+                    renew: MonotonicDuration = .seconds(0.4), hold: MonotonicDuration = .seconds(90), seqBlock: Int64 = 10_000) {
             self.node = node
             self.advertiseURL = advertiseURL
-            self.leaseSeconds = leaseSeconds
-            self.renewSeconds = renewSeconds
-            self.holdSeconds = holdSeconds
+            self.lease = lease
+            self.renew = renew
+            self.hold = hold
             self.seqBlock = seqBlock
         }
+
+        /// In seconds, for settings still read as numbers of seconds.
+        public init(node: String, advertiseURL: String, leaseSeconds: Double, renewSeconds: Double,
+                    holdSeconds: Double, seqBlock: Int64 = 10_000) {
+            self.init(node: node, advertiseURL: advertiseURL, lease: .seconds(leaseSeconds), renew: .seconds(renewSeconds),
+                      hold: .seconds(holdSeconds), seqBlock: seqBlock)
+        }
+
+        /// `lease` in seconds, for callers still counting in numbers.
+        public var leaseSeconds: Double { lease.seconds }
+        /// `hold` in seconds, for callers still counting in numbers.
+        public var holdSeconds: Double { hold.seconds }
     }
 
     public enum Placement: Sendable {
@@ -62,8 +76,8 @@ public final class PostgresLeases: @unchecked Sendable {
     private let url: String
     private let store: PostgresStore
     private let logger: Logger
-    /// The clock a renewal's sending is read on: the gateway's, whose ownership
-    /// compares it with its own `now`.
+    /// The clock a renewal's sending is read on and the heartbeats are timed
+    /// by: the gateway's, whose ownership compares it with its own `now`.
     private let time: any TimeSource
     private let heartbeatQueue = DispatchQueue(label: "cowatch-leases-heartbeat")
     private let workQueue = DispatchQueue(label: "cowatch-leases")
@@ -84,7 +98,7 @@ public final class PostgresLeases: @unchecked Sendable {
         self.logger = logger
     }
 
-    private var leaseInterval: String { "\(Int(settings.leaseSeconds * 1000)) milliseconds" }
+    private var leaseInterval: String { "\(Int(settings.lease.seconds * 1000)) milliseconds" }
 
     /// Starts the heartbeats, after ending the leases a previous life of this node
     /// left behind (it holds none of those rooms now; another node may take them
@@ -143,7 +157,7 @@ public final class PostgresLeases: @unchecked Sendable {
             } catch let failure as PostgresConnection.Failure where failure.isConflict && attempt < 5 {
                 attempt += 1
                 lock.withLock { conflictCount += 1 }
-                Thread.sleep(forTimeInterval: 0.005 * Double(attempt))
+                SystemClock.sleep(for: .milliseconds(5 * Int64(attempt)))
             }
         }
     }
@@ -186,12 +200,12 @@ public final class PostgresLeases: @unchecked Sendable {
         // A failed heartbeat is tried again soon rather than a whole interval later:
         // once a database comes back (a restart, a standby promoted) the leases are
         // renewed within a moment, before the trust they still have runs out.
-        let next = held == nil ? min(settings.renewSeconds, Self.retryAfterFailure) : settings.renewSeconds
-        heartbeatQueue.asyncAfter(deadline: .now() + next) { [self] in heartbeat() }
+        let next = held == nil ? min(settings.renew, Self.retryAfterFailure) : settings.renew
+        time.schedule(after: next, on: heartbeatQueue) { [self] in heartbeat() }
     }
 
-    /// Seconds between heartbeats while they fail.
-    static let retryAfterFailure = 0.25
+    /// The time between heartbeats while they fail.
+    static let retryAfterFailure = MonotonicDuration.milliseconds(250)
 
     /// Takes `room` when its lease is free, released or already this node's, or
     /// lapsed if `mayTakeLapsed`; else says who owns it. A node that has just

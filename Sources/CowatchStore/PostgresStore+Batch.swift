@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import Foundation
 import Logging
 
@@ -67,7 +68,7 @@ extension PostgresStore {
                     return .retryLater(remaining: Self.changes(plan[done...]))
                 }
                 // A moment apart, longer each time, so that the other transaction ends first.
-                Thread.sleep(forTimeInterval: 0.005 * Double(attempt))
+                SystemClock.sleep(for: .milliseconds(5 * Int64(attempt)))
             } catch {
                 logger.error("store write failed", metadata: ["changes": "\(batch.count)", "error": "\(error)"])
                 return .refused

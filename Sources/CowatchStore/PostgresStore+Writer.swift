@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import Foundation
 import Logging
 
@@ -18,13 +19,17 @@ extension PostgresStore {
         condition.unlock()
     }
 
-    /// Waits until every queued change is applied; during an outage, at most 10 s.
+    /// How long `flush` waits for changes to be applied during an outage.
+    static let flushDuringOutage = MonotonicDuration.seconds(10)
+
+    /// Waits until every queued change is applied; during an outage, at most
+    /// `flushDuringOutage` on the store's clock.
     public func flush() {
         condition.lock()
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = time.monotonic() + Self.flushDuringOutage
         // Woken at least every 0.2 s to see whether an outage has outlasted the deadline.
-        while (!queue.isEmpty || applying) && !(outage && Date() > deadline) {
-            _ = condition.wait(until: Date().addingTimeInterval(0.2))
+        while (!queue.isEmpty || applying) && !(outage && time.monotonic() > deadline) {
+            _ = SystemClock.wait(on: condition, for: .milliseconds(200))
         }
         condition.unlock()
     }
@@ -50,8 +55,14 @@ extension PostgresStore {
         }
     }
 
+    /// The pause before a batch that lost races is tried again.
+    static let retryLaterPause = MonotonicDuration.milliseconds(50)
+    /// The first pause before reconnecting during an outage, doubled up to the longest.
+    static let firstReconnectDelay = MonotonicDuration.milliseconds(200)
+    static let longestReconnectDelay = MonotonicDuration.seconds(5)
+
     func writeLoop() {
-        var delay = 0.2
+        var delay = Self.firstReconnectDelay
         while true {
             condition.lock()
             while queue.isEmpty && !closing { condition.wait() }
@@ -66,9 +77,9 @@ extension PostgresStore {
             let owned = epochs
             condition.unlock()
 
-            let started = Date()
+            let started = time.monotonic()
             let outcome = apply(batch, owned: owned)
-            let seconds = Date().timeIntervalSince(started)
+            let seconds = (time.monotonic() - started).seconds
             let conflictsSoFar = conflictsSeen
 
             condition.lock()
@@ -81,7 +92,7 @@ extension PostgresStore {
                 let fenced = refused.filter { room in owned[room] != nil && epochs[room] == owned[room] }
                 if outage { logger.notice("database back; writes resumed", metadata: ["database": "\(Self.redacted(url))"]) }
                 outage = false
-                delay = 0.2
+                delay = Self.firstReconnectDelay
                 writeSeconds.append(seconds)
                 if writeSeconds.count > 10_000 { writeSeconds.removeFirst(5_000) }
                 for room in fenced { epochs[room] = nil }
@@ -106,7 +117,7 @@ extension PostgresStore {
                 queue.insert(contentsOf: remaining, at: 0)
                 condition.broadcast()
                 condition.unlock()
-                Thread.sleep(forTimeInterval: 0.05)
+                SystemClock.sleep(for: Self.retryLaterPause)
             case .databaseAway(let error, let remaining):
                 if !outage {
                     failures += 1
@@ -119,8 +130,8 @@ extension PostgresStore {
                 queue.insert(contentsOf: remaining, at: 0)
                 condition.broadcast()
                 condition.unlock()
-                Thread.sleep(forTimeInterval: delay)
-                delay = min(delay * 2, 5)
+                SystemClock.sleep(for: delay)
+                delay = min(delay + delay, Self.longestReconnectDelay)
                 if closing { condition.withLock { droppedChanges += queue.count; queue.removeAll() } }
             }
         }

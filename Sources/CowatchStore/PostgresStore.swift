@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchTime
 import Foundation
 import Logging
 
@@ -25,6 +26,8 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
     let chatBytes: Int
     let fencing: Bool
     let maximumQueued: Int
+    /// Where the writer times its batches and `flush` its deadline.
+    let time: any TimeSource
     let encoder = JSONEncoder()
     let decoder = JSONDecoder()
     /// The writer's connection; `nil` while the database is away.
@@ -57,8 +60,10 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
     /// `chatBytes`: the text a room's chat may hold (`chat-history-bytes`); the
     /// store keeps twice that of JSON, which wraps each line in its name, id and time.
     public init(url: String, node: String, fencing: Bool, chatLimit: Int = 200, chatBytes: Int = 32 * 1024,
-                maximumQueued: Int = 100_000, logger: Logger = Logger(label: "cowatch.store")) throws {
+                maximumQueued: Int = 100_000, logger: Logger = Logger(label: "cowatch.store"),
+                time: any TimeSource = SystemTime()) throws {
         self.url = url
+        self.time = time
         self.node = node
         self.fencing = fencing
         self.chatLimit = chatLimit

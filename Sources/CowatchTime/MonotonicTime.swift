@@ -31,11 +31,22 @@ public struct MonotonicDuration: Comparable, Hashable, Sendable, CustomStringCon
 
     public static func milliseconds(_ milliseconds: Int64) -> Self { Self(microseconds: milliseconds * 1000) }
 
+    /// Swift's `Duration` (what settings are declared in), to the microsecond.
+    public init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self.init(microseconds: seconds &* 1_000_000 &+ attoseconds / 1_000_000_000_000)
+    }
+
+    /// As Swift's `Duration`.
+    public var duration: Duration { .microseconds(microseconds) }
+
     public static let zero = Self(microseconds: 0)
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.microseconds < rhs.microseconds }
 
     public static func + (lhs: Self, rhs: Self) -> Self { Self(microseconds: lhs.microseconds &+ rhs.microseconds) }
+
+    public static func - (lhs: Self, rhs: Self) -> Self { Self(microseconds: lhs.microseconds &- rhs.microseconds) }
 
     public var seconds: Double { Double(microseconds) / 1_000_000 }
 

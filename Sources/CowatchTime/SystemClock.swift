@@ -5,8 +5,8 @@ import Foundation
 
 /// The one place the system's clocks are read. Everything else is given the
 /// time: the core and the connection take `now` with every input, the gateway,
-/// the clients, the bridge and the load generator read it here once per event
-/// and pass it on.
+/// the clients, the bridge and the load generator read it from a `TimeSource`
+/// once per event and pass it on.
 ///
 /// Two clocks: wall time for the protocol (epoch milliseconds, what `at` and
 /// `/time` speak) and the monotonic clock, which never jumps with the wall
@@ -29,8 +29,8 @@ public enum SystemClock {
         MonotonicInstant(microseconds: Int64(monotonicNanoseconds() / 1000))
     }
 
-    /// The monotonic clock in seconds, for the modules that speak seconds (the
-    /// bridge, the terminal client, the cluster's leases, the desktop player).
+    /// The monotonic clock in seconds, for what still speaks seconds (the
+    /// desktop player's milliseconds, `MpvRunner`).
     public static func monotonicSeconds() -> Double {
         Double(monotonicNanoseconds()) / 1e9
     }
@@ -40,14 +40,61 @@ public enum SystemClock {
         var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
     }
+
+    /// Sleeps for `span` of the monotonic clock (at once when it is not positive).
+    public static func sleep(for span: MonotonicDuration) {
+        guard span > .zero else { return }
+        sleep(untilMonotonicNanoseconds: monotonicNanoseconds() + UInt64(span.microseconds) * 1000)
+    }
+
+    /// Waits on `condition` (whose lock the caller holds) until it is signalled
+    /// or `span` has passed, whichever comes first; true when signalled.
+    /// `NSCondition` only takes a wall-clock date, so the date is made here.
+    public static func wait(on condition: NSCondition, for span: MonotonicDuration) -> Bool {
+        condition.wait(until: Date(timeIntervalSinceNow: span.seconds))
+    }
+
+    /// Waits until `semaphore` is signalled or `span` has passed, whichever
+    /// comes first; true when signalled.
+    public static func wait(on semaphore: DispatchSemaphore, for span: MonotonicDuration) -> Bool {
+        semaphore.wait(timeout: .now() + span.dispatchInterval) == .success
+    }
+
+    /// The wall clock as Foundation's `Date`, for what formats it (a log line's time).
+    /// Finer than `now()`: to the nanosecond the system gives.
+    public static func date() -> Date {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Date(timeIntervalSince1970: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+    }
 }
 
-/// Where a long-lived component (the gateway) reads the time: the system's
-/// clocks, or, in tests, clocks that can be moved ahead at once (`SkippableTime`),
-/// so that what takes minutes of waiting (a grace, an expiry) takes none.
+/// Where a long-lived component (the gateway, a client's runner, the bridge,
+/// the cluster's leases) reads the time and sets its deadlines: the system's
+/// clocks, or, in tests, clocks that can be moved ahead at once
+/// (`SkippableTime`), so that what takes minutes of waiting (a grace, an
+/// expiry, a timeout) takes none.
 public protocol TimeSource: Sendable {
     func now() -> ServerInstant
     func monotonic() -> MonotonicInstant
+    /// Runs `work` on `queue` once `delay` has passed on this source's monotonic
+    /// clock: the one way a deadline is set, so that it moves with the clock.
+    func schedule(after delay: MonotonicDuration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void)
+}
+
+extension TimeSource {
+    /// The system's timer: a source whose clock only ever runs with the
+    /// system's needs nothing else.
+    public func schedule(after delay: MonotonicDuration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        queue.asyncAfter(deadline: .now() + delay.dispatchInterval, execute: work)
+    }
+}
+
+extension MonotonicDuration {
+    /// As Dispatch counts a delay; a negative span is no delay.
+    public var dispatchInterval: DispatchTimeInterval {
+        .microseconds(Int(Swift.max(0, Swift.min(microseconds, Int64(Int32.max) * 1_000_000))))
+    }
 }
 
 /// The system's clocks (`SystemClock`).
@@ -58,17 +105,39 @@ public struct SystemTime: TimeSource {
 }
 
 /// The system's clocks, both moved ahead by what `skip` has added: time still
-/// passes, and a test jumps over a wait instead of sleeping through it.
+/// passes, and a test jumps over a wait instead of sleeping through it. A
+/// deadline set with `schedule` comes when the clocks reach it, by passing
+/// time or by a skip, whichever is first, and runs once.
 public final class SkippableTime: TimeSource, @unchecked Sendable {
+    private struct Pending {
+        var deadline: MonotonicInstant
+        var queue: DispatchQueue
+        var work: @Sendable () -> Void
+    }
+
     /// NSLock: what ThreadSanitizer sees (it reports false races on `Synchronization.Mutex`).
     private let lock = NSLock()
     private var skippedMicroseconds: Int64 = 0
+    private var pending: [UInt64: Pending] = [:]
+    private var nextTimer: UInt64 = 0
 
     public init() {}
 
-    /// Moves both clocks ahead by `seconds`.
+    /// Moves both clocks ahead by `span`, and runs the deadlines it passes.
+    public func skip(_ span: MonotonicDuration) {
+        let due = lock.withLock { () -> [Pending] in
+            skippedMicroseconds += span.microseconds
+            let reached = SystemClock.monotonic().microseconds + skippedMicroseconds
+            let passed = pending.filter { $0.value.deadline.microseconds <= reached }
+            for key in passed.keys { pending[key] = nil }
+            return passed.sorted { $0.key < $1.key }.map(\.value)
+        }
+        for timer in due { timer.queue.async(execute: timer.work) }
+    }
+
+    /// Moves both clocks ahead by `seconds` (`skip(_:)`).
     public func skip(seconds: Double) {
-        lock.withLock { skippedMicroseconds += Int64((seconds * 1_000_000).rounded()) }
+        skip(.seconds(seconds))
     }
 
     private var skipped: Int64 { lock.withLock { skippedMicroseconds } }
@@ -79,5 +148,22 @@ public final class SkippableTime: TimeSource, @unchecked Sendable {
 
     public func monotonic() -> MonotonicInstant {
         MonotonicInstant(microseconds: SystemClock.monotonic().microseconds + skipped)
+    }
+
+    /// Deadlines set and not yet come, so that a test can wait for one to be set.
+    public var pendingDeadlines: Int { lock.withLock { pending.count } }
+
+    public func schedule(after delay: MonotonicDuration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        let timer = lock.withLock { () -> UInt64 in
+            nextTimer += 1
+            let deadline = MonotonicInstant(microseconds: SystemClock.monotonic().microseconds + skippedMicroseconds) + delay
+            pending[nextTimer] = Pending(deadline: deadline, queue: queue, work: work)
+            return nextTimer
+        }
+        // Time passing alone brings the deadline too: the clock never runs slower than the system's.
+        queue.asyncAfter(deadline: .now() + delay.dispatchInterval) { [self] in
+            let due = lock.withLock { pending.removeValue(forKey: timer) }
+            due?.work()
+        }
     }
 }

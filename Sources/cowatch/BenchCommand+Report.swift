@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import CowatchClient
 import CowatchLoad
+import CowatchTime
 import Foundation
 
 /// `cowatch bench`'s measured phase and what it prints: latencies, throughput,
@@ -11,8 +12,8 @@ import Foundation
 extension BenchCommand {
     /// Runs the warm-up phase, then the measured one, and prints latency,
     /// throughput, CPU and memory figures.
-    func measure(_ generator: LoadGenerator, rounds: Int, rssBefore: Int?, deadline: Date) -> Bool {
-        func remaining() -> Double { max(0.1, deadline.timeIntervalSinceNow) }
+    func measure(_ generator: LoadGenerator, rounds: Int, rssBefore: Int?, deadline: MonotonicInstant) -> Bool {
+        func remaining() -> Double { max(0.1, (deadline - SystemClock.monotonic()).seconds) }
         if warmupRounds > 0 {
             let warmup = generator.runPhase(rounds: warmupRounds, timeout: remaining())
             guard warmup.completed else {
@@ -24,9 +25,9 @@ extension BenchCommand {
         let serverBefore = processes.cpuEach
         let databaseBefore = databasePid.flatMap(ProcessStats.treeCPUSeconds)
         let ownBefore = ProcessStats.ownCPUSeconds()
-        let wallBefore = Date()
+        let wallBefore = SystemClock.monotonic()
         let results = generator.runPhase(rounds: rounds, timeout: remaining())
-        let wall = max(Date().timeIntervalSince(wallBefore), 1e-9)
+        let wall = max((SystemClock.monotonic() - wallBefore).seconds, 1e-9)
         let serverEach = processes.cpuEach.flatMap { after in serverBefore.map { zip(after, $0).map { $0 - $1 } } }
         let serverCPU = serverEach.map { $0.reduce(0, +) }
         let databaseCPU = databasePid.flatMap(ProcessStats.treeCPUSeconds).flatMap { after in databaseBefore.map { after - $0 } }

@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import CowatchClient
 import CowatchLoad
+import CowatchTime
 import Foundation
 
 /// `cowatch bench`: a load generator against a running server. Each room gets
@@ -219,8 +220,8 @@ struct BenchCommand: ParsableCommand {
         guard let servers, let encoding = ClientEncoding.named(encoding) else {
             throw ExitCode.validationFailure
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        func remaining() -> Double { max(0.1, deadline.timeIntervalSinceNow) }
+        let deadline = SystemClock.monotonic() + .seconds(timeout)
+        func remaining() -> Double { max(0.1, (deadline - SystemClock.monotonic()).seconds) }
 
         let connections = rooms * members + idleConnections
         let perContext = connectionsPerClientContext == 0 ? rooms * members : connectionsPerClientContext
@@ -331,9 +332,9 @@ struct BenchCommand: ParsableCommand {
         let serverBefore = processes.cpuEach
         let databaseBefore = databasePid.flatMap(ProcessStats.treeCPUSeconds)
         let ownBefore = ProcessStats.ownCPUSeconds()
-        let holdStart = Date()
-        Thread.sleep(forTimeInterval: seconds)
-        let held = Date().timeIntervalSince(holdStart)
+        let holdStart = SystemClock.monotonic()
+        SystemClock.sleep(for: .seconds(seconds))
+        let held = (SystemClock.monotonic() - holdStart).seconds
         let progress = generator.snapshot
         guard progress.failed == 0 else {
             Output.error("bench: \(progress.failed) connection(s) dropped while idle: \(progress.firstFailure ?? "")")

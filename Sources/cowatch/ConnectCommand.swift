@@ -1,5 +1,6 @@
 import ArgumentParser
 import CowatchClient
+import CowatchTime
 import Foundation
 
 /// `cowatch connect`: a terminal client. Lines typed go to the room; events print
@@ -92,21 +93,20 @@ struct ConnectCommand: ParsableCommand {
         let runner: TerminalRunner
         do {
             runner = try TerminalRunner(address: address, encoding: json ? .json : .text, trust: connection.trust,
-                                        life: ClientLife(settings: settings, resume: resume), connectTimeout: timeout)
+                                        life: ClientLife(settings: settings, resume: resume), connectTimeout: .seconds(timeout))
         } catch {
             Output.error("cowatch: \(error)")
             throw ExitCode.failure
         }
         runner.start()
-        let interval = 1.0 / linesPerSecond
-        var lastSent = Date.distantPast
+        let interval = MonotonicDuration.seconds(1.0 / linesPerSecond)
+        var lastSent: MonotonicInstant?
         while let line = readLine(strippingNewline: true) {
-            let wait = interval - Date().timeIntervalSince(lastSent)
-            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            if let lastSent { SystemClock.sleep(for: interval - (SystemClock.monotonic() - lastSent)) }
             runner.post(.line(line))
-            lastSent = Date()
+            lastSent = SystemClock.monotonic()
         }
-        runner.post(.inputEnded(marker: "\(Int64(Date().timeIntervalSince1970 * 1000)).123"))
+        runner.post(.inputEnded(marker: "\(SystemClock.now().milliseconds).123"))
         // The runner exits the process when the session ends.
         while true { Thread.sleep(forTimeInterval: 3600) }
     }

@@ -1,3 +1,4 @@
+import CowatchTime
 import Foundation
 import Logging
 
@@ -19,7 +20,7 @@ struct LogfmtHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var line = "ts=\(Date().formatted(.iso8601)) level=\(event.level) logger=\(label) msg=\(Self.quote("\(event.message)"))"
+        var line = "ts=\(SystemClock.date().formatted(.iso8601)) level=\(event.level) logger=\(label) msg=\(Self.quote("\(event.message)"))"
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
             line += " \(key)=\(Self.quote("\(value)"))"

@@ -38,7 +38,9 @@ final class MpvRunner: @unchecked Sendable {
     private var nextRequest = 1
     private var answers: [Int: (MpvMessage) -> Void] = [:]
     private var tickPending = false
-    private var wakeItem: DispatchWorkItem?
+    /// Counts the wakes asked for: a timer comes due only if no newer wake or
+    /// cancel followed it.
+    private var wakeGeneration = 0
     private var clockStartedAt = 0.0
     private var clockSent = 0
     private var clockLastSent = 0.0
@@ -49,19 +51,22 @@ final class MpvRunner: @unchecked Sendable {
     private var lastDriftNote = 0.0
     private var signals: [DispatchSourceSignal] = []
     private let trust: ClientTrust
+    /// Where the room connection's events are timed and its timers set.
+    private let time: any TimeSource
 
     init(mpv: MpvSocket, launched: Process?, address: WebSocketAddress, localFile: LocalCopy?, share: String?, verbose: Bool,
-         trust: ClientTrust, connectTimeout: Double) throws {
+         trust: ClientTrust, connectTimeout: MonotonicDuration, time: any TimeSource = SystemTime()) throws {
         self.mpv = mpv
+        self.time = time
         self.launched = launched
         self.address = address
         self.verbose = verbose
         player = DesktopPlayer(localFile: localFile, share: share)
-        life = ClientLife(settings: ClientLife.Settings(interactive: true, confirmTimeout: .seconds(connectTimeout)))
+        life = ClientLife(settings: ClientLife.Settings(interactive: true, confirmTimeout: connectTimeout))
         self.trust = trust
         clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust)
         monotonicMsAtStart = Self.monotonicMs()
-        epochMsAtStart = Date().timeIntervalSince1970 * 1000
+        epochMsAtStart = SystemClock.date().timeIntervalSince1970 * 1000
     }
 
     func start() {
@@ -86,7 +91,7 @@ final class MpvRunner: @unchecked Sendable {
             // on an mpv attached again.
             request(["af", "add", "@cowatch-speed:scaletempo2"])
             for (index, name) in Self.observed.enumerated() { request(["observe_property", .number(Double(index + 1)), .string(name)]) }
-            for action in life.handle(.start(now: SystemClock.monotonic())) { perform(action) }
+            for action in life.handle(.start(now: time.monotonic())) { perform(action) }
             scheduleTick()
         }
     }
@@ -229,20 +234,20 @@ final class MpvRunner: @unchecked Sendable {
             readings.speed = speed
             request(["set_property", "speed", .number(speed)])
         case .wake(let id, let ms):
-            wakeItem?.cancel()
-            let item = DispatchWorkItem { [self] in sampled(.wake(id)) }
-            wakeItem = item
-            queue.asyncAfter(deadline: .now() + .microseconds(Int(ms * 1000)), execute: item)
+            wakeGeneration += 1
+            let generation = wakeGeneration
+            time.schedule(after: MonotonicDuration(microseconds: Int64(ms * 1000)), on: queue) { [self] in
+                if generation == wakeGeneration { sampled(.wake(id)) }
+            }
         case .cancelWake:
-            wakeItem?.cancel()
-            wakeItem = nil
+            wakeGeneration += 1
         case .note(let text):
             if verbose { Output.error("cowatch: \(text)") }
         }
     }
 
     private func scheduleTick() {
-        queue.asyncAfter(deadline: .now() + .milliseconds(Self.tickMs)) { [self] in
+        time.schedule(after: .milliseconds(Int64(Self.tickMs)), on: queue) { [self] in
             scheduleTick()
             guard clock.synced, !tickPending else { return }
             tickPending = true
@@ -280,7 +285,7 @@ final class MpvRunner: @unchecked Sendable {
             connection = clients.connect(target, encoding: .json, handlers: ClientHandlers(
                 opened: { [self] in post(.opened(attempt)); queue.async { self.opened() } },
                 received: { [self] text in post(.received(attempt, text)); queue.async { self.received(text) } },
-                closed: { [self] info in queue.async { self.open = false }; post(.closed(attempt, info, now: SystemClock.monotonic())) }))
+                closed: { [self] info in queue.async { self.open = false }; post(.closed(attempt, info, now: time.monotonic())) }))
         case .send(let text):
             if open { connection?.send(text) }
         case .close:
@@ -294,11 +299,11 @@ final class MpvRunner: @unchecked Sendable {
             DispatchQueue.global().async { [self] in
                 let answer = try? PlainHTTP.upgradeAnswer(target, subprotocol: ClientEncoding.json.rawValue, trust: trust)
                 post(.refusalExplained(attempt, status: answer?.status == 101 ? nil : answer?.status,
-                                       body: answer?.body ?? "", now: SystemClock.monotonic()))
+                                       body: answer?.body ?? "", now: time.monotonic()))
             }
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in
-                for action in life.handle(.timerFired(timer, now: SystemClock.monotonic())) { perform(action) }
+            time.schedule(after: delay, on: queue) { [self] in
+                for action in life.handle(.timerFired(timer, now: time.monotonic())) { perform(action) }
             }
         case .exit(let code):
             finish(code: code)
@@ -322,7 +327,7 @@ final class MpvRunner: @unchecked Sendable {
         clockSent += 1
         clockLastSent = local
         let next = ServerClock.nextSample(startedAt: clockStartedAt, sentCount: clockSent, lastSent: clockLastSent)
-        queue.asyncAfter(deadline: .now() + .microseconds(Int(max(0, next - local) * 1000))) { [self] in
+        time.schedule(after: MonotonicDuration(microseconds: Int64(max(0, next - local) * 1000)), on: queue) { [self] in
             sampleClock(generation: generation)
         }
     }

@@ -12,12 +12,16 @@ final class TerminalRunner: @unchecked Sendable {
     private let address: WebSocketAddress
     private let encoding: ClientEncoding
     private let trust: ClientTrust
+    /// Where events are timed and timers set.
+    private let time: any TimeSource
     // On `queue` only.
     private var life: ClientLife
     private var connection: ClientConnection?
 
-    init(address: WebSocketAddress, encoding: ClientEncoding, trust: ClientTrust, life: ClientLife, connectTimeout: Double) throws {
+    init(address: WebSocketAddress, encoding: ClientEncoding, trust: ClientTrust, life: ClientLife, connectTimeout: MonotonicDuration,
+         time: any TimeSource = SystemTime()) throws {
         self.address = address
+        self.time = time
         self.encoding = encoding
         self.trust = trust
         self.life = life
@@ -25,7 +29,7 @@ final class TerminalRunner: @unchecked Sendable {
     }
 
     func start() {
-        post(.start(now: Self.now()))
+        post(.start(now: time.monotonic()))
     }
 
     func post(_ event: ClientLife.Event) {
@@ -41,7 +45,7 @@ final class TerminalRunner: @unchecked Sendable {
             connection = clients.connect(target, encoding: encoding, handlers: ClientHandlers(
                 opened: { [self] in post(.opened(attempt)) },
                 received: { [self] text in post(.received(attempt, text)) },
-                closed: { [self] info in post(.closed(attempt, info, now: Self.now())) }))
+                closed: { [self] info in post(.closed(attempt, info, now: time.monotonic())) }))
         case .send(let text):
             connection?.send(text)
         case .close:
@@ -56,11 +60,11 @@ final class TerminalRunner: @unchecked Sendable {
             DispatchQueue.global().async { [self] in
                 let answer = try? PlainHTTP.upgradeAnswer(target, subprotocol: subprotocol, trust: trust)
                 post(.refusalExplained(attempt, status: answer?.status == 101 ? nil : answer?.status,
-                                       body: answer?.body ?? "", now: Self.now()))
+                                       body: answer?.body ?? "", now: time.monotonic()))
             }
         case .schedule(let timer, let delay):
-            queue.asyncAfter(deadline: .now() + delay.seconds) { [self] in
-                for action in life.handle(.timerFired(timer, now: Self.now())) { perform(action) }
+            time.schedule(after: delay, on: queue) { [self] in
+                for action in life.handle(.timerFired(timer, now: time.monotonic())) { perform(action) }
             }
         case .exit(let code):
             connection?.close()
@@ -68,6 +72,4 @@ final class TerminalRunner: @unchecked Sendable {
             exit(code)
         }
     }
-
-    private static func now() -> MonotonicInstant { SystemClock.monotonic() }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CowatchClient
+import CowatchTime
 import CowatchPlayer
 import Foundation
 import SlashCommands
@@ -130,12 +131,12 @@ struct WatchCommand: ParsableCommand {
             }
             launched = process
         }
-        let socket = try Self.connect(socketPath, timeout: timeout, launched: launched)
+        let socket = try Self.connect(socketPath, timeout: .seconds(timeout), launched: launched)
         let runner: MpvRunner
         do {
             runner = try MpvRunner(mpv: socket, launched: launched, address: address, localFile: localFile,
                                    share: share ? (title ?? "") : nil, verbose: verbose,
-                                   trust: connection.trust, connectTimeout: timeout)
+                                   trust: connection.trust, connectTimeout: .seconds(timeout))
         } catch {
             launched?.terminate()
             throw Failure(words: "cannot start the room's connection: \(error)")
@@ -173,8 +174,8 @@ struct WatchCommand: ParsableCommand {
     }
 
     /// mpv's socket, once mpv has made it (it takes mpv a moment after starting).
-    static func connect(_ path: String, timeout: Double, launched: Process?) throws -> MpvSocket {
-        let deadline = Date().addingTimeInterval(timeout)
+    static func connect(_ path: String, timeout: MonotonicDuration, launched: Process?) throws -> MpvSocket {
+        let deadline = SystemClock.monotonic() + timeout
         while true {
             do {
                 return try MpvSocket(path: path)
@@ -183,8 +184,8 @@ struct WatchCommand: ParsableCommand {
                     throw Failure(words: "\(launched.arguments?.first ?? "mpv") exited (status \(launched.terminationStatus)) before opening its socket"
                                   + (launched.terminationStatus == 127 ? ": is it installed? (Debian: apt install mpv)" : ""))
                 }
-                if launched == nil || Date() > deadline { throw Failure(words: "\(error)") }
-                Thread.sleep(forTimeInterval: 0.05)
+                if launched == nil || SystemClock.monotonic() > deadline { throw Failure(words: "\(error)") }
+                SystemClock.sleep(for: .milliseconds(50))
             }
         }
     }

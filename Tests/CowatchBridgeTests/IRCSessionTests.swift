@@ -15,7 +15,7 @@ struct Server {
             nick: nick, alternateNicks: [], password: password, channels: channels, pacing: pacing,
             keepaliveInterval: .seconds(90), keepaliveTimeout: .seconds(60), registrationTimeout: .seconds(30),
             rejoinDelay: .seconds(10),
-            joinRetry: Backoff.Settings(first: 30, maximum: 600), reconnect: Backoff.Settings(first: 2, maximum: 120)),
+            joinRetry: Backoff.Settings(first: .seconds(30), maximum: .seconds(600)), reconnect: Backoff.Settings(first: .seconds(2), maximum: .seconds(120))),
             seed: 9)
     }
 

@@ -15,7 +15,7 @@ struct Homeserver {
         session = MatrixSession(settings: MatrixSession.Settings(
             homeserver: "http://127.0.0.1:8008", user: Self.bot, accessToken: token, password: password, rooms: rooms,
             pacing: PacerSettings(perSecond: 1, burst: 2, maximumQueued: 10),
-            reconnect: Backoff.Settings(first: 1, maximum: 60)), saved: saved, transactionPrefix: "run", seed: 7)
+            reconnect: Backoff.Settings(first: .seconds(1), maximum: .seconds(60))), saved: saved, transactionPrefix: "run", seed: 7)
     }
 
     mutating func on(_ event: MatrixSession.Event) -> [MatrixSession.Action] { session.handle(event) }

@@ -73,12 +73,12 @@ struct OutboundPacerTests {
 struct BackoffTests {
     @Test("doubling from the first delay to the maximum, each jittered to half to all of it")
     func doubling() {
-        var backoff = Backoff(settings: Backoff.Settings(first: 1, maximum: 8), seed: 42)
+        var backoff = Backoff(settings: Backoff.Settings(first: .seconds(1), maximum: .seconds(8)), seed: 42)
         let delays = (0..<6).map { _ in backoff.next() }
         let fulls = [1.0, 2, 4, 8, 8, 8]
-        for (delay, full) in zip(delays, fulls) { #expect(delay >= full / 2 && delay <= full) }
+        for (delay, full) in zip(delays, fulls) { #expect(delay >= .seconds(full / 2) && delay <= .seconds(full)) }
         backoff.succeeded()
-        #expect(backoff.next() <= 1)
+        #expect(backoff.next() <= .seconds(1))
     }
 
     @Test("seeds made from names are the same in every run")

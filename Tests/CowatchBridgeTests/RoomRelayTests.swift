@@ -14,7 +14,7 @@ struct Pair {
         relay = RoomRelay(settings: RoomRelay.Settings(
             network: "irc.test", channel: "#cowatch", room: "lobby", link: "http://watch.test/rooms/lobby",
             maximumSpeakers: maximumSpeakers, speakerIdle: .seconds(3600), speakerPacing: pacing, maximumReplyLines: replyLines,
-            reconnect: Backoff.Settings(first: 1, maximum: 60), keptOutRetry: .seconds(600)), seed: 3)
+            reconnect: Backoff.Settings(first: .seconds(1), maximum: .seconds(60)), keptOutRetry: .seconds(600)), seed: 3)
     }
 
     /// The monotonic instant `seconds` after the clock's start.

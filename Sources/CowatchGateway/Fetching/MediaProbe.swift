@@ -1,3 +1,4 @@
+import CowatchTime
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -14,6 +15,9 @@ import Glibc
 /// thread; `completion` is called once, on some other thread.
 final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let settings: MediaCheck.Settings
+    /// Where the whole visit's deadline is set: the gateway's clock, so that a
+    /// test's skipped time brings it.
+    private let time: any TimeSource
     private let completion: @Sendable (MediaCheck.Verdict) -> Void
     private let lock = NSLock()
     private var done = false
@@ -21,14 +25,15 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private var refusedRedirect: String?
     private var session: URLSession?
 
-    private init(settings: MediaCheck.Settings, completion: @escaping @Sendable (MediaCheck.Verdict) -> Void) {
+    private init(settings: MediaCheck.Settings, time: any TimeSource, completion: @escaping @Sendable (MediaCheck.Verdict) -> Void) {
         self.settings = settings
+        self.time = time
         self.completion = completion
     }
 
-    static func check(_ link: String, settings: MediaCheck.Settings,
+    static func check(_ link: String, settings: MediaCheck.Settings, time: any TimeSource = SystemTime(),
                       completion: @escaping @Sendable (MediaCheck.Verdict) -> Void) {
-        let probe = MediaProbe(settings: settings, completion: completion)
+        let probe = MediaProbe(settings: settings, time: time, completion: completion)
         DispatchQueue.global().async { probe.start(link) }
     }
 
@@ -50,7 +55,7 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         request.setValue("cowatch-media-check", forHTTPHeaderField: "User-Agent")
         session.dataTask(with: request).resume()
         // URLSession's own timeouts count idle time; this bounds the whole check.
-        DispatchQueue.global().asyncAfter(deadline: .now() + settings.timeoutSeconds + 0.5) { [self] in
+        time.schedule(after: .seconds(settings.timeoutSeconds + 0.5), on: .global()) { [self] in
             finish(.unchecked(Self.timeoutWords(settings.timeoutSeconds)))
         }
     }

@@ -1,3 +1,4 @@
+import CowatchTime
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -13,6 +14,9 @@ final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable
     typealias Outcome = Result<[UInt8], SubtitleProxy.Refusal>
 
     private let settings: MediaCheck.Settings
+    /// Where the whole visit's deadline is set: the gateway's clock, so that a
+    /// test's skipped time brings it.
+    private let time: any TimeSource
     private let completion: @Sendable (Outcome) -> Void
     private let lock = NSLock()
     private var done = false
@@ -21,13 +25,15 @@ final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable
     private var body: [UInt8] = []
     private var session: URLSession?
 
-    private init(settings: MediaCheck.Settings, completion: @escaping @Sendable (Outcome) -> Void) {
+    private init(settings: MediaCheck.Settings, time: any TimeSource, completion: @escaping @Sendable (Outcome) -> Void) {
         self.settings = settings
+        self.time = time
         self.completion = completion
     }
 
-    static func fetch(_ link: String, settings: MediaCheck.Settings, completion: @escaping @Sendable (Outcome) -> Void) {
-        let fetch = SubtitleFetch(settings: settings, completion: completion)
+    static func fetch(_ link: String, settings: MediaCheck.Settings, time: any TimeSource = SystemTime(),
+                      completion: @escaping @Sendable (Outcome) -> Void) {
+        let fetch = SubtitleFetch(settings: settings, time: time, completion: completion)
         DispatchQueue.global().async { fetch.start(link) }
     }
 
@@ -53,7 +59,7 @@ final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable
         request.setValue("cowatch-subtitles", forHTTPHeaderField: "User-Agent")
         session.dataTask(with: request).resume()
         // URLSession's own timeouts count idle time; this bounds the whole fetch.
-        DispatchQueue.global().asyncAfter(deadline: .now() + settings.timeoutSeconds + 0.5) { [self] in
+        time.schedule(after: .seconds(settings.timeoutSeconds + 0.5), on: .global()) { [self] in
             finish(Self.refusal(MediaProbe.timeoutWords(settings.timeoutSeconds)))
         }
     }
