@@ -57,11 +57,6 @@ public final class WebSocketClients: @unchecked Sendable {
         try self.init(connectTimeoutSeconds: connectTimeout.seconds, trust: trust)
     }
 
-    /// `connectTimeout` in seconds, for callers still counting in numbers.
-    public convenience init(connectTimeout: Double, trust: ClientTrust? = .system) throws {
-        try self.init(connectTimeoutSeconds: connectTimeout, trust: trust)
-    }
-
     private init(connectTimeoutSeconds connectTimeout: Double, trust: ClientTrust?) throws {
         do {
             tlsContext = try trust?.makeContext()

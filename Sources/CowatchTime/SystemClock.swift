@@ -135,11 +135,6 @@ public final class SkippableTime: TimeSource, @unchecked Sendable {
         for timer in due { timer.queue.async(execute: timer.work) }
     }
 
-    /// Moves both clocks ahead by `seconds` (`skip(_:)`).
-    public func skip(seconds: Double) {
-        skip(.seconds(seconds))
-    }
-
     private var skipped: Int64 { lock.withLock { skippedMicroseconds } }
 
     public func now() -> ServerInstant {

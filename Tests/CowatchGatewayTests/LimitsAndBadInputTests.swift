@@ -153,9 +153,9 @@ struct LimitsAndBadInputTests {
         // Its outbox has overflowed for longer than stuck-timeout: the next
         // housekeeping closes it (1008); its close frame cannot go out behind
         // what it does not read, so after close-reply-timeout it is let go.
-        try server.skip(seconds: 2)
+        try server.skip(.seconds(2))
         #expect(try server.get("/metrics").body.contains("cowatch_closes_total{code=\"1008\",initiator=\"server\"}"))
-        try server.skip(seconds: 6)
+        try server.skip(.seconds(6))
         #expect(slow.isClosedByPeer(within: 10))
         let metrics = try server.get("/metrics").body
         #expect(!metrics.contains("cowatch_outbox_resyncs_total 0"), "\(metrics.split(separator: "\n").filter { $0.hasPrefix("cowatch_") && !$0.contains("bucket") })")

@@ -125,7 +125,7 @@ struct ModerationEndToEndTests {
         alice.close()
         bob.close()
         try server.waitForMembers(0)
-        try server.skip(seconds: 61)  // both resume graces (60 s by default) pass: the room is empty
+        try server.skip(.seconds(61))  // both resume graces (60 s by default) pass: the room is empty
 
         let stranger = try server.join("den", name: "eve")
         let you = Self.welcome(stranger)?.object("you")
@@ -150,7 +150,7 @@ struct ModerationEndToEndTests {
         _ = alice.event("state") { $0.object("policy")?.string("control") == "hosts" }
         alice.close()
         try server.waitForMembers(0)
-        try server.skip(seconds: 61)  // alice's grace is over: the room is empty, not expired
+        try server.skip(.seconds(61))  // alice's grace is over: the room is empty, not expired
 
         let early = try server.join("attic", name: "bob")
         #expect(Self.welcome(early)?.object("you")?.string("role") == "member")
@@ -159,8 +159,8 @@ struct ModerationEndToEndTests {
         #expect(state.object("policy")?.string("stall") == "wait")
         early.close()
         try server.waitForMembers(0)
-        try server.skip(seconds: 61)  // bob's grace
-        try server.skip(seconds: 86_400)  // then the expiry
+        try server.skip(.seconds(61))  // bob's grace
+        try server.skip(.seconds(86_400))  // then the expiry
 
         let late = try server.join("attic", name: "carol")
         #expect(Self.welcome(late)?.string("ownerKey") != nil)

@@ -61,7 +61,7 @@ struct ServerBoundsTests {
         }
         // The total is added up every 5 s (GatewayState's housekeeping): once that
         // much time has passed, it has been brought back under.
-        try server.skip(seconds: 5)
+        try server.skip(.seconds(5))
         let counter = try server.get("/metrics").body.split(separator: "\n")
             .first { $0.hasPrefix("cowatch_chat_bytes_dropped_total ") }
         #expect(counter.map { $0 != "cowatch_chat_bytes_dropped_total 0" } ?? false)

@@ -51,8 +51,8 @@ final class ClusterState {
         self.link = link
         self.relays = relays
         relayLinks = RelayLinks(timeout: relayTimeout)
-        ownership = RoomOwnership(lease: .seconds(link.leases.settings.leaseSeconds),
-                                  hold: .seconds(link.leases.settings.holdSeconds), seqBlock: link.leases.settings.seqBlock)
+        ownership = RoomOwnership(lease: link.leases.settings.lease,
+                                  hold: link.leases.settings.hold, seqBlock: link.leases.settings.seqBlock)
     }
 
     /// Tells the lease keeper which rooms to renew, when that changed.
@@ -65,7 +65,7 @@ final class ClusterState {
     /// How long after finding the database again a node leaves other nodes'
     /// lapsed leases alone: an owner that held its rooms through the outage
     /// retries its heartbeat every 0.25 s and renews them well within it.
-    var takeoverPause: MonotonicDuration { .seconds(max(1, link.leases.settings.leaseSeconds * 2)) }
+    var takeoverPause: MonotonicDuration { .seconds(max(1, link.leases.settings.lease.seconds * 2)) }
 
     func mayTakeLapsed(now: MonotonicInstant) -> Bool {
         guard let since = databaseBackSince else { return databaseUp }
@@ -77,7 +77,7 @@ extension Gateway {
     /// How long a member may wait for its room to find an owner (a dead owner's
     /// lease must end first) before it is asked to come back later.
     var placementPatience: MonotonicDuration {
-        .seconds((cluster?.link.leases.settings.leaseSeconds ?? 1) * 2 + 2)
+        .seconds((cluster?.link.leases.settings.lease.seconds ?? 1) * 2 + 2)
     }
 
     /// The leases' heartbeat: which rooms the database still says are ours.

@@ -89,7 +89,7 @@ extension Gateway {
         let id = connection.id
         let started = eventTime.monotonic
         let address = connection.address
-        MediaProbe.check(link, settings: configuration.mediaCheck) { [weak self] verdict in
+        MediaProbe.check(link, settings: configuration.mediaCheck, time: time) { [weak self] verdict in
             self?.mediaCheckFinished(id, verdict: verdict, started: started, address: address)
         }
     }

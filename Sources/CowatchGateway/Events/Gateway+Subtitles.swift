@@ -27,7 +27,7 @@ extension Gateway {
         case .granted:
             break
         }
-        SubtitleFetch.fetch(link, settings: configuration.mediaCheck) { [weak self] outcome in
+        SubtitleFetch.fetch(link, settings: configuration.mediaCheck, time: time) { [weak self] outcome in
             self?.post(.subtitles(id, outcome, address: address))
         }
         return .later

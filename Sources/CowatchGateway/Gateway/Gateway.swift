@@ -127,7 +127,7 @@ public final class Gateway: @unchecked Sendable {
         // takes its lease, when a member comes (Gateway+Cluster.swift).
         let stored = try clusterLink.map { try $0.store.loadShared() } ?? store?.load()
         if let clusterLink {
-            cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: 2, trust: nil),
+            cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: .seconds(2), trust: nil),
                                    relayTimeout: .seconds(configuration.relayTimeoutSeconds))
             clusterLink.store.onFenced = { [weak self] room, epoch in self?.post(.fenced(room, epoch: epoch)) }
             if configuration.clusterSecret == nil {

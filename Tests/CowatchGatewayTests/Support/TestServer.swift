@@ -27,8 +27,8 @@ final class TestServer: @unchecked Sendable {
 
     /// Moves the server's clocks ahead by `seconds` and returns once what came
     /// due meanwhile (graces, expiries, deadlines) has been handled.
-    func skip(seconds: Double) throws {
-        time.skip(seconds: seconds)
+    func skip(_ span: MonotonicDuration) throws {
+        time.skip(span)
         let handled = DispatchSemaphore(value: 0)
         gateway.timeSkipped { handled.signal() }
         guard handled.wait(timeout: .now() + 20) == .success else { throw TestFailure("the server did not handle the skipped time") }
