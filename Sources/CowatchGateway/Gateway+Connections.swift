@@ -67,7 +67,7 @@ extension Gateway {
         let connection = Connection(
             id: id, address: request.address, encoding: request.echo ? .echo : encoding,
             state: ConnectionState(limits: request.relay ? relayLinkLimits : connectionLimits, rules: rules, now: time.monotonic(),
-                                   firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
+                                   firstPingAfter: Self.firstPing(id: id, interval: configuration.pingInterval.asSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
         connections[id] = connection
         if !connectionSlices.isEmpty { connectionSlices[Int(id % UInt64(connectionSlices.count))][id] = connection }
