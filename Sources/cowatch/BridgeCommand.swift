@@ -24,13 +24,13 @@ struct BridgeCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "The channel, irc://HOST[:PORT]/#channel, or ircs:// for TLS.")
+    @Argument(help: ArgumentHelp(BridgeSettings.help(for: "irc")))
     var irc: String?
 
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix")))
     var matrix: String?
 
-    @Option(help: "The Cowatch room to join the channel to.")
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room")))
     var room: String?
 
     @Option(help: "A config file: settings for every pair, then one [pair] section per channel and room.")
@@ -71,6 +71,9 @@ struct BridgeCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "server")))
     var server: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "server-ca-file")))
+    var serverCaFile: String?
 
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "public-url")))
     var publicUrl: String?
@@ -171,6 +174,9 @@ struct BridgeCommand: ParsableCommand {
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "announce")))
     var announce: String?
 
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "owner-key-directory")))
+    var ownerKeyDirectory: String?
+
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "log-level")))
     var logLevel: String?
 
@@ -192,6 +198,7 @@ struct BridgeCommand: ParsableCommand {
             ("matrix-reconnect-max", matrixReconnectMax),
             ("matrix-message-lines", matrixMessageLines),
             ("server", server),
+            ("server-ca-file", serverCaFile),
             ("public-url", publicUrl),
             ("room-password", roomPassword),
             ("token", token),
@@ -225,6 +232,7 @@ struct BridgeCommand: ParsableCommand {
             ("room-reconnect-max", roomReconnectMax),
             ("connect-timeout", connectTimeout),
             ("announce", announce),
+            ("owner-key-directory", ownerKeyDirectory),
             ("log-level", logLevel),
         ]
         for (key, value) in options { if let value { flags[key] = value } }
