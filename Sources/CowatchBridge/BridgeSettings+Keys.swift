@@ -151,7 +151,7 @@ extension BridgeSettings {
             guard !value.isEmpty else { throw SettingsError("expected a directory") }
             draft.ownerKeyDirectory = value
         },
-        Key("log-level", help: "trace, debug, info, notice, warning, error or critical", form: "LEVEL", shown: { $0.logLevel }) { value, draft throws(SettingsError) in
+        Key("log-level", help: "how much is logged: trace, debug, info, notice, warning, error or critical", form: "LEVEL", shown: { $0.logLevel }) { value, draft throws(SettingsError) in
             guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(value) else {
                 throw SettingsError("expected trace, debug, info, notice, warning, error or critical")
             }

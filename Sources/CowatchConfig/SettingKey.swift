@@ -14,19 +14,22 @@ public struct SettingKey<Target>: Sendable {
     /// Given alone on the command line (`--echo` for `echo = true`); in the config
     /// file and the environment it takes `true` or `false` like every boolean.
     public let isSwitch: Bool
+    /// The values taken, in words (`1 to 65535`), where they are a range.
+    public let bounds: String?
     /// The setting's value in `defaults` as a config file writes it; nil when it
     /// has none worth showing (an empty list, a file nobody named).
     public let shown: @Sendable (Target) -> String?
     /// Refuses a value with a `SettingsError` saying what was expected.
     public let apply: @Sendable (String, inout Target) throws -> Void
 
-    public init(_ name: String, help: String = "", form: String = "VALUE", isSwitch: Bool = false,
+    public init(_ name: String, help: String = "", form: String = "VALUE", isSwitch: Bool = false, bounds: String? = nil,
                 shown: @escaping @Sendable (Target) -> String? = { _ in nil },
                 apply: @escaping @Sendable (String, inout Target) throws -> Void) {
         self.name = name
         self.help = help
         self.form = form
         self.isSwitch = isSwitch
+        self.bounds = bounds
         self.shown = shown
         self.apply = apply
     }
@@ -46,14 +49,14 @@ public struct SettingKey<Target>: Sendable {
 extension SettingKey {
     public static func integer(_ name: String, _ range: ClosedRange<Int>, _ path: WritableKeyPath<Target, Int> & Sendable,
                                help: String, form: String = "N") -> Self {
-        Self(name, help: help, form: form, shown: { String($0[keyPath: path]) }) { value, target in
+        Self(name, help: help, form: form, bounds: SettingValue.bounds(range), shown: { String($0[keyPath: path]) }) { value, target in
             target[keyPath: path] = try SettingValue.integer(value, range)
         }
     }
 
     public static func number(_ name: String, _ range: ClosedRange<Double>, _ path: WritableKeyPath<Target, Double> & Sendable,
                               help: String, form: String = "NUMBER") -> Self {
-        Self(name, help: help, form: form, shown: { SettingValue.written($0[keyPath: path]) }) { value, target in
+        Self(name, help: help, form: form, bounds: SettingValue.bounds(range), shown: { SettingValue.written($0[keyPath: path]) }) { value, target in
             target[keyPath: path] = try SettingValue.number(value, range)
         }
     }
@@ -61,7 +64,7 @@ extension SettingKey {
     /// A length of time, written in seconds (`1.5`).
     public static func duration(_ name: String, _ range: ClosedRange<Duration>, _ path: WritableKeyPath<Target, Duration> & Sendable,
                                 help: String) -> Self {
-        Self(name, help: help, form: "SECONDS", shown: { SettingValue.written($0[keyPath: path]) }) { value, target in
+        Self(name, help: help, form: "SECONDS", bounds: SettingValue.bounds(range), shown: { SettingValue.written($0[keyPath: path]) }) { value, target in
             target[keyPath: path] = try SettingValue.duration(value, range)
         }
     }
@@ -167,6 +170,13 @@ public enum SettingValue {
     public static func list(_ text: String) -> [String] {
         text.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
     }
+
+    /// A range as the docs write it: `0.5 to 3600`.
+    public static func bounds(_ range: ClosedRange<Int>) -> String { "\(range.lowerBound) to \(range.upperBound)" }
+
+    public static func bounds(_ range: ClosedRange<Double>) -> String { "\(written(range.lowerBound)) to \(written(range.upperBound))" }
+
+    public static func bounds(_ range: ClosedRange<Duration>) -> String { "\(written(range.lowerBound)) to \(written(range.upperBound))" }
 
     /// A duration's seconds as a `Double`.
     public static func seconds(_ duration: Duration) -> Double {

@@ -3,13 +3,14 @@ import Foundation
 /// The settings' table of docs/settings.md, written from the declarations, so
 /// that the docs say what the programs take (the tests compare the two).
 public enum SettingTable {
-    /// One row per setting: its key, the form of its value, its default and its meaning.
+    /// One row per setting: its key, the form of its value and its bounds, its default and its meaning.
     public static func markdown<Target>(_ keys: [SettingKey<Target>], defaults: Target) -> String {
         var lines = ["| Key | Value | Default | Meaning |", "|---|---|---|---|"]
         for key in keys {
             let shown = key.shown(defaults).map { "`\($0)`" } ?? ""
             let meaning = key.help.first.map { $0.uppercased() + key.help.dropFirst() } ?? ""
-            lines.append("| `\(key.name)` | \(cell(key.form)) | \(cell(shown)) | \(cell(meaning)) |")
+            let value = key.form + (key.bounds.map { ", \($0)" } ?? "")
+            lines.append("| `\(key.name)` | \(cell(value)) | \(cell(shown)) | \(cell(meaning)) |")
         }
         return lines.joined(separator: "\n") + "\n"
     }

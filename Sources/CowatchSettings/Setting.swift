@@ -27,7 +27,7 @@ extension SettingKey where Target == ServeSettings {
             guard !value.isEmpty else { throw SettingsError("expected a directory") }
             settings.dataDirectory = value
         },
-        Setting("store", help: "sqlite (kept across restarts), memory (throwaway), or postgres (one database shared by a cluster's nodes: --database-url)",
+        Setting("store", help: "where rooms are kept: sqlite (across restarts), memory (thrown away when the server stops), or postgres (one database shared by a cluster's nodes: --database-url)",
                 form: "sqlite|memory|postgres", shown: { $0.store.rawValue }) { value, settings in
             guard let kind = ServeSettings.StoreKind(rawValue: value) else { throw SettingsError("expected sqlite, memory or postgres") }
             settings.store = kind
@@ -76,7 +76,7 @@ extension SettingKey where Target == ServeSettings {
                  help: "open connections per client IP address, plain HTTP and WebSocket alike"),
         .integer("max-connections", 16...10_000_000, \.gateway.maximumConnections,
                  help: "open connections in all, plain HTTP included; kept under the descriptor limit less 256"),
-        Setting.wholeSeconds("http-request-timeout", 1...3600, \.gateway.httpRequestTimeout,
+        wholeSeconds("http-request-timeout", 1...3600, \.gateway.httpRequestTimeout,
                              help: "seconds a request may take to arrive, or a plain HTTP connection sit idle, before it is closed"),
         Setting("allowed-hosts", help: "names this server answers for in Host, besides addresses, localhost, this machine's name and the allowed origins' hosts, comma-separated (watch.example.org, *.example.org)",
                 form: "HOSTS", shown: { shownList($0.gateway.allowedHosts) }) { value, settings in
@@ -122,15 +122,15 @@ extension SettingKey where Target == ServeSettings {
         .boolean("address-bans", \.gateway.room.addressBans, help: "whether bans and kicks also keep out the member's address"),
         .integer("max-bans", 1...100_000, \.gateway.room.maximumBans, help: "bans and kick cooldowns a room keeps, the oldest going first"),
         Setting("password-hash-cost", help: "scrypt's cost N for room passwords set from now on, a power of two; each check at the door costs 128 x N x block size bytes and their time",
-                form: "N", shown: { String($0.gateway.room.passwordHashing.cost) }) { value, settings in
+                form: "N", bounds: "a power of two, \(SettingValue.bounds(PasswordHashing.costs))", shown: { String($0.gateway.room.passwordHashing.cost) }) { value, settings in
             try passwordHashing(&settings) { $0.cost = try SettingValue.integer(value, PasswordHashing.costs) }
         },
-        Setting("password-hash-block-size", help: "scrypt's block size r for room passwords, 1 to 16",
-                form: "N", shown: { String($0.gateway.room.passwordHashing.blockSize) }) { value, settings in
+        Setting("password-hash-block-size", help: "scrypt's block size r for room passwords",
+                form: "N", bounds: SettingValue.bounds(PasswordHashing.blockSizes), shown: { String($0.gateway.room.passwordHashing.blockSize) }) { value, settings in
             try passwordHashing(&settings) { $0.blockSize = try SettingValue.integer(value, PasswordHashing.blockSizes) }
         },
-        Setting("password-hash-parallelism", help: "scrypt's parallelism p for room passwords, 1 to 16; each counts as one more check",
-                form: "N", shown: { String($0.gateway.room.passwordHashing.parallelism) }) { value, settings in
+        Setting("password-hash-parallelism", help: "scrypt's parallelism p for room passwords; each counts as one more check",
+                form: "N", bounds: SettingValue.bounds(PasswordHashing.parallelisms), shown: { String($0.gateway.room.passwordHashing.parallelism) }) { value, settings in
             try passwordHashing(&settings) { $0.parallelism = try SettingValue.integer(value, PasswordHashing.parallelisms) }
         },
         Setting("default-control", help: "who controls playback in a new room: everyone or hosts", form: "everyone|hosts",
@@ -213,7 +213,7 @@ extension SettingKey where Target == ServeSettings {
         },
         .duration("shutdown-grace", .zero...(.seconds(600)), \.gateway.shutdownGrace,
                   help: "seconds shutdown waits for members to take their close frames"),
-        Setting("log-level", help: "trace, debug, info, notice, warning, error or critical", form: "LEVEL", shown: { $0.logLevel }) { value, settings in
+        Setting("log-level", help: "how much is logged: trace, debug, info, notice, warning, error or critical", form: "LEVEL", shown: { $0.logLevel }) { value, settings in
             let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
             guard levels.contains(value) else { throw SettingsError("expected one of \(levels.joined(separator: ", "))") }
             settings.logLevel = value
@@ -241,7 +241,7 @@ extension SettingKey where Target == ServeSettings {
     /// A length of time in whole seconds (what libwebsockets' timers take).
     static func wholeSeconds(_ name: String, _ range: ClosedRange<Int>, _ path: WritableKeyPath<ServeSettings, Duration> & Sendable,
                              help: String) -> Setting {
-        Setting(name, help: help, form: "SECONDS", shown: { SettingValue.written($0[keyPath: path]) }) { value, settings in
+        Setting(name, help: help, form: "SECONDS", bounds: "whole, " + SettingValue.bounds(range), shown: { SettingValue.written($0[keyPath: path]) }) { value, settings in
             settings[keyPath: path] = .seconds(try SettingValue.integer(value, range))
         }
     }

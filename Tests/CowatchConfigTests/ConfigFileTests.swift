@@ -98,7 +98,7 @@ struct ConfigFileTests {
         #expect(SettingTable.markdown(Self.declared, defaults: Timed()) == """
             | Key | Value | Default | Meaning |
             |---|---|---|---|
-            | `timeout` | SECONDS | `1.5` | Seconds a request may take |
+            | `timeout` | SECONDS, 0.1 to 60 | `1.5` | Seconds a request may take |
             | `verbose` | true\\|false | `false` | Say more |
             | `store` | sqlite\\|postgres | `sqlite` | Where rooms are kept |
             | `address` | URL |  | Where the others reach this one |
