@@ -224,39 +224,8 @@ struct ServeCommand: ParsableCommand {
     @Flag(help: ArgumentHelp(ServeSettings.help(for: "permessage-deflate")))
     var permessageDeflate = false
 
-    var flags: [String: String] {
-        var flags: [String: String] = [:]
-        let options: [(String, String?)] = [
-            ("config", config), ("host", host), ("port", port), ("data-dir", dataDir), ("store", store),
-            ("max-downtime", maxDowntime), ("max-message-bytes", maxMessageBytes), ("max-line-bytes", maxLineBytes),
-            ("max-rooms", maxRooms), ("max-members", maxMembers), ("max-queue", maxQueue), ("max-held-lines", maxHeldLines), ("relay-outbox-limit", relayOutboxLimit), ("relay-timeout", relayTimeout), ("max-subtitles", maxSubtitles),
-            ("max-connections-per-address", maxConnectionsPerAddress), ("commands-per-second", commandsPerSecond),
-            ("command-burst", commandBurst), ("rate-limit-grace", rateLimitGrace), ("outbox-limit", outboxLimit),
-            ("read-pause-backlog", readPauseBacklog), ("close-timeout", closeTimeout), ("closing-read-limit", closingReadLimit), ("stuck-timeout", stuckTimeout),
-            ("ping-interval", pingInterval), ("idle-timeout", idleTimeout), ("resume-grace", resumeGrace),
-            ("kick-cooldown", kickCooldown), ("room-expiry", roomExpiry), ("address-bans", addressBans),
-            ("unused-room-expiry", unusedRoomExpiry), ("room-creation-rate", roomCreationRate),
-            ("chat-history-bytes", chatHistoryBytes), ("chat-total-bytes", chatTotalBytes), ("max-state-bytes", maxStateBytes),
-            ("max-bans", maxBans), ("password-hash-cost", passwordHashCost),
-            ("password-hash-block-size", passwordHashBlockSize), ("password-hash-parallelism", passwordHashParallelism),
-            ("default-control", defaultControl), ("allowed-origins", allowedOrigins),
-            ("trusted-proxies", trustedProxies), ("max-connections", maxConnections),
-            ("http-request-timeout", httpRequestTimeout), ("allowed-hosts", allowedHosts), ("media-hosts", mediaHosts), ("admin-token-file", adminTokenFile),
-            ("cluster-secret-file", clusterSecretFile),
-            ("room-creation", roomCreation), ("media-check", mediaCheck), ("media-check-private", mediaCheckPrivate),
-            ("media-check-timeout", mediaCheckTimeout), ("max-media-checks", maxMediaChecks),
-            ("max-media-checks-per-address", maxMediaChecksPerAddress), ("max-subtitle-bytes", maxSubtitleBytes),
-            ("youtube-api-url", youtubeApiUrl), ("vimeo-api-url", vimeoApiUrl),
-            ("database-url", databaseUrl), ("node-id", nodeId), ("advertise-url", advertiseUrl), ("lease-seconds", leaseSeconds),
-            ("database-hold-seconds", databaseHoldSeconds),
-            ("shutdown-grace", shutdownGrace), ("log-level", logLevel),
-        ]
-        for (key, value) in options { if let value { flags[key] = value } }
-        if allInterfaces { flags["all-interfaces"] = "true" }
-        if echo { flags["echo"] = "true" }
-        if permessageDeflate { flags["permessage-deflate"] = "true" }
-        return flags
-    }
+    /// The settings given on the command line, by key.
+    var flags: [String: String] { SettingOptions.values(of: self) }
 
     func run() throws {
         let settings: ServeSettings

@@ -115,6 +115,7 @@ struct BridgeSettingsAgreementTests {
             let command = try BridgeCommand.parse(key.name == "irc" ? ["value"] : ["--\(key.name)", "value"])
             #expect(command.flags == [key.name: "value"], "--\(key.name)")
         }
+        #expect(try BridgeCommand.parse(["--config", "bridge.conf"]).flags.isEmpty)
     }
 
     @Test("cowatch bridge has no option that is not declared, and each says its declaration's words")
