@@ -213,6 +213,12 @@ let package = Package(
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchTime", "CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchConfigTests", dependencies: ["CowatchConfig"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchConfig", "CowatchGateway"]),
+        // The command line of `cowatch serve` and `cowatch bridge` held to their
+        // settings' declarations, with the example config files and docs/settings.md.
+        .testTarget(name: "CowatchCommandLineTests", dependencies: [
+            "cowatch", "CowatchSettings", "CowatchBridge", "CowatchConfig",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .testTarget(
             name: "CowatchGatewayTests",
             dependencies: ["CowatchTime", "CowatchGateway", "CowatchClient", "CowatchCore", "CowatchStore", "SlashCommands", "CFrameGuard"]

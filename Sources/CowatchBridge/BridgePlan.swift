@@ -30,7 +30,7 @@ public struct BridgePlan {
                 maximumLineBytes: connection.maximumLineBytes, maximumPiecesPerMessage: connection.maximumPieces,
                 keepaliveInterval: connection.keepalive, keepaliveTimeout: connection.keepalive,
                 registrationTimeout: max(.seconds(30), connection.connectTimeout),
-                reconnect: Backoff.Settings(first: .seconds(1), maximum: .seconds(connection.reconnectMaximum)))
+                reconnect: Backoff.Settings(first: .seconds(1), maximum: connection.reconnectMaximum))
             return IRCNetwork(identity: connection.network, host: connection.host, port: connection.port,
                               tls: connection.tls ? (connection.tlsVerify, connection.tlsCAFile) : nil,
                               connectTimeout: connection.connectTimeout, session: session,
@@ -50,8 +50,8 @@ public struct BridgePlan {
             let session = MatrixSession.Settings(
                 homeserver: connection.homeserver, user: connection.user, accessToken: connection.accessToken, password: connection.password,
                 rooms: rooms, syncTimeout: connection.syncTimeout, requestTimeout: connection.requestTimeout, pacing: connection.pacing,
-                reconnect: Backoff.Settings(first: .seconds(1), maximum: .seconds(connection.reconnectMaximum)),
-                joinRetry: Backoff.Settings(first: .seconds(30), maximum: .seconds(max(30, connection.reconnectMaximum))),
+                reconnect: Backoff.Settings(first: .seconds(1), maximum: connection.reconnectMaximum),
+                joinRetry: Backoff.Settings(first: .seconds(30), maximum: max(.seconds(30), connection.reconnectMaximum)),
                 maximumMessageLines: connection.maximumMessageLines)
             networks.append(MatrixNetwork(identity: connection.network, settings: session, stateFile: connection.stateFile,
                                           logger: Logger(label: "cowatch.matrix")))

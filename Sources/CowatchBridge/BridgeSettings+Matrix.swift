@@ -23,15 +23,15 @@ extension BridgeSettings {
         let connection = MatrixConnectionSettings(
             homeserver: homeserver, user: user, accessToken: draft.matrixToken, password: draft.matrixPassword,
             stateFile: draft.matrixStateFile ?? (directory.hasSuffix("/") ? directory : directory + "/") + "matrix-state.json",
-            network: network, pacing: draft.matrixPacing, syncTimeout: .seconds(draft.matrixSyncTimeout),
-            reconnectMaximum: draft.matrixReconnectMaximum, requestTimeout: .seconds(draft.connectTimeout),
+            network: network, pacing: draft.matrixPacing, syncTimeout: MonotonicDuration(draft.matrixSyncTimeout),
+            reconnectMaximum: MonotonicDuration(draft.matrixReconnectMaximum), requestTimeout: MonotonicDuration(draft.connectTimeout),
             maximumMessageLines: draft.matrixMessageLines)
         let relay = RoomRelay.Settings(
             network: network, channel: matrixRoom, room: room, link: link, prefix: draft.prefix, botName: draft.botName ?? "Matrix",
-            maximumSpeakers: draft.maximumSpeakers, speakerIdle: .seconds(draft.speakerIdle), speakerPacing: draft.roomPacing,
-            maximumReplyLines: draft.replyLines, reconnect: Backoff.Settings(first: 1, maximum: draft.roomReconnectMaximum),
-            keptOutRetry: .seconds(draft.keptOutRetry), announce: draft.announce, maximumLineBytes: draft.roomLineBytes,
-            resumeGrace: .seconds(draft.resumeGrace), slashCommands: true)
+            maximumSpeakers: draft.maximumSpeakers, speakerIdle: MonotonicDuration(draft.speakerIdle), speakerPacing: draft.roomPacing,
+            maximumReplyLines: draft.replyLines, reconnect: Backoff.Settings(first: .seconds(1), maximum: MonotonicDuration(draft.roomReconnectMaximum)),
+            keptOutRetry: MonotonicDuration(draft.keptOutRetry), announce: draft.announce, maximumLineBytes: draft.roomLineBytes,
+            resumeGrace: MonotonicDuration(draft.resumeGrace), slashCommands: true)
         return MatrixPair(matrixRoom: matrixRoom, room: room, server: draft.server, serverCAFile: draft.serverCAFile,
                           roomPassword: draft.roomPassword, token: draft.token, connection: connection, relay: relay,
                           ownerKeyDirectory: directory, origin: origin)

@@ -48,7 +48,7 @@ public struct BridgeSettings: Sendable {
         public var network: String
         public var pacing: PacerSettings
         public var syncTimeout: MonotonicDuration
-        public var reconnectMaximum: Double
+        public var reconnectMaximum: MonotonicDuration
         public var requestTimeout: MonotonicDuration
         public var maximumMessageLines: Int
     }
@@ -96,7 +96,7 @@ public struct BridgeSettings: Sendable {
         /// Silence before the server is pinged, and as long again for its answer.
         public var keepalive: MonotonicDuration
         /// The longest wait between tries, in seconds as `Backoff` counts them.
-        public var reconnectMaximum: Double
+        public var reconnectMaximum: MonotonicDuration
         public var connectTimeout: MonotonicDuration
     }
 
@@ -105,9 +105,9 @@ public struct BridgeSettings: Sendable {
     typealias Key = SettingKey<Draft>
 
     /// Every setting, with its default: the flags, the config file's keys and the
-    /// environment. Times are seconds, as they are written; `finish` makes them
-    /// `MonotonicDuration`s.
-    struct Draft: Sendable {
+    /// environment. Times are `Duration`s; `finish` makes them what the sessions
+    /// count in (`MonotonicDuration`, `Backoff`'s seconds).
+    public struct Draft: Sendable {
         var irc: IRCAddress?
         var matrix: String?
         var homeserver: String?
@@ -116,8 +116,8 @@ public struct BridgeSettings: Sendable {
         var matrixPassword: String?
         var matrixStateFile: String?
         var matrixPacing = PacerSettings(perSecond: 1, burst: 10, maximumQueued: 100)
-        var matrixSyncTimeout = 30.0
-        var matrixReconnectMaximum = 120.0
+        var matrixSyncTimeout: Duration = .seconds(30)
+        var matrixReconnectMaximum: Duration = .seconds(120)
         var matrixMessageLines = 10
         var room: String?
         var server = "ws://127.0.0.1:7480"
@@ -140,17 +140,17 @@ public struct BridgeSettings: Sendable {
         var ircPacing = PacerSettings(perSecond: 0.5, burst: 5, maximumQueued: 100)
         var ircLineBytes = IRCMessage.standardMaximumBytes
         var ircPieces = 4
-        var ircKeepalive = 90.0
-        var ircReconnectMaximum = 120.0
+        var ircKeepalive: Duration = .seconds(90)
+        var ircReconnectMaximum: Duration = .seconds(120)
         var roomPacing = PacerSettings(perSecond: 10, burst: 20, maximumQueued: 250)
         var roomLineBytes = 4096
         var maximumSpeakers = 25
-        var speakerIdle = 3600.0
+        var speakerIdle: Duration = .seconds(3600)
         var replyLines = 8
-        var keptOutRetry = 600.0
-        var resumeGrace = 60.0
-        var roomReconnectMaximum = 60.0
-        var connectTimeout = 20.0
+        var keptOutRetry: Duration = .seconds(600)
+        var resumeGrace: Duration = .seconds(60)
+        var roomReconnectMaximum: Duration = .seconds(60)
+        var connectTimeout: Duration = .seconds(20)
         var announce = true
         /// Nil: systemd's `$STATE_DIRECTORY` when set, else `data/bridge`.
         var ownerKeyDirectory: String?
@@ -159,11 +159,17 @@ public struct BridgeSettings: Sendable {
 
     public static var keyNames: [String] { keys.map(\.name) }
 
-    /// What a key means, for `cowatch bridge --help`: the same words as the
-    /// example config file's.
+    /// Every key as declared, for the tests that hold the command line, the
+    /// example file and docs/settings.md to them.
+    public static var declarations: [SettingKey<Draft>] { keys }
+
+    /// The defaults every declaration shows its own from.
+    public static var defaults: Draft { Draft() }
+
+    /// What a key means, with its default, for `cowatch bridge --help`: the same
+    /// words as the example config file's.
     public static func help(for name: String) -> String {
-        guard let help = keys.first(where: { $0.name == name })?.help, let first = help.first else { return "" }
-        return first.uppercased() + help.dropFirst() + "."
+        keys.first { $0.name == name }?.help(defaults: Draft()) ?? ""
     }
 
     // MARK: - Resolving
@@ -255,14 +261,14 @@ public struct BridgeSettings: Sendable {
             host: irc.host, port: irc.port, tls: irc.tls, tlsVerify: draft.tlsVerify, tlsCAFile: draft.tlsCAFile, network: network,
             nick: draft.nick, alternateNicks: draft.alternateNicks, user: draft.user, realName: draft.realName,
             password: draft.ircPassword, pacing: draft.ircPacing, maximumLineBytes: draft.ircLineBytes, maximumPieces: draft.ircPieces,
-            keepalive: .seconds(draft.ircKeepalive), reconnectMaximum: draft.ircReconnectMaximum,
-            connectTimeout: .seconds(draft.connectTimeout))
+            keepalive: MonotonicDuration(draft.ircKeepalive), reconnectMaximum: MonotonicDuration(draft.ircReconnectMaximum),
+            connectTimeout: MonotonicDuration(draft.connectTimeout))
         let relay = RoomRelay.Settings(
             network: network, channel: irc.channel, room: room, link: link, prefix: draft.prefix, botName: draft.botName ?? "IRC",
-            maximumSpeakers: draft.maximumSpeakers, speakerIdle: .seconds(draft.speakerIdle), speakerPacing: draft.roomPacing,
-            maximumReplyLines: draft.replyLines, reconnect: Backoff.Settings(first: 1, maximum: draft.roomReconnectMaximum),
-            keptOutRetry: .seconds(draft.keptOutRetry), announce: draft.announce, maximumLineBytes: draft.roomLineBytes,
-            resumeGrace: .seconds(draft.resumeGrace))
+            maximumSpeakers: draft.maximumSpeakers, speakerIdle: MonotonicDuration(draft.speakerIdle), speakerPacing: draft.roomPacing,
+            maximumReplyLines: draft.replyLines, reconnect: Backoff.Settings(first: .seconds(1), maximum: MonotonicDuration(draft.roomReconnectMaximum)),
+            keptOutRetry: MonotonicDuration(draft.keptOutRetry), announce: draft.announce, maximumLineBytes: draft.roomLineBytes,
+            resumeGrace: MonotonicDuration(draft.resumeGrace))
         if let caFile = draft.serverCAFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw SettingsError("\(origin): server-ca-file: cannot read \(caFile)")
         }

@@ -12,11 +12,6 @@ public struct Backoff: Sendable, Hashable {
             self.first = first
             self.maximum = maximum
         }
-
-        /// In seconds, for settings still read as numbers of seconds.
-        public init(first: Double, maximum: Double) {
-            self.init(first: .seconds(first), maximum: .seconds(maximum))
-        }
     }
 
     public let settings: Settings

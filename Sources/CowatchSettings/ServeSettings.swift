@@ -22,10 +22,10 @@ public struct ServeSettings: Sendable {
     public var databaseURL: String?
     public var nodeID: String?
     public var advertiseURL: String?
-    public var leaseSeconds = 1.5
+    public var lease: Duration = .milliseconds(1500)
     /// How long an owner holds its rooms unchanged while the database is out of
     /// its reach (docs/cluster.md, "Riding out the database's absence").
-    public var databaseHoldSeconds = 90.0
+    public var databaseHold: Duration = .seconds(90)
     /// Where each value came from (`--port`, `COWATCH_PORT`, `cowatch.conf:3`), for messages.
     public var origins: [String: String] = [:]
 
@@ -34,9 +34,18 @@ public struct ServeSettings: Sendable {
         gateway.mediaCheck.enabled = true
     }
 
+    /// Every setting, declared once (`Setting.swift`): the command line's
+    /// options, the config file's keys and the environment's variables.
+    public static var declarations: [Setting] { Setting.all }
+
     /// The keys, as long flags without dashes, as config-file keys, and as
     /// `COWATCH_` + upper case with `_` for `-`.
     public static let keys: [String] = Setting.all.map(\.name)
+
+    /// What a key means, with its default, for `cowatch serve --help`.
+    public static func help(for name: String) -> String {
+        Setting.all.first { $0.name == name }?.help(defaults: ServeSettings()) ?? ""
+    }
 
     /// Merges the three sources and validates every value.
     /// - Parameters:
@@ -56,6 +65,7 @@ public struct ServeSettings: Sendable {
         var origins: [String: String] = [:]
         try SettingSources.apply(lines.filter { $0.key != "config" }, keys: Setting.all, to: &settings) { origins[$0.key] = $0.origin }
         settings.origins = origins
+        try SettingSources.check(settings, rules: Setting.rules)
         return settings
     }
 

@@ -38,18 +38,6 @@ public final class PostgresLeases: @unchecked Sendable {
             self.hold = hold
             self.seqBlock = seqBlock
         }
-
-        /// In seconds, for settings still read as numbers of seconds.
-        public init(node: String, advertiseURL: String, leaseSeconds: Double, renewSeconds: Double,
-                    holdSeconds: Double, seqBlock: Int64 = 10_000) {
-            self.init(node: node, advertiseURL: advertiseURL, lease: .seconds(leaseSeconds), renew: .seconds(renewSeconds),
-                      hold: .seconds(holdSeconds), seqBlock: seqBlock)
-        }
-
-        /// `lease` in seconds, for callers still counting in numbers.
-        public var leaseSeconds: Double { lease.seconds }
-        /// `hold` in seconds, for callers still counting in numbers.
-        public var holdSeconds: Double { hold.seconds }
     }
 
     public enum Placement: Sendable {

@@ -24,13 +24,13 @@ struct BridgeCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "The channel, irc://HOST[:PORT]/#channel, or ircs:// for TLS.")
+    @Argument(help: ArgumentHelp(BridgeSettings.help(for: "irc")))
     var irc: String?
 
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix")))
     var matrix: String?
 
-    @Option(help: "The Cowatch room to join the channel to.")
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room")))
     var room: String?
 
     @Option(help: "A config file: settings for every pair, then one [pair] section per channel and room.")
@@ -71,6 +71,9 @@ struct BridgeCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "server")))
     var server: String?
+
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "server-ca-file")))
+    var serverCaFile: String?
 
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "public-url")))
     var publicUrl: String?
@@ -171,65 +174,15 @@ struct BridgeCommand: ParsableCommand {
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "announce")))
     var announce: String?
 
+    @Option(help: ArgumentHelp(BridgeSettings.help(for: "owner-key-directory")))
+    var ownerKeyDirectory: String?
+
     @Option(help: ArgumentHelp(BridgeSettings.help(for: "log-level")))
     var logLevel: String?
 
-    var flags: [String: String] {
-        var flags: [String: String] = [:]
-        let options: [(String, String?)] = [
-            ("irc", irc),
-            ("room", room),
-            ("matrix", matrix),
-            ("homeserver", homeserver),
-            ("matrix-user", matrixUser),
-            ("matrix-token", matrixToken),
-            ("matrix-password", matrixPassword),
-            ("matrix-state-file", matrixStateFile),
-            ("matrix-lines-per-second", matrixLinesPerSecond),
-            ("matrix-burst", matrixBurst),
-            ("matrix-queue", matrixQueue),
-            ("matrix-sync-timeout", matrixSyncTimeout),
-            ("matrix-reconnect-max", matrixReconnectMax),
-            ("matrix-message-lines", matrixMessageLines),
-            ("server", server),
-            ("public-url", publicUrl),
-            ("room-password", roomPassword),
-            ("token", token),
-            ("channel-key", channelKey),
-            ("network", network),
-            ("nick", nick),
-            ("alt-nicks", altNicks),
-            ("irc-user", ircUser),
-            ("irc-realname", ircRealname),
-            ("irc-password", ircPassword),
-            ("tls-verify", tlsVerify),
-            ("tls-ca-file", tlsCaFile),
-            ("prefix", prefix),
-            ("bot-name", botName),
-            ("irc-lines-per-second", ircLinesPerSecond),
-            ("irc-burst", ircBurst),
-            ("irc-queue", ircQueue),
-            ("irc-line-bytes", ircLineBytes),
-            ("irc-pieces", ircPieces),
-            ("irc-keepalive", ircKeepalive),
-            ("irc-reconnect-max", ircReconnectMax),
-            ("room-lines-per-second", roomLinesPerSecond),
-            ("room-burst", roomBurst),
-            ("room-queue", roomQueue),
-            ("room-line-bytes", roomLineBytes),
-            ("max-speakers", maxSpeakers),
-            ("speaker-idle", speakerIdle),
-            ("reply-lines", replyLines),
-            ("kept-out-retry", keptOutRetry),
-            ("resume-grace", resumeGrace),
-            ("room-reconnect-max", roomReconnectMax),
-            ("connect-timeout", connectTimeout),
-            ("announce", announce),
-            ("log-level", logLevel),
-        ]
-        for (key, value) in options { if let value { flags[key] = value } }
-        return flags
-    }
+    /// The settings given on the command line, by key; `--config` names the
+    /// file that `run` reads, no setting.
+    var flags: [String: String] { SettingOptions.values(of: self).filter { $0.key != "config" } }
 
     func run() throws {
         let settings: BridgeSettings

@@ -67,4 +67,68 @@ struct ConfigFileTests {
         #expect(throws: SettingsError("expected a number from 0.5 to 2.0")) { try SettingValue.number("3", 0.5...2) }
         #expect(throws: SettingsError("expected true or false")) { try SettingValue.boolean("maybe") }
     }
+
+    struct Timed: Sendable {
+        var timeout: Duration = .milliseconds(1500)
+        var verbose = false
+        var store = "sqlite"
+        var address = ""
+    }
+
+    static let declared: [SettingKey<Timed>] = [
+        .duration("timeout", .milliseconds(100)...(.seconds(60)), \.timeout, help: "seconds a request may take"),
+        .boolean("verbose", \.verbose, help: "say more", isSwitch: true),
+        SettingKey("store", help: "where rooms are kept", form: "sqlite|postgres", shown: { $0.store }) { value, target in target.store = value },
+        SettingKey("address", help: "where the others reach this one", form: "URL") { value, target in target.address = value },
+    ]
+
+    static let rules: [SettingRule<Timed>] = [
+        SettingRule { target throws(SettingsError) in
+            guard target.store != "postgres" || !target.address.isEmpty else { throw SettingsError("--store postgres needs --address") }
+        },
+    ]
+
+    @Test("a declaration carries its help, form and default: --help's sentence and the docs' table come from it")
+    func declarations() throws {
+        #expect(Self.declared.map { $0.help(defaults: Timed()) } == [
+            "Seconds a request may take (default 1.5).", "Say more (default false).",
+            "Where rooms are kept (default sqlite).", "Where the others reach this one.",
+        ])
+        #expect(Self.declared.map(\.isSwitch) == [false, true, false, false])
+        #expect(SettingTable.markdown(Self.declared, defaults: Timed()) == """
+            | Key | Value | Default | Meaning |
+            |---|---|---|---|
+            | `timeout` | SECONDS, 0.1 to 60 | `1.5` | Seconds a request may take |
+            | `verbose` | true\\|false | `false` | Say more |
+            | `store` | sqlite\\|postgres | `sqlite` | Where rooms are kept |
+            | `address` | URL |  | Where the others reach this one |
+
+            """)
+        #expect(SettingTable.section("t", in: "a\n<!-- begin t -->\nrows\n<!-- end t -->\n") == "rows\n")
+        #expect(SettingTable.section("t", in: "no markers") == nil)
+    }
+
+    @Test("a duration is written in seconds and refused in a number's words; a boolean takes the one grammar")
+    func durationsAndBooleans() throws {
+        var target = Timed()
+        try SettingSources.apply([SettingLine(key: "timeout", value: "0.25", origin: "t.conf:1"),
+                                  SettingLine(key: "verbose", value: "yes", origin: "t.conf:2")], keys: Self.declared, to: &target)
+        #expect(target.timeout == .milliseconds(250) && target.verbose)
+        #expect(throws: SettingsError("--timeout: expected a number from 0.1 to 60.0, got \"0.05\"")) {
+            try SettingSources.apply(SettingSources.flags(["timeout": "0.05"]), keys: Self.declared, to: &target)
+        }
+        #expect(SettingValue.written(Duration.seconds(600)) == "600")
+        #expect(SettingValue.written(Duration.milliseconds(300)) == "0.3")
+        #expect(SettingValue.written(20.0) == "20" && SettingValue.written(0.5) == "0.5")
+    }
+
+    @Test("checks across settings run after every source, the first refusal stopping")
+    func rules() throws {
+        var target = Timed()
+        try SettingSources.check(target, rules: Self.rules)
+        target.store = "postgres"
+        #expect(throws: SettingsError("--store postgres needs --address")) { try SettingSources.check(target, rules: Self.rules) }
+        target.address = "ws://10.0.0.2:7480"
+        try SettingSources.check(target, rules: Self.rules)
+    }
 }

@@ -321,7 +321,7 @@ struct GatewayTimeTests {
 
     @Test("a stop finishes at its grace with connections still open")
     func grace() {
-        var door = Door { $0.shutdownGraceSeconds = 3 }
+        var door = Door { $0.shutdownGrace = .seconds(3) }
         door.connect()
         _ = door.state.stopRequested(at: door.now.monotonic)
         door.advance(seconds: 2.9)

@@ -122,7 +122,7 @@ struct HTTPHardeningTests {
 
     @Test("a request that never finishes, and a socket that says nothing, are closed at http-request-timeout")
     func deadlines() throws {
-        let server = try TestServer { $0.httpRequestTimeoutSeconds = 1 }
+        let server = try TestServer { $0.httpRequestTimeout = .seconds(1) }
         defer { server.stop() }
         let partial = try RawSocket(port: server.port)
         try partial.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")

@@ -130,8 +130,8 @@ struct LimitsAndBadInputTests {
     func slowConsumer() throws {
         let server = try TestServer {
             $0.outboxLimit = 64
-            $0.stuckTimeoutSeconds = 1
-            $0.shutdownGraceSeconds = 1
+            $0.stuckTimeout = .seconds(1)
+            $0.shutdownGrace = .seconds(1)
             $0.commandsPerSecond = 100_000
             $0.commandBurst = 100_000
         }
@@ -169,9 +169,9 @@ struct LimitsAndBadInputTests {
     @Test("a connection that answers no pings is closed as idle with 1001, after its pings")
     func idle() throws {
         let server = try TestServer {
-            $0.pingIntervalSeconds = 0.2
-            $0.idleTimeoutSeconds = 2.5
-            $0.closeReplyTimeoutSeconds = 1
+            $0.pingInterval = .milliseconds(200)
+            $0.idleTimeout = .milliseconds(2500)
+            $0.closeReplyTimeout = .seconds(1)
         }
         defer { server.stop() }
         let alice = try server.join(name: "alice")

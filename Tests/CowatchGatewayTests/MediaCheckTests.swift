@@ -162,7 +162,7 @@ struct MediaCheckEndToEndTests {
 @Suite("Checking a shared link, after the room's decision")
 struct MediaCheckDecisionTests {
     static func settings() -> MediaCheck.Settings {
-        MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeoutSeconds: 3)
+        MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeout: .seconds(3))
     }
 
     @Test("a member the room would refuse (playback for hosts, muted) is refused by the room, and nothing is fetched")
@@ -251,7 +251,7 @@ struct MediaCheckDecisionTests {
         // Checks that outlast the test however slow the machine, so that the first
         // two are surely still in flight when the third link comes.
         let server = try TestServer {
-            $0.mediaCheck = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeoutSeconds: 60)
+            $0.mediaCheck = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeout: .seconds(60))
         }
         defer { server.stop() }
         let members = try (1...3).map { try server.join(name: "m\($0)") }
@@ -271,7 +271,7 @@ struct MediaCheckDecisionTests {
         let server = try TestServer {
             // The check times out (the listener never answers) well after the
             // three lines below are in, then the link is shared unchecked.
-            $0.mediaCheck = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeoutSeconds: 5)
+            $0.mediaCheck = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeout: .seconds(5))
             $0.maximumHeldLines = 2
         }
         defer { server.stop() }

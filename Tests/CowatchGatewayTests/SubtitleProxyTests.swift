@@ -157,7 +157,7 @@ struct SubtitleProxyEndToEndTests {
         let silent = try FixedHTTPServer.listening()
         defer { close(silent.descriptor) }
         let link = "http://127.0.0.1:\(silent.port)/en.vtt"
-        let server = try TestServer { $0.mediaCheck = MediaCheck.Settings(enabled: false, allowPrivateAddresses: true, timeoutSeconds: 1) }
+        let server = try TestServer { $0.mediaCheck = MediaCheck.Settings(enabled: false, allowPrivateAddresses: true, timeout: .seconds(1)) }
         defer { server.stop() }
         let alice = try server.join(name: "alice")
         let (activity, _) = try Self.share(alice, tracks: [link])

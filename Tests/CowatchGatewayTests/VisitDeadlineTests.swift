@@ -29,7 +29,7 @@ struct VisitDeadlineTests {
         }
     }
 
-    static let settings = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeoutSeconds: 600)
+    static let settings = MediaCheck.Settings(enabled: true, allowPrivateAddresses: true, timeout: .seconds(600))
 
     @Test("a link check that hears nothing ends when the clock is moved past its timeout")
     func linkCheck() throws {

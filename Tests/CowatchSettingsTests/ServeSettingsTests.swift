@@ -135,4 +135,59 @@ struct ServeSettingsTests {
         let settings = try ServeSettings.resolve(flags: ["config": path], environment: [:])
         #expect(settings.gateway.adminToken == "operator-secret-0123456789")
     }
+
+    @Test("a cluster node without its database, or without an address the other nodes can reach, is refused when the settings are read", arguments: [
+        (["store": "postgres"], "--store postgres needs --database-url postgres://USER@HOST/DATABASE"),
+        (["store": "postgres", "database-url": "postgres://cowatch@db/cowatch", "port": "0"],
+         "--store postgres needs --advertise-url, or a --port other than 0"),
+    ])
+    func clusterNode(flags: [String: String], message: String) {
+        #expect {
+            _ = try ServeSettings.resolve(flags: flags, environment: [:])
+        } throws: { error in
+            "\(error)" == message
+        }
+    }
+
+    @Test("a cluster node with its database and an address to be reached at is taken, from any source")
+    func clusterNodeTaken() throws {
+        let path = try Self.configFile("store = postgres\nport = 0\n")
+        let settings = try ServeSettings.resolve(
+            flags: ["config": path, "advertise-url": "ws://10.0.0.2:7480"],
+            environment: ["COWATCH_DATABASE_URL": "postgres://cowatch@db/cowatch"])
+        #expect(settings.store == .postgres && settings.advertiseURL == "ws://10.0.0.2:7480")
+        _ = try ServeSettings.resolve(flags: ["store": "postgres", "database-url": "postgres://cowatch@db/cowatch"], environment: [:])
+    }
+
+    @Test("lengths of time are Durations, written in seconds and refused in the words of any number")
+    func durations() throws {
+        let settings = try ServeSettings.resolve(
+            flags: ["lease-seconds": "0.3", "close-timeout": "2.5", "resume-grace": "90", "http-request-timeout": "20"], environment: [:])
+        #expect(settings.lease == .milliseconds(300))
+        #expect(settings.gateway.closeReplyTimeout == .milliseconds(2500))
+        #expect(settings.gateway.room.resumeGrace.milliseconds == 90_000)
+        #expect(settings.gateway.httpRequestTimeout == .seconds(20))
+        let defaults = try ServeSettings.resolve(flags: [:], environment: [:])
+        #expect(defaults.lease == .milliseconds(1500) && defaults.databaseHold == .seconds(90))
+        #expect(defaults.gateway.idleTimeout == .seconds(35) && defaults.gateway.shutdownGrace == .seconds(3))
+        for (flags, message) in [
+            (["close-timeout": "0.05"], "--close-timeout: expected a number from 0.1 to 600.0, got \"0.05\""),
+            (["lease-seconds": "61"], "--lease-seconds: expected a number from 0.3 to 60.0, got \"61\""),
+            (["http-request-timeout": "1.5"], "--http-request-timeout: expected a whole number from 1 to 3600, got \"1.5\""),
+        ] {
+            #expect {
+                _ = try ServeSettings.resolve(flags: flags, environment: [:])
+            } throws: { error in
+                "\(error)" == message
+            }
+        }
+    }
+
+    @Test("every boolean, a switch on the command line or not, takes the one grammar in a file", arguments: ["yes", "on", "1", "true", "TRUE"])
+    func booleans(word: String) throws {
+        let path = try Self.configFile("echo = \(word)\npermessage-deflate = \(word)\naddress-bans = no\nmedia-check = off\n")
+        let settings = try ServeSettings.resolve(flags: ["config": path], environment: [:])
+        #expect(settings.gateway.echoEndpoint && settings.gateway.permessageDeflate)
+        #expect(!settings.gateway.room.addressBans && !settings.gateway.mediaCheck.enabled)
+    }
 }

@@ -104,7 +104,7 @@ extension Gateway {
             let (restored, restoring) = Room.restore(
                 stored.snapshot, members: stored.members, chat: stored.chat, configuration: configuration.room,
                 downSince: stored.snapshot.savedAt,
-                maximumDowntime: ServerInterval(seconds: configuration.maximumDowntimeSeconds), now: now)
+                maximumDowntime: ServerInterval(seconds: configuration.maximumDowntime.asSeconds), now: now)
             entry = RoomEntry(room: restored)
             actions = restoring
         } else {

@@ -74,7 +74,7 @@ struct GatewayState {
                 origin.range(of: "://").flatMap { HostAllowlist.hostPart(String(origin[$0.upperBound...])) }
             }
             hosts = HostAllowlist(names: configuration.allowedHosts + originHosts)
-            shutdownGrace = .seconds(configuration.shutdownGraceSeconds)
+            shutdownGrace = MonotonicDuration(configuration.shutdownGrace)
             let places = WorkPlaces.Limits(perAddress: configuration.mediaCheck.maximumPerAddress,
                                            total: configuration.mediaCheck.maximumConcurrent)
             linkChecks = places

@@ -1,3 +1,4 @@
+import CowatchTime
 import Foundation
 
 /// Whether a link shared with `/watch` or `/queue` serves media, judged from the
@@ -13,7 +14,7 @@ public enum MediaCheck {
         /// links are shared unchecked, with a word to the sender.
         public var allowPrivateAddresses: Bool
         /// For the whole check, redirects included.
-        public var timeoutSeconds: Double
+        public var timeout: MonotonicDuration
         public var maximumRedirects: Int
         /// Checks in flight at once, over all rooms; beyond them links go unchecked.
         public var maximumConcurrent: Int
@@ -26,13 +27,13 @@ public enum MediaCheck {
         /// all, and per client address) as there may be checks.
         public var maximumSubtitleBytes: Int
 
-        public init(enabled: Bool = false, allowPrivateAddresses: Bool = false, timeoutSeconds: Double = 4,
+        public init(enabled: Bool = false, allowPrivateAddresses: Bool = false, timeout: MonotonicDuration = .seconds(4),
                     maximumRedirects: Int = 3, maximumConcurrent: Int = 16,
                     maximumPerAddress: Int = 2, maximumSubtitleBytes: Int = 1_048_576) {
             self.maximumSubtitleBytes = maximumSubtitleBytes
             self.enabled = enabled
             self.allowPrivateAddresses = allowPrivateAddresses
-            self.timeoutSeconds = timeoutSeconds
+            self.timeout = timeout
             self.maximumRedirects = maximumRedirects
             self.maximumConcurrent = maximumConcurrent
             self.maximumPerAddress = maximumPerAddress

@@ -67,7 +67,7 @@ extension Gateway {
         let connection = Connection(
             id: id, address: request.address, encoding: request.echo ? .echo : encoding,
             state: ConnectionState(limits: request.relay ? relayLinkLimits : connectionLimits, rules: rules, now: eventTime.monotonic,
-                                   firstPingAfter: Self.firstPing(id: id, interval: configuration.pingIntervalSeconds)),
+                                   firstPingAfter: Self.firstPing(id: id, interval: configuration.pingInterval.asSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
         run(.connectionOpened(connection))
         guard !request.echo, let name = request.room else { return }

@@ -45,7 +45,7 @@ extension Gateway {
                 return .respond(response)
             case .later:
                 // The fetch ends within its own timeout; the request is given a little longer.
-                return .later(timeoutSeconds: Int32(configuration.mediaCheck.timeoutSeconds.rounded(.up)) + 5)
+                return .later(timeoutSeconds: Int32(configuration.mediaCheck.timeout.seconds.rounded(.up)) + 5)
             }
         }
         return .respond(httpResponse(for: request.path, host: request.head.hosts.first))

@@ -24,7 +24,7 @@ extension Gateway {
             let (room, actions) = Room.restore(
                 saved.snapshot, members: saved.members, chat: saved.chat, configuration: configuration.room,
                 downSince: stored.lastAlive ?? saved.snapshot.savedAt,
-                maximumDowntime: ServerInterval(seconds: configuration.maximumDowntimeSeconds), now: now)
+                maximumDowntime: ServerInterval(seconds: configuration.maximumDowntime.asSeconds), now: now)
             guard rooms[room.name] == nil else {
                 // Saved before names were case-insensitive, under a name that now
                 // means the same room as one already restored.

@@ -43,20 +43,20 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         }
         if let refusal = Self.visitRefusal(host: host, settings: settings) { return finish(.unchecked(refusal)) }
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = settings.timeoutSeconds
-        configuration.timeoutIntervalForResource = settings.timeoutSeconds
+        configuration.timeoutIntervalForRequest = settings.timeout.seconds
+        configuration.timeoutIntervalForResource = settings.timeout.seconds
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
         let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
         lock.withLock { self.session = session }
-        var request = URLRequest(url: url, timeoutInterval: settings.timeoutSeconds)
+        var request = URLRequest(url: url, timeoutInterval: settings.timeout.seconds)
         request.httpMethod = "GET"
         request.setValue("bytes=0-1023", forHTTPHeaderField: "Range")
         request.setValue("cowatch-media-check", forHTTPHeaderField: "User-Agent")
         session.dataTask(with: request).resume()
         // URLSession's own timeouts count idle time; this bounds the whole check.
-        time.schedule(after: .seconds(settings.timeoutSeconds + 0.5), on: .global()) { [self] in
-            finish(.unchecked(Self.timeoutWords(settings.timeoutSeconds)))
+        time.schedule(after: settings.timeout + .milliseconds(500), on: .global()) { [self] in
+            finish(.unchecked(Self.timeoutWords(settings.timeout)))
         }
     }
 
@@ -142,7 +142,7 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         guard let error else { return }
-        finish(.unchecked(Self.failureWords(error, timeoutSeconds: settings.timeoutSeconds)))
+        finish(.unchecked(Self.failureWords(error, timeout: settings.timeout)))
     }
 
     // MARK: - Shared with SubtitleFetch, which visits links under the same rules
@@ -155,15 +155,15 @@ final class MediaProbe: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     /// A visit that outlasted its bound, in words (URLSession's timeout or the
     /// whole visit's timer).
-    static func timeoutWords(_ timeoutSeconds: Double) -> String {
-        "the server did not answer within \(Int(timeoutSeconds.rounded())) s"
+    static func timeoutWords(_ timeout: MonotonicDuration) -> String {
+        "the server did not answer within \(Int(timeout.seconds.rounded())) s"
     }
 
     /// A failed visit in words.
-    static func failureWords(_ error: any Error, timeoutSeconds: Double) -> String {
+    static func failureWords(_ error: any Error, timeout: MonotonicDuration) -> String {
         let nsError = error as NSError
         return switch nsError.code {
-        case NSURLErrorTimedOut: timeoutWords(timeoutSeconds)
+        case NSURLErrorTimedOut: timeoutWords(timeout)
         case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: "the host name does not resolve here"
         case NSURLErrorCannotConnectToHost: "the server refused the connection"
         case NSURLErrorServerCertificateUntrusted, NSURLErrorSecureConnectionFailed: "the server's TLS certificate is not trusted here"

@@ -7,7 +7,7 @@ import FoundationNetworking
 /// Fetches one subtitle track for a page, with the link check's protections
 /// (`MediaProbe.swift`): never a private, loopback or link-local address unless
 /// the operator allows it, each redirect's host judged the same way, at most
-/// `maximumRedirects` of them, the whole fetch within `timeoutSeconds`, and no
+/// `maximumRedirects` of them, the whole fetch within `timeout`, and no
 /// more than `maximumSubtitleBytes` read. `SubtitleProxy` judges the answer.
 /// Runs off the service thread; `completion` is called once, on another thread.
 final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
@@ -47,20 +47,20 @@ final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable
         }
         if let refusal = MediaProbe.visitRefusal(host: host, settings: settings) { return finish(Self.refusal(refusal)) }
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = settings.timeoutSeconds
-        configuration.timeoutIntervalForResource = settings.timeoutSeconds
+        configuration.timeoutIntervalForRequest = settings.timeout.seconds
+        configuration.timeoutIntervalForResource = settings.timeout.seconds
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
         let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
         lock.withLock { self.session = session }
-        var request = URLRequest(url: url, timeoutInterval: settings.timeoutSeconds)
+        var request = URLRequest(url: url, timeoutInterval: settings.timeout.seconds)
         request.httpMethod = "GET"
         request.setValue("text/vtt, text/plain;q=0.9", forHTTPHeaderField: "Accept")
         request.setValue("cowatch-subtitles", forHTTPHeaderField: "User-Agent")
         session.dataTask(with: request).resume()
         // URLSession's own timeouts count idle time; this bounds the whole fetch.
-        time.schedule(after: .seconds(settings.timeoutSeconds + 0.5), on: .global()) { [self] in
-            finish(Self.refusal(MediaProbe.timeoutWords(settings.timeoutSeconds)))
+        time.schedule(after: settings.timeout + .milliseconds(500), on: .global()) { [self] in
+            finish(Self.refusal(MediaProbe.timeoutWords(settings.timeout)))
         }
     }
 
@@ -126,6 +126,6 @@ final class SubtitleFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable
             if let refusal = SubtitleProxy.bodyRefusal(bytes) { return finish(.failure(refusal)) }
             return finish(.success(bytes))
         }
-        finish(Self.refusal(MediaProbe.failureWords(error, timeoutSeconds: settings.timeoutSeconds)))
+        finish(Self.refusal(MediaProbe.failureWords(error, timeout: settings.timeout)))
     }
 }

@@ -128,7 +128,7 @@ public final class Gateway: @unchecked Sendable {
         let stored = try clusterLink.map { try $0.store.loadShared() } ?? store?.load()
         if let clusterLink {
             cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: .seconds(2), trust: nil),
-                                   relayTimeout: .seconds(configuration.relayTimeoutSeconds))
+                                   relayTimeout: MonotonicDuration(configuration.relayTimeout))
             clusterLink.store.onFenced = { [weak self] room, epoch in self?.post(.fenced(room, epoch: epoch)) }
             if configuration.clusterSecret == nil {
                 logger.error("this cluster node cannot relay: \(Self.cannotRelay)")

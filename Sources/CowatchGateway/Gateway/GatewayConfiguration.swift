@@ -1,5 +1,6 @@
 import CowatchConnection
 import CowatchCore
+import CowatchTime
 
 /// Everything the server can be told, with the defaults `cowatch serve` uses.
 /// Every limit is explicit: message size, rooms, members, connections per
@@ -24,7 +25,7 @@ public struct GatewayConfiguration: Sendable {
     public static let defaultMaximumConnections = 50_000
     /// Seconds a request may take to arrive, and a plain HTTP connection may sit
     /// idle between requests, before it is closed.
-    public var httpRequestTimeoutSeconds: Int = 10
+    public var httpRequestTimeout: Duration = .seconds(10)
     /// Names this server answers for in `Host`, besides addresses, `localhost` and
     /// the hosts of `allowedOrigins` (`HostAllowlist`); `*.example.org` takes the
     /// names under it, `*` any name.
@@ -45,18 +46,18 @@ public struct GatewayConfiguration: Sendable {
     /// A connection whose outbox stays over the limit this long is closed (1008);
     /// also how long a closing connection has to take what was queued for it
     /// before it is dropped without a close frame.
-    public var stuckTimeoutSeconds: Double
+    public var stuckTimeout: Duration
     /// How long the server waits for the peer's close frame after sending its own.
-    public var closeReplyTimeoutSeconds: Double
+    public var closeReplyTimeout: Duration
     /// Bytes a closing peer may still send (read and discarded) before its socket
     /// is closed without waiting for its close frame.
     public var closingReadLimitBytes: Int
     /// How often each connection is pinged; the round trips set the lead of starts.
-    public var pingIntervalSeconds: Double
+    public var pingInterval: Duration
     /// A connection silent for this long (no pong, no message) is dropped.
-    public var idleTimeoutSeconds: Double
+    public var idleTimeout: Duration
     /// Longest wait for members to take their close frames at shutdown.
-    public var shutdownGraceSeconds: Double
+    public var shutdownGrace: Duration
     /// Serves `/echo`, a plain WebSocket echo, for the conformance suite only.
     public var echoEndpoint: Bool
     /// Offers permessage-deflate. Off by default: events are small, and compressing
@@ -64,7 +65,7 @@ public struct GatewayConfiguration: Sendable {
     public var permessageDeflate: Bool
     /// A room that was playing when the server stopped comes back paused if the
     /// server was down longer than this; otherwise it plays on from its anchor.
-    public var maximumDowntimeSeconds: Double
+    public var maximumDowntime: Duration
     /// Limits and timings of each room.
     public var room: RoomConfiguration
     /// Web origins (`https://watch.example.org`) whose pages may open connections,
@@ -105,7 +106,7 @@ public struct GatewayConfiguration: Sendable {
     /// Seconds a node waits to hear from a room's owner on its shared link
     /// (anything, or the answer to its ping, sent after a quarter of this)
     /// before it gives the link up and tells its members there to reconnect.
-    public var relayTimeoutSeconds = 10.0
+    public var relayTimeout: Duration = .seconds(10)
     /// Where the page loads the players of provider links from; the page's
     /// Content-Security-Policy allows exactly these origins (PlayerScripts).
     public var playerScripts = PlayerScripts()
@@ -126,15 +127,15 @@ public struct GatewayConfiguration: Sendable {
         rateLimitGrace: Int = 20,
         outboxLimit: Int = 256,
         readPauseBacklog: Int = 64,
-        stuckTimeoutSeconds: Double = 10,
-        closeReplyTimeoutSeconds: Double = 5,
+        stuckTimeout: Duration = .seconds(10),
+        closeReplyTimeout: Duration = .seconds(5),
         closingReadLimitBytes: Int = 1 << 20,
-        pingIntervalSeconds: Double = 10,
-        idleTimeoutSeconds: Double = 35,
-        shutdownGraceSeconds: Double = 3,
+        pingInterval: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(35),
+        shutdownGrace: Duration = .seconds(3),
         echoEndpoint: Bool = false,
         permessageDeflate: Bool = false,
-        maximumDowntimeSeconds: Double = 600,
+        maximumDowntime: Duration = .seconds(600),
         room: RoomConfiguration = RoomConfiguration()
     ) {
         self.host = host
@@ -148,15 +149,15 @@ public struct GatewayConfiguration: Sendable {
         self.rateLimitGrace = rateLimitGrace
         self.outboxLimit = outboxLimit
         self.readPauseBacklog = readPauseBacklog
-        self.stuckTimeoutSeconds = stuckTimeoutSeconds
-        self.closeReplyTimeoutSeconds = closeReplyTimeoutSeconds
+        self.stuckTimeout = stuckTimeout
+        self.closeReplyTimeout = closeReplyTimeout
         self.closingReadLimitBytes = closingReadLimitBytes
-        self.pingIntervalSeconds = pingIntervalSeconds
-        self.idleTimeoutSeconds = idleTimeoutSeconds
-        self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.pingInterval = pingInterval
+        self.idleTimeout = idleTimeout
+        self.shutdownGrace = shutdownGrace
         self.echoEndpoint = echoEndpoint
         self.permessageDeflate = permessageDeflate
-        self.maximumDowntimeSeconds = maximumDowntimeSeconds
+        self.maximumDowntime = maximumDowntime
         self.room = room
     }
 
@@ -165,9 +166,17 @@ public struct GatewayConfiguration: Sendable {
         ConnectionLimits(
             commandsPerSecond: commandsPerSecond, commandBurst: commandBurst, rateLimitGrace: rateLimitGrace,
             outboxLimit: outboxLimit, readPauseBacklog: readPauseBacklog,
-            stuckTimeout: .seconds(stuckTimeoutSeconds), flushTimeout: .seconds(stuckTimeoutSeconds),
-            closeReplyTimeout: .seconds(closeReplyTimeoutSeconds),
-            pingInterval: .seconds(pingIntervalSeconds), idleTimeout: .seconds(idleTimeoutSeconds),
+            stuckTimeout: MonotonicDuration(stuckTimeout), flushTimeout: MonotonicDuration(stuckTimeout),
+            closeReplyTimeout: MonotonicDuration(closeReplyTimeout),
+            pingInterval: MonotonicDuration(pingInterval), idleTimeout: MonotonicDuration(idleTimeout),
             closingReadLimit: closingReadLimitBytes)
+    }
+}
+
+extension Duration {
+    /// The configuration's lengths of time as the clocks and libraries below take them.
+    var asSeconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -162,8 +162,8 @@ final class LWSServer {
         // How long a request may take to arrive, headers and all, and how long a
         // plain HTTP connection may sit idle between requests.
         info.timeout_secs = 10
-        info.timeout_secs_ah_idle = UInt32(configuration.httpRequestTimeoutSeconds)
-        info.keepalive_timeout = Int32(configuration.httpRequestTimeoutSeconds)
+        info.timeout_secs_ah_idle = UInt32(configuration.httpRequestTimeout.components.seconds)
+        info.keepalive_timeout = Int32(configuration.httpRequestTimeout.components.seconds)
         info.pt_serv_buf_size = 64 * 1024
         info.ka_time = 0
         cStrings = strings
