@@ -64,9 +64,10 @@ struct Scenario {
         }
     }
 
-    /// Sends one line of text from a member, as typed.
-    mutating func say(_ name: String, _ text: String) {
-        record(host.say(text, from: id(name)).outcome)
+    /// Sends lines of text from a member, as typed, one after another; `last`
+    /// holds the actions of the last line.
+    mutating func say(_ name: String, _ lines: String...) {
+        for text in lines { record(host.say(text, from: id(name)).outcome) }
     }
 
     mutating func disconnect(_ name: String) {
