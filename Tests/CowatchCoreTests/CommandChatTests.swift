@@ -44,17 +44,14 @@ struct CommandChatTests {
     @Test("/help of an unknown command is refused with bad arguments")
     func helpUnknownCommand() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/help frobnicate")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /help [command|players]") == true)
+        room.expectBadArguments("/help frobnicate", usage: "usage: /help [command|players]")
     }
 
     @Test("an unknown command is refused to the sender alone, pointing to /help")
     func unknownCommand() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/frobnicate")
-        #expect(room.error(for: "bob")?.code == .unknownCommand)
-        #expect(room.error(for: "bob")?.message.contains("/help") == true)
+        room.expectRefused("bob", .unknownCommand, saying: "/help")
         #expect(room.events(for: "alice").isEmpty)
     }
 
@@ -94,8 +91,7 @@ struct CommandChatTests {
         var room = Scenario.sharing("alice")
         for text in ["/nick", "/nick two\u{200B}words", "/nick \(String(repeating: "x", count: 33))"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /nick <name>") == true)
+            room.expectRefused("alice", .badArguments, saying: "usage: /nick <name>")
         }
         #expect(room.participant("alice")?.name.text == "alice")
     }
@@ -114,7 +110,7 @@ struct CommandChatTests {
         #expect(room.told("spaced").isEmpty && room.error(for: "spaced") == nil)
         room.connect("hidden", displayName: "dana\u{200B}")
         #expect(room.participant("hidden")?.name.text == "guest")
-        #expect(room.error(for: "hidden")?.code == .badName)
+        room.expectRefused("hidden", .badName)
         #expect(room.error(for: "hidden")?.message == "your name was not taken: a name takes visible characters and single spaces only (U+200B ZERO WIDTH SPACE is a control or invisible character). You are guest here; /nick <name> changes it")
         room.connect("empty", displayName: "")
         #expect(room.participant("empty")?.name.text == "guest-2")
@@ -173,9 +169,7 @@ struct CommandChatTests {
     @Test("/me without text is refused with bad arguments")
     func meWithoutText() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/me")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /me <text>") == true)
+        room.expectBadArguments("/me", usage: "usage: /me <text>")
     }
 
     @Test("/time answers the sender alone with its value and the server time")
@@ -190,9 +184,7 @@ struct CommandChatTests {
     @Test("/time without a number is refused with bad arguments")
     func timeBadArguments() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/time soon")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /time <client-ms>") == true)
+        room.expectBadArguments("/time soon", usage: "usage: /time <client-ms>")
     }
 
     @Test("/who lists every member with role, session, player, readiness and suspensions")
@@ -248,9 +240,9 @@ struct CommandChatTests {
     func whoStatusBadArguments() {
         var room = Scenario.sharing("alice")
         room.say("alice", "/who is here")
-        #expect(room.error(for: "alice")?.code == .badArguments)
+        room.expectRefused("alice", .badArguments)
         room.say("alice", "/status now")
-        #expect(room.error(for: "alice")?.code == .badArguments)
+        room.expectRefused("alice", .badArguments)
     }
 
     static func name(_ text: String) -> DisplayName {

@@ -22,8 +22,7 @@ struct CommandPolicyTests {
         #expect(room.state.policy.stall == .wait)
         #expect(room.state.policy.wait == ServerInterval(milliseconds: 2500))
         #expect(room.state.seq == before + 1)
-        #expect(room.playback.cause == .policy)
-        #expect(room.playback.by == room.id("alice"))
+        room.expectPlayback(cause: .policy, by: "alice")
         #expect(room.events(for: "bob").contains(.state(room.state)))
         #expect(room.notices.contains { $0.cause == .policy })
     }
@@ -41,7 +40,7 @@ struct CommandPolicyTests {
     func policyForbidden() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/policy control hosts")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectRefused("bob", .forbidden)
         #expect(room.state.policy.control == .everyone)
     }
 
@@ -50,8 +49,7 @@ struct CommandPolicyTests {
         var room = Scenario.sharing("alice")
         for text in ["/policy stall maybe", "/policy control", "/policy wait 301", "/policy volume 11"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /policy [control everyone|hosts]") == true)
+            room.expectRefused("alice", .badArguments, saying: "usage: /policy [control everyone|hosts]")
         }
         #expect(room.state.policy == RoomPolicy())
     }
@@ -83,7 +81,7 @@ struct CommandOpTests {
         var room = Scenario.sharing("alice", "bob", "carol")
         for text in ["/op carol", "/deop alice", "/kick carol"] {
             room.say("bob", text)
-            #expect(room.error(for: "bob")?.code == .forbidden)
+            room.expectRefused("bob", .forbidden)
         }
         #expect(room.participant("carol")?.role == .member)
         #expect(room.participant("alice")?.role == .host)
@@ -95,7 +93,7 @@ struct CommandOpTests {
         var room = Scenario.sharing("alice", "bob")
         for text in ["/op zed", "/deop zed", "/kick zed"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .noSuchMember)
+            room.expectRefused("alice", .noSuchMember)
         }
     }
 
@@ -103,9 +101,7 @@ struct CommandOpTests {
     func moderationBadArguments() {
         var room = Scenario.sharing("alice")
         for command in ["op", "deop", "kick"] {
-            room.say("alice", "/\(command)")
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /\(command) <name>") == true)
+            room.expectBadArguments("/\(command)", usage: "usage: /\(command) <name>")
         }
     }
 
@@ -123,7 +119,7 @@ struct CommandOpTests {
     func deopLastHost() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/deop alice")
-        #expect(room.error(for: "alice")?.code == .lastHost)
+        room.expectRefused("alice", .lastHost)
         #expect(room.participant("alice")?.role == .host)
     }
 
@@ -153,8 +149,7 @@ struct CommandKickTests {
 
     @Test("a kicked player no longer holds up a waiting group")
     func kickStartsAWaitingGroup() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("alice", "/ready \(room.state.seq)")
         room.say("alice", "/kick bob")
         #expect(room.playback.status == .playing)
@@ -175,7 +170,7 @@ struct CommandKickTests {
     func kickSelf() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/kick alice")
-        #expect(room.error(for: "alice")?.code == .badArguments)
+        room.expectRefused("alice", .badArguments)
         #expect(room.member("alice") != nil)
     }
 

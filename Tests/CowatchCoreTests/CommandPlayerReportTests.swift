@@ -24,7 +24,7 @@ struct CommandPlayerTests {
 
     @Test("a waiting room counts the players it still waits for, which its text lines say")
     func playersAwaited() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         #expect(room.room.playersAwaited == 0)
         room.say("alice", "/play")
         #expect(room.room.playersAwaited == 2)
@@ -37,8 +37,7 @@ struct CommandPlayerTests {
 
     @Test("/player off stops the group waiting for that connection")
     func playerOff() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("alice", "/ready \(room.state.seq)")
         room.say("bob", "/player off")
         #expect(room.participant("bob")?.player == false)
@@ -51,8 +50,7 @@ struct CommandPlayerTests {
         room.say("alice", "/seek 15")
         room.say("alice", "/play")
         room.say("bob", "/player off")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 15)
+        room.expectPlayback(.paused, position: 15)
     }
 
     @Test("/player to the current setting only tells the sender")
@@ -65,9 +63,7 @@ struct CommandPlayerTests {
     @Test("/player with anything but on or off is refused with bad arguments and the usage")
     func playerBadArguments() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/player")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /player on|off") == true)
+        room.expectBadArguments("/player", usage: "usage: /player on|off")
     }
 }
 
@@ -78,14 +74,13 @@ struct CommandReadyTests {
         var room = Scenario.sharing("alice", "bob", players: ["alice"])
         room.say("alice", "/play")
         room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        room.expectRefused("bob", .notAPlayer)
         #expect(room.playback.status == .waiting)
     }
 
     @Test("/ready marks the player ready and tells everyone")
     func readyAnnounced() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("bob", "/ready \(room.state.seq)")
         #expect(room.participant("bob")?.ready == true)
         #expect(room.announced("bob", .ready))
@@ -94,7 +89,7 @@ struct CommandReadyTests {
 
     @Test("/ready while paused marks the player ready for the held position")
     func readyWhilePaused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("bob", "/ready \(room.state.seq)")
         #expect(room.participant("bob")?.ready == true)
         #expect(room.playback.status == .paused)
@@ -102,7 +97,7 @@ struct CommandReadyTests {
 
     @Test("/ready from a player outside the session changes nothing")
     func readyOutsideTheSession() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("bob", "/leave")
         room.say("bob", "/ready \(room.state.seq)")
         #expect(room.last.isEmpty)
@@ -113,8 +108,7 @@ struct CommandReadyTests {
         var room = Scenario.sharing("alice", players: ["alice"])
         for text in ["/ready", "/ready abc", "/ready -1", "/ready 1.5"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /ready <seq>") == true)
+            room.expectRefused("alice", .badArguments, saying: "usage: /ready <seq>")
         }
     }
 }
@@ -126,13 +120,13 @@ struct CommandBufferingTests {
         var room = Scenario.sharing("alice", "bob", players: ["alice"])
         room.playTogether(by: "alice")
         room.say("bob", "/buffering")
-        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        room.expectRefused("bob", .notAPlayer)
         #expect(room.participant("bob")?.suspensions == [])
     }
 
     @Test("/buffering while paused under stall continue suspends the staller until ready")
     func bufferingWhilePaused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("bob", "/buffering")
         #expect(room.participant("bob")?.suspensions == [.stallRecovery])
         room.say("bob", "/ready \(room.state.seq)")
@@ -141,8 +135,7 @@ struct CommandBufferingTests {
 
     @Test("/buffering from a player outside the session changes nothing")
     func bufferingOutsideTheSession() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         room.say("bob", "/leave")
         room.say("bob", "/buffering")
         #expect(room.last.isEmpty)
@@ -151,9 +144,7 @@ struct CommandBufferingTests {
     @Test("/buffering takes no arguments")
     func bufferingBadArguments() {
         var room = Scenario.sharing("alice", players: ["alice"])
-        room.say("alice", "/buffering 3")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /buffering") == true)
+        room.expectBadArguments("/buffering 3", usage: "usage: /buffering")
     }
 }
 
@@ -161,21 +152,16 @@ struct CommandBufferingTests {
 struct CommandEndedTests {
     @Test("/ended for the playing item pauses the group where it is, naming the reporter")
     func endedPauses() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         room.watchFor(seconds: 42)
         room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 42)
-        #expect(room.playback.cause == .ended)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 42, cause: .ended, by: "bob")
         #expect(room.notices.contains { $0.cause == .ended && $0.text.contains("Episode 1") })
     }
 
     @Test("a second /ended after the group paused changes nothing")
     func endedTwice() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         let seq = room.state.seq
         room.say("alice", "/ended \(seq)")
         let paused = room.state
@@ -185,8 +171,7 @@ struct CommandEndedTests {
 
     @Test("/ended while waiting changes nothing")
     func endedWhileWaiting() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         let before = room.state
         room.say("bob", "/ended \(room.state.seq)")
         #expect(room.state == before)
@@ -197,14 +182,13 @@ struct CommandEndedTests {
         var room = Scenario.sharing("alice", "bob", players: ["alice"])
         room.playTogether(by: "alice")
         room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        room.expectRefused("bob", .notAPlayer)
         #expect(room.playback.status == .playing)
     }
 
     @Test("/ended from a player outside the session changes nothing")
     func endedOutsideTheSession() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         room.say("bob", "/leave")
         room.say("bob", "/ended \(room.state.seq)")
         #expect(room.playback.status == .playing)
@@ -213,8 +197,6 @@ struct CommandEndedTests {
     @Test("/ended without a whole number is refused with bad arguments and the usage")
     func endedBadArguments() {
         var room = Scenario.sharing("alice", players: ["alice"])
-        room.say("alice", "/ended last")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /ended <seq>") == true)
+        room.expectBadArguments("/ended last", usage: "usage: /ended <seq>")
     }
 }

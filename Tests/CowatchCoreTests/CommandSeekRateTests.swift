@@ -6,15 +6,11 @@ import Testing
 struct CommandSeekTests {
     @Test("/seek while paused stays paused at the target")
     func seekWhilePaused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.advance(seconds: 2)
         let before = room.state.seq
         room.say("bob", "/seek 1:35")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 95)
-        #expect(room.playback.at == room.now)
-        #expect(room.playback.cause == .seek)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 95, anchor: room.now, cause: .seek, by: "bob")
         #expect(room.state.seq == before + 1)
         #expect(room.armedWaitLimits.isEmpty)
     }
@@ -30,20 +26,16 @@ struct CommandSeekTests {
 
     @Test("/seek while playing makes the group wait at the target")
     func seekWhilePlaying() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         room.watchFor(seconds: 5)
         room.say("bob", "/seek 42")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 42)
-        #expect(room.playback.cause == .seek)
+        room.expectPlayback(.waiting, position: 42, cause: .seek)
         #expect(room.notices.contains { $0.cause == .seek && $0.text.contains("0:42") })
     }
 
     @Test("/seek while waiting waits again at the target with a new seq and a new wait limit")
     func seekWhileWaiting() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         let firstSeq = room.state.seq
         room.say("bob", "/seek 10")
         #expect(room.playback.status == .waiting)
@@ -69,9 +61,7 @@ struct CommandSeekTests {
         var room = Scenario.sharing("alice")
         for text in ["/seek abc", "/seek", "/seek 1:75", "/seek 10 20", "/seek 1e3"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.command == .seek)
-            #expect(room.error(for: "alice")?.message.contains("usage: /seek <time>") == true)
+            room.expectRefused("alice", .badArguments, command: .seek, saying: "usage: /seek <time>")
         }
         #expect(room.playback.position == .zero)
     }
@@ -79,16 +69,12 @@ struct CommandSeekTests {
     @Test("/seek is refused with no-session, forbidden and suspended")
     func seekRefusals() {
         var room = Scenario.sharing("alice", "bob", "carol")
-        room.say("carol", "/leave")
-        room.say("carol", "/seek 10")
-        #expect(room.error(for: "carol")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("carol", "/seek 10")
         room.say("bob", "/suspend")
         room.say("bob", "/seek 10")
-        #expect(room.error(for: "bob")?.code == .suspended)
+        room.expectRefused("bob", .suspended)
         room.say("bob", "/resume")
-        room.say("alice", "/policy control hosts")
-        room.say("bob", "/seek 10")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectForbiddenUnderControlHosts("bob", "/seek 10")
         #expect(room.playback.position == .zero)
     }
 }
@@ -101,24 +87,17 @@ struct CommandRateTests {
         room.say("alice", "/seek 30")
         let before = room.state.seq
         room.say("bob", "/rate 1.5")
-        #expect(room.playback.rate.value == 1.5)
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 30)
-        #expect(room.playback.cause == .rate)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 30, cause: .rate, by: "bob", rate: 1.5)
         #expect(room.state.seq == before + 1)
         #expect(room.notices.contains { $0.cause == .rate && $0.text.contains("1.5x") })
     }
 
     @Test("/rate while playing re-anchors at the current position so the media time stays continuous")
     func rateWhilePlaying() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         room.watchFor(seconds: 10)
         room.say("bob", "/rate 2")
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 10)
-        #expect(room.playback.at == room.now)
+        room.expectPlayback(.playing, position: 10, anchor: room.now)
         room.advance(seconds: 5)
         #expect(room.position == 20)
     }
@@ -138,14 +117,11 @@ struct CommandRateTests {
 
     @Test("/rate while waiting keeps the group waiting")
     func rateWhileWaiting() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("bob", "/rate 0.5")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.rate.value == 0.5)
+        room.expectPlayback(.waiting, rate: 0.5)
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.rate.value == 0.5)
+        room.expectPlayback(.playing, rate: 0.5)
     }
 
     @Test("/rate accepts a trailing x")
@@ -169,9 +145,7 @@ struct CommandRateTests {
         var room = Scenario.sharing("alice")
         for text in ["/rate 9", "/rate abc", "/rate", "/rate -1", "/rate 0.1"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.command == .rate)
-            #expect(room.error(for: "alice")?.message.contains("usage: /rate <rate>") == true)
+            room.expectRefused("alice", .badArguments, command: .rate, saying: "usage: /rate <rate>")
         }
         #expect(room.playback.rate == .normal)
     }
@@ -181,15 +155,13 @@ struct CommandRateTests {
         var room = Scenario()
         room.connect("alice")
         room.say("alice", "/rate 2")
-        #expect(room.error(for: "alice")?.code == .noSession)
+        room.expectRefused("alice", .noSession)
         var shared = Scenario.sharing("alice", "bob")
         shared.say("bob", "/suspend")
         shared.say("bob", "/rate 2")
-        #expect(shared.error(for: "bob")?.code == .suspended)
+        shared.expectRefused("bob", .suspended)
         shared.say("bob", "/resume")
-        shared.say("alice", "/policy control hosts")
-        shared.say("bob", "/rate 2")
-        #expect(shared.error(for: "bob")?.code == .forbidden)
+        shared.expectForbiddenUnderControlHosts("bob", "/rate 2")
         #expect(shared.playback.rate == .normal)
     }
 }

@@ -16,11 +16,7 @@ struct CommandWatchTests {
         #expect(room.state.session?.activity.url?.text == "https://example.org/a.mp4")
         #expect(room.state.session?.activity.identifier == "https://example.org/a.mp4")
         #expect(room.state.session?.activity.title == "Episode 1")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.item == "https://example.org/a.mp4")
-        #expect(room.playback.cause == .watch)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 0, item: "https://example.org/a.mp4", cause: .watch, by: "bob")
         #expect(room.participant("alice")?.joined == true)
         #expect(room.participant("bob")?.joined == true)
         #expect(room.participant("carol")?.joined == false)
@@ -60,9 +56,7 @@ struct CommandWatchTests {
     @Test("/watch from a member outside the active session is refused with no-session")
     func watchOutsideTheSession() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/leave")
-        room.say("bob", "/watch https://example.org/b.mp4")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("bob", "/watch https://example.org/b.mp4")
         #expect(room.playback.item == "https://example.org/a.mp4")
     }
 
@@ -71,9 +65,7 @@ struct CommandWatchTests {
         var room = Scenario()
         room.connect("alice")
         room.connect("bob")
-        room.say("alice", "/policy control hosts")
-        room.say("bob", "/watch https://example.org/a.mp4")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectForbiddenUnderControlHosts("bob", "/watch https://example.org/a.mp4")
         #expect(room.state.session == nil)
         room.say("alice", "/watch https://example.org/a.mp4")
         #expect(room.state.session?.state == .joined)
@@ -85,8 +77,7 @@ struct CommandWatchTests {
         room.connect("alice")
         for text in ["/watch", "/watch ftp://example.org/a.mp4", "/watch https://"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /watch <url> [title...]") == true)
+            room.expectRefused("alice", .badArguments, saying: "usage: /watch <url> [title...]")
         }
         #expect(room.state.session == nil)
     }
@@ -99,7 +90,7 @@ struct CommandJoinLeaveTests {
         var room = Scenario()
         room.connect("alice")
         room.say("alice", "/join")
-        #expect(room.error(for: "alice")?.code == .noSession)
+        room.expectRefused("alice", .noSession)
     }
 
     @Test("/join when already in the session only tells the sender")
@@ -145,21 +136,17 @@ struct CommandJoinLeaveTests {
         var room = Scenario()
         room.connect("alice")
         room.say("alice", "/leave")
-        #expect(room.error(for: "alice")?.code == .noSession)
+        room.expectRefused("alice", .noSession)
         var joined = Scenario.sharing("alice", "bob")
-        joined.say("bob", "/leave")
-        joined.say("bob", "/leave")
-        #expect(joined.error(for: "bob")?.code == .noSession)
+        joined.expectRefusedOutsideTheSession("bob", "/leave")
     }
 
     @Test("/leave and /join take no arguments")
     func leaveJoinBadArguments() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/leave now")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /leave") == true)
+        room.expectBadArguments("/leave now", usage: "usage: /leave")
         room.say("alice", "/join please")
-        #expect(room.error(for: "alice")?.code == .badArguments)
+        room.expectRefused("alice", .badArguments)
     }
 }
 
@@ -168,9 +155,7 @@ struct CommandEndTests {
     @Test("/end from a non-host under control hosts is refused with forbidden")
     func endForbidden() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/policy control hosts")
-        room.say("bob", "/end")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectForbiddenUnderControlHosts("bob", "/end")
         #expect(room.state.session?.state == .joined)
     }
 
@@ -179,14 +164,12 @@ struct CommandEndTests {
         var room = Scenario()
         room.connect("alice")
         room.say("alice", "/end")
-        #expect(room.error(for: "alice")?.code == .noSession)
+        room.expectRefused("alice", .noSession)
         var shared = Scenario.sharing("alice", "bob")
-        shared.say("bob", "/leave")
-        shared.say("bob", "/end")
-        #expect(shared.error(for: "bob")?.code == .noSession)
+        shared.expectRefusedOutsideTheSession("bob", "/end")
         shared.say("alice", "/end")
         shared.say("alice", "/end")
-        #expect(shared.error(for: "alice")?.code == .noSession)
+        shared.expectRefused("alice", .noSession)
     }
 
     @Test("/end tells everyone who ended the session")
@@ -202,7 +185,7 @@ struct CommandEndTests {
         room.say("alice", "/end")
         for text in ["/play", "/pause", "/seek 10", "/rate 2", "/suspend", "/catchup"] {
             room.say("bob", text)
-            #expect(room.error(for: "bob")?.code == .noSession)
+            room.expectRefused("bob", .noSession)
         }
     }
 }

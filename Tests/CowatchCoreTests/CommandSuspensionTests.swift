@@ -7,8 +7,7 @@ import Testing
 struct CommandSuspendTests {
     @Test("/suspend separates the member for userActionRequired by default and tells everyone")
     func suspendDefaultReason() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         let before = room.state
         room.say("bob", "/suspend")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
@@ -37,8 +36,7 @@ struct CommandSuspendTests {
 
     @Test("/suspend of the last unready player lets a waiting group start")
     func suspendStartsAWaitingGroup() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("alice", "/ready \(room.state.seq)")
         room.say("bob", "/suspend")
         #expect(room.playback.status == .playing)
@@ -49,8 +47,7 @@ struct CommandSuspendTests {
         var room = Scenario.sharing("alice")
         for text in ["/suspend not!ok", "/suspend two words"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /suspend [reason]") == true)
+            room.expectRefused("alice", .badArguments, saying: "usage: /suspend [reason]")
         }
         #expect(room.participant("alice")?.suspensions == [])
     }
@@ -58,9 +55,7 @@ struct CommandSuspendTests {
     @Test("/suspend outside a session is refused with no-session")
     func suspendNoSession() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/leave")
-        room.say("bob", "/suspend")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("bob", "/suspend")
     }
 }
 
@@ -70,7 +65,7 @@ struct CommandResumeTests {
     func resumeNotSuspended() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/resume")
-        #expect(room.error(for: "bob")?.code == .notSuspended)
+        room.expectRefused("bob", .notSuspended)
     }
 
     @Test("/resume for a reason not held is refused with not-suspended and keeps the others")
@@ -78,7 +73,7 @@ struct CommandResumeTests {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/suspend")
         room.say("bob", "/resume audioSessionInterrupted")
-        #expect(room.error(for: "bob")?.code == .notSuspended)
+        room.expectRefused("bob", .notSuspended)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
     }
 
@@ -95,10 +90,7 @@ struct CommandResumeTests {
     func resumeAtWhilePaused() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/resume at 1:30")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 90)
-        #expect(room.playback.cause == .resume)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 90, cause: .resume, by: "bob")
         #expect(room.notices.contains { $0.cause == .resume })
     }
 
@@ -109,8 +101,7 @@ struct CommandResumeTests {
         room.watchFor(seconds: 15)
         room.say("bob", "/suspend")
         room.say("bob", "/resume at +30")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 45)
+        room.expectPlayback(.waiting, position: 45)
     }
 
     @Test("/resume at needs control: a non-host under control hosts is refused with forbidden and stays suspended")
@@ -119,7 +110,7 @@ struct CommandResumeTests {
         room.say("alice", "/policy control hosts")
         room.say("bob", "/suspend")
         room.say("bob", "/resume at 30")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectRefused("bob", .forbidden)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
         #expect(room.playback.position == .zero)
         room.say("bob", "/resume")
@@ -129,9 +120,7 @@ struct CommandResumeTests {
     @Test("/resume outside a session is refused with no-session")
     func resumeNoSession() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/leave")
-        room.say("bob", "/resume at 10")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("bob", "/resume at 10")
         #expect(room.playback.position == .zero)
     }
 
@@ -140,8 +129,7 @@ struct CommandResumeTests {
         var room = Scenario.sharing("alice")
         for text in ["/resume at", "/resume at soon", "/resume userActionRequired at", "/resume bad! at 10"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /resume [reason] [at <time>]") == true)
+            room.expectRefused("alice", .badArguments, saying: "usage: /resume [reason] [at <time>]")
         }
     }
 
@@ -150,7 +138,7 @@ struct CommandResumeTests {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/suspend")
         room.say("bob", "/resume userActionRequired later 30")
-        #expect(room.error(for: "bob")?.code == .badArguments)
+        room.expectRefused("bob", .badArguments)
         #expect(room.playback.position == .zero)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
     }
@@ -159,8 +147,7 @@ struct CommandResumeTests {
 @Suite("/catchup")
 struct CommandCatchupTests {
     static func playingThirtySeconds() -> Scenario {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         room.watchFor(seconds: 30)
         return room
     }
@@ -234,12 +221,12 @@ struct CommandCatchupTests {
 
     @Test("/catchup when the group plays at 2x or faster is refused with not-possible")
     func catchupTooFast() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/rate 2")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 30)
         room.say("bob", "/catchup")
-        #expect(room.error(for: "bob")?.code == .notPossible)
+        room.expectRefused("bob", .notPossible)
         #expect(room.participant("bob")?.suspensions == [])
     }
 
@@ -247,7 +234,7 @@ struct CommandCatchupTests {
     func catchupAtTheStart() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/catchup")
-        #expect(room.error(for: "bob")?.code == .notPossible)
+        room.expectRefused("bob", .notPossible)
     }
 
     @Test("/catchup with seconds that are not from 0 to 600 is refused with bad arguments and the usage")
@@ -255,8 +242,7 @@ struct CommandCatchupTests {
         var room = Self.playingThirtySeconds()
         for text in ["/catchup 0", "/catchup 601", "/catchup abc", "/catchup 5 6"] {
             room.say("bob", text)
-            #expect(room.error(for: "bob")?.code == .badArguments)
-            #expect(room.error(for: "bob")?.message.contains("usage: /catchup [seconds]") == true)
+            room.expectRefused("bob", .badArguments, saying: "usage: /catchup [seconds]")
         }
         #expect(room.participant("bob")?.suspensions == [])
     }
@@ -264,8 +250,6 @@ struct CommandCatchupTests {
     @Test("/catchup outside a session is refused with no-session")
     func catchupNoSession() {
         var room = Self.playingThirtySeconds()
-        room.say("bob", "/leave")
-        room.say("bob", "/catchup")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("bob", "/catchup")
     }
 }

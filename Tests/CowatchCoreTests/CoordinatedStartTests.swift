@@ -25,8 +25,7 @@ struct CoordinatedStartTests {
         #expect(room.playback.status == .playing)
         #expect(room.playback.at > room.now)
         #expect(room.playback.at.interval(since: room.now) <= ServerInterval(milliseconds: 1000))
-        #expect(room.playback.cause == .play)
-        #expect(room.playback.by == room.id("alice"))
+        room.expectPlayback(cause: .play, by: "alice")
     }
 }
 
@@ -34,13 +33,12 @@ struct CoordinatedStartTests {
 struct RuleCoordinatedStartTests {
     @Test("/play from paused moves to waiting with a new seq and arms the wait limit")
     func playWaits() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         let before = room.state.seq
         room.say("bob", "/play")
         #expect(room.playback.status == .waiting)
         #expect(room.state.seq == before + 1)
-        #expect(room.playback.cause == .play)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(cause: .play, by: "bob")
         #expect(room.armedWaitLimits == [.waitLimit(anchor: room.state.seq)])
     }
 
@@ -56,7 +54,7 @@ struct RuleCoordinatedStartTests {
 
     @Test("a player outside the session is not waited for")
     func playersOutsideTheSessionAreNotWaitedFor() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("bob", "/leave")
         room.say("alice", "/play")
         room.say("alice", "/ready \(room.state.seq)")
@@ -67,8 +65,7 @@ struct RuleCoordinatedStartTests {
     func noPlayersStartsAtOnce() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/play")
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+        room.expectPlayback(.playing, anchor: room.now.advanced(by: Scenario.minimumLead))
         #expect(room.armedWaitLimits.isEmpty)
     }
 
@@ -83,7 +80,7 @@ struct RuleCoordinatedStartTests {
 
     @Test("the lead is at least 150 ms and at most one second")
     func leadIsBounded() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.measure("bob", roundTrip: 20)
         room.playTogether(by: "alice")
         #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 150)))
@@ -104,23 +101,17 @@ struct RuleCoordinatedStartTests {
 
     @Test("a seek while playing makes the group wait at the new position, then start together")
     func seekWhilePlayingWaits() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         room.watchFor(seconds: 10)
         room.say("bob", "/seek 42")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 42)
+        room.expectPlayback(.waiting, position: 42)
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 42)
-        #expect(room.playback.cause == .seek)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.playing, position: 42, cause: .seek, by: "bob")
     }
 
     @Test("players are announced ready as they report, and the start is announced")
     func readinessIsAnnounced() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("alice", "/ready \(room.state.seq)")
         #expect(room.announced("alice", .ready))
         #expect(room.participant("alice")?.ready == true)
@@ -131,7 +122,7 @@ struct RuleCoordinatedStartTests {
 
     @Test("while waiting the position is held")
     func waitingHoldsThePosition() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/seek 12")
         room.say("alice", "/play")
         room.advance(seconds: 3)

@@ -55,7 +55,7 @@ struct RoomBoundsTests {
         for _ in 0..<3 { room.say("alice", "/queue \(long) T") }
         #expect(room.state.queue.count == 3)
         room.say("alice", "/queue \(long) T")
-        #expect(room.error(for: "alice")?.code == .queueFull)
+        room.expectRefused("alice", .queueFull)
         #expect(room.state.queue.count == 3)
         room.say("alice", "/queue https://example.org/short.mp4 S")
         #expect(room.state.queue.count == 4)
@@ -72,7 +72,7 @@ struct RoomBoundsTests {
         room.say("alice", "/subtitles \(long)1.vtt one")
         room.say("alice", "/subtitles \(long)2.vtt two")
         room.say("alice", "/subtitles \(long)3.vtt three")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         #expect(room.state.session?.activity.subtitles.count == 2)
     }
 

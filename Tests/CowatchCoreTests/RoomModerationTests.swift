@@ -162,7 +162,7 @@ struct ModerationTests {
         room.advance(seconds: 60)
         #expect(room.connect("bob") != nil)
         room.say("alice", "/unban nobody")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
     }
 
     @Test("a muted member's chat and commands are refused, its player reports still count; /unmute ends it")
@@ -171,9 +171,9 @@ struct ModerationTests {
         room.say("alice", "/mute bob")
         #expect(room.participant("bob")?.muted == true)
         room.say("bob", "hello")
-        #expect(room.error(for: "bob")?.code == .muted)
+        room.expectRefused("bob", .muted)
         room.say("bob", "/play")
-        #expect(room.error(for: "bob")?.code == .muted)
+        room.expectRefused("bob", .muted)
         room.say("alice", "/play")
         room.say("bob", "/ready \(room.state.seq)")
         #expect(room.playback.status == .playing)
@@ -189,7 +189,7 @@ struct ModerationTests {
         room.say("bob", "one")
         room.advance(seconds: 4)
         room.say("bob", "two")
-        #expect(room.error(for: "bob")?.code == .slowMode)
+        room.expectRefused("bob", .slowMode)
         #expect(room.error(for: "bob")?.message == "slow mode: one chat line every 10 s; wait 6 s")
         room.say("alice", "a")
         room.say("alice", "b")
@@ -258,7 +258,7 @@ struct RoomAccessTests {
         #expect(room.told("alice") == ["invite #2 no longer lets anyone in"])
         #expect(connectWithInvite(&room, "carol", second) == nil)
         room.say("alice", "/revoke 2")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
     }
 
     @Test("a password is asked of newcomers; wrong ones are refused, then the address is refused for a while")
@@ -378,7 +378,7 @@ struct BotTokenTests {
         var (reader, readToken) = Self.withToken("read")
         reader.connect("bot", token: readToken)
         reader.say("bot", "hello")
-        #expect(reader.error(for: "bot")?.code == .forbidden)
+        reader.expectRefused("bot", .forbidden)
         reader.say("bot", "/who")
         #expect(reader.reply(for: "bot") != nil)
 
@@ -387,7 +387,7 @@ struct BotTokenTests {
         talker.say("bot", "hello")
         #expect(talker.chats(for: "alice").map(\.text) == ["hello"])
         talker.say("bot", "/play now")
-        #expect(talker.error(for: "bot")?.code == .forbidden)
+        talker.expectRefused("bot", .forbidden)
         #expect(talker.playback.status == .paused)
 
         var (driver, controlToken) = Self.withToken("control")
@@ -395,7 +395,7 @@ struct BotTokenTests {
         driver.say("bot", "/play now")
         #expect(driver.playback.status == .playing)
         driver.say("bot", "/kick alice")
-        #expect(driver.error(for: "bot")?.code == .forbidden)
+        driver.expectRefused("bot", .forbidden)
     }
 
     @Test("guessing tokens is limited per address like passwords")

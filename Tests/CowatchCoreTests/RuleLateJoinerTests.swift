@@ -5,8 +5,7 @@ import Testing
 @Suite("Rule 7 (docs/concepts.md): late joiners adopt the group state")
 struct RuleLateJoinerTests {
     static func playingTwentySeconds() -> Scenario {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         room.watchFor(seconds: 20)
         return room
     }

@@ -5,7 +5,7 @@ import Testing
 @Suite("Rule 6 (docs/concepts.md): stall policy")
 struct RuleStallPolicyTests {
     static func playingTenSeconds(stall: String) -> Scenario {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/policy stall \(stall)")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 10)
@@ -26,7 +26,7 @@ struct RuleStallPolicyTests {
 
     @Test("stall continue is the default policy")
     func continueIsTheDefault() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         #expect(room.state.policy.stall == .continue)
         room.playTogether(by: "alice")
         room.say("bob", "/buffering")
@@ -59,10 +59,7 @@ struct RuleStallPolicyTests {
         var room = Self.playingTenSeconds(stall: "wait")
         let before = room.state.seq
         room.say("bob", "/buffering")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 10)
-        #expect(room.playback.cause == .stall)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.waiting, position: 10, cause: .stall, by: "bob")
         #expect(room.state.seq == before + 1)
         #expect(room.participant("bob")?.suspensions == [])
     }
@@ -75,9 +72,7 @@ struct RuleStallPolicyTests {
         room.advance(seconds: 3)
         #expect(room.playback.status == .waiting)
         room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 10)
-        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+        room.expectPlayback(.playing, position: 10, anchor: room.now.advanced(by: Scenario.minimumLead))
     }
 
     @Test("under stall wait a staller who does not recover is left behind at the wait limit")
@@ -101,7 +96,7 @@ struct RuleStallPolicyTests {
 
     @Test("under stall wait a player that stalls after reporting ready is waited for again")
     func waitStallWhileWaitingUndoesReadiness() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/policy stall wait")
         room.say("alice", "/play")
         room.say("bob", "/ready \(room.state.seq)")
