@@ -124,8 +124,7 @@ struct CommandConnectionTests {
     @Test("a waiting group whose last player disconnects pauses where it was")
     func lastPlayerDisconnects() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
-        room.say("alice", "/seek 9")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 9", "/play")
         room.disconnect("bob")
         room.expectPlayback(.paused, position: 9, cause: .leave)
     }

@@ -58,8 +58,7 @@ struct CommandPlayTests {
     @Test("/play now while waiting starts without the stragglers and cancels the wait limit")
     func playNowFromWaiting() {
         var room = Scenario.twoPlayersWaiting()
-        room.say("alice", "/ready \(room.state.seq)")
-        room.say("alice", "/play now")
+        room.say("alice", "/ready \(room.state.seq)", "/play now")
         #expect(room.playback.status == .playing)
         #expect(room.armedWaitLimits.isEmpty)
         room.advance(seconds: 10)
@@ -96,8 +95,7 @@ struct CommandPlayTests {
     @Test("/play from a suspended member is refused with suspended")
     func playSuspended() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/play")
+        room.say("bob", "/suspend", "/play")
         room.expectRefused("bob", .suspended)
         #expect(room.playback.status == .paused)
     }
@@ -145,8 +143,7 @@ struct CommandPauseTests {
     @Test("/pause while waiting pauses at the held position and cancels the wait limit")
     func pauseWhileWaiting() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/seek 25")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 25", "/play")
         room.say("bob", "/pause")
         room.expectPlayback(.paused, position: 25)
         #expect(room.armedWaitLimits.isEmpty)
@@ -174,8 +171,7 @@ struct CommandPauseTests {
         var room = Scenario.sharing("alice", "bob", "carol")
         room.playTogether(by: "alice")
         room.expectRefusedOutsideTheSession("carol", "/pause")
-        room.say("bob", "/suspend")
-        room.say("bob", "/pause")
+        room.say("bob", "/suspend", "/pause")
         room.expectRefused("bob", .suspended)
         room.say("bob", "/resume")
         room.expectForbiddenUnderControlHosts("bob", "/pause")

@@ -47,8 +47,7 @@ struct CommandPlayerTests {
     @Test("/player off of the last player of a waiting group pauses it where it was")
     func lastPlayerOff() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
-        room.say("alice", "/seek 15")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 15", "/play")
         room.say("bob", "/player off")
         room.expectPlayback(.paused, position: 15)
     }
@@ -106,10 +105,7 @@ struct CommandReadyTests {
     @Test("/ready without a whole number is refused with bad arguments and the usage")
     func readyBadArguments() {
         var room = Scenario.sharing("alice", players: ["alice"])
-        for text in ["/ready", "/ready abc", "/ready -1", "/ready 1.5"] {
-            room.say("alice", text)
-            room.expectRefused("alice", .badArguments, saying: "usage: /ready <seq>")
-        }
+        room.expectBadArguments("/ready", "/ready abc", "/ready -1", "/ready 1.5", usage: "usage: /ready <seq>")
     }
 }
 
@@ -136,8 +132,7 @@ struct CommandBufferingTests {
     @Test("/buffering from a player outside the session changes nothing")
     func bufferingOutsideTheSession() {
         var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/leave")
-        room.say("bob", "/buffering")
+        room.say("bob", "/leave", "/buffering")
         #expect(room.last.isEmpty)
     }
 

@@ -22,8 +22,7 @@ struct CommandQueueTests {
     func queueAdds() {
         var room = Scenario.sharing("alice", "bob")
         let before = room.state.seq
-        room.say("bob", "/queue https://example.org/b.mp4 Episode 2")
-        room.say("bob", "/queue https://example.org/c.mp4")
+        room.say("bob", "/queue https://example.org/b.mp4 Episode 2", "/queue https://example.org/c.mp4")
         #expect(room.state.queue.map(\.url.text) == ["https://example.org/b.mp4", "https://example.org/c.mp4"])
         #expect(room.state.queue.map(\.title) == ["Episode 2", "c.mp4"])
         #expect(room.state.queue.map(\.id) == ["q1", "q2"])
@@ -62,9 +61,7 @@ struct CommandQueueTests {
     @Test("/queue on a full queue is refused with queue-full")
     func queueFull() {
         var room = Scenario.sharing("alice", configuration: RoomConfiguration(maximumQueueLength: 2))
-        room.say("alice", "/queue https://example.org/b.mp4")
-        room.say("alice", "/queue https://example.org/c.mp4")
-        room.say("alice", "/queue https://example.org/d.mp4")
+        room.say("alice", "/queue https://example.org/b.mp4", "/queue https://example.org/c.mp4", "/queue https://example.org/d.mp4")
         room.expectRefused("alice", .queueFull)
         #expect(room.state.queue.count == 2)
     }
@@ -82,9 +79,7 @@ struct CommandNextTests {
     @Test("/next while playing moves everyone to the first queued item and starts it together, keeping the rate")
     func nextAdvances() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
-        room.say("alice", "/queue https://example.org/c.mp4 Episode 3")
-        room.say("alice", "/rate 1.25")
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2", "/queue https://example.org/c.mp4 Episode 3", "/rate 1.25")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 40)
         room.say("bob", "/next")
@@ -99,8 +94,7 @@ struct CommandNextTests {
     @Test("/next while paused moves everyone to the next item, paused at 0")
     func nextWhilePaused() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
-        room.say("alice", "/seek 30")
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2", "/seek 30")
         room.say("bob", "/next")
         room.expectPlayback(.paused, position: 0, item: "https://example.org/b.mp4")
     }
@@ -203,8 +197,7 @@ struct CommandAutoplayTests {
     @Test("the autoplay of a member outside the session does not advance the room")
     func autoplayOutsideTheSession() {
         var room = Scenario.sharing("alice", "bob", "carol", players: ["alice", "bob"])
-        room.say("carol", "/autoplay on")
-        room.say("carol", "/leave")
+        room.say("carol", "/autoplay on", "/leave")
         room.say("alice", "/queue https://example.org/b.mp4")
         room.playTogether(by: "alice")
         room.say("bob", "/ended \(room.state.seq)")
@@ -234,8 +227,7 @@ struct CommandAutoplayTests {
     @Test("/move and /dequeue of an item that is not there say so; from a member who is not a host they are refused")
     func reorderRefusals() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/queue https://example.org/b.mp4 B")
-        room.say("alice", "/dequeue 4")
+        room.say("alice", "/queue https://example.org/b.mp4 B", "/dequeue 4")
         room.expectRefused("alice", .notPossible)
         #expect(room.error(for: "alice")?.message == "/dequeue: no item 4 (the queue has 1 item(s); /queue lists them)")
         room.say("alice", "/move q9 1")
@@ -274,8 +266,7 @@ struct CommandSubtitlesTests {
         #expect(restored.state.session?.activity.subtitles.map(\.label) == ["English"])
         room.say("alice", "/subtitles off")
         #expect(room.state.session?.activity.subtitles.isEmpty == true)
-        room.say("alice", "/subtitles https://example.org/en.vtt English")
-        room.say("alice", "/watch https://example.org/other.mp4")
+        room.say("alice", "/subtitles https://example.org/en.vtt English", "/watch https://example.org/other.mp4")
         #expect(room.state.session?.activity.subtitles.isEmpty == true)
     }
 

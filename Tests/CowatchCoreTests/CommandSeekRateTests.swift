@@ -46,8 +46,7 @@ struct CommandSeekTests {
     @Test("/seek +10 and /seek -10 count from the group position now")
     func seekRelative() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/seek 1:00")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 1:00", "/play")
         room.watchFor(seconds: 20)
         room.say("bob", "/seek +10")
         #expect(room.playback.position.seconds == 90)
@@ -59,10 +58,7 @@ struct CommandSeekTests {
     @Test("/seek with something that is not a time is refused with bad arguments and the usage")
     func seekBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/seek abc", "/seek", "/seek 1:75", "/seek 10 20", "/seek 1e3"] {
-            room.say("alice", text)
-            room.expectRefused("alice", .badArguments, command: .seek, saying: "usage: /seek <time>")
-        }
+        room.expectBadArguments("/seek abc", "/seek", "/seek 1:75", "/seek 10 20", "/seek 1e3", command: .seek, usage: "usage: /seek <time>")
         #expect(room.playback.position == .zero)
     }
 
@@ -70,8 +66,7 @@ struct CommandSeekTests {
     func seekRefusals() {
         var room = Scenario.sharing("alice", "bob", "carol")
         room.expectRefusedOutsideTheSession("carol", "/seek 10")
-        room.say("bob", "/suspend")
-        room.say("bob", "/seek 10")
+        room.say("bob", "/suspend", "/seek 10")
         room.expectRefused("bob", .suspended)
         room.say("bob", "/resume")
         room.expectForbiddenUnderControlHosts("bob", "/seek 10")
@@ -105,13 +100,11 @@ struct CommandRateTests {
     @Test("the rate is the room's: a new item keeps it, and its notice says so when it is not 1")
     func rateOutlivesTheItem() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/rate 1.5")
-        room.say("alice", "/queue https://example.org/next.mp4 Next")
+        room.say("alice", "/rate 1.5", "/queue https://example.org/next.mp4 Next")
         room.say("bob", "/watch https://example.org/other.mp4 Other")
         #expect(room.playback.rate.value == 1.5)
         #expect(room.notices.contains { $0.cause == .watch && $0.text.hasSuffix("\"Other\" (at 1.5x, the room's rate; /rate 1 for normal speed)") })
-        room.say("alice", "/rate 1")
-        room.say("alice", "/next")
+        room.say("alice", "/rate 1", "/next")
         #expect(room.notices.contains { $0.cause == .next && $0.text.hasSuffix("to \"Next\"") })
     }
 
@@ -143,10 +136,7 @@ struct CommandRateTests {
     @Test("/rate out of range or not a number is refused with bad arguments and the usage")
     func rateBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/rate 9", "/rate abc", "/rate", "/rate -1", "/rate 0.1"] {
-            room.say("alice", text)
-            room.expectRefused("alice", .badArguments, command: .rate, saying: "usage: /rate <rate>")
-        }
+        room.expectBadArguments("/rate 9", "/rate abc", "/rate", "/rate -1", "/rate 0.1", command: .rate, usage: "usage: /rate <rate>")
         #expect(room.playback.rate == .normal)
     }
 
@@ -157,8 +147,7 @@ struct CommandRateTests {
         room.say("alice", "/rate 2")
         room.expectRefused("alice", .noSession)
         var shared = Scenario.sharing("alice", "bob")
-        shared.say("bob", "/suspend")
-        shared.say("bob", "/rate 2")
+        shared.say("bob", "/suspend", "/rate 2")
         shared.expectRefused("bob", .suspended)
         shared.say("bob", "/resume")
         shared.expectForbiddenUnderControlHosts("bob", "/rate 2")

@@ -75,10 +75,7 @@ struct CommandWatchTests {
     func watchBadURL() {
         var room = Scenario()
         room.connect("alice")
-        for text in ["/watch", "/watch ftp://example.org/a.mp4", "/watch https://"] {
-            room.say("alice", text)
-            room.expectRefused("alice", .badArguments, saying: "usage: /watch <url> [title...]")
-        }
+        room.expectBadArguments("/watch", "/watch ftp://example.org/a.mp4", "/watch https://", usage: "usage: /watch <url> [title...]")
         #expect(room.state.session == nil)
     }
 }
@@ -114,8 +111,7 @@ struct CommandJoinLeaveTests {
     @Test("/leave takes the member out of the session and clears its suspensions")
     func leaveClearsSuspensions() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
-        room.say("bob", "/suspend")
-        room.say("bob", "/leave")
+        room.say("bob", "/suspend", "/leave")
         #expect(room.participant("bob")?.joined == false)
         #expect(room.participant("bob")?.suspensions == [])
         #expect(room.participant("bob")?.ready == false)
@@ -126,8 +122,7 @@ struct CommandJoinLeaveTests {
         var room = Scenario.sharing("alice", "bob")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 30)
-        room.say("bob", "/catchup")
-        room.say("bob", "/leave")
+        room.say("bob", "/catchup", "/leave")
         #expect(room.armedCatchupEnds.isEmpty)
     }
 
@@ -167,8 +162,7 @@ struct CommandEndTests {
         room.expectRefused("alice", .noSession)
         var shared = Scenario.sharing("alice", "bob")
         shared.expectRefusedOutsideTheSession("bob", "/end")
-        shared.say("alice", "/end")
-        shared.say("alice", "/end")
+        shared.say("alice", "/end", "/end")
         shared.expectRefused("alice", .noSession)
     }
 

@@ -19,16 +19,14 @@ struct CommandSuspendTests {
     @Test("/suspend takes a known reason or a custom name")
     func suspendReasons() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend coordinatedPlaybackNotPossible")
-        room.say("bob", "/suspend bathroom-break")
+        room.say("bob", "/suspend coordinatedPlaybackNotPossible", "/suspend bathroom-break")
         #expect(room.participant("bob")?.suspensions.map(\.rawValue) == ["coordinatedPlaybackNotPossible", "bathroom-break"])
     }
 
     @Test("/suspend for a reason already held only tells the sender")
     func suspendTwice() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/suspend userActionRequired")
+        room.say("bob", "/suspend", "/suspend userActionRequired")
         #expect(room.told("bob").count == 1)
         #expect(room.participantChanges.isEmpty)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
@@ -45,10 +43,7 @@ struct CommandSuspendTests {
     @Test("/suspend with a reason that is not a name is refused with bad arguments and the usage")
     func suspendBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/suspend not!ok", "/suspend two words"] {
-            room.say("alice", text)
-            room.expectRefused("alice", .badArguments, saying: "usage: /suspend [reason]")
-        }
+        room.expectBadArguments("/suspend not!ok", "/suspend two words", usage: "usage: /suspend [reason]")
         #expect(room.participant("alice")?.suspensions == [])
     }
 
@@ -71,8 +66,7 @@ struct CommandResumeTests {
     @Test("/resume for a reason not held is refused with not-suspended and keeps the others")
     func resumeOtherReason() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume audioSessionInterrupted")
+        room.say("bob", "/suspend", "/resume audioSessionInterrupted")
         room.expectRefused("bob", .notSuspended)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
     }
@@ -80,8 +74,7 @@ struct CommandResumeTests {
     @Test("/resume of one reason announces that reason")
     func resumeOneReason() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume userActionRequired")
+        room.say("bob", "/suspend", "/resume userActionRequired")
         #expect(room.announced("bob", .resumed(.userActionRequired)))
         #expect(room.handedState(to: "bob") == room.state)
     }
@@ -99,8 +92,7 @@ struct CommandResumeTests {
         var room = Scenario.sharing("alice", "bob", players: ["alice"])
         room.playTogether(by: "alice")
         room.watchFor(seconds: 15)
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume at +30")
+        room.say("bob", "/suspend", "/resume at +30")
         room.expectPlayback(.waiting, position: 45)
     }
 
@@ -108,8 +100,7 @@ struct CommandResumeTests {
     func resumeAtForbidden() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/policy control hosts")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume at 30")
+        room.say("bob", "/suspend", "/resume at 30")
         room.expectRefused("bob", .forbidden)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
         #expect(room.playback.position == .zero)
@@ -127,17 +118,13 @@ struct CommandResumeTests {
     @Test("/resume with at but no time, or a bad time, is refused with bad arguments and the usage")
     func resumeBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/resume at", "/resume at soon", "/resume userActionRequired at", "/resume bad! at 10"] {
-            room.say("alice", text)
-            room.expectRefused("alice", .badArguments, saying: "usage: /resume [reason] [at <time>]")
-        }
+        room.expectBadArguments("/resume at", "/resume at soon", "/resume userActionRequired at", "/resume bad! at 10", usage: "usage: /resume [reason] [at <time>]")
     }
 
     @Test("/resume with a word other than at before the time is refused with bad arguments")
     func resumeRequiresTheWordAt() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume userActionRequired later 30")
+        room.say("bob", "/suspend", "/resume userActionRequired later 30")
         room.expectRefused("bob", .badArguments)
         #expect(room.playback.position == .zero)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
@@ -199,8 +186,7 @@ struct CommandCatchupTests {
     @Test("/resume catchup ends the replay early and cancels its timer")
     func catchupEndedEarly() {
         var room = Self.playingThirtySeconds()
-        room.say("bob", "/catchup")
-        room.say("bob", "/resume catchup")
+        room.say("bob", "/catchup", "/resume catchup")
         #expect(room.participant("bob")?.suspensions == [])
         #expect(room.armedCatchupEnds.isEmpty)
     }
@@ -240,10 +226,7 @@ struct CommandCatchupTests {
     @Test("/catchup with seconds that are not from 0 to 600 is refused with bad arguments and the usage")
     func catchupBadArguments() {
         var room = Self.playingThirtySeconds()
-        for text in ["/catchup 0", "/catchup 601", "/catchup abc", "/catchup 5 6"] {
-            room.say("bob", text)
-            room.expectRefused("bob", .badArguments, saying: "usage: /catchup [seconds]")
-        }
+        room.expectBadArguments("/catchup 0", "/catchup 601", "/catchup abc", "/catchup 5 6", from: "bob", usage: "usage: /catchup [seconds]")
         #expect(room.participant("bob")?.suspensions == [])
     }
 

@@ -123,8 +123,7 @@ struct RuleCoordinatedStartTests {
     @Test("while waiting the position is held")
     func waitingHoldsThePosition() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/seek 12")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 12", "/play")
         room.advance(seconds: 3)
         #expect(room.position == 12)
     }

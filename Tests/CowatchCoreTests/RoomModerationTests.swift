@@ -88,8 +88,7 @@ struct RoomOwnershipTests {
     @Test("owner, bans and slow mode are in the snapshot and come back with a restored room, which then expires")
     func protectionIsRestored() {
         var room = Self.founded()
-        room.say("alice", "/ban bob flooding")
-        room.say("alice", "/slow 5")
+        room.say("alice", "/ban bob flooding", "/slow 5")
         room.disconnect("alice")
         room.advance(milliseconds: RoomConfiguration().resumeGrace.milliseconds)
         let snapshot = room.room.snapshot(at: room.now)
@@ -147,9 +146,7 @@ struct ModerationTests {
         room.connect("alice")
         room.connect("bob")
         room.connect("carol")
-        room.say("alice", "/ban bob 1 flooding")
-        room.say("alice", "/kick carol")
-        room.say("alice", "/ban mallory")
+        room.say("alice", "/ban bob 1 flooding", "/kick carol", "/ban mallory")
         #expect(room.told("alice") == ["nobody here is called mallory; the name mallory is banned"])
         room.say("alice", "/bans")
         guard case .bans(let bans, _)? = room.reply(for: "alice") else { Issue.record("no /bans reply"); return }
@@ -191,8 +188,7 @@ struct ModerationTests {
         room.say("bob", "two")
         room.expectRefused("bob", .slowMode)
         #expect(room.error(for: "bob")?.message == "slow mode: one chat line every 10 s; wait 6 s")
-        room.say("alice", "a")
-        room.say("alice", "b")
+        room.say("alice", "a", "b")
         #expect(room.chats(for: "bob").map(\.text) == ["b"])
         room.advance(seconds: 6)
         room.say("bob", "three")
@@ -247,8 +243,7 @@ struct RoomAccessTests {
     @Test("an invite ends at its time, or when revoked")
     func invitesEnd() {
         var room = Self.founded()
-        room.say("alice", "/lock")
-        room.say("alice", "/invite 5 1")
+        room.say("alice", "/lock", "/invite 5 1")
         let first = Self.inviteToken(room, "alice")
         room.say("alice", "/invite 5 60")
         let second = Self.inviteToken(room, "alice")
@@ -290,8 +285,7 @@ struct RoomAccessTests {
     @Test("/public on in a room with a password says it is not listed while it has one; removing the password lists it")
     func listingWithAPassword() {
         var room = Self.founded()
-        room.say("alice", "/password hunter2")
-        room.say("alice", "/public on")
+        room.say("alice", "/password hunter2", "/public on")
         #expect(room.state.policy.listed)
         #expect(!room.room.isShownInListing)
         #expect(room.notices.map(\.text)
@@ -325,9 +319,7 @@ struct RoomAccessTests {
     @Test("lock, password and invites come back with a restored room")
     func accessIsRestored() {
         var room = Self.founded()
-        room.say("alice", "/lock")
-        room.say("alice", "/password hunter2")
-        room.say("alice", "/invite 3")
+        room.say("alice", "/lock", "/password hunter2", "/invite 3")
         let token = Self.inviteToken(room, "alice")
         let snapshot = room.room.snapshot(at: room.now)
         var (restored, _) = Room.restore(snapshot, members: [], chat: [], downSince: room.now,
@@ -355,8 +347,7 @@ struct BotTokenTests {
     static func withToken(_ scope: String) -> (Scenario, String?) {
         var room = Scenario()
         room.connect("alice", newOwnerKey: "key")
-        room.say("alice", "/watch https://example.org/a.mp4 A")
-        room.say("alice", "/policy control hosts")
+        room.say("alice", "/watch https://example.org/a.mp4 A", "/policy control hosts")
         room.say("alice", "/token dj-bot \(scope)")
         guard case .token(_, let token)? = room.reply(for: "alice") else { return (room, nil) }
         return (room, token)

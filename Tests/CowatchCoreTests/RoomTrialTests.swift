@@ -23,8 +23,7 @@ struct RoomTrialTests {
         #expect(room.room.wouldChange(watch, from: room.id("alice"), now: room.now))
         room.say("alice", "/watch https://example.org/a.mp4 A")
         #expect(!room.room.wouldChange(watch, from: room.id("alice"), now: room.now), "the same video again")
-        room.say("alice", "/policy control everyone")
-        room.say("alice", "/mute bob")
+        room.say("alice", "/policy control everyone", "/mute bob")
         #expect(!room.room.wouldChange(Self.line("/queue https://example.org/b.mp4"), from: room.id("bob"), now: room.now))
     }
 

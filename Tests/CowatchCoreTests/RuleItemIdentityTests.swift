@@ -41,8 +41,7 @@ struct RuleItemIdentityTests {
     func readyForThePreviousItemIsIgnored() {
         var room = Scenario.twoPlayersWaiting()
         let oldItem = room.state.seq
-        room.say("alice", "/watch https://example.org/b.mp4 Episode 2")
-        room.say("alice", "/play")
+        room.say("alice", "/watch https://example.org/b.mp4 Episode 2", "/play")
         room.say("bob", "/ready \(oldItem)")
         #expect(room.participant("bob")?.ready == false)
     }

@@ -48,8 +48,7 @@ struct RuleStallPolicyTests {
     @Test("a second stall report while recovering changes nothing")
     func repeatedStallIsQuiet() {
         var room = Self.playingTenSeconds(stall: "continue")
-        room.say("bob", "/buffering")
-        room.say("bob", "/buffering")
+        room.say("bob", "/buffering", "/buffering")
         #expect(room.last.isEmpty)
         #expect(room.participant("bob")?.suspensions == [.stallRecovery])
     }
@@ -88,8 +87,7 @@ struct RuleStallPolicyTests {
     @Test("under stall wait a suspended member still stalls only itself")
     func waitSuspendedStallsAlone() {
         var room = Self.playingTenSeconds(stall: "wait")
-        room.say("bob", "/suspend")
-        room.say("bob", "/buffering")
+        room.say("bob", "/suspend", "/buffering")
         #expect(room.playback.status == .playing)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired, .stallRecovery])
     }
@@ -97,10 +95,8 @@ struct RuleStallPolicyTests {
     @Test("under stall wait a player that stalls after reporting ready is waited for again")
     func waitStallWhileWaitingUndoesReadiness() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/policy stall wait")
-        room.say("alice", "/play")
-        room.say("bob", "/ready \(room.state.seq)")
-        room.say("bob", "/buffering")
+        room.say("alice", "/policy stall wait", "/play")
+        room.say("bob", "/ready \(room.state.seq)", "/buffering")
         #expect(room.participant("bob")?.ready == false)
         #expect(room.announced("bob", .stalled))
         room.say("alice", "/ready \(room.state.seq)")

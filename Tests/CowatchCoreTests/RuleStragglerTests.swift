@@ -21,8 +21,7 @@ struct RuleStragglerTests {
     @Test("the wait limit is the room's policy wait")
     func waitLimitFollowsThePolicy() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/policy wait 2")
-        room.say("alice", "/play")
+        room.say("alice", "/policy wait 2", "/play")
         room.advance(milliseconds: 1999)
         #expect(room.playback.status == .waiting)
         room.advance(milliseconds: 1)

@@ -69,8 +69,7 @@ struct RuleSuspensionsStackTests {
     @Test("a member stays suspended while any reason remains")
     func suspendedWhileAnyReasonRemains() {
         var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend")
-        room.say("bob", "/suspend audioSessionInterrupted")
+        room.say("bob", "/suspend", "/suspend audioSessionInterrupted")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired, .audioSessionInterrupted])
         room.say("bob", "/resume userActionRequired")
         #expect(room.participant("bob")?.suspensions == [.audioSessionInterrupted])
@@ -85,9 +84,7 @@ struct RuleSuspensionsStackTests {
     @Test("/resume without a reason ends every suspension at once")
     func resumeEndsAll() {
         var room = Scenario.twoPlayers()
-        room.say("bob", "/suspend")
-        room.say("bob", "/suspend myAd")
-        room.say("bob", "/resume")
+        room.say("bob", "/suspend", "/suspend myAd", "/resume")
         #expect(room.participant("bob")?.suspensions == [])
         #expect(room.handedState(to: "bob") == room.state)
     }
@@ -95,8 +92,7 @@ struct RuleSuspensionsStackTests {
     @Test("a stall recovery stacks with a user suspension, and readiness ends only the stall")
     func stallStacksWithUserSuspension() {
         var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend")
-        room.say("bob", "/buffering")
+        room.say("bob", "/suspend", "/buffering")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired, .stallRecovery])
         room.say("bob", "/ready \(room.state.seq)")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
@@ -107,8 +103,7 @@ struct RuleSuspensionsStackTests {
     func catchupEndStacks() {
         var room = Scenario.twoPlayersPlaying()
         room.watchFor(seconds: 30)
-        room.say("bob", "/catchup")
-        room.say("bob", "/suspend")
+        room.say("bob", "/catchup", "/suspend")
         room.advance(seconds: 10)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
         #expect(room.handedState(to: "bob") == nil)

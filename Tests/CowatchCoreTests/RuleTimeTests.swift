@@ -93,8 +93,7 @@ struct RuleBoundsTests {
     @Test("a relative seek before the start lands at 0")
     func relativeSeekClampsAtZero() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/seek 5")
-        room.say("alice", "/seek -30")
+        room.say("alice", "/seek 5", "/seek -30")
         room.expectPlayback(.paused, position: 0)
     }
 
@@ -102,8 +101,7 @@ struct RuleBoundsTests {
     func resumeAtClampsAtZero() {
         var room = Scenario.twoPlayers()
         room.say("alice", "/seek 8")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume at -1:00")
+        room.say("bob", "/suspend", "/resume at -1:00")
         room.expectPlayback(position: 0, cause: .resume)
     }
 
@@ -138,8 +136,7 @@ struct RuleBoundsTests {
     @Test("a relative seek while playing counts from the group position when it is handled")
     func relativeSeekFromGroupPosition() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/seek 10")
-        room.say("alice", "/rate 2")
+        room.say("alice", "/seek 10", "/rate 2")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 5)
         room.say("bob", "/seek +10")
