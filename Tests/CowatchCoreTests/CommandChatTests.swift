@@ -81,8 +81,7 @@ struct CommandChatTests {
     @Test("/nick to the current name only tells the sender")
     func nickSameName() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/nick alice")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/nick alice")
         #expect(room.participantChanges.isEmpty)
     }
 
@@ -98,8 +97,7 @@ struct CommandChatTests {
 
     @Test("names on connect: duplicates get -2 and -3 and are told so, inner spaces are kept, invalid names become guest with the reason")
     func namesOnConnect() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("alice2", displayName: "Alice")
         #expect(room.participant("alice2")?.name.text == "Alice-2")
         #expect(room.told("alice2").contains("Alice is taken here; you are Alice-2: /nick <name> changes it"))
@@ -134,8 +132,7 @@ struct CommandChatTests {
 
     @Test("chat needs no session and works for members outside it")
     func chatWithoutSession() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob", join: false)
         room.say("bob", "anyone?")
         #expect(room.chats(for: "alice").map(\.text) == ["anyone?"])
@@ -225,8 +222,7 @@ struct CommandChatTests {
 
     @Test("/status without a session answers idle")
     func statusWithoutSession() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.say("alice", "/status")
         guard case .status(let state, _, _)? = room.reply(for: "alice") else {
             Issue.record("no status reply")

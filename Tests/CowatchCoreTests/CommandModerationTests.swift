@@ -30,10 +30,7 @@ struct CommandPolicyTests {
     @Test("a policy change that changes nothing only tells the sender")
     func policySame() {
         var room = Scenario.sharing("alice")
-        let before = room.state
-        room.say("alice", "/policy control everyone")
-        #expect(room.told("alice").count == 1)
-        #expect(room.state == before)
+        room.expectOnlyTold("alice", after: "/policy control everyone")
     }
 
     @Test("/policy changes from a member who is not a host are refused with forbidden")
@@ -47,7 +44,8 @@ struct CommandPolicyTests {
     @Test("/policy with an unknown key or value is refused with bad arguments and the usage")
     func policyBadArguments() {
         var room = Scenario.sharing("alice")
-        room.expectBadArguments("/policy stall maybe", "/policy control", "/policy wait 301", "/policy volume 11", usage: "usage: /policy [control everyone|hosts]")
+        room.expectBadArguments("/policy stall maybe", "/policy control", "/policy wait 301", "/policy volume 11",
+                                usage: "usage: /policy [control everyone|hosts]")
         #expect(room.state.policy == RoomPolicy())
     }
 }
@@ -69,8 +67,7 @@ struct CommandOpTests {
     @Test("/op of a host only tells the sender")
     func opHost() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/op alice")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/op alice")
     }
 
     @Test("/op, /deop and /kick from a member who is not a host are refused with forbidden")
@@ -123,8 +120,7 @@ struct CommandOpTests {
     @Test("/deop of a member who is not a host only tells the sender")
     func deopMember() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/deop bob")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/deop bob")
     }
 }
 

@@ -35,15 +35,9 @@ struct CommandPlayTests {
     func playTwice() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
         room.say("alice", "/play")
-        let waiting = room.state
-        room.say("alice", "/play")
-        #expect(room.told("alice").count == 1)
-        #expect(room.state == waiting)
+        room.expectOnlyTold("alice", after: "/play")
         room.everyoneReady()
-        let playing = room.state
-        room.say("bob", "/play")
-        #expect(room.told("bob").count == 1)
-        #expect(room.state == playing)
+        room.expectOnlyTold("bob", after: "/play")
     }
 
     @Test("/play now from paused plays a lead ahead without waiting")
@@ -74,13 +68,10 @@ struct CommandPlayTests {
 
     @Test("/play without a session, or from a member outside it, is refused with no-session")
     func playNoSession() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/play")
-        room.expectRefused("alice", .noSession)
-        var shared = Scenario.sharing("alice", "bob")
-        shared.expectRefusedOutsideTheSession("bob", "/play now")
-        #expect(shared.playback.status == .paused)
+        Scenario.expectRefusedWithoutSession("/play")
+        var room = Scenario.sharing("alice", "bob")
+        room.expectRefusedOutsideTheSession("bob", "/play now")
+        #expect(room.playback.status == .paused)
     }
 
     @Test("/play from a non-host under control hosts is refused with forbidden, and hosts still play")
@@ -154,10 +145,7 @@ struct CommandPauseTests {
     @Test("/pause while paused only tells the sender")
     func pauseWhilePaused() {
         var room = Scenario.sharing("alice", "bob")
-        let before = room.state
-        room.say("bob", "/pause")
-        #expect(room.told("bob").count == 1)
-        #expect(room.state == before)
+        room.expectOnlyTold("bob", after: "/pause")
     }
 
     @Test("/pause with an argument is refused with bad arguments and the usage")
@@ -170,11 +158,7 @@ struct CommandPauseTests {
     func pauseRefusals() {
         var room = Scenario.sharing("alice", "bob", "carol")
         room.playTogether(by: "alice")
-        room.expectRefusedOutsideTheSession("carol", "/pause")
-        room.say("bob", "/suspend", "/pause")
-        room.expectRefused("bob", .suspended)
-        room.say("bob", "/resume")
-        room.expectForbiddenUnderControlHosts("bob", "/pause")
+        room.expectRefusedOutsideSuspendedAndForbidden("/pause")
         #expect(room.playback.status == .playing)
     }
 }

@@ -55,8 +55,7 @@ struct CommandPlayerTests {
     @Test("/player to the current setting only tells the sender")
     func playerSame() {
         var room = Scenario.sharing("alice", players: ["alice"])
-        room.say("alice", "/player on")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/player on")
     }
 
     @Test("/player with anything but on or off is refused with bad arguments and the usage")
@@ -97,9 +96,7 @@ struct CommandReadyTests {
     @Test("/ready from a player outside the session changes nothing")
     func readyOutsideTheSession() {
         var room = Scenario.twoPlayers()
-        room.say("bob", "/leave")
-        room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.last.isEmpty)
+        room.expectIgnoredOutsideTheSession("bob", "/ready {seq}")
     }
 
     @Test("/ready without a whole number is refused with bad arguments and the usage")
@@ -132,8 +129,7 @@ struct CommandBufferingTests {
     @Test("/buffering from a player outside the session changes nothing")
     func bufferingOutsideTheSession() {
         var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/leave", "/buffering")
-        #expect(room.last.isEmpty)
+        room.expectIgnoredOutsideTheSession("bob", "/buffering")
     }
 
     @Test("/buffering takes no arguments")
@@ -167,9 +163,7 @@ struct CommandEndedTests {
     @Test("/ended while waiting changes nothing")
     func endedWhileWaiting() {
         var room = Scenario.twoPlayersWaiting()
-        let before = room.state
-        room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.state == before)
+        room.expectUnchanged(when: "bob", says: "/ended \(room.state.seq)")
     }
 
     @Test("/ended from a connection that is not a player is refused with not-a-player")
@@ -184,8 +178,7 @@ struct CommandEndedTests {
     @Test("/ended from a player outside the session changes nothing")
     func endedOutsideTheSession() {
         var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/leave")
-        room.say("bob", "/ended \(room.state.seq)")
+        room.expectIgnoredOutsideTheSession("bob", "/ended {seq}")
         #expect(room.playback.status == .playing)
     }
 

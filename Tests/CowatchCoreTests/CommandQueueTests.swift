@@ -61,7 +61,8 @@ struct CommandQueueTests {
     @Test("/queue on a full queue is refused with queue-full")
     func queueFull() {
         var room = Scenario.sharing("alice", configuration: RoomConfiguration(maximumQueueLength: 2))
-        room.say("alice", "/queue https://example.org/b.mp4", "/queue https://example.org/c.mp4", "/queue https://example.org/d.mp4")
+        room.say("alice", "/queue https://example.org/b.mp4", "/queue https://example.org/c.mp4",
+                 "/queue https://example.org/d.mp4")
         room.expectRefused("alice", .queueFull)
         #expect(room.state.queue.count == 2)
     }
@@ -79,7 +80,8 @@ struct CommandNextTests {
     @Test("/next while playing moves everyone to the first queued item and starts it together, keeping the rate")
     func nextAdvances() {
         var room = Scenario.twoPlayers()
-        room.say("alice", "/queue https://example.org/b.mp4 Episode 2", "/queue https://example.org/c.mp4 Episode 3", "/rate 1.25")
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2", "/queue https://example.org/c.mp4 Episode 3",
+                 "/rate 1.25")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 40)
         room.say("bob", "/next")
@@ -101,8 +103,7 @@ struct CommandNextTests {
 
     @Test("/next without a session starts one with the queued item")
     func nextStartsASession() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob")
         room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
         room.say("bob", "/next")
@@ -158,8 +159,7 @@ struct CommandAutoplayTests {
     @Test("/autoplay to the current setting only tells the sender")
     func autoplaySame() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/autoplay off")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/autoplay off")
         #expect(room.participantChanges.isEmpty)
     }
 
@@ -272,10 +272,7 @@ struct CommandSubtitlesTests {
 
     @Test("/subtitles without a session, beyond the limit, or twice the same file is refused or told")
     func refusals() {
-        var idle = Scenario()
-        idle.connect("alice")
-        idle.say("alice", "/subtitles https://example.org/en.vtt")
-        idle.expectRefused("alice", .noSession)
+        Scenario.expectRefusedWithoutSession("/subtitles https://example.org/en.vtt")
         var room = Scenario.sharing("alice")
         for number in 1...8 { room.say("alice", "/subtitles https://example.org/\(number).vtt") }
         room.say("alice", "/subtitles https://example.org/9.vtt")

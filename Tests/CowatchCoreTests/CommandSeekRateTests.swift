@@ -58,18 +58,15 @@ struct CommandSeekTests {
     @Test("/seek with something that is not a time is refused with bad arguments and the usage")
     func seekBadArguments() {
         var room = Scenario.sharing("alice")
-        room.expectBadArguments("/seek abc", "/seek", "/seek 1:75", "/seek 10 20", "/seek 1e3", command: .seek, usage: "usage: /seek <time>")
+        room.expectBadArguments("/seek abc", "/seek", "/seek 1:75", "/seek 10 20", "/seek 1e3", command: .seek,
+                                usage: "usage: /seek <time>")
         #expect(room.playback.position == .zero)
     }
 
     @Test("/seek is refused with no-session, forbidden and suspended")
     func seekRefusals() {
         var room = Scenario.sharing("alice", "bob", "carol")
-        room.expectRefusedOutsideTheSession("carol", "/seek 10")
-        room.say("bob", "/suspend", "/seek 10")
-        room.expectRefused("bob", .suspended)
-        room.say("bob", "/resume")
-        room.expectForbiddenUnderControlHosts("bob", "/seek 10")
+        room.expectRefusedOutsideSuspendedAndForbidden("/seek 10")
         #expect(room.playback.position == .zero)
     }
 }
@@ -127,30 +124,22 @@ struct CommandRateTests {
     @Test("/rate to the current rate only tells the sender")
     func rateSame() {
         var room = Scenario.sharing("alice", "bob")
-        let before = room.state
-        room.say("bob", "/rate 1")
-        #expect(room.told("bob").count == 1)
-        #expect(room.state == before)
+        room.expectOnlyTold("bob", after: "/rate 1")
     }
 
     @Test("/rate out of range or not a number is refused with bad arguments and the usage")
     func rateBadArguments() {
         var room = Scenario.sharing("alice")
-        room.expectBadArguments("/rate 9", "/rate abc", "/rate", "/rate -1", "/rate 0.1", command: .rate, usage: "usage: /rate <rate>")
+        room.expectBadArguments("/rate 9", "/rate abc", "/rate", "/rate -1", "/rate 0.1", command: .rate,
+                                usage: "usage: /rate <rate>")
         #expect(room.playback.rate == .normal)
     }
 
     @Test("/rate is refused with no-session, forbidden and suspended")
     func rateRefusals() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/rate 2")
-        room.expectRefused("alice", .noSession)
-        var shared = Scenario.sharing("alice", "bob")
-        shared.say("bob", "/suspend", "/rate 2")
-        shared.expectRefused("bob", .suspended)
-        shared.say("bob", "/resume")
-        shared.expectForbiddenUnderControlHosts("bob", "/rate 2")
-        #expect(shared.playback.rate == .normal)
+        Scenario.expectRefusedWithoutSession("/rate 2")
+        var room = Scenario.sharing("alice", "bob", "carol")
+        room.expectRefusedOutsideSuspendedAndForbidden("/rate 2")
+        #expect(room.playback.rate == .normal)
     }
 }

@@ -6,8 +6,7 @@ import Testing
 struct CommandWatchTests {
     @Test("/watch starts a session that joins everyone who connected to join, paused at 0")
     func watchStartsASession() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob", player: true)
         room.connect("carol", join: false)
         room.say("bob", "/watch https://example.org/a.mp4 Episode 1")
@@ -26,8 +25,7 @@ struct CommandWatchTests {
 
     @Test("/watch without a title takes the last segment of the URL path")
     func watchDefaultTitle() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.say("alice", "/watch https://example.org/shows/s01e02.mp4?token=x")
         #expect(room.state.session?.activity.title == "s01e02.mp4")
     }
@@ -47,8 +45,7 @@ struct CommandWatchTests {
         room.say("bob", "/watch https://example.org/a.mp4")
         #expect(room.told("bob") == ["already watching \"Episode 1\" (https://example.org/a.mp4)"])
         #expect(room.published.isEmpty)
-        room.say("bob", "/watch https://example.org/a.mp4 Episode 1")
-        #expect(room.told("bob").count == 1)
+        room.expectOnlyTold("bob", after: "/watch https://example.org/a.mp4 Episode 1")
         #expect(room.published.isEmpty)
         #expect(room.state == before)
     }
@@ -62,8 +59,7 @@ struct CommandWatchTests {
 
     @Test("/watch from a non-host under control hosts is refused with forbidden")
     func watchForbidden() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob")
         room.expectForbiddenUnderControlHosts("bob", "/watch https://example.org/a.mp4")
         #expect(room.state.session == nil)
@@ -73,9 +69,9 @@ struct CommandWatchTests {
 
     @Test("/watch with a URL that is not http or https is refused with bad arguments and the usage")
     func watchBadURL() {
-        var room = Scenario()
-        room.connect("alice")
-        room.expectBadArguments("/watch", "/watch ftp://example.org/a.mp4", "/watch https://", usage: "usage: /watch <url> [title...]")
+        var room = Scenario.alone("alice")
+        room.expectBadArguments("/watch", "/watch ftp://example.org/a.mp4", "/watch https://",
+                                usage: "usage: /watch <url> [title...]")
         #expect(room.state.session == nil)
     }
 }
@@ -84,17 +80,13 @@ struct CommandWatchTests {
 struct CommandJoinLeaveTests {
     @Test("/join without a session is refused with no-session")
     func joinWithoutSession() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/join")
-        room.expectRefused("alice", .noSession)
+        Scenario.expectRefusedWithoutSession("/join")
     }
 
     @Test("/join when already in the session only tells the sender")
     func joinTwice() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/join")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/join")
         #expect(room.participantChanges.isEmpty)
     }
 
@@ -128,10 +120,7 @@ struct CommandJoinLeaveTests {
 
     @Test("/leave outside a session is refused with no-session")
     func leaveWithoutSession() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/leave")
-        room.expectRefused("alice", .noSession)
+        Scenario.expectRefusedWithoutSession("/leave")
         var joined = Scenario.sharing("alice", "bob")
         joined.expectRefusedOutsideTheSession("bob", "/leave")
     }
@@ -156,10 +145,7 @@ struct CommandEndTests {
 
     @Test("/end without a session, or from a member outside it, is refused with no-session")
     func endNoSession() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/end")
-        room.expectRefused("alice", .noSession)
+        Scenario.expectRefusedWithoutSession("/end")
         var shared = Scenario.sharing("alice", "bob")
         shared.expectRefusedOutsideTheSession("bob", "/end")
         shared.say("alice", "/end", "/end")

@@ -118,7 +118,8 @@ struct CommandResumeTests {
     @Test("/resume with at but no time, or a bad time, is refused with bad arguments and the usage")
     func resumeBadArguments() {
         var room = Scenario.sharing("alice")
-        room.expectBadArguments("/resume at", "/resume at soon", "/resume userActionRequired at", "/resume bad! at 10", usage: "usage: /resume [reason] [at <time>]")
+        room.expectBadArguments("/resume at", "/resume at soon", "/resume userActionRequired at", "/resume bad! at 10",
+                                usage: "usage: /resume [reason] [at <time>]")
     }
 
     @Test("/resume with a word other than at before the time is refused with bad arguments")
@@ -226,7 +227,8 @@ struct CommandCatchupTests {
     @Test("/catchup with seconds that are not from 0 to 600 is refused with bad arguments and the usage")
     func catchupBadArguments() {
         var room = Self.playingThirtySeconds()
-        room.expectBadArguments("/catchup 0", "/catchup 601", "/catchup abc", "/catchup 5 6", from: "bob", usage: "usage: /catchup [seconds]")
+        room.expectBadArguments("/catchup 0", "/catchup 601", "/catchup abc", "/catchup 5 6", from: "bob",
+                                usage: "usage: /catchup [seconds]")
         #expect(room.participant("bob")?.suspensions == [])
     }
 

@@ -18,11 +18,7 @@ struct CoordinatedStartTests {
         var room = Self.roomWithTwoPlayers()
         room.say("alice", "/play")
         #expect(room.playback.status == .waiting)
-        let waitingSeq = room.state.seq
-        room.say("alice", "/ready \(waitingSeq)")
-        #expect(room.playback.status == .waiting)
-        room.say("bob", "/ready \(waitingSeq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice", "bob")
         #expect(room.playback.at > room.now)
         #expect(room.playback.at.interval(since: room.now) <= ServerInterval(milliseconds: 1000))
         room.expectPlayback(cause: .play, by: "alice")

@@ -12,7 +12,8 @@ struct RestoreTests {
         var room = Scenario()
         room.connect("alice", player: true)
         room.connect("bob", player: true)
-        room.say("alice", "/watch https://example.org/a.mp4 Episode 1", "/queue https://example.org/b.mp4 Episode 2", "/seek 30", "/rate 1.5", "/play now")
+        room.say("alice", "/watch https://example.org/a.mp4 Episode 1", "/queue https://example.org/b.mp4 Episode 2",
+                 "/seek 30", "/rate 1.5", "/play now")
         room.say("bob", "/suspend audioSessionInterrupted", "popcorn?")
         let records = room.room.members.values.map(\.record)
         return (room, room.room.snapshot(at: room.now), records, room.room.recentChat)

@@ -56,8 +56,7 @@ struct RoomOwnershipTests {
 
     @Test("a room without an owner still hands host rights to the longest present")
     func roomsWithoutOwnersPromote() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob")
         room.disconnect("alice")
         room.advance(milliseconds: RoomConfiguration().resumeGrace.milliseconds)
@@ -105,8 +104,7 @@ struct RoomOwnershipTests {
 struct ModerationTests {
     @Test("a kick keeps the member out by resume token, device, name and address, and says who, why and how long")
     func kickKeepsOut() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("mallory", device: "dev-1", address: "10.0.0.7")
         let token = room.tokens["mallory"]
         room.say("alice", "/kick mallory spam")
@@ -125,8 +123,7 @@ struct ModerationTests {
 
     @Test("a member whose name has spaces is kicked by its name in quotes, muted and unmuted by its name as it is")
     func namesWithSpaces() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("dana", displayName: "Dana Scully")
         room.say("alice", "/mute dana  scully")
         #expect(room.participant("dana")?.muted == true)
@@ -142,8 +139,7 @@ struct ModerationTests {
 
     @Test("a timed ban lifts itself; /bans lists bans and cooldowns; /unban takes a number or a name")
     func bansListAndLift() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob")
         room.connect("carol")
         room.say("alice", "/ban bob 1 flooding", "/kick carol", "/ban mallory")

@@ -54,9 +54,7 @@ struct RuleItemIdentityTests {
         let oldItem = room.state.seq
         room.say("alice", "/next")
         room.playTogether(by: "alice")
-        let before = room.state
-        room.say("bob", "/ended \(oldItem)")
-        #expect(room.state == before)
+        room.expectUnchanged(when: "bob", says: "/ended \(oldItem)")
         #expect(room.published.isEmpty)
     }
 

@@ -42,9 +42,7 @@ struct RuleLeavingTests {
     func lastPlayerLeavingAPlayingGroupChangesNothing() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
         room.playTogether(by: "alice")
-        let before = room.state
-        room.say("bob", "/leave")
-        #expect(room.state == before)
+        room.expectUnchanged(when: "bob", says: "/leave")
         #expect(room.playback.status == .playing)
     }
 

@@ -44,11 +44,7 @@ struct RuleOwnCopyTests {
         var room = ownRoom(having: ["alice", "bob"], lacking: ["carol"])
         room.say("alice", "/play")
         #expect(room.playback.status == .waiting)
-        let seq = room.state.seq
-        room.say("alice", "/ready \(seq)")
-        #expect(room.playback.status == .waiting)
-        room.say("bob", "/ready \(seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice", "bob")
         #expect(room.participant("carol")?.joined == true)
         #expect(room.participant("carol")?.ready == false)
     }

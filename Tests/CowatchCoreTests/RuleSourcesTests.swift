@@ -37,9 +37,7 @@ struct RuleSourcesTests {
     func sameVideoOtherForm() {
         var room = sharing("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "alice", "bob")
         room.say("alice", "/seek 30")
-        let before = room.state
-        room.say("bob", "/watch https://youtu.be/dQw4w9WgXcQ?t=5")
-        #expect(room.state == before)
+        room.expectUnchanged(when: "bob", says: "/watch https://youtu.be/dQw4w9WgXcQ?t=5")
         #expect(room.published.isEmpty)
         #expect(room.told("bob") == ["already watching \"Clip\" (https://www.youtube.com/watch?v=dQw4w9WgXcQ)"])
         room.say("bob", "/watch https://m.youtube.com/shorts/dQw4w9WgXcQ Clip")
@@ -75,8 +73,7 @@ struct RuleSourcesTests {
 
     @Test("a provider's video shared without a title is named by its provider and id")
     func defaultTitles() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.say("alice", "/watch https://www.youtube.com/watch?v=dQw4w9WgXcQ")
         #expect(room.state.session?.activity.title == "YouTube video dQw4w9WgXcQ")
         room.say("alice", "/queue https://vimeo.com/76979871")
@@ -85,10 +82,7 @@ struct RuleSourcesTests {
 
     @Test("media-hosts applies to a provider's link by the link's host")
     func mediaHostsApply() {
-        var configuration = RoomConfiguration()
-        configuration.mediaHosts = ["example.org"]
-        var room = Scenario(configuration: configuration)
-        room.connect("alice")
+        var room = Scenario.alone("alice") { $0.mediaHosts = ["example.org"] }
         room.say("alice", "/watch https://youtu.be/dQw4w9WgXcQ")
         room.expectRefused("alice", .mediaHost)
         #expect(room.state.session == nil)

@@ -12,6 +12,15 @@ struct RuleStallPolicyTests {
         return room
     }
 
+    /// Under stall wait, ten seconds in: bob stalled and alice reported ready, so
+    /// the group waits for bob alone.
+    static func waitingForTheStaller() -> Scenario {
+        var room = playingTenSeconds(stall: "wait")
+        room.say("bob", "/buffering")
+        room.say("alice", "/ready \(room.state.seq)")
+        return room
+    }
+
     @Test("a stalled member is suspended alone under stall continue and the group plays on")
     func continueSuspendsTheStallerAlone() {
         var room = Self.playingTenSeconds(stall: "continue")
@@ -65,9 +74,7 @@ struct RuleStallPolicyTests {
 
     @Test("under stall wait the group plays again once the staller and the others are ready")
     func waitEndsWhenTheStallerIsReady() {
-        var room = Self.playingTenSeconds(stall: "wait")
-        room.say("bob", "/buffering")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Self.waitingForTheStaller()
         room.advance(seconds: 3)
         #expect(room.playback.status == .waiting)
         room.say("bob", "/ready \(room.state.seq)")
@@ -76,9 +83,7 @@ struct RuleStallPolicyTests {
 
     @Test("under stall wait a staller who does not recover is left behind at the wait limit")
     func waitGivesUpAtTheLimit() {
-        var room = Self.playingTenSeconds(stall: "wait")
-        room.say("bob", "/buffering")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Self.waitingForTheStaller()
         room.advance(seconds: 5)
         #expect(room.playback.status == .playing)
         #expect(room.participant("bob")?.suspensions == [.stallRecovery])

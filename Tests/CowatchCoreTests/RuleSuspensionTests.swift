@@ -30,9 +30,7 @@ struct RuleSuspensionSeparatesTests {
     func suspendedEndedChangesNothing() {
         var room = Scenario.twoPlayersPlaying()
         room.say("bob", "/suspend")
-        let before = room.state
-        room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.state == before)
+        room.expectUnchanged(when: "bob", says: "/ended \(room.state.seq)")
     }
 
     @Test("when its last suspension ends a member is handed the current group state and the group does not move")
