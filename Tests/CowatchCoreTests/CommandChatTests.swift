@@ -43,8 +43,7 @@ struct CommandChatTests {
 
     @Test("/help of an unknown command is refused with bad arguments")
     func helpUnknownCommand() {
-        var room = Scenario.sharing("alice")
-        room.expectBadArguments("/help frobnicate", usage: "usage: /help [command|players]")
+        Scenario.expectBadArguments("/help frobnicate", usage: "usage: /help [command|players]")
     }
 
     @Test("an unknown command is refused to the sender alone, pointing to /help")
@@ -165,8 +164,7 @@ struct CommandChatTests {
 
     @Test("/me without text is refused with bad arguments")
     func meWithoutText() {
-        var room = Scenario.sharing("alice")
-        room.expectBadArguments("/me", usage: "usage: /me <text>")
+        Scenario.expectBadArguments("/me", usage: "usage: /me <text>")
     }
 
     @Test("/time answers the sender alone with its value and the server time")
@@ -180,8 +178,7 @@ struct CommandChatTests {
 
     @Test("/time without a number is refused with bad arguments")
     func timeBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.expectBadArguments("/time soon", usage: "usage: /time <client-ms>")
+        Scenario.expectBadArguments("/time soon", usage: "usage: /time <client-ms>")
     }
 
     @Test("/who lists every member with role, session, player, readiness and suspensions")

@@ -29,8 +29,7 @@ struct CommandPolicyTests {
 
     @Test("a policy change that changes nothing only tells the sender")
     func policySame() {
-        var room = Scenario.sharing("alice")
-        room.expectOnlyTold("alice", after: "/policy control everyone")
+        Scenario.expectOnlyTold("alice", after: "/policy control everyone")
     }
 
     @Test("/policy changes from a member who is not a host are refused with forbidden")
@@ -66,8 +65,7 @@ struct CommandOpTests {
 
     @Test("/op of a host only tells the sender")
     func opHost() {
-        var room = Scenario.sharing("alice", "bob")
-        room.expectOnlyTold("alice", after: "/op alice")
+        Scenario.expectOnlyTold("alice", after: "/op alice", in: .sharing("alice", "bob"))
     }
 
     @Test("/op, /deop and /kick from a member who is not a host are refused with forbidden")
@@ -119,8 +117,7 @@ struct CommandOpTests {
 
     @Test("/deop of a member who is not a host only tells the sender")
     func deopMember() {
-        var room = Scenario.sharing("alice", "bob")
-        room.expectOnlyTold("alice", after: "/deop bob")
+        Scenario.expectOnlyTold("alice", after: "/deop bob", in: .sharing("alice", "bob"))
     }
 }
 

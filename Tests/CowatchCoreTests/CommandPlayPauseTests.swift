@@ -144,14 +144,12 @@ struct CommandPauseTests {
 
     @Test("/pause while paused only tells the sender")
     func pauseWhilePaused() {
-        var room = Scenario.sharing("alice", "bob")
-        room.expectOnlyTold("bob", after: "/pause")
+        Scenario.expectOnlyTold("bob", after: "/pause", in: .sharing("alice", "bob"))
     }
 
     @Test("/pause with an argument is refused with bad arguments and the usage")
     func pauseBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.expectBadArguments("/pause 10", usage: "usage: /pause")
+        Scenario.expectBadArguments("/pause 10", usage: "usage: /pause")
     }
 
     @Test("/pause is refused with no-session, forbidden and suspended as /play is")

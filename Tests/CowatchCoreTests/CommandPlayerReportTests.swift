@@ -54,14 +54,12 @@ struct CommandPlayerTests {
 
     @Test("/player to the current setting only tells the sender")
     func playerSame() {
-        var room = Scenario.sharing("alice", players: ["alice"])
-        room.expectOnlyTold("alice", after: "/player on")
+        Scenario.expectOnlyTold("alice", after: "/player on", in: .sharing("alice", players: ["alice"]))
     }
 
     @Test("/player with anything but on or off is refused with bad arguments and the usage")
     func playerBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.expectBadArguments("/player", usage: "usage: /player on|off")
+        Scenario.expectBadArguments("/player", usage: "usage: /player on|off")
     }
 }
 
@@ -101,8 +99,8 @@ struct CommandReadyTests {
 
     @Test("/ready without a whole number is refused with bad arguments and the usage")
     func readyBadArguments() {
-        var room = Scenario.sharing("alice", players: ["alice"])
-        room.expectBadArguments("/ready", "/ready abc", "/ready -1", "/ready 1.5", usage: "usage: /ready <seq>")
+        Scenario.expectBadArguments("/ready", "/ready abc", "/ready -1", "/ready 1.5", usage: "usage: /ready <seq>",
+                                    in: .sharing("alice", players: ["alice"]))
     }
 }
 
@@ -134,8 +132,8 @@ struct CommandBufferingTests {
 
     @Test("/buffering takes no arguments")
     func bufferingBadArguments() {
-        var room = Scenario.sharing("alice", players: ["alice"])
-        room.expectBadArguments("/buffering 3", usage: "usage: /buffering")
+        Scenario.expectBadArguments("/buffering 3", usage: "usage: /buffering",
+                                    in: .sharing("alice", players: ["alice"]))
     }
 }
 
@@ -184,7 +182,7 @@ struct CommandEndedTests {
 
     @Test("/ended without a whole number is refused with bad arguments and the usage")
     func endedBadArguments() {
-        var room = Scenario.sharing("alice", players: ["alice"])
-        room.expectBadArguments("/ended last", usage: "usage: /ended <seq>")
+        Scenario.expectBadArguments("/ended last", usage: "usage: /ended <seq>",
+                                    in: .sharing("alice", players: ["alice"]))
     }
 }

@@ -139,8 +139,7 @@ struct CommandNextTests {
 
     @Test("/next takes no arguments")
     func nextBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.expectBadArguments("/next https://example.org/b.mp4", usage: "usage: /next")
+        Scenario.expectBadArguments("/next https://example.org/b.mp4", usage: "usage: /next")
     }
 }
 
@@ -165,8 +164,7 @@ struct CommandAutoplayTests {
 
     @Test("/autoplay with anything but on or off is refused with bad arguments and the usage")
     func autoplayBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.expectBadArguments("/autoplay maybe", usage: "usage: /autoplay on|off")
+        Scenario.expectBadArguments("/autoplay maybe", usage: "usage: /autoplay on|off")
     }
 
     @Test("when the item ends and one member has autoplay on, the room moves to the next item and starts together")

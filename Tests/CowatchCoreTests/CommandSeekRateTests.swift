@@ -123,8 +123,7 @@ struct CommandRateTests {
 
     @Test("/rate to the current rate only tells the sender")
     func rateSame() {
-        var room = Scenario.sharing("alice", "bob")
-        room.expectOnlyTold("bob", after: "/rate 1")
+        Scenario.expectOnlyTold("bob", after: "/rate 1", in: .sharing("alice", "bob"))
     }
 
     @Test("/rate out of range or not a number is refused with bad arguments and the usage")

@@ -117,9 +117,8 @@ struct CommandResumeTests {
 
     @Test("/resume with at but no time, or a bad time, is refused with bad arguments and the usage")
     func resumeBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.expectBadArguments("/resume at", "/resume at soon", "/resume userActionRequired at", "/resume bad! at 10",
-                                usage: "usage: /resume [reason] [at <time>]")
+        Scenario.expectBadArguments("/resume at", "/resume at soon", "/resume userActionRequired at",
+                                    "/resume bad! at 10", usage: "usage: /resume [reason] [at <time>]")
     }
 
     @Test("/resume with a word other than at before the time is refused with bad arguments")

@@ -107,6 +107,19 @@ extension Scenario {
     /// contains `usage`, naming `command` where given.
     mutating func expectBadArguments(_ lines: String..., from name: String = "alice", command: CommandName? = nil,
                                      usage: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        expectEachBadArguments(lines, from: name, command: command, usage: usage, sourceLocation: sourceLocation)
+    }
+
+    /// `expectBadArguments` in `room` (by default one alice shares alone).
+    static func expectBadArguments(_ lines: String..., from name: String = "alice", command: CommandName? = nil,
+                                   usage: String, in room: Scenario = .sharing("alice"),
+                                   sourceLocation: SourceLocation = #_sourceLocation) {
+        var room = room
+        room.expectEachBadArguments(lines, from: name, command: command, usage: usage, sourceLocation: sourceLocation)
+    }
+
+    private mutating func expectEachBadArguments(_ lines: [String], from name: String, command: CommandName?,
+                                                 usage: String, sourceLocation: SourceLocation) {
         for line in lines {
             say(name, line)
             expectRefused(name, .badArguments, command: command, saying: usage, sourceLocation: sourceLocation)
@@ -120,6 +133,13 @@ extension Scenario {
         say(name, line)
         #expect(told(name).count == 1, sourceLocation: sourceLocation)
         #expect(state == before, sourceLocation: sourceLocation)
+    }
+
+    /// `expectOnlyTold` in `room` (by default one alice shares alone).
+    static func expectOnlyTold(_ name: String, after line: String, in room: Scenario = .sharing("alice"),
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+        var room = room
+        room.expectOnlyTold(name, after: line, sourceLocation: sourceLocation)
     }
 }
 
