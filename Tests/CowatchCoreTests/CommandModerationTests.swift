@@ -16,12 +16,10 @@ struct CommandPolicyTests {
     @Test("a host changing the policy publishes it to everyone")
     func policyChanges() {
         var room = Scenario.sharing("alice", "bob")
-        let before = room.state.seq
-        room.say("alice", "/policy control hosts stall wait wait 2.5")
+        room.expectNewState(when: "alice", says: "/policy control hosts stall wait wait 2.5")
         #expect(room.state.policy.control == .hosts)
         #expect(room.state.policy.stall == .wait)
         #expect(room.state.policy.wait == ServerInterval(milliseconds: 2500))
-        #expect(room.state.seq == before + 1)
         room.expectPlayback(cause: .policy, by: "alice")
         #expect(room.events(for: "bob").contains(.state(room.state)))
         #expect(room.notices.contains { $0.cause == .policy })

@@ -62,6 +62,14 @@ extension Scenario {
         #expect(state == before, sourceLocation: sourceLocation)
     }
 
+    /// `name` says `line`, which publishes one new state: the seq grows by one.
+    mutating func expectNewState(when name: String, says line: String,
+                                 sourceLocation: SourceLocation = #_sourceLocation) {
+        let before = state.seq
+        say(name, line)
+        #expect(state.seq == before + 1, sourceLocation: sourceLocation)
+    }
+
     /// Each of `names`, in turn, reports ready for the seq of the current wait:
     /// the group waits until the last of them, then plays.
     mutating func expectStartsOnceReady(_ names: String..., sourceLocation: SourceLocation = #_sourceLocation) {
