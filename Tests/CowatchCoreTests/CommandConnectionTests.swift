@@ -115,8 +115,7 @@ struct CommandConnectionTests {
 
     @Test("a disconnected player no longer holds up a waiting group")
     func disconnectStartsAWaitingGroup() {
-        var room = Scenario.twoPlayersWaiting()
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.disconnect("bob")
         #expect(room.playback.status == .playing)
     }

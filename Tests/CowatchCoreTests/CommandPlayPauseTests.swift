@@ -109,8 +109,7 @@ struct CommandPlayTests {
 struct CommandPauseTests {
     @Test("/pause while playing holds everyone at the current group position")
     func pauseWhilePlaying() {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 12)
+        var room = Scenario.twoPlayersPlaying(for: 12)
         room.expectNewState(when: "bob", says: "/pause")
         room.expectPlayback(.paused, position: 12, anchor: room.now, cause: .pause, by: "bob")
         #expect(room.notices.contains { $0.cause == .pause && $0.text.contains("0:12") })

@@ -37,8 +37,7 @@ struct CommandPlayerTests {
 
     @Test("/player off stops the group waiting for that connection")
     func playerOff() {
-        var room = Scenario.twoPlayersWaiting()
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.say("bob", "/player off")
         #expect(room.participant("bob")?.player == false)
         #expect(room.playback.status == .playing)
@@ -141,8 +140,7 @@ struct CommandBufferingTests {
 struct CommandEndedTests {
     @Test("/ended for the playing item pauses the group where it is, naming the reporter")
     func endedPauses() {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 42)
+        var room = Scenario.twoPlayersPlaying(for: 42)
         room.say("bob", "/ended \(room.state.seq)")
         room.expectPlayback(.paused, position: 42, cause: .ended, by: "bob")
         #expect(room.notices.contains { $0.cause == .ended && $0.text.contains("Episode 1") })

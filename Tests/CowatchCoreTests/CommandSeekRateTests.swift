@@ -24,8 +24,7 @@ struct CommandSeekTests {
 
     @Test("/seek while playing makes the group wait at the target")
     func seekWhilePlaying() {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 5)
+        var room = Scenario.twoPlayersPlaying(for: 5)
         room.say("bob", "/seek 42")
         room.expectPlayback(.waiting, position: 42, cause: .seek)
         #expect(room.notices.contains { $0.cause == .seek && $0.text.contains("0:42") })
@@ -80,8 +79,7 @@ struct CommandRateTests {
 
     @Test("/rate while playing re-anchors at the current position so the media time stays continuous")
     func rateWhilePlaying() {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 10)
+        var room = Scenario.twoPlayersPlaying(for: 10)
         room.say("bob", "/rate 2")
         room.expectPlayback(.playing, position: 10, anchor: room.now)
         room.advance(seconds: 5)

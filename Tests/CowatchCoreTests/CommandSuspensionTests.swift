@@ -34,8 +34,7 @@ struct CommandSuspendTests {
 
     @Test("/suspend of the last unready player lets a waiting group start")
     func suspendStartsAWaitingGroup() {
-        var room = Scenario.twoPlayersWaiting()
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.say("bob", "/suspend")
         #expect(room.playback.status == .playing)
     }
@@ -133,15 +132,9 @@ struct CommandResumeTests {
 
 @Suite("/catchup")
 struct CommandCatchupTests {
-    static func playingThirtySeconds() -> Scenario {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 30)
-        return room
-    }
-
     @Test("/catchup sends the member alone a replay from 10 s back at 2x until level with the group")
     func catchupDefault() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         let before = room.state
         room.say("bob", "/catchup")
         let catchup = room.catchup(for: "bob")
@@ -156,7 +149,7 @@ struct CommandCatchupTests {
 
     @Test("/catchup 25 rewinds 25 seconds")
     func catchupSeconds() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("bob", "/catchup 25")
         #expect(room.catchup(for: "bob")?.from.seconds == 5)
         #expect(room.catchup(for: "bob")?.until == room.now.advanced(by: ServerInterval(milliseconds: 25_000)))
@@ -164,7 +157,7 @@ struct CommandCatchupTests {
 
     @Test("/catchup while paused replays in half the rewind")
     func catchupWhilePaused() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("alice", "/pause")
         room.say("bob", "/catchup")
         #expect(room.catchup(for: "bob")?.from.seconds == 20)
@@ -173,7 +166,7 @@ struct CommandCatchupTests {
 
     @Test("the catch-up suspension ends by itself when its timer fires and the member is handed the state")
     func catchupEndsByItself() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("bob", "/catchup")
         room.advance(milliseconds: 9999)
         #expect(room.participant("bob")?.suspensions == [.catchup])
@@ -185,7 +178,7 @@ struct CommandCatchupTests {
 
     @Test("/resume catchup ends the replay early and cancels its timer")
     func catchupEndedEarly() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("bob", "/catchup", "/resume catchup")
         #expect(room.participant("bob")?.suspensions == [])
         #expect(room.armedCatchupEnds.isEmpty)
@@ -193,7 +186,7 @@ struct CommandCatchupTests {
 
     @Test("a second /catchup restarts the replay with a new end")
     func catchupTwice() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("bob", "/catchup")
         room.advance(seconds: 4)
         room.say("bob", "/catchup 20")
@@ -225,7 +218,7 @@ struct CommandCatchupTests {
 
     @Test("/catchup with seconds that are not from 0 to 600 is refused with bad arguments and the usage")
     func catchupBadArguments() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.expectBadArguments("/catchup 0", "/catchup 601", "/catchup abc", "/catchup 5 6", from: "bob",
                                 usage: "usage: /catchup [seconds]")
         #expect(room.participant("bob")?.suspensions == [])
@@ -233,7 +226,7 @@ struct CommandCatchupTests {
 
     @Test("/catchup outside a session is refused with no-session")
     func catchupNoSession() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.expectRefusedOutsideTheSession("bob", "/catchup")
     }
 }

@@ -95,8 +95,7 @@ struct RuleCoordinatedStartTests {
 
     @Test("a seek while playing makes the group wait at the new position, then start together")
     func seekWhilePlayingWaits() {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 10)
+        var room = Scenario.twoPlayersPlaying(for: 10)
         room.say("bob", "/seek 42")
         room.expectPlayback(.waiting, position: 42)
         room.everyoneReady()
@@ -105,8 +104,7 @@ struct RuleCoordinatedStartTests {
 
     @Test("players are announced ready as they report, and the start is announced")
     func readinessIsAnnounced() {
-        var room = Scenario.twoPlayersWaiting()
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         #expect(room.announced("alice", .ready))
         #expect(room.participant("alice")?.ready == true)
         #expect(room.participant("bob")?.ready == false)

@@ -48,8 +48,7 @@ struct RuleLeavingTests {
 
     @Test("a waiting group whose only straggler leaves starts with the players who are ready")
     func stragglerLeavingStartsTheGroup() {
-        var room = Scenario.twoPlayersWaiting()
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.say("bob", "/leave")
         room.expectPlayback(.playing, cause: .play, by: "alice")
     }

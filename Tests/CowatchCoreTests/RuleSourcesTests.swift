@@ -46,8 +46,7 @@ struct RuleSourcesTests {
 
     @Test("/watch of the current item with a new title renames it, says so, and keeps the group where it is")
     func newTitleRenames() throws {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 10)
+        var room = Scenario.twoPlayersPlaying(for: 10)
         let before = room.state
         room.say("bob", "/watch https://example.org/a.mp4 Episode 1, the director's cut")
         let published = try #require(room.published.first)

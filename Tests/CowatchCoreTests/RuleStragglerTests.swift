@@ -31,8 +31,7 @@ struct RuleStragglerTests {
 
     @Test("a straggler that reports ready afterwards rejoins at group time")
     func stragglerRejoinsAtGroupTime() {
-        var room = Scenario.twoPlayersWaiting()
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.advance(seconds: 5)
         room.advance(seconds: 3)
         let before = room.state
@@ -63,8 +62,7 @@ struct RuleStragglerTests {
 
     @Test("a player who suspends before the limit is not counted as a straggler")
     func suspendedPlayersAreNotStragglers() {
-        var room = Scenario.twoPlayersWaiting()
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.say("bob", "/suspend")
         #expect(room.playback.status == .playing)
         room.advance(seconds: 5)

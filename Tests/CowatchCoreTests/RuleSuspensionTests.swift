@@ -99,8 +99,7 @@ struct RuleSuspensionsStackTests {
 
     @Test("a catch-up ending by itself leaves a member suspended for its other reasons")
     func catchupEndStacks() {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 30)
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("bob", "/catchup", "/suspend")
         room.advance(seconds: 10)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])

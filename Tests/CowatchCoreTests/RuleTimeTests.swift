@@ -76,8 +76,7 @@ struct RuleTimeTests {
 
     @Test("the group position is computed from the now of the input")
     func positionsComeFromNow() {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 7)
+        var room = Scenario.twoPlayersPlaying(for: 7)
         room.say("bob", "/status")
         guard case .status(_, let position, let now)? = room.reply(for: "bob") else {
             Issue.record("no status reply")
@@ -107,8 +106,7 @@ struct RuleBoundsTests {
 
     @Test("a catch-up near the start rewinds to 0, not below")
     func catchupClampsAtZero() {
-        var room = Scenario.twoPlayersPlaying()
-        room.watchFor(seconds: 4)
+        var room = Scenario.twoPlayersPlaying(for: 4)
         room.say("bob", "/catchup 10")
         #expect(room.catchup(for: "bob")?.from == .zero)
         #expect(room.catchup(for: "bob")?.until == room.now.advanced(by: ServerInterval(milliseconds: 4000)))

@@ -176,11 +176,19 @@ extension Scenario {
         return room
     }
 
+    /// `twoPlayersWaiting` after alice's `/ready`: the group waits for bob alone.
+    static func twoPlayersWaitingForBob() -> Scenario {
+        var room = twoPlayersWaiting()
+        room.say("alice", "/ready \(room.state.seq)")
+        return room
+    }
+
     /// `twoPlayers` after alice's `/play` and both ready: the group plays from a
-    /// start instant a lead ahead.
-    static func twoPlayersPlaying() -> Scenario {
+    /// start instant a lead ahead, and has played for `seconds` since.
+    static func twoPlayersPlaying(for seconds: Double = 0) -> Scenario {
         var room = twoPlayers()
         room.playTogether(by: "alice")
+        if seconds > 0 { room.watchFor(seconds: seconds) }
         return room
     }
 }
