@@ -30,8 +30,7 @@ struct CommandPlayerTests {
         #expect(room.room.playersAwaited == 2)
         room.say("alice", "/ready \(room.state.seq)")
         #expect(room.room.playersAwaited == 1)
-        room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("bob")
         #expect(room.room.playersAwaited == 0)
     }
 

@@ -77,6 +77,13 @@ struct CommandQueueTests {
 
 @Suite("/next")
 struct CommandNextTests {
+    /// alice and bob sharing "Episode 1", with b.mp4 queued after it.
+    static func oneQueued() -> Scenario {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/queue https://example.org/b.mp4")
+        return room
+    }
+
     @Test("/next while playing moves everyone to the first queued item and starts it together, keeping the rate")
     func nextAdvances() {
         var room = Scenario.twoPlayers()
@@ -123,16 +130,14 @@ struct CommandNextTests {
 
     @Test("/next from a non-host under control hosts is refused with forbidden")
     func nextForbidden() {
-        var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/queue https://example.org/b.mp4")
+        var room = Self.oneQueued()
         room.expectForbiddenUnderControlHosts("bob", "/next")
         #expect(room.state.queue.count == 1)
     }
 
     @Test("/next from a member outside the active session is refused with no-session")
     func nextOutsideTheSession() {
-        var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/queue https://example.org/b.mp4")
+        var room = Self.oneQueued()
         room.expectRefusedOutsideTheSession("bob", "/next")
         #expect(room.state.queue.count == 1)
     }

@@ -41,8 +41,7 @@ struct RuleCoordinatedStartTests {
         var room = Scenario.sharing("alice", "bob", "carol", players: ["bob"])
         room.say("alice", "/play")
         #expect(room.playback.status == .waiting)
-        room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("bob")
         #expect(room.armedWaitLimits.isEmpty)
     }
 
@@ -51,8 +50,7 @@ struct RuleCoordinatedStartTests {
         var room = Scenario.twoPlayers()
         room.say("bob", "/leave")
         room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice")
     }
 
     @Test("with no player to wait for, /play starts at once a lead ahead")

@@ -33,8 +33,7 @@ struct RuleItemIdentityTests {
         let waitSeq = room.state.seq
         room.say("alice", "/rate 1.5")
         room.say("alice", "/ready \(waitSeq)")
-        room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("bob")
     }
 
     @Test("a ready report for the previous item does not count for the new one")

@@ -53,8 +53,7 @@ struct RuleOwnCopyTests {
     func unansweredNotWaitedFor() {
         var room = ownRoom(having: ["alice"])
         room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice")
     }
 
     @Test("a player saying it has no copy while the group waits only for it lets the group start")

@@ -22,8 +22,7 @@ struct RuleSuspensionSeparatesTests {
         var room = Scenario.twoPlayers()
         room.say("bob", "/suspend playingInterstitial")
         room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice")
     }
 
     @Test("a suspended member's end report does not end the item for the group")
