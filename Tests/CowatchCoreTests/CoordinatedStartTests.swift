@@ -47,10 +47,7 @@ struct RuleCoordinatedStartTests {
 
     @Test("a player outside the session is not waited for")
     func playersOutsideTheSessionAreNotWaitedFor() {
-        var room = Scenario.twoPlayers()
-        room.say("bob", "/leave")
-        room.say("alice", "/play")
-        room.expectStartsOnceReady("alice")
+        Scenario.expectBobNotWaitedFor(after: "/leave")
     }
 
     @Test("with no player to wait for, /play starts at once a lead ahead")

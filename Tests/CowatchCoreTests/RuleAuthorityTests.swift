@@ -48,8 +48,7 @@ struct RuleAuthorityTests {
 
     @Test("a state handed to one member repeats the current seq and never goes back")
     func handedStatesRepeatTheCurrentSeq() {
-        var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.watchFor(seconds: 4)
         room.say("bob", "/resume")
         #expect(room.handedState(to: "bob") == room.state)

@@ -6,8 +6,7 @@ import Testing
 struct RuleSuspensionSeparatesTests {
     @Test("a suspended member's transport commands change nothing for the group")
     func suspendedTransportChangesNothing() {
-        var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         let before = room.state
         for text in ["/pause", "/seek 90", "/rate 2", "/play now"] {
             room.say("bob", text)
@@ -19,23 +18,18 @@ struct RuleSuspensionSeparatesTests {
 
     @Test("the group does not wait for a suspended player")
     func groupDoesNotWaitForSuspended() {
-        var room = Scenario.twoPlayers()
-        room.say("bob", "/suspend playingInterstitial")
-        room.say("alice", "/play")
-        room.expectStartsOnceReady("alice")
+        Scenario.expectBobNotWaitedFor(after: "/suspend playingInterstitial")
     }
 
     @Test("a suspended member's end report does not end the item for the group")
     func suspendedEndedChangesNothing() {
-        var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.expectUnchanged(when: "bob", says: "/ended \(room.state.seq)")
     }
 
     @Test("when its last suspension ends a member is handed the current group state and the group does not move")
     func resumeHandsTheGroupState() {
-        var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.watchFor(seconds: 20)
         room.say("alice", "/seek 5:00")
         room.everyoneReady()
@@ -50,8 +44,7 @@ struct RuleSuspensionSeparatesTests {
 
     @Test("resuming with a proposed time moves the whole group there")
     func resumeAtMovesTheGroup() {
-        var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.watchFor(seconds: 20)
         room.say("bob", "/resume at 1:00")
         #expect(room.participant("bob")?.suspensions == [])
@@ -65,8 +58,8 @@ struct RuleSuspensionSeparatesTests {
 struct RuleSuspensionsStackTests {
     @Test("a member stays suspended while any reason remains")
     func suspendedWhileAnyReasonRemains() {
-        var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend", "/suspend audioSessionInterrupted")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
+        room.say("bob", "/suspend audioSessionInterrupted")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired, .audioSessionInterrupted])
         room.say("bob", "/resume userActionRequired")
         #expect(room.participant("bob")?.suspensions == [.audioSessionInterrupted])
@@ -88,8 +81,8 @@ struct RuleSuspensionsStackTests {
 
     @Test("a stall recovery stacks with a user suspension, and readiness ends only the stall")
     func stallStacksWithUserSuspension() {
-        var room = Scenario.twoPlayersPlaying()
-        room.say("bob", "/suspend", "/buffering")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
+        room.say("bob", "/buffering")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired, .stallRecovery])
         room.say("bob", "/ready \(room.state.seq)")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])

@@ -80,6 +80,15 @@ extension Scenario {
         }
     }
 
+    /// In `twoPlayers`, after bob says `line`, alice's `/play` and her `/ready`
+    /// start the group: bob is not waited for.
+    static func expectBobNotWaitedFor(after line: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        var room = twoPlayers()
+        room.say("bob", line)
+        room.say("alice", "/play")
+        room.expectStartsOnceReady("alice", sourceLocation: sourceLocation)
+    }
+
     /// `name` leaves the session, then says `line` (`{seq}` in it stands for the
     /// room's seq when it is said): nothing happens, not even a reply.
     mutating func expectIgnoredOutsideTheSession(_ name: String, _ line: String,
@@ -189,6 +198,13 @@ extension Scenario {
         var room = twoPlayers()
         room.playTogether(by: "alice")
         if seconds > 0 { room.watchFor(seconds: seconds) }
+        return room
+    }
+
+    /// `twoPlayersPlaying` with bob suspended (`/suspend`, for userActionRequired).
+    static func twoPlayersPlayingBobSuspended() -> Scenario {
+        var room = twoPlayersPlaying()
+        room.say("bob", "/suspend")
         return room
     }
 }
