@@ -33,6 +33,14 @@ struct Pair {
         return actions
     }
 
+    /// A relay started as `started()` leaves it: the watcher welcomed and the
+    /// channel joined.
+    static func running() -> Pair {
+        var pair = Pair()
+        _ = pair.started()
+        return pair
+    }
+
     mutating func said(_ nick: String, _ text: String, action: Bool = false) -> [RoomRelay.Action] {
         on(.network(.message(channel: "#cowatch", from: Self.person(nick), text: text, action: action), now: now))
     }
@@ -136,8 +144,7 @@ struct RoomRelayWatcherTests {
 
     @Test("the room's notices are posted as notices, a shared video with the room's link")
     func notices() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana paused at 0:01:23", cause: "pause"), now: Pair.at(101))))
                 == [.notice(channel: "#cowatch", text: "dana paused at 0:01:23")])
         #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana shared \\\"A\\\"", cause: "watch"), now: Pair.at(101))))
@@ -146,8 +153,7 @@ struct RoomRelayWatcherTests {
 
     @Test("while the bot is out of the channel the room's lines are counted, and the count is said on return")
     func missed() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         _ = pair.on(.network(.parted(channel: "#cowatch", reason: "the IRC connection was lost"), now: Pair.at(101)))
         #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.chat("m1", "dana", "anyone?"), now: Pair.at(102)))).isEmpty)
         _ = pair.on(.received(.watcher, 1, Pair.notice("dana paused", cause: "pause"), now: Pair.at(102)))
@@ -157,8 +163,7 @@ struct RoomRelayWatcherTests {
 
     @Test("the watcher lost in a restart comes back with its resume token; refused, it tries again much later")
     func watcherClosed() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         let closed = pair.on(.closed(.watcher, 1, CloseInfo(code: 1001, reason: "server shutting down"), now: Pair.at(110)))
         guard let (timer, delay) = Pair.scheduled(closed).first else {
             Issue.record("no reconnect")
@@ -179,8 +184,7 @@ struct RoomRelayWatcherTests {
 struct RoomRelaySpeakerTests {
     @Test("a person's first line opens their own member, named after the nick, with a device and an address of their own")
     func identity() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         let first = pair.said("Ann", "hello room")
         guard let (connection, attempt, identity) = Pair.opened(first).first else {
             Issue.record("no connection opened")
@@ -205,8 +209,7 @@ struct RoomRelaySpeakerTests {
 
     @Test("commands go as slash lines; a bad one is answered in the channel and never sent")
     func commands() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         _ = pair.said("ann", "!play")
         #expect(Pair.sent(pair.welcomed(1, id: "m4", name: "ann")) == ["/play"])
         let bad = pair.said("ann", "!seek soon")
@@ -248,8 +251,7 @@ struct RoomRelaySpeakerTests {
 
     @Test("a kick is told to the person, who is kept out: not reconnected, lines not relayed, until the retry")
     func kicked() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         _ = pair.said("bob", "hi")
         _ = pair.welcomed(1, id: "m6", name: "bob")
         let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 4001, reason: "you were kicked from this room by dana (spam)"), now: Pair.at(110)))
@@ -267,8 +269,7 @@ struct RoomRelaySpeakerTests {
 
     @Test("a ban's refusal is told in the room's words")
     func banned() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         _ = pair.said("bob", "hi")
         _ = pair.on(.opened(.speaker(1), 1, now: Pair.at(100)))
         let refusal = pair.on(.received(.speaker(1), 1, Pair.error("banned", "you are banned from this room by dana until a host lifts the ban", command: nil), now: Pair.at(100)))
@@ -279,8 +280,7 @@ struct RoomRelaySpeakerTests {
 
     @Test("a server restart: the person comes back with their resume token, their waiting lines after")
     func restart() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         _ = pair.said("ann", "one")
         _ = pair.welcomed(1, id: "m4", name: "ann", resume: "ann-token")
         let closed = pair.on(.closed(.speaker(1), 1, CloseInfo(code: 1001, reason: "server shutting down"), now: Pair.at(110)))
@@ -307,8 +307,7 @@ struct RoomRelaySpeakerTests {
 
     @Test("a person who leaves is closed once their lines are sent, and comes back as themselves within the grace")
     func leaving() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         _ = pair.said("ann", "bye all")
         let gone = pair.on(.network(.left(channel: "#cowatch", speaker: Pair.person("ann")), now: Pair.at(101)))
         #expect(gone.isEmpty)
@@ -322,8 +321,7 @@ struct RoomRelaySpeakerTests {
 
     @Test("a nick change follows in the room's name")
     func renamed() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         _ = pair.said("ann", "hi")
         _ = pair.welcomed(1, id: "m4", name: "ann")
         let renamed = pair.on(.network(.renamed(from: Pair.person("ann"), to: Pair.person("Anna")), now: Pair.at(101)))
@@ -333,8 +331,7 @@ struct RoomRelaySpeakerTests {
 
     @Test("a quiet person's connection is let go")
     func idle() {
-        var pair = Pair()
-        _ = pair.started()
+        var pair = Pair.running()
         _ = pair.said("ann", "hi")
         _ = pair.welcomed(1, id: "m4", name: "ann")
         #expect(!pair.on(.timerFired(.housekeeping, now: Pair.at(200))).contains(.close(.speaker(1))))

@@ -29,6 +29,13 @@ struct Terminal {
         _ = on(.received(1, "* to come back as yourself: cowatch connect --resume \(token) (or ?resume=\(token) in the room's address)"))
     }
 
+    /// The joined connection closed with `code` (at 101 s) and the reconnect timer
+    /// fired (at 102 s): a second attempt is under way.
+    mutating func reconnecting(afterClose code: UInt16?) {
+        _ = on(.closed(1, CloseInfo(code: code, reason: ""), now: Self.at(101)))
+        _ = on(.timerFired(.reconnect(1), now: Self.at(102)))
+    }
+
     static func delay(_ actions: [ClientLife.Action]) -> Double? {
         for case .schedule(.reconnect, let after) in actions { return after.seconds }
         return nil
@@ -130,8 +137,7 @@ struct ClientLifeCloseTests {
     func staleEvents() {
         var terminal = Terminal()
         terminal.joined()
-        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: Terminal.at(101)))
-        _ = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(102)))
+        terminal.reconnecting(afterClose: 1001)
         #expect(terminal.on(.closed(1, CloseInfo(code: 4001, reason: ""), now: Terminal.at(102))).isEmpty)
         #expect(terminal.on(.received(1, "<bob> late")).isEmpty)
         #expect(terminal.on(.timerFired(.reconnect(1), now: Terminal.at(103))).isEmpty)
@@ -162,8 +168,7 @@ struct ClientLifeRefusalTests {
     func drainingWhileComingBack() {
         var terminal = Terminal()
         terminal.joined()
-        _ = terminal.on(.closed(1, CloseInfo(code: 1001, reason: ""), now: Terminal.at(101)))
-        _ = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(102)))
+        terminal.reconnecting(afterClose: 1001)
         _ = terminal.on(.closed(2, CloseInfo(code: nil, reason: "HS: ws upgrade response not 101"), now: Terminal.at(102)))
         let explained = terminal.on(.refusalExplained(2, status: 503, body: "the server is shutting down", now: Terminal.at(102)))
         #expect(Terminal.delay(explained) != nil)
@@ -174,8 +179,7 @@ struct ClientLifeRefusalTests {
     func refusedWhileComingBack() {
         var terminal = Terminal()
         terminal.joined()
-        _ = terminal.on(.closed(1, CloseInfo(code: nil, reason: ""), now: Terminal.at(101)))
-        _ = terminal.on(.timerFired(.reconnect(1), now: Terminal.at(102)))
+        terminal.reconnecting(afterClose: nil)
         _ = terminal.on(.closed(2, CloseInfo(code: nil, reason: "HS: ws upgrade response not 101"), now: Terminal.at(102)))
         #expect(terminal.on(.refusalExplained(2, status: 403, body: "no", now: Terminal.at(102))).last == .exit(1))
     }

@@ -43,18 +43,14 @@ struct CommandChatTests {
 
     @Test("/help of an unknown command is refused with bad arguments")
     func helpUnknownCommand() {
-        var room = Scenario.sharing("alice")
-        room.say("alice", "/help frobnicate")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /help [command|players]") == true)
+        Scenario.expectBadArguments("/help frobnicate", usage: "usage: /help [command|players]")
     }
 
     @Test("an unknown command is refused to the sender alone, pointing to /help")
     func unknownCommand() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/frobnicate")
-        #expect(room.error(for: "bob")?.code == .unknownCommand)
-        #expect(room.error(for: "bob")?.message.contains("/help") == true)
+        room.expectRefused("bob", .unknownCommand, saying: "/help")
         #expect(room.events(for: "alice").isEmpty)
     }
 
@@ -84,8 +80,7 @@ struct CommandChatTests {
     @Test("/nick to the current name only tells the sender")
     func nickSameName() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/nick alice")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/nick alice")
         #expect(room.participantChanges.isEmpty)
     }
 
@@ -94,16 +89,14 @@ struct CommandChatTests {
         var room = Scenario.sharing("alice")
         for text in ["/nick", "/nick two\u{200B}words", "/nick \(String(repeating: "x", count: 33))"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /nick <name>") == true)
+            room.expectRefused("alice", .badArguments, saying: "usage: /nick <name>")
         }
         #expect(room.participant("alice")?.name.text == "alice")
     }
 
     @Test("names on connect: duplicates get -2 and -3 and are told so, inner spaces are kept, invalid names become guest with the reason")
     func namesOnConnect() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("alice2", displayName: "Alice")
         #expect(room.participant("alice2")?.name.text == "Alice-2")
         #expect(room.told("alice2").contains("Alice is taken here; you are Alice-2: /nick <name> changes it"))
@@ -114,7 +107,7 @@ struct CommandChatTests {
         #expect(room.told("spaced").isEmpty && room.error(for: "spaced") == nil)
         room.connect("hidden", displayName: "dana\u{200B}")
         #expect(room.participant("hidden")?.name.text == "guest")
-        #expect(room.error(for: "hidden")?.code == .badName)
+        room.expectRefused("hidden", .badName)
         #expect(room.error(for: "hidden")?.message == "your name was not taken: a name takes visible characters and single spaces only (U+200B ZERO WIDTH SPACE is a control or invisible character). You are guest here; /nick <name> changes it")
         room.connect("empty", displayName: "")
         #expect(room.participant("empty")?.name.text == "guest-2")
@@ -138,8 +131,7 @@ struct CommandChatTests {
 
     @Test("chat needs no session and works for members outside it")
     func chatWithoutSession() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob", join: false)
         room.say("bob", "anyone?")
         #expect(room.chats(for: "alice").map(\.text) == ["anyone?"])
@@ -172,10 +164,7 @@ struct CommandChatTests {
 
     @Test("/me without text is refused with bad arguments")
     func meWithoutText() {
-        var room = Scenario.sharing("alice")
-        room.say("alice", "/me")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /me <text>") == true)
+        Scenario.expectBadArguments("/me", usage: "usage: /me <text>")
     }
 
     @Test("/time answers the sender alone with its value and the server time")
@@ -189,10 +178,7 @@ struct CommandChatTests {
 
     @Test("/time without a number is refused with bad arguments")
     func timeBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.say("alice", "/time soon")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /time <client-ms>") == true)
+        Scenario.expectBadArguments("/time soon", usage: "usage: /time <client-ms>")
     }
 
     @Test("/who lists every member with role, session, player, readiness and suspensions")
@@ -233,8 +219,7 @@ struct CommandChatTests {
 
     @Test("/status without a session answers idle")
     func statusWithoutSession() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.say("alice", "/status")
         guard case .status(let state, _, _)? = room.reply(for: "alice") else {
             Issue.record("no status reply")
@@ -248,9 +233,9 @@ struct CommandChatTests {
     func whoStatusBadArguments() {
         var room = Scenario.sharing("alice")
         room.say("alice", "/who is here")
-        #expect(room.error(for: "alice")?.code == .badArguments)
+        room.expectRefused("alice", .badArguments)
         room.say("alice", "/status now")
-        #expect(room.error(for: "alice")?.code == .badArguments)
+        room.expectRefused("alice", .badArguments)
     }
 
     static func name(_ text: String) -> DisplayName {

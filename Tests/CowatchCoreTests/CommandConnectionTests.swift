@@ -109,15 +109,13 @@ struct CommandConnectionTests {
         var room = Scenario.sharing("alice", "bob")
         room.disconnect("alice")
         room.say("bob", "/policy control hosts")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectRefused("bob", .forbidden)
         #expect(room.participant("alice")?.role == .host)
     }
 
     @Test("a disconnected player no longer holds up a waiting group")
     func disconnectStartsAWaitingGroup() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.disconnect("bob")
         #expect(room.playback.status == .playing)
     }
@@ -125,12 +123,9 @@ struct CommandConnectionTests {
     @Test("a waiting group whose last player disconnects pauses where it was")
     func lastPlayerDisconnects() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
-        room.say("alice", "/seek 9")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 9", "/play")
         room.disconnect("bob")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 9)
-        #expect(room.playback.cause == .leave)
+        room.expectPlayback(.paused, position: 9, cause: .leave)
     }
 
     @Test("a room at its member limit refuses a new connection with room-full")

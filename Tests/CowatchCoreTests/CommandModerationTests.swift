@@ -16,43 +16,33 @@ struct CommandPolicyTests {
     @Test("a host changing the policy publishes it to everyone")
     func policyChanges() {
         var room = Scenario.sharing("alice", "bob")
-        let before = room.state.seq
-        room.say("alice", "/policy control hosts stall wait wait 2.5")
+        room.expectNewState(when: "alice", says: "/policy control hosts stall wait wait 2.5")
         #expect(room.state.policy.control == .hosts)
         #expect(room.state.policy.stall == .wait)
         #expect(room.state.policy.wait == ServerInterval(milliseconds: 2500))
-        #expect(room.state.seq == before + 1)
-        #expect(room.playback.cause == .policy)
-        #expect(room.playback.by == room.id("alice"))
+        room.expectPlayback(cause: .policy, by: "alice")
         #expect(room.events(for: "bob").contains(.state(room.state)))
         #expect(room.notices.contains { $0.cause == .policy })
     }
 
     @Test("a policy change that changes nothing only tells the sender")
     func policySame() {
-        var room = Scenario.sharing("alice")
-        let before = room.state
-        room.say("alice", "/policy control everyone")
-        #expect(room.told("alice").count == 1)
-        #expect(room.state == before)
+        Scenario.expectOnlyTold("alice", after: "/policy control everyone")
     }
 
     @Test("/policy changes from a member who is not a host are refused with forbidden")
     func policyForbidden() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/policy control hosts")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectRefused("bob", .forbidden)
         #expect(room.state.policy.control == .everyone)
     }
 
     @Test("/policy with an unknown key or value is refused with bad arguments and the usage")
     func policyBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/policy stall maybe", "/policy control", "/policy wait 301", "/policy volume 11"] {
-            room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /policy [control everyone|hosts]") == true)
-        }
+        room.expectBadArguments("/policy stall maybe", "/policy control", "/policy wait 301", "/policy volume 11",
+                                usage: "usage: /policy [control everyone|hosts]")
         #expect(room.state.policy == RoomPolicy())
     }
 }
@@ -73,9 +63,7 @@ struct CommandOpTests {
 
     @Test("/op of a host only tells the sender")
     func opHost() {
-        var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/op alice")
-        #expect(room.told("alice").count == 1)
+        Scenario.expectOnlyTold("alice", after: "/op alice", in: .sharing("alice", "bob"))
     }
 
     @Test("/op, /deop and /kick from a member who is not a host are refused with forbidden")
@@ -83,7 +71,7 @@ struct CommandOpTests {
         var room = Scenario.sharing("alice", "bob", "carol")
         for text in ["/op carol", "/deop alice", "/kick carol"] {
             room.say("bob", text)
-            #expect(room.error(for: "bob")?.code == .forbidden)
+            room.expectRefused("bob", .forbidden)
         }
         #expect(room.participant("carol")?.role == .member)
         #expect(room.participant("alice")?.role == .host)
@@ -95,7 +83,7 @@ struct CommandOpTests {
         var room = Scenario.sharing("alice", "bob")
         for text in ["/op zed", "/deop zed", "/kick zed"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .noSuchMember)
+            room.expectRefused("alice", .noSuchMember)
         }
     }
 
@@ -103,9 +91,7 @@ struct CommandOpTests {
     func moderationBadArguments() {
         var room = Scenario.sharing("alice")
         for command in ["op", "deop", "kick"] {
-            room.say("alice", "/\(command)")
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /\(command) <name>") == true)
+            room.expectBadArguments("/\(command)", usage: "usage: /\(command) <name>")
         }
     }
 
@@ -123,15 +109,13 @@ struct CommandOpTests {
     func deopLastHost() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/deop alice")
-        #expect(room.error(for: "alice")?.code == .lastHost)
+        room.expectRefused("alice", .lastHost)
         #expect(room.participant("alice")?.role == .host)
     }
 
     @Test("/deop of a member who is not a host only tells the sender")
     func deopMember() {
-        var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/deop bob")
-        #expect(room.told("alice").count == 1)
+        Scenario.expectOnlyTold("alice", after: "/deop bob", in: .sharing("alice", "bob"))
     }
 }
 
@@ -153,10 +137,8 @@ struct CommandKickTests {
 
     @Test("a kicked player no longer holds up a waiting group")
     func kickStartsAWaitingGroup() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
-        room.say("alice", "/kick bob")
+        var room = Scenario.twoPlayersWaiting()
+        room.say("alice", "/ready \(room.state.seq)", "/kick bob")
         #expect(room.playback.status == .playing)
     }
 
@@ -175,7 +157,7 @@ struct CommandKickTests {
     func kickSelf() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/kick alice")
-        #expect(room.error(for: "alice")?.code == .badArguments)
+        room.expectRefused("alice", .badArguments)
         #expect(room.member("alice") != nil)
     }
 

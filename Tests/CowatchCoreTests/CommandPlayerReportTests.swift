@@ -24,22 +24,19 @@ struct CommandPlayerTests {
 
     @Test("a waiting room counts the players it still waits for, which its text lines say")
     func playersAwaited() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         #expect(room.room.playersAwaited == 0)
         room.say("alice", "/play")
         #expect(room.room.playersAwaited == 2)
         room.say("alice", "/ready \(room.state.seq)")
         #expect(room.room.playersAwaited == 1)
-        room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("bob")
         #expect(room.room.playersAwaited == 0)
     }
 
     @Test("/player off stops the group waiting for that connection")
     func playerOff() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.say("bob", "/player off")
         #expect(room.participant("bob")?.player == false)
         #expect(room.playback.status == .playing)
@@ -48,26 +45,19 @@ struct CommandPlayerTests {
     @Test("/player off of the last player of a waiting group pauses it where it was")
     func lastPlayerOff() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
-        room.say("alice", "/seek 15")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 15", "/play")
         room.say("bob", "/player off")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 15)
+        room.expectPlayback(.paused, position: 15)
     }
 
     @Test("/player to the current setting only tells the sender")
     func playerSame() {
-        var room = Scenario.sharing("alice", players: ["alice"])
-        room.say("alice", "/player on")
-        #expect(room.told("alice").count == 1)
+        Scenario.expectOnlyTold("alice", after: "/player on", in: .sharing("alice", players: ["alice"]))
     }
 
     @Test("/player with anything but on or off is refused with bad arguments and the usage")
     func playerBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.say("alice", "/player")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /player on|off") == true)
+        Scenario.expectBadArguments("/player", usage: "usage: /player on|off")
     }
 }
 
@@ -78,14 +68,13 @@ struct CommandReadyTests {
         var room = Scenario.sharing("alice", "bob", players: ["alice"])
         room.say("alice", "/play")
         room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        room.expectRefused("bob", .notAPlayer)
         #expect(room.playback.status == .waiting)
     }
 
     @Test("/ready marks the player ready and tells everyone")
     func readyAnnounced() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("bob", "/ready \(room.state.seq)")
         #expect(room.participant("bob")?.ready == true)
         #expect(room.announced("bob", .ready))
@@ -94,7 +83,7 @@ struct CommandReadyTests {
 
     @Test("/ready while paused marks the player ready for the held position")
     func readyWhilePaused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("bob", "/ready \(room.state.seq)")
         #expect(room.participant("bob")?.ready == true)
         #expect(room.playback.status == .paused)
@@ -102,20 +91,14 @@ struct CommandReadyTests {
 
     @Test("/ready from a player outside the session changes nothing")
     func readyOutsideTheSession() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("bob", "/leave")
-        room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.last.isEmpty)
+        var room = Scenario.twoPlayers()
+        room.expectIgnoredOutsideTheSession("bob", "/ready {seq}")
     }
 
     @Test("/ready without a whole number is refused with bad arguments and the usage")
     func readyBadArguments() {
-        var room = Scenario.sharing("alice", players: ["alice"])
-        for text in ["/ready", "/ready abc", "/ready -1", "/ready 1.5"] {
-            room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /ready <seq>") == true)
-        }
+        Scenario.expectBadArguments("/ready", "/ready abc", "/ready -1", "/ready 1.5", usage: "usage: /ready <seq>",
+                                    in: .sharing("alice", players: ["alice"]))
     }
 }
 
@@ -126,13 +109,13 @@ struct CommandBufferingTests {
         var room = Scenario.sharing("alice", "bob", players: ["alice"])
         room.playTogether(by: "alice")
         room.say("bob", "/buffering")
-        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        room.expectRefused("bob", .notAPlayer)
         #expect(room.participant("bob")?.suspensions == [])
     }
 
     @Test("/buffering while paused under stall continue suspends the staller until ready")
     func bufferingWhilePaused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("bob", "/buffering")
         #expect(room.participant("bob")?.suspensions == [.stallRecovery])
         room.say("bob", "/ready \(room.state.seq)")
@@ -141,19 +124,14 @@ struct CommandBufferingTests {
 
     @Test("/buffering from a player outside the session changes nothing")
     func bufferingOutsideTheSession() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/leave")
-        room.say("bob", "/buffering")
-        #expect(room.last.isEmpty)
+        var room = Scenario.twoPlayersPlaying()
+        room.expectIgnoredOutsideTheSession("bob", "/buffering")
     }
 
     @Test("/buffering takes no arguments")
     func bufferingBadArguments() {
-        var room = Scenario.sharing("alice", players: ["alice"])
-        room.say("alice", "/buffering 3")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /buffering") == true)
+        Scenario.expectBadArguments("/buffering 3", usage: "usage: /buffering",
+                                    in: .sharing("alice", players: ["alice"]))
     }
 }
 
@@ -161,21 +139,15 @@ struct CommandBufferingTests {
 struct CommandEndedTests {
     @Test("/ended for the playing item pauses the group where it is, naming the reporter")
     func endedPauses() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 42)
+        var room = Scenario.twoPlayersPlaying(for: 42)
         room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 42)
-        #expect(room.playback.cause == .ended)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 42, cause: .ended, by: "bob")
         #expect(room.notices.contains { $0.cause == .ended && $0.text.contains("Episode 1") })
     }
 
     @Test("a second /ended after the group paused changes nothing")
     func endedTwice() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         let seq = room.state.seq
         room.say("alice", "/ended \(seq)")
         let paused = room.state
@@ -185,11 +157,8 @@ struct CommandEndedTests {
 
     @Test("/ended while waiting changes nothing")
     func endedWhileWaiting() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        let before = room.state
-        room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.state == before)
+        var room = Scenario.twoPlayersWaiting()
+        room.expectUnchanged(when: "bob", says: "/ended \(room.state.seq)")
     }
 
     @Test("/ended from a connection that is not a player is refused with not-a-player")
@@ -197,24 +166,20 @@ struct CommandEndedTests {
         var room = Scenario.sharing("alice", "bob", players: ["alice"])
         room.playTogether(by: "alice")
         room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.error(for: "bob")?.code == .notAPlayer)
+        room.expectRefused("bob", .notAPlayer)
         #expect(room.playback.status == .playing)
     }
 
     @Test("/ended from a player outside the session changes nothing")
     func endedOutsideTheSession() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/leave")
-        room.say("bob", "/ended \(room.state.seq)")
+        var room = Scenario.twoPlayersPlaying()
+        room.expectIgnoredOutsideTheSession("bob", "/ended {seq}")
         #expect(room.playback.status == .playing)
     }
 
     @Test("/ended without a whole number is refused with bad arguments and the usage")
     func endedBadArguments() {
-        var room = Scenario.sharing("alice", players: ["alice"])
-        room.say("alice", "/ended last")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /ended <seq>") == true)
+        Scenario.expectBadArguments("/ended last", usage: "usage: /ended <seq>",
+                                    in: .sharing("alice", players: ["alice"]))
     }
 }

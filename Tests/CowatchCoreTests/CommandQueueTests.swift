@@ -22,15 +22,12 @@ struct CommandQueueTests {
     func queueAdds() {
         var room = Scenario.sharing("alice", "bob")
         let before = room.state.seq
-        room.say("bob", "/queue https://example.org/b.mp4 Episode 2")
-        room.say("bob", "/queue https://example.org/c.mp4")
+        room.say("bob", "/queue https://example.org/b.mp4 Episode 2", "/queue https://example.org/c.mp4")
         #expect(room.state.queue.map(\.url.text) == ["https://example.org/b.mp4", "https://example.org/c.mp4"])
         #expect(room.state.queue.map(\.title) == ["Episode 2", "c.mp4"])
         #expect(room.state.queue.map(\.id) == ["q1", "q2"])
         #expect(room.state.seq == before + 2)
-        #expect(room.playback.cause == .queue)
-        #expect(room.playback.by == room.id("bob"))
-        #expect(room.playback.item == "https://example.org/a.mp4")
+        room.expectPlayback(item: "https://example.org/a.mp4", cause: .queue, by: "bob")
         #expect(room.notices.contains { $0.cause == .queue && $0.text.contains("c.mp4") })
     }
 
@@ -48,9 +45,7 @@ struct CommandQueueTests {
     @Test("/queue from a non-host under control hosts is refused with forbidden")
     func queueForbidden() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/policy control hosts")
-        room.say("bob", "/queue https://example.org/b.mp4")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectForbiddenUnderControlHosts("bob", "/queue https://example.org/b.mp4")
         #expect(room.state.queue.isEmpty)
         room.say("bob", "/queue")
         #expect(room.reply(for: "bob") == .queue([]))
@@ -59,72 +54,63 @@ struct CommandQueueTests {
     @Test("/queue from a member outside the active session is refused with no-session")
     func queueOutsideTheSession() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/leave")
-        room.say("bob", "/queue https://example.org/b.mp4")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("bob", "/queue https://example.org/b.mp4")
         #expect(room.state.queue.isEmpty)
     }
 
     @Test("/queue on a full queue is refused with queue-full")
     func queueFull() {
         var room = Scenario.sharing("alice", configuration: RoomConfiguration(maximumQueueLength: 2))
-        room.say("alice", "/queue https://example.org/b.mp4")
-        room.say("alice", "/queue https://example.org/c.mp4")
-        room.say("alice", "/queue https://example.org/d.mp4")
-        #expect(room.error(for: "alice")?.code == .queueFull)
+        room.say("alice", "/queue https://example.org/b.mp4", "/queue https://example.org/c.mp4",
+                 "/queue https://example.org/d.mp4")
+        room.expectRefused("alice", .queueFull)
         #expect(room.state.queue.count == 2)
     }
 
     @Test("/queue with a URL that is not http or https is refused with bad arguments and the usage")
     func queueBadURL() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/queue file:///etc/passwd")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /queue [<url> [title...]]") == true)
+        room.expectBadArguments("/queue file:///etc/passwd", usage: "usage: /queue [<url> [title...]]")
         #expect(room.state.queue.isEmpty)
     }
 }
 
 @Suite("/next")
 struct CommandNextTests {
+    /// alice and bob sharing "Episode 1", with b.mp4 queued after it.
+    static func oneQueued() -> Scenario {
+        var room = Scenario.sharing("alice", "bob")
+        room.say("alice", "/queue https://example.org/b.mp4")
+        return room
+    }
+
     @Test("/next while playing moves everyone to the first queued item and starts it together, keeping the rate")
     func nextAdvances() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
-        room.say("alice", "/queue https://example.org/c.mp4 Episode 3")
-        room.say("alice", "/rate 1.25")
+        var room = Scenario.twoPlayers()
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2", "/queue https://example.org/c.mp4 Episode 3",
+                 "/rate 1.25")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 40)
         room.say("bob", "/next")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.item == "https://example.org/b.mp4")
-        #expect(room.playback.rate.value == 1.25)
-        #expect(room.playback.cause == .next)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.waiting, position: 0, item: "https://example.org/b.mp4", cause: .next, by: "bob", rate: 1.25)
         #expect(room.state.session?.activity.title == "Episode 2")
         #expect(room.state.queue.map(\.title) == ["Episode 3"])
         #expect(room.notices.contains { $0.cause == .next && $0.text.contains("Episode 2") })
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position == .zero)
+        room.expectPlayback(.playing, position: 0)
     }
 
     @Test("/next while paused moves everyone to the next item, paused at 0")
     func nextWhilePaused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
-        room.say("alice", "/seek 30")
+        var room = Scenario.twoPlayers()
+        room.say("alice", "/queue https://example.org/b.mp4 Episode 2", "/seek 30")
         room.say("bob", "/next")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.item == "https://example.org/b.mp4")
+        room.expectPlayback(.paused, position: 0, item: "https://example.org/b.mp4")
     }
 
     @Test("/next without a session starts one with the queued item")
     func nextStartsASession() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob")
         room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
         room.say("bob", "/next")
@@ -138,36 +124,27 @@ struct CommandNextTests {
     func nextEmpty() {
         var room = Scenario.sharing("alice")
         room.say("alice", "/next")
-        #expect(room.error(for: "alice")?.code == .queueEmpty)
+        room.expectRefused("alice", .queueEmpty)
         #expect(room.playback.item == "https://example.org/a.mp4")
     }
 
     @Test("/next from a non-host under control hosts is refused with forbidden")
     func nextForbidden() {
-        var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/queue https://example.org/b.mp4")
-        room.say("alice", "/policy control hosts")
-        room.say("bob", "/next")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        var room = Self.oneQueued()
+        room.expectForbiddenUnderControlHosts("bob", "/next")
         #expect(room.state.queue.count == 1)
     }
 
     @Test("/next from a member outside the active session is refused with no-session")
     func nextOutsideTheSession() {
-        var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/queue https://example.org/b.mp4")
-        room.say("bob", "/leave")
-        room.say("bob", "/next")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        var room = Self.oneQueued()
+        room.expectRefusedOutsideTheSession("bob", "/next")
         #expect(room.state.queue.count == 1)
     }
 
     @Test("/next takes no arguments")
     func nextBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.say("alice", "/next https://example.org/b.mp4")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /next") == true)
+        Scenario.expectBadArguments("/next https://example.org/b.mp4", usage: "usage: /next")
     }
 }
 
@@ -186,17 +163,13 @@ struct CommandAutoplayTests {
     @Test("/autoplay to the current setting only tells the sender")
     func autoplaySame() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/autoplay off")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/autoplay off")
         #expect(room.participantChanges.isEmpty)
     }
 
     @Test("/autoplay with anything but on or off is refused with bad arguments and the usage")
     func autoplayBadArguments() {
-        var room = Scenario.sharing("alice")
-        room.say("alice", "/autoplay maybe")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /autoplay on|off") == true)
+        Scenario.expectBadArguments("/autoplay maybe", usage: "usage: /autoplay on|off")
     }
 
     @Test("when the item ends and one member has autoplay on, the room moves to the next item and starts together")
@@ -207,39 +180,31 @@ struct CommandAutoplayTests {
         room.playTogether(by: "alice")
         room.watchFor(seconds: 1400)
         room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.item == "https://example.org/b.mp4")
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.cause == .next)
+        room.expectPlayback(.waiting, position: 0, item: "https://example.org/b.mp4", cause: .next)
         #expect(room.playback.by == nil)
         #expect(room.state.queue.isEmpty)
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.cause == .next)
+        room.expectPlayback(.playing, cause: .next)
     }
 
     @Test("when the item ends with autoplay on but nothing queued, the room pauses")
     func autoplayWithEmptyQueue() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("bob", "/autoplay on")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 60)
         room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.cause == .ended)
-        #expect(room.playback.item == "https://example.org/a.mp4")
+        room.expectPlayback(.paused, item: "https://example.org/a.mp4", cause: .ended)
     }
 
     @Test("the autoplay of a member outside the session does not advance the room")
     func autoplayOutsideTheSession() {
         var room = Scenario.sharing("alice", "bob", "carol", players: ["alice", "bob"])
-        room.say("carol", "/autoplay on")
-        room.say("carol", "/leave")
+        room.say("carol", "/autoplay on", "/leave")
         room.say("alice", "/queue https://example.org/b.mp4")
         room.playTogether(by: "alice")
         room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.item == "https://example.org/a.mp4")
+        room.expectPlayback(.paused, item: "https://example.org/a.mp4")
         #expect(room.state.queue.count == 1)
     }
 
@@ -265,18 +230,17 @@ struct CommandAutoplayTests {
     @Test("/move and /dequeue of an item that is not there say so; from a member who is not a host they are refused")
     func reorderRefusals() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/queue https://example.org/b.mp4 B")
-        room.say("alice", "/dequeue 4")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.say("alice", "/queue https://example.org/b.mp4 B", "/dequeue 4")
+        room.expectRefused("alice", .notPossible)
         #expect(room.error(for: "alice")?.message == "/dequeue: no item 4 (the queue has 1 item(s); /queue lists them)")
         room.say("alice", "/move q9 1")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         room.say("alice", "/move 1 1")
         #expect(room.told("alice") == ["\"B\" is already number 1 in the queue"])
         room.say("bob", "/dequeue 1")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectRefused("bob", .forbidden)
         room.say("bob", "/move 1 1")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectRefused("bob", .forbidden)
         #expect(room.state.queue.map(\.title) == ["B"])
     }
 }
@@ -305,21 +269,17 @@ struct CommandSubtitlesTests {
         #expect(restored.state.session?.activity.subtitles.map(\.label) == ["English"])
         room.say("alice", "/subtitles off")
         #expect(room.state.session?.activity.subtitles.isEmpty == true)
-        room.say("alice", "/subtitles https://example.org/en.vtt English")
-        room.say("alice", "/watch https://example.org/other.mp4")
+        room.say("alice", "/subtitles https://example.org/en.vtt English", "/watch https://example.org/other.mp4")
         #expect(room.state.session?.activity.subtitles.isEmpty == true)
     }
 
     @Test("/subtitles without a session, beyond the limit, or twice the same file is refused or told")
     func refusals() {
-        var idle = Scenario()
-        idle.connect("alice")
-        idle.say("alice", "/subtitles https://example.org/en.vtt")
-        #expect(idle.error(for: "alice")?.code == .noSession)
+        Scenario.expectRefusedWithoutSession("/subtitles https://example.org/en.vtt")
         var room = Scenario.sharing("alice")
         for number in 1...8 { room.say("alice", "/subtitles https://example.org/\(number).vtt") }
         room.say("alice", "/subtitles https://example.org/9.vtt")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         #expect(room.state.session?.activity.subtitles.count == 8)
         room.say("alice", "/subtitles https://example.org/1.vtt")
         #expect(room.told("alice") == ["that subtitle track is already there"])

@@ -6,16 +6,10 @@ import Testing
 struct CommandSeekTests {
     @Test("/seek while paused stays paused at the target")
     func seekWhilePaused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.advance(seconds: 2)
-        let before = room.state.seq
-        room.say("bob", "/seek 1:35")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 95)
-        #expect(room.playback.at == room.now)
-        #expect(room.playback.cause == .seek)
-        #expect(room.playback.by == room.id("bob"))
-        #expect(room.state.seq == before + 1)
+        room.expectNewState(when: "bob", says: "/seek 1:35")
+        room.expectPlayback(.paused, position: 95, anchor: room.now, cause: .seek, by: "bob")
         #expect(room.armedWaitLimits.isEmpty)
     }
 
@@ -30,32 +24,24 @@ struct CommandSeekTests {
 
     @Test("/seek while playing makes the group wait at the target")
     func seekWhilePlaying() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 5)
+        var room = Scenario.twoPlayersPlaying(for: 5)
         room.say("bob", "/seek 42")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 42)
-        #expect(room.playback.cause == .seek)
+        room.expectPlayback(.waiting, position: 42, cause: .seek)
         #expect(room.notices.contains { $0.cause == .seek && $0.text.contains("0:42") })
     }
 
     @Test("/seek while waiting waits again at the target with a new seq and a new wait limit")
     func seekWhileWaiting() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        let firstSeq = room.state.seq
-        room.say("bob", "/seek 10")
+        var room = Scenario.twoPlayersWaiting()
+        room.expectNewState(when: "bob", says: "/seek 10")
         #expect(room.playback.status == .waiting)
-        #expect(room.state.seq == firstSeq + 1)
         #expect(room.armedWaitLimits == [.waitLimit(anchor: room.state.seq)])
     }
 
     @Test("/seek +10 and /seek -10 count from the group position now")
     func seekRelative() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/seek 1:00")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 1:00", "/play")
         room.watchFor(seconds: 20)
         room.say("bob", "/seek +10")
         #expect(room.playback.position.seconds == 90)
@@ -67,28 +53,15 @@ struct CommandSeekTests {
     @Test("/seek with something that is not a time is refused with bad arguments and the usage")
     func seekBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/seek abc", "/seek", "/seek 1:75", "/seek 10 20", "/seek 1e3"] {
-            room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.command == .seek)
-            #expect(room.error(for: "alice")?.message.contains("usage: /seek <time>") == true)
-        }
+        room.expectBadArguments("/seek abc", "/seek", "/seek 1:75", "/seek 10 20", "/seek 1e3", command: .seek,
+                                usage: "usage: /seek <time>")
         #expect(room.playback.position == .zero)
     }
 
     @Test("/seek is refused with no-session, forbidden and suspended")
     func seekRefusals() {
         var room = Scenario.sharing("alice", "bob", "carol")
-        room.say("carol", "/leave")
-        room.say("carol", "/seek 10")
-        #expect(room.error(for: "carol")?.code == .noSession)
-        room.say("bob", "/suspend")
-        room.say("bob", "/seek 10")
-        #expect(room.error(for: "bob")?.code == .suspended)
-        room.say("bob", "/resume")
-        room.say("alice", "/policy control hosts")
-        room.say("bob", "/seek 10")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectRefusedOutsideSuspendedAndForbidden("/seek 10")
         #expect(room.playback.position == .zero)
     }
 }
@@ -99,26 +72,16 @@ struct CommandRateTests {
     func rateWhilePaused() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/seek 30")
-        let before = room.state.seq
-        room.say("bob", "/rate 1.5")
-        #expect(room.playback.rate.value == 1.5)
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 30)
-        #expect(room.playback.cause == .rate)
-        #expect(room.playback.by == room.id("bob"))
-        #expect(room.state.seq == before + 1)
+        room.expectNewState(when: "bob", says: "/rate 1.5")
+        room.expectPlayback(.paused, position: 30, cause: .rate, by: "bob", rate: 1.5)
         #expect(room.notices.contains { $0.cause == .rate && $0.text.contains("1.5x") })
     }
 
     @Test("/rate while playing re-anchors at the current position so the media time stays continuous")
     func rateWhilePlaying() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 10)
+        var room = Scenario.twoPlayersPlaying(for: 10)
         room.say("bob", "/rate 2")
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 10)
-        #expect(room.playback.at == room.now)
+        room.expectPlayback(.playing, position: 10, anchor: room.now)
         room.advance(seconds: 5)
         #expect(room.position == 20)
     }
@@ -126,26 +89,21 @@ struct CommandRateTests {
     @Test("the rate is the room's: a new item keeps it, and its notice says so when it is not 1")
     func rateOutlivesTheItem() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/rate 1.5")
-        room.say("alice", "/queue https://example.org/next.mp4 Next")
+        room.say("alice", "/rate 1.5", "/queue https://example.org/next.mp4 Next")
         room.say("bob", "/watch https://example.org/other.mp4 Other")
         #expect(room.playback.rate.value == 1.5)
         #expect(room.notices.contains { $0.cause == .watch && $0.text.hasSuffix("\"Other\" (at 1.5x, the room's rate; /rate 1 for normal speed)") })
-        room.say("alice", "/rate 1")
-        room.say("alice", "/next")
+        room.say("alice", "/rate 1", "/next")
         #expect(room.notices.contains { $0.cause == .next && $0.text.hasSuffix("to \"Next\"") })
     }
 
     @Test("/rate while waiting keeps the group waiting")
     func rateWhileWaiting() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("bob", "/rate 0.5")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.rate.value == 0.5)
+        room.expectPlayback(.waiting, rate: 0.5)
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.rate.value == 0.5)
+        room.expectPlayback(.playing, rate: 0.5)
     }
 
     @Test("/rate accepts a trailing x")
@@ -157,39 +115,22 @@ struct CommandRateTests {
 
     @Test("/rate to the current rate only tells the sender")
     func rateSame() {
-        var room = Scenario.sharing("alice", "bob")
-        let before = room.state
-        room.say("bob", "/rate 1")
-        #expect(room.told("bob").count == 1)
-        #expect(room.state == before)
+        Scenario.expectOnlyTold("bob", after: "/rate 1", in: .sharing("alice", "bob"))
     }
 
     @Test("/rate out of range or not a number is refused with bad arguments and the usage")
     func rateBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/rate 9", "/rate abc", "/rate", "/rate -1", "/rate 0.1"] {
-            room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.command == .rate)
-            #expect(room.error(for: "alice")?.message.contains("usage: /rate <rate>") == true)
-        }
+        room.expectBadArguments("/rate 9", "/rate abc", "/rate", "/rate -1", "/rate 0.1", command: .rate,
+                                usage: "usage: /rate <rate>")
         #expect(room.playback.rate == .normal)
     }
 
     @Test("/rate is refused with no-session, forbidden and suspended")
     func rateRefusals() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/rate 2")
-        #expect(room.error(for: "alice")?.code == .noSession)
-        var shared = Scenario.sharing("alice", "bob")
-        shared.say("bob", "/suspend")
-        shared.say("bob", "/rate 2")
-        #expect(shared.error(for: "bob")?.code == .suspended)
-        shared.say("bob", "/resume")
-        shared.say("alice", "/policy control hosts")
-        shared.say("bob", "/rate 2")
-        #expect(shared.error(for: "bob")?.code == .forbidden)
-        #expect(shared.playback.rate == .normal)
+        Scenario.expectRefusedWithoutSession("/rate 2")
+        var room = Scenario.sharing("alice", "bob", "carol")
+        room.expectRefusedOutsideSuspendedAndForbidden("/rate 2")
+        #expect(room.playback.rate == .normal)
     }
 }

@@ -6,8 +6,7 @@ import Testing
 struct CommandWatchTests {
     @Test("/watch starts a session that joins everyone who connected to join, paused at 0")
     func watchStartsASession() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob", player: true)
         room.connect("carol", join: false)
         room.say("bob", "/watch https://example.org/a.mp4 Episode 1")
@@ -16,11 +15,7 @@ struct CommandWatchTests {
         #expect(room.state.session?.activity.url?.text == "https://example.org/a.mp4")
         #expect(room.state.session?.activity.identifier == "https://example.org/a.mp4")
         #expect(room.state.session?.activity.title == "Episode 1")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.item == "https://example.org/a.mp4")
-        #expect(room.playback.cause == .watch)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 0, item: "https://example.org/a.mp4", cause: .watch, by: "bob")
         #expect(room.participant("alice")?.joined == true)
         #expect(room.participant("bob")?.joined == true)
         #expect(room.participant("carol")?.joined == false)
@@ -30,8 +25,7 @@ struct CommandWatchTests {
 
     @Test("/watch without a title takes the last segment of the URL path")
     func watchDefaultTitle() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.say("alice", "/watch https://example.org/shows/s01e02.mp4?token=x")
         #expect(room.state.session?.activity.title == "s01e02.mp4")
     }
@@ -51,8 +45,7 @@ struct CommandWatchTests {
         room.say("bob", "/watch https://example.org/a.mp4")
         #expect(room.told("bob") == ["already watching \"Episode 1\" (https://example.org/a.mp4)"])
         #expect(room.published.isEmpty)
-        room.say("bob", "/watch https://example.org/a.mp4 Episode 1")
-        #expect(room.told("bob").count == 1)
+        room.expectOnlyTold("bob", after: "/watch https://example.org/a.mp4 Episode 1")
         #expect(room.published.isEmpty)
         #expect(room.state == before)
     }
@@ -60,20 +53,15 @@ struct CommandWatchTests {
     @Test("/watch from a member outside the active session is refused with no-session")
     func watchOutsideTheSession() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/leave")
-        room.say("bob", "/watch https://example.org/b.mp4")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("bob", "/watch https://example.org/b.mp4")
         #expect(room.playback.item == "https://example.org/a.mp4")
     }
 
     @Test("/watch from a non-host under control hosts is refused with forbidden")
     func watchForbidden() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob")
-        room.say("alice", "/policy control hosts")
-        room.say("bob", "/watch https://example.org/a.mp4")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectForbiddenUnderControlHosts("bob", "/watch https://example.org/a.mp4")
         #expect(room.state.session == nil)
         room.say("alice", "/watch https://example.org/a.mp4")
         #expect(room.state.session?.state == .joined)
@@ -81,13 +69,9 @@ struct CommandWatchTests {
 
     @Test("/watch with a URL that is not http or https is refused with bad arguments and the usage")
     func watchBadURL() {
-        var room = Scenario()
-        room.connect("alice")
-        for text in ["/watch", "/watch ftp://example.org/a.mp4", "/watch https://"] {
-            room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /watch <url> [title...]") == true)
-        }
+        var room = Scenario.alone("alice")
+        room.expectBadArguments("/watch", "/watch ftp://example.org/a.mp4", "/watch https://",
+                                usage: "usage: /watch <url> [title...]")
         #expect(room.state.session == nil)
     }
 }
@@ -96,17 +80,13 @@ struct CommandWatchTests {
 struct CommandJoinLeaveTests {
     @Test("/join without a session is refused with no-session")
     func joinWithoutSession() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/join")
-        #expect(room.error(for: "alice")?.code == .noSession)
+        Scenario.expectRefusedWithoutSession("/join")
     }
 
     @Test("/join when already in the session only tells the sender")
     func joinTwice() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/join")
-        #expect(room.told("alice").count == 1)
+        room.expectOnlyTold("alice", after: "/join")
         #expect(room.participantChanges.isEmpty)
     }
 
@@ -123,8 +103,7 @@ struct CommandJoinLeaveTests {
     @Test("/leave takes the member out of the session and clears its suspensions")
     func leaveClearsSuspensions() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
-        room.say("bob", "/suspend")
-        room.say("bob", "/leave")
+        room.say("bob", "/suspend", "/leave")
         #expect(room.participant("bob")?.joined == false)
         #expect(room.participant("bob")?.suspensions == [])
         #expect(room.participant("bob")?.ready == false)
@@ -135,31 +114,23 @@ struct CommandJoinLeaveTests {
         var room = Scenario.sharing("alice", "bob")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 30)
-        room.say("bob", "/catchup")
-        room.say("bob", "/leave")
+        room.say("bob", "/catchup", "/leave")
         #expect(room.armedCatchupEnds.isEmpty)
     }
 
     @Test("/leave outside a session is refused with no-session")
     func leaveWithoutSession() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/leave")
-        #expect(room.error(for: "alice")?.code == .noSession)
+        Scenario.expectRefusedWithoutSession("/leave")
         var joined = Scenario.sharing("alice", "bob")
-        joined.say("bob", "/leave")
-        joined.say("bob", "/leave")
-        #expect(joined.error(for: "bob")?.code == .noSession)
+        joined.expectRefusedOutsideTheSession("bob", "/leave")
     }
 
     @Test("/leave and /join take no arguments")
     func leaveJoinBadArguments() {
         var room = Scenario.sharing("alice")
-        room.say("alice", "/leave now")
-        #expect(room.error(for: "alice")?.code == .badArguments)
-        #expect(room.error(for: "alice")?.message.contains("usage: /leave") == true)
+        room.expectBadArguments("/leave now", usage: "usage: /leave")
         room.say("alice", "/join please")
-        #expect(room.error(for: "alice")?.code == .badArguments)
+        room.expectRefused("alice", .badArguments)
     }
 }
 
@@ -168,25 +139,17 @@ struct CommandEndTests {
     @Test("/end from a non-host under control hosts is refused with forbidden")
     func endForbidden() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("alice", "/policy control hosts")
-        room.say("bob", "/end")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectForbiddenUnderControlHosts("bob", "/end")
         #expect(room.state.session?.state == .joined)
     }
 
     @Test("/end without a session, or from a member outside it, is refused with no-session")
     func endNoSession() {
-        var room = Scenario()
-        room.connect("alice")
-        room.say("alice", "/end")
-        #expect(room.error(for: "alice")?.code == .noSession)
+        Scenario.expectRefusedWithoutSession("/end")
         var shared = Scenario.sharing("alice", "bob")
-        shared.say("bob", "/leave")
-        shared.say("bob", "/end")
-        #expect(shared.error(for: "bob")?.code == .noSession)
-        shared.say("alice", "/end")
-        shared.say("alice", "/end")
-        #expect(shared.error(for: "alice")?.code == .noSession)
+        shared.expectRefusedOutsideTheSession("bob", "/end")
+        shared.say("alice", "/end", "/end")
+        shared.expectRefused("alice", .noSession)
     }
 
     @Test("/end tells everyone who ended the session")
@@ -202,7 +165,7 @@ struct CommandEndTests {
         room.say("alice", "/end")
         for text in ["/play", "/pause", "/seek 10", "/rate 2", "/suspend", "/catchup"] {
             room.say("bob", text)
-            #expect(room.error(for: "bob")?.code == .noSession)
+            room.expectRefused("bob", .noSession)
         }
     }
 }

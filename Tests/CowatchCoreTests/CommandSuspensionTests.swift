@@ -7,8 +7,7 @@ import Testing
 struct CommandSuspendTests {
     @Test("/suspend separates the member for userActionRequired by default and tells everyone")
     func suspendDefaultReason() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         let before = room.state
         room.say("bob", "/suspend")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
@@ -20,16 +19,14 @@ struct CommandSuspendTests {
     @Test("/suspend takes a known reason or a custom name")
     func suspendReasons() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend coordinatedPlaybackNotPossible")
-        room.say("bob", "/suspend bathroom-break")
+        room.say("bob", "/suspend coordinatedPlaybackNotPossible", "/suspend bathroom-break")
         #expect(room.participant("bob")?.suspensions.map(\.rawValue) == ["coordinatedPlaybackNotPossible", "bathroom-break"])
     }
 
     @Test("/suspend for a reason already held only tells the sender")
     func suspendTwice() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/suspend userActionRequired")
+        room.say("bob", "/suspend", "/suspend userActionRequired")
         #expect(room.told("bob").count == 1)
         #expect(room.participantChanges.isEmpty)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
@@ -37,9 +34,7 @@ struct CommandSuspendTests {
 
     @Test("/suspend of the last unready player lets a waiting group start")
     func suspendStartsAWaitingGroup() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.say("bob", "/suspend")
         #expect(room.playback.status == .playing)
     }
@@ -47,20 +42,14 @@ struct CommandSuspendTests {
     @Test("/suspend with a reason that is not a name is refused with bad arguments and the usage")
     func suspendBadArguments() {
         var room = Scenario.sharing("alice")
-        for text in ["/suspend not!ok", "/suspend two words"] {
-            room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /suspend [reason]") == true)
-        }
+        room.expectBadArguments("/suspend not!ok", "/suspend two words", usage: "usage: /suspend [reason]")
         #expect(room.participant("alice")?.suspensions == [])
     }
 
     @Test("/suspend outside a session is refused with no-session")
     func suspendNoSession() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/leave")
-        room.say("bob", "/suspend")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("bob", "/suspend")
     }
 }
 
@@ -70,23 +59,21 @@ struct CommandResumeTests {
     func resumeNotSuspended() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/resume")
-        #expect(room.error(for: "bob")?.code == .notSuspended)
+        room.expectRefused("bob", .notSuspended)
     }
 
     @Test("/resume for a reason not held is refused with not-suspended and keeps the others")
     func resumeOtherReason() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume audioSessionInterrupted")
-        #expect(room.error(for: "bob")?.code == .notSuspended)
+        room.say("bob", "/suspend", "/resume audioSessionInterrupted")
+        room.expectRefused("bob", .notSuspended)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
     }
 
     @Test("/resume of one reason announces that reason")
     func resumeOneReason() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume userActionRequired")
+        room.say("bob", "/suspend", "/resume userActionRequired")
         #expect(room.announced("bob", .resumed(.userActionRequired)))
         #expect(room.handedState(to: "bob") == room.state)
     }
@@ -95,10 +82,7 @@ struct CommandResumeTests {
     func resumeAtWhilePaused() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/resume at 1:30")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 90)
-        #expect(room.playback.cause == .resume)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 90, cause: .resume, by: "bob")
         #expect(room.notices.contains { $0.cause == .resume })
     }
 
@@ -107,19 +91,16 @@ struct CommandResumeTests {
         var room = Scenario.sharing("alice", "bob", players: ["alice"])
         room.playTogether(by: "alice")
         room.watchFor(seconds: 15)
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume at +30")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 45)
+        room.say("bob", "/suspend", "/resume at +30")
+        room.expectPlayback(.waiting, position: 45)
     }
 
     @Test("/resume at needs control: a non-host under control hosts is refused with forbidden and stays suspended")
     func resumeAtForbidden() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/policy control hosts")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume at 30")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.say("bob", "/suspend", "/resume at 30")
+        room.expectRefused("bob", .forbidden)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
         #expect(room.playback.position == .zero)
         room.say("bob", "/resume")
@@ -129,28 +110,21 @@ struct CommandResumeTests {
     @Test("/resume outside a session is refused with no-session")
     func resumeNoSession() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/leave")
-        room.say("bob", "/resume at 10")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefusedOutsideTheSession("bob", "/resume at 10")
         #expect(room.playback.position == .zero)
     }
 
     @Test("/resume with at but no time, or a bad time, is refused with bad arguments and the usage")
     func resumeBadArguments() {
-        var room = Scenario.sharing("alice")
-        for text in ["/resume at", "/resume at soon", "/resume userActionRequired at", "/resume bad! at 10"] {
-            room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
-            #expect(room.error(for: "alice")?.message.contains("usage: /resume [reason] [at <time>]") == true)
-        }
+        Scenario.expectBadArguments("/resume at", "/resume at soon", "/resume userActionRequired at",
+                                    "/resume bad! at 10", usage: "usage: /resume [reason] [at <time>]")
     }
 
     @Test("/resume with a word other than at before the time is refused with bad arguments")
     func resumeRequiresTheWordAt() {
         var room = Scenario.sharing("alice", "bob")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume userActionRequired later 30")
-        #expect(room.error(for: "bob")?.code == .badArguments)
+        room.say("bob", "/suspend", "/resume userActionRequired later 30")
+        room.expectRefused("bob", .badArguments)
         #expect(room.playback.position == .zero)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
     }
@@ -158,16 +132,9 @@ struct CommandResumeTests {
 
 @Suite("/catchup")
 struct CommandCatchupTests {
-    static func playingThirtySeconds() -> Scenario {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 30)
-        return room
-    }
-
     @Test("/catchup sends the member alone a replay from 10 s back at 2x until level with the group")
     func catchupDefault() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         let before = room.state
         room.say("bob", "/catchup")
         let catchup = room.catchup(for: "bob")
@@ -182,7 +149,7 @@ struct CommandCatchupTests {
 
     @Test("/catchup 25 rewinds 25 seconds")
     func catchupSeconds() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("bob", "/catchup 25")
         #expect(room.catchup(for: "bob")?.from.seconds == 5)
         #expect(room.catchup(for: "bob")?.until == room.now.advanced(by: ServerInterval(milliseconds: 25_000)))
@@ -190,7 +157,7 @@ struct CommandCatchupTests {
 
     @Test("/catchup while paused replays in half the rewind")
     func catchupWhilePaused() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("alice", "/pause")
         room.say("bob", "/catchup")
         #expect(room.catchup(for: "bob")?.from.seconds == 20)
@@ -199,7 +166,7 @@ struct CommandCatchupTests {
 
     @Test("the catch-up suspension ends by itself when its timer fires and the member is handed the state")
     func catchupEndsByItself() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("bob", "/catchup")
         room.advance(milliseconds: 9999)
         #expect(room.participant("bob")?.suspensions == [.catchup])
@@ -211,16 +178,15 @@ struct CommandCatchupTests {
 
     @Test("/resume catchup ends the replay early and cancels its timer")
     func catchupEndedEarly() {
-        var room = Self.playingThirtySeconds()
-        room.say("bob", "/catchup")
-        room.say("bob", "/resume catchup")
+        var room = Scenario.twoPlayersPlaying(for: 30)
+        room.say("bob", "/catchup", "/resume catchup")
         #expect(room.participant("bob")?.suspensions == [])
         #expect(room.armedCatchupEnds.isEmpty)
     }
 
     @Test("a second /catchup restarts the replay with a new end")
     func catchupTwice() {
-        var room = Self.playingThirtySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 30)
         room.say("bob", "/catchup")
         room.advance(seconds: 4)
         room.say("bob", "/catchup 20")
@@ -234,12 +200,12 @@ struct CommandCatchupTests {
 
     @Test("/catchup when the group plays at 2x or faster is refused with not-possible")
     func catchupTooFast() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/rate 2")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 30)
         room.say("bob", "/catchup")
-        #expect(room.error(for: "bob")?.code == .notPossible)
+        room.expectRefused("bob", .notPossible)
         #expect(room.participant("bob")?.suspensions == [])
     }
 
@@ -247,25 +213,20 @@ struct CommandCatchupTests {
     func catchupAtTheStart() {
         var room = Scenario.sharing("alice", "bob")
         room.say("bob", "/catchup")
-        #expect(room.error(for: "bob")?.code == .notPossible)
+        room.expectRefused("bob", .notPossible)
     }
 
     @Test("/catchup with seconds that are not from 0 to 600 is refused with bad arguments and the usage")
     func catchupBadArguments() {
-        var room = Self.playingThirtySeconds()
-        for text in ["/catchup 0", "/catchup 601", "/catchup abc", "/catchup 5 6"] {
-            room.say("bob", text)
-            #expect(room.error(for: "bob")?.code == .badArguments)
-            #expect(room.error(for: "bob")?.message.contains("usage: /catchup [seconds]") == true)
-        }
+        var room = Scenario.twoPlayersPlaying(for: 30)
+        room.expectBadArguments("/catchup 0", "/catchup 601", "/catchup abc", "/catchup 5 6", from: "bob",
+                                usage: "usage: /catchup [seconds]")
         #expect(room.participant("bob")?.suspensions == [])
     }
 
     @Test("/catchup outside a session is refused with no-session")
     func catchupNoSession() {
-        var room = Self.playingThirtySeconds()
-        room.say("bob", "/leave")
-        room.say("bob", "/catchup")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        var room = Scenario.twoPlayersPlaying(for: 30)
+        room.expectRefusedOutsideTheSession("bob", "/catchup")
     }
 }

@@ -18,15 +18,10 @@ struct CoordinatedStartTests {
         var room = Self.roomWithTwoPlayers()
         room.say("alice", "/play")
         #expect(room.playback.status == .waiting)
-        let waitingSeq = room.state.seq
-        room.say("alice", "/ready \(waitingSeq)")
-        #expect(room.playback.status == .waiting)
-        room.say("bob", "/ready \(waitingSeq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice", "bob")
         #expect(room.playback.at > room.now)
         #expect(room.playback.at.interval(since: room.now) <= ServerInterval(milliseconds: 1000))
-        #expect(room.playback.cause == .play)
-        #expect(room.playback.by == room.id("alice"))
+        room.expectPlayback(cause: .play, by: "alice")
     }
 }
 
@@ -34,13 +29,10 @@ struct CoordinatedStartTests {
 struct RuleCoordinatedStartTests {
     @Test("/play from paused moves to waiting with a new seq and arms the wait limit")
     func playWaits() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        let before = room.state.seq
-        room.say("bob", "/play")
+        var room = Scenario.twoPlayers()
+        room.expectNewState(when: "bob", says: "/play")
         #expect(room.playback.status == .waiting)
-        #expect(room.state.seq == before + 1)
-        #expect(room.playback.cause == .play)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(cause: .play, by: "bob")
         #expect(room.armedWaitLimits == [.waitLimit(anchor: room.state.seq)])
     }
 
@@ -49,26 +41,20 @@ struct RuleCoordinatedStartTests {
         var room = Scenario.sharing("alice", "bob", "carol", players: ["bob"])
         room.say("alice", "/play")
         #expect(room.playback.status == .waiting)
-        room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("bob")
         #expect(room.armedWaitLimits.isEmpty)
     }
 
     @Test("a player outside the session is not waited for")
     func playersOutsideTheSessionAreNotWaitedFor() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("bob", "/leave")
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        Scenario.expectBobNotWaitedFor(after: "/leave")
     }
 
     @Test("with no player to wait for, /play starts at once a lead ahead")
     func noPlayersStartsAtOnce() {
         var room = Scenario.sharing("alice", "bob")
         room.say("alice", "/play")
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+        room.expectPlayback(.playing, anchor: room.now.advanced(by: Scenario.minimumLead))
         #expect(room.armedWaitLimits.isEmpty)
     }
 
@@ -83,7 +69,7 @@ struct RuleCoordinatedStartTests {
 
     @Test("the lead is at least 150 ms and at most one second")
     func leadIsBounded() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.measure("bob", roundTrip: 20)
         room.playTogether(by: "alice")
         #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 150)))
@@ -104,24 +90,16 @@ struct RuleCoordinatedStartTests {
 
     @Test("a seek while playing makes the group wait at the new position, then start together")
     func seekWhilePlayingWaits() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 10)
+        var room = Scenario.twoPlayersPlaying(for: 10)
         room.say("bob", "/seek 42")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 42)
+        room.expectPlayback(.waiting, position: 42)
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 42)
-        #expect(room.playback.cause == .seek)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.playing, position: 42, cause: .seek, by: "bob")
     }
 
     @Test("players are announced ready as they report, and the start is announced")
     func readinessIsAnnounced() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         #expect(room.announced("alice", .ready))
         #expect(room.participant("alice")?.ready == true)
         #expect(room.participant("bob")?.ready == false)
@@ -131,9 +109,8 @@ struct RuleCoordinatedStartTests {
 
     @Test("while waiting the position is held")
     func waitingHoldsThePosition() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/seek 12")
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayers()
+        room.say("alice", "/seek 12", "/play")
         room.advance(seconds: 3)
         #expect(room.position == 12)
     }

@@ -34,6 +34,16 @@ enum EncodingFixture {
     static let idle = RoomState(
         seq: 0, session: nil, playback: .idle(at: now, cause: .create, by: nil), queue: [], policy: RoomPolicy())
 
+    /// `playing` with its playback's status and position (in seconds) set, and its
+    /// rate where given.
+    static func playing(_ status: PlaybackStatus, at seconds: Double, rate: PlaybackRate? = nil) -> RoomState {
+        var state = playing
+        state.playback.status = status
+        state.playback.position = MediaTime(seconds: seconds)
+        if let rate { state.playback.rate = rate }
+        return state
+    }
+
     /// The session ended for everyone.
     static let ended = RoomState(
         seq: 12, session: GroupSession(state: .invalidated, reason: "ended", activity: activity),

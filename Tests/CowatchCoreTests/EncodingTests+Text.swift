@@ -101,10 +101,7 @@ struct TextEncodingTests {
 
     @Test("quotes and backslashes in titles are escaped where a line quotes them")
     func quotedTitles() {
-        var state = F.playing
-        state.playback.status = .paused
-        state.playback.position = MediaTime(seconds: 5)
-        state.playback.rate = .normal
+        var state = F.playing(.paused, at: 5, rate: .normal)
         state.session?.activity.title = #"Say "hi" \o/"#
         #expect(TextEventEncoding.lines(.state(state)) == [#"= paused "Say \"hi\" \\o/" at 0:00:05, rate 1"#])
     }
@@ -120,18 +117,13 @@ struct TextEncodingTests {
 
     @Test("a playing state reads = playing \"Episode 1\" at 0:12:03, rate 1")
     func playingState() {
-        var state = F.playing
-        state.playback.position = MediaTime(seconds: 723)
-        state.playback.rate = .normal
+        let state = F.playing(.playing, at: 723, rate: .normal)
         #expect(TextEventEncoding.lines(.state(state)) == ["= playing \"Episode 1\" at 0:12:03, rate 1"])
     }
 
     @Test("a waiting state says for how many players, in words, and never the report players send")
     func waitingState() {
-        var state = F.playing
-        state.playback.status = .waiting
-        state.playback.position = MediaTime(seconds: 723)
-        state.playback.rate = .normal
+        let state = F.playing(.waiting, at: 723, rate: .normal)
         #expect(TextEventEncoding.lines(.state(state), awaited: 2) == ["= waiting for 2 players to be ready: \"Episode 1\" at 0:12:03, rate 1"])
         #expect(TextEventEncoding.lines(.state(state), awaited: 1) == ["= waiting for 1 player to be ready: \"Episode 1\" at 0:12:03, rate 1"])
         #expect(TextEventEncoding.lines(.state(state)) == ["= waiting for the players to be ready: \"Episode 1\" at 0:12:03, rate 1"])
@@ -140,17 +132,13 @@ struct TextEncodingTests {
 
     @Test("a state past an hour reads h:mm:ss, with the rate without trailing zeros")
     func longState() {
-        var state = F.playing
-        state.playback.status = .paused
-        state.playback.position = MediaTime(seconds: 3605)
+        let state = F.playing(.paused, at: 3605)
         #expect(TextEventEncoding.lines(.state(state)) == ["= paused \"Episode 1\" at 1:00:05, rate 1.5"])
     }
 
     @Test("a playing state reads the position at the instant it is sent, not its anchor")
     func positionNow() {
-        var state = F.playing
-        state.playback.position = MediaTime(seconds: 60)
-        state.playback.rate = .normal
+        var state = F.playing(.playing, at: 60, rate: .normal)
         state.playback.at = F.now
         let sixSecondsLater = F.now.advanced(by: ServerInterval(milliseconds: 6_000))
         #expect(TextEventEncoding.lines(.state(state), now: sixSecondsLater) == ["= playing \"Episode 1\" at 0:01:06, rate 1"])
@@ -245,6 +233,17 @@ struct TextEncodingTests {
 struct RoomEncodingTests {
     static let t0 = ServerInstant(milliseconds: 1_700_000_000_000)
 
+    struct Refused: Error {}
+
+    /// alice connects to `room` at t0 (token t1): her id and the actions of her
+    /// connecting.
+    static func aliceJoins(_ room: inout Room) throws -> (alice: MemberID, actions: [RoomAction]) {
+        guard case .accepted(let alice, let actions) = room.connectionOpened(ConnectRequest(name: "alice", newToken: "t1"),
+                                                                             now: t0)
+        else { throw Refused() }
+        return (alice, actions)
+    }
+
     static func sentEvents(_ actions: [RoomAction]) -> [RoomEvent] {
         actions.compactMap { action in
             switch action {
@@ -257,11 +256,7 @@ struct RoomEncodingTests {
     @Test("connecting sends welcome then the state: no session, item null")
     func connect() throws {
         var room = Room(name: RoomName("lobby")!, now: Self.t0)
-        guard case .accepted(let id, let actions) = room.connectionOpened(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
-        else {
-            Issue.record("alice was refused")
-            return
-        }
+        let (id, actions) = try Self.aliceJoins(&room)
         let events = Self.sentEvents(actions)
         #expect(events.map(\.type).prefix(2) == ["welcome", "state"])
         let welcome = try WireJSON.object(try #require(events.first))
@@ -279,11 +274,7 @@ struct RoomEncodingTests {
     @Test("/watch, /play now, /pause: JSON state and the notice * alice paused at 0:12:03")
     func watchPlayPause() throws {
         var room = Room(name: RoomName("lobby")!, now: Self.t0)
-        guard case .accepted(let alice, _) = room.connectionOpened(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
-        else {
-            Issue.record("alice was refused")
-            return
-        }
+        let (alice, _) = try Self.aliceJoins(&room)
         let url = MediaURL("https://example.org/ep1.mp4")!
         let watched = Self.sentEvents(room.receive(.command(.watch(url, title: "Episode 1")), from: alice, now: Self.t0))
         let watchState = try #require(watched.first { $0.type == "state" })
@@ -313,11 +304,7 @@ struct RoomEncodingTests {
     @Test("/time answers the sender with its value and the server's time")
     func time() throws {
         var room = Room(name: RoomName("lobby")!, now: Self.t0)
-        guard case .accepted(let alice, _) = room.connectionOpened(ConnectRequest(name: "alice", newToken: "t1"), now: Self.t0)
-        else {
-            Issue.record("alice was refused")
-            return
-        }
+        let (alice, _) = try Self.aliceJoins(&room)
         let answered = Self.sentEvents(room.receive(.command(.time(client: 12.5)), from: alice, now: Self.t0))
         let object = try WireJSON.object(try #require(answered.first))
         #expect(WireJSON.string(object["type"]) == "time")

@@ -21,8 +21,7 @@ struct MemberIdentityTests {
 
     @Test("after a restart newcomers are numbered after members who arrived since the last snapshot")
     func restartKeepsCounting() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         let snapshot = room.room.snapshot(at: room.now)
         room.connect("bob")
         room.connect("carol")

@@ -8,6 +8,14 @@ import Testing
 /// skeleton); mixed-script and invisible names are refused with a reason.
 @Suite("Lookalike names in a room")
 struct NameLookalikeTests {
+    /// "other" connecting as `asked` to a room where "Alice" is.
+    static func connecting(as asked: String) -> Scenario {
+        var room = Scenario()
+        room.connect("alice", displayName: "Alice")
+        room.connect("other", displayName: asked)
+        return room
+    }
+
     @Test("a newcomer whose name looks like a member's gets the room's suffix and is told why",
           arguments: [
               ("\u{FF21}\u{FF4C}\u{FF49}\u{FF43}\u{FF45}", "Alice-2"),
@@ -16,9 +24,7 @@ struct NameLookalikeTests {
               ("A1ice", "A1ice-2"),
           ])
     func lookalikeTaken(asked: String, given: String) {
-        var room = Scenario()
-        room.connect("alice", displayName: "Alice")
-        room.connect("other", displayName: asked)
+        let room = Self.connecting(as: asked)
         #expect(room.member("other")?.name.text == given)
         #expect(room.events(for: "other").contains { event in
             if case .notice(let notice) = event { notice.text == "\(given.dropLast(2)) is taken here; you are \(given): /nick <name> changes it" } else { false }
@@ -33,13 +39,9 @@ struct NameLookalikeTests {
               ("\u{3164}", "is a control or invisible character"),
           ])
     func refusedNames(asked: String, reason: String) {
-        var room = Scenario()
-        room.connect("alice", displayName: "Alice")
-        room.connect("other", displayName: asked)
+        let room = Self.connecting(as: asked)
         #expect(room.member("other")?.name.text == "guest")
-        let error = room.error(for: "other")
-        #expect(error?.code == .badName)
-        #expect(error?.message.contains(reason) == true)
+        room.expectRefused("other", .badName, saying: reason)
     }
 
     @Test("/nick to a lookalike of a member present gives the suffix; the name comes free when its holder leaves")

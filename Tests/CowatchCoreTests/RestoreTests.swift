@@ -12,13 +12,9 @@ struct RestoreTests {
         var room = Scenario()
         room.connect("alice", player: true)
         room.connect("bob", player: true)
-        room.say("alice", "/watch https://example.org/a.mp4 Episode 1")
-        room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
-        room.say("alice", "/seek 30")
-        room.say("alice", "/rate 1.5")
-        room.say("alice", "/play now")
-        room.say("bob", "/suspend audioSessionInterrupted")
-        room.say("bob", "popcorn?")
+        room.say("alice", "/watch https://example.org/a.mp4 Episode 1", "/queue https://example.org/b.mp4 Episode 2",
+                 "/seek 30", "/rate 1.5", "/play now")
+        room.say("bob", "/suspend audioSessionInterrupted", "popcorn?")
         let records = room.room.members.values.map(\.record)
         return (room, room.room.snapshot(at: room.now), records, room.room.recentChat)
     }
@@ -105,8 +101,7 @@ struct RestoreTests {
     func waitingPauses() {
         var room = Scenario()
         room.connect("alice", player: true)
-        room.say("alice", "/watch https://example.org/a.mp4")
-        room.say("alice", "/play")
+        room.say("alice", "/watch https://example.org/a.mp4", "/play")
         #expect(room.playback.status == .waiting)
         let (restored, _, _) = Self.restore(room.room.snapshot(at: room.now), room.room.members.values.map(\.record),
                                             [], downFor: 1_000)

@@ -8,10 +8,7 @@ import Testing
 struct RoomBoundsTests {
     @Test("a room keeps at most chat-history-bytes of chat for newcomers, the newest lines")
     func chatBytesPerRoom() {
-        var configuration = RoomConfiguration()
-        configuration.chatHistoryBytes = 100
-        var room = Scenario(configuration: configuration)
-        room.connect("alice")
+        var room = Scenario.alone("alice") { $0.chatHistoryBytes = 100 }
         for index in 0..<10 { room.say("alice", "line \(index) " + String(repeating: "x", count: 30)) }
         #expect(room.room.recentChatBytes <= 100)
         #expect(room.room.recentChatBytes == room.room.recentChat.reduce(0) { $0 + $1.text.utf8.count })
@@ -21,8 +18,7 @@ struct RoomBoundsTests {
 
     @Test("forgetting chat down to a budget keeps the newest lines and says how much went")
     func forgetChat() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         for index in 0..<4 { room.say("alice", "line \(index)") }
         var copy = room.room
         #expect(copy.forgetChat(keepingBytes: 12) == 12)
@@ -35,8 +31,7 @@ struct RoomBoundsTests {
     func restoredChatIsBounded() {
         var configuration = RoomConfiguration()
         configuration.chatHistoryBytes = 15
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         for index in 0..<5 { room.say("alice", "line \(index)") }
         let (back, _) = Room.restore(room.room.snapshot(at: room.now), members: [], chat: room.room.recentChat,
                                      configuration: configuration, downSince: room.now,
@@ -47,15 +42,12 @@ struct RoomBoundsTests {
 
     @Test("the queue's links and titles are bounded: past max-state-bytes /queue is refused, so a /seek sends a bounded state")
     func stateIsBounded() {
-        var configuration = RoomConfiguration()
-        configuration.maximumStateBytes = 1024
-        var room = Scenario(configuration: configuration)
-        room.connect("alice")
+        var room = Scenario.alone("alice") { $0.maximumStateBytes = 1024 }
         let long = "https://example.org/" + String(repeating: "a", count: 300) + ".mp4"
         for _ in 0..<3 { room.say("alice", "/queue \(long) T") }
         #expect(room.state.queue.count == 3)
         room.say("alice", "/queue \(long) T")
-        #expect(room.error(for: "alice")?.code == .queueFull)
+        room.expectRefused("alice", .queueFull)
         #expect(room.state.queue.count == 3)
         room.say("alice", "/queue https://example.org/short.mp4 S")
         #expect(room.state.queue.count == 4)
@@ -63,16 +55,13 @@ struct RoomBoundsTests {
 
     @Test("subtitle tracks count toward the same bound")
     func subtitlesAreBounded() {
-        var configuration = RoomConfiguration()
-        configuration.maximumStateBytes = 1024
-        var room = Scenario(configuration: configuration)
-        room.connect("alice")
+        var room = Scenario.alone("alice") { $0.maximumStateBytes = 1024 }
         room.say("alice", "/watch https://example.org/a.mp4 A")
         let long = "https://example.org/" + String(repeating: "s", count: 400)
         room.say("alice", "/subtitles \(long)1.vtt one")
         room.say("alice", "/subtitles \(long)2.vtt two")
         room.say("alice", "/subtitles \(long)3.vtt three")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         #expect(room.state.session?.activity.subtitles.count == 2)
     }
 

@@ -12,8 +12,7 @@ struct RoomTrialTests {
 
     @Test("a /watch the room would take changes it; one it refuses or ignores does not; the room is untouched")
     func wouldChange() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.connect("bob")
         let watch = Self.line("/watch https://example.org/a.mp4 A")
         #expect(room.room.wouldChange(watch, from: room.id("bob"), now: room.now))
@@ -23,17 +22,13 @@ struct RoomTrialTests {
         #expect(room.room.wouldChange(watch, from: room.id("alice"), now: room.now))
         room.say("alice", "/watch https://example.org/a.mp4 A")
         #expect(!room.room.wouldChange(watch, from: room.id("alice"), now: room.now), "the same video again")
-        room.say("alice", "/policy control everyone")
-        room.say("alice", "/mute bob")
+        room.say("alice", "/policy control everyone", "/mute bob")
         #expect(!room.room.wouldChange(Self.line("/queue https://example.org/b.mp4"), from: room.id("bob"), now: room.now))
     }
 
     @Test("with media-hosts, a link from another host would not change the room")
     func mediaHosts() {
-        var configuration = RoomConfiguration()
-        configuration.mediaHosts = ["media.example.org"]
-        var room = Scenario(configuration: configuration)
-        room.connect("alice")
+        let room = Scenario.alone("alice") { $0.mediaHosts = ["media.example.org"] }
         #expect(!room.room.wouldChange(Self.line("/watch https://example.org/a.mp4"), from: room.id("alice"), now: room.now))
         #expect(room.room.wouldChange(Self.line("/watch https://media.example.org/a.mp4"), from: room.id("alice"), now: room.now))
     }

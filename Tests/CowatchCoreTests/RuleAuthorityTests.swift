@@ -26,7 +26,7 @@ struct RuleAuthorityTests {
 
     @Test("each change is published once, with the next seq, to every member")
     func eachChangeIsOneBroadcast() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         let before = room.state.seq
         room.say("bob", "/seek 12")
         #expect(room.published.count == 1)
@@ -37,20 +37,18 @@ struct RuleAuthorityTests {
 
     @Test("a refused command publishes no state and leaves the seq alone")
     func refusalsPublishNothing() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/policy control hosts")
         let before = room.state
         room.say("bob", "/play")
-        #expect(room.error(for: "bob")?.code == .forbidden)
+        room.expectRefused("bob", .forbidden)
         #expect(room.published.isEmpty)
         #expect(room.state == before)
     }
 
     @Test("a state handed to one member repeats the current seq and never goes back")
     func handedStatesRepeatTheCurrentSeq() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.watchFor(seconds: 4)
         room.say("bob", "/resume")
         #expect(room.handedState(to: "bob") == room.state)
@@ -60,10 +58,9 @@ struct RuleAuthorityTests {
 
     @Test("who caused a state is named in by and cause for everyone")
     func byAndCauseNameTheOrigin() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("bob", "/seek 1:00")
-        #expect(room.playback.by == room.id("bob"))
-        #expect(room.playback.cause == .seek)
+        room.expectPlayback(cause: .seek, by: "bob")
         #expect(room.notices.contains { $0.cause == .seek && $0.by == room.id("bob") })
     }
 }

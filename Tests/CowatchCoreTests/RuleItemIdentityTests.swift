@@ -6,13 +6,12 @@ import Testing
 struct RuleItemIdentityTests {
     @Test("a ready report for a state before the last seek does not count")
     func readyBeforeSeekIsIgnored() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         let firstWait = room.state.seq
         room.say("alice", "/seek 30")
         room.say("bob", "/ready \(firstWait)")
         #expect(room.participant("bob")?.ready == false)
-        #expect(room.error(for: "bob")?.code == .staleReport)
+        room.expectRefused("bob", .staleReport)
         #expect(room.published.isEmpty)
         room.say("alice", "/ready \(room.state.seq)")
         #expect(room.playback.status == .waiting)
@@ -20,61 +19,52 @@ struct RuleItemIdentityTests {
 
     @Test("a ready report for a seq not yet sent does not count")
     func readyFromTheFutureIsIgnored() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("bob", "/ready \(room.state.seq + 5)")
         #expect(room.last.count == 1)
-        #expect(room.error(for: "bob")?.code == .staleReport)
+        room.expectRefused("bob", .staleReport)
         #expect(room.error(for: "bob")?.message == "/ready \(room.state.seq + 5): no state \(room.state.seq + 5) was sent; the latest is \(room.state.seq)")
         #expect(room.participant("bob")?.ready == false)
     }
 
     @Test("a ready report for a state that did not move the position still counts")
     func readyAfterARateChangeCounts() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         let waitSeq = room.state.seq
         room.say("alice", "/rate 1.5")
         room.say("alice", "/ready \(waitSeq)")
-        room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("bob")
     }
 
     @Test("a ready report for the previous item does not count for the new one")
     func readyForThePreviousItemIsIgnored() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         let oldItem = room.state.seq
-        room.say("alice", "/watch https://example.org/b.mp4 Episode 2")
-        room.say("alice", "/play")
+        room.say("alice", "/watch https://example.org/b.mp4 Episode 2", "/play")
         room.say("bob", "/ready \(oldItem)")
         #expect(room.participant("bob")?.ready == false)
     }
 
     @Test("an ended report for the previous item changes nothing")
     func endedForThePreviousItemIsIgnored() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
         room.playTogether(by: "alice")
         let oldItem = room.state.seq
         room.say("alice", "/next")
         room.playTogether(by: "alice")
-        let before = room.state
-        room.say("bob", "/ended \(oldItem)")
-        #expect(room.state == before)
+        room.expectUnchanged(when: "bob", says: "/ended \(oldItem)")
         #expect(room.published.isEmpty)
     }
 
     @Test("an ended report for the current item counts after a seek within it")
     func endedForTheCurrentItemAfterASeekCounts() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         let itemPlaying = room.state.seq
         room.say("alice", "/seek 20:00")
         room.everyoneReady()
         room.say("bob", "/ended \(itemPlaying)")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.cause == .ended)
+        room.expectPlayback(.paused, cause: .ended)
     }
 }
 
@@ -82,17 +72,12 @@ struct RuleItemIdentityTests {
 struct RuleReplaceActivityTests {
     @Test("replacing the activity pauses everyone at 0 on the new item, keeping the rate")
     func replacingPausesAtZero() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/rate 1.5")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 30)
         room.say("bob", "/watch https://example.org/b.mp4 Episode 2")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.item == "https://example.org/b.mp4")
-        #expect(room.playback.rate.value == 1.5)
-        #expect(room.playback.cause == .watch)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.paused, position: 0, item: "https://example.org/b.mp4", cause: .watch, by: "bob", rate: 1.5)
         #expect(room.state.session?.activity.title == "Episode 2")
         #expect(room.state.session?.state == .joined)
     }
@@ -115,8 +100,7 @@ struct RuleReplaceActivityTests {
 
     @Test("readiness for the old item does not carry over to the new one")
     func replacingDropsReadiness() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         #expect(room.participant("bob")?.ready == true)
         room.say("alice", "/watch https://example.org/b.mp4")
         #expect(room.participant("alice")?.ready == false)
@@ -125,8 +109,7 @@ struct RuleReplaceActivityTests {
 
     @Test("replacing the activity while waiting cancels the wait limit")
     func replacingWhileWaitingCancelsTheLimit() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.say("alice", "/watch https://example.org/b.mp4")
         #expect(room.armedWaitLimits.isEmpty)
         room.advance(seconds: 10)
@@ -136,15 +119,13 @@ struct RuleReplaceActivityTests {
 
     @Test("/next replaces the activity with the queued item at 0, starting it together when the group was playing")
     func nextReplacesAtZero() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/queue https://example.org/b.mp4 Episode 2")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 30)
         room.say("bob", "/buffering")
         room.say("alice", "/next")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.item == "https://example.org/b.mp4")
+        room.expectPlayback(.waiting, position: 0, item: "https://example.org/b.mp4")
         #expect(room.participant("bob")?.suspensions == [])
     }
 }

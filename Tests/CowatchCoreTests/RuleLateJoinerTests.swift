@@ -4,16 +4,9 @@ import Testing
 
 @Suite("Rule 7 (docs/concepts.md): late joiners adopt the group state")
 struct RuleLateJoinerTests {
-    static func playingTwentySeconds() -> Scenario {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 20)
-        return room
-    }
-
     @Test("a player who connects during playback is handed the group state and the group does not move")
     func connectingAdoptsTheState() {
-        var room = Self.playingTwentySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 20)
         let before = room.state
         room.connect("dave", player: true)
         #expect(room.handedState(to: "dave") == before)
@@ -25,7 +18,7 @@ struct RuleLateJoinerTests {
 
     @Test("a member who joins with /join is handed the group state and the group does not move")
     func joiningAdoptsTheState() {
-        var room = Self.playingTwentySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 20)
         room.connect("dave", player: true, join: false)
         #expect(room.participant("dave")?.joined == false)
         let before = room.state
@@ -39,7 +32,7 @@ struct RuleLateJoinerTests {
 
     @Test("a member who rejoins after /leave adopts where the group is now")
     func rejoiningAdoptsTheState() {
-        var room = Self.playingTwentySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 20)
         room.say("bob", "/leave")
         room.say("alice", "/seek 2:00")
         room.everyoneReady()
@@ -60,7 +53,7 @@ struct RuleLateJoinerTests {
 
     @Test("a reconnecting member is handed the current state")
     func reconnectingAdoptsTheState() {
-        var room = Self.playingTwentySeconds()
+        var room = Scenario.twoPlayersPlaying(for: 20)
         room.disconnect("bob")
         room.advance(seconds: 10)
         room.reconnect("bob", player: true)

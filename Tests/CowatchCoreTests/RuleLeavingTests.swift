@@ -6,8 +6,7 @@ import Testing
 struct RuleLeavingTests {
     @Test("a member who leaves stops counting for coordination and the group state does not change")
     func leavingChangesNoState() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         let before = room.state
         room.say("bob", "/leave")
         #expect(room.participant("bob")?.joined == false)
@@ -15,15 +14,13 @@ struct RuleLeavingTests {
         #expect(room.published.isEmpty)
         #expect(room.state == before)
         room.say("alice", "/seek 40")
-        room.say("alice", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice")
     }
 
     @Test("a member who left stays in the room and its chat")
     func leaverKeepsChatting() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("bob", "/leave")
-        room.say("bob", "still here")
+        var room = Scenario.twoPlayers()
+        room.say("bob", "/leave", "still here")
         #expect(room.chats(for: "alice").map(\.text) == ["still here"])
         room.say("alice", "hi bob")
         #expect(room.chats(for: "bob").map(\.text) == ["hi bob"])
@@ -32,13 +29,10 @@ struct RuleLeavingTests {
     @Test("a waiting group whose last player leaves pauses where it was")
     func lastPlayerLeavingAWaitingGroupPauses() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
-        room.say("alice", "/seek 20")
-        room.say("alice", "/play")
+        room.say("alice", "/seek 20", "/play")
         #expect(room.playback.status == .waiting)
         room.say("bob", "/leave")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 20)
-        #expect(room.playback.cause == .leave)
+        room.expectPlayback(.paused, position: 20, cause: .leave)
         #expect(room.playback.by == nil)
         #expect(room.armedWaitLimits.isEmpty)
     }
@@ -47,21 +41,15 @@ struct RuleLeavingTests {
     func lastPlayerLeavingAPlayingGroupChangesNothing() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
         room.playTogether(by: "alice")
-        let before = room.state
-        room.say("bob", "/leave")
-        #expect(room.state == before)
+        room.expectUnchanged(when: "bob", says: "/leave")
         #expect(room.playback.status == .playing)
     }
 
     @Test("a waiting group whose only straggler leaves starts with the players who are ready")
     func stragglerLeavingStartsTheGroup() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.say("bob", "/leave")
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.cause == .play)
-        #expect(room.playback.by == room.id("alice"))
+        room.expectPlayback(.playing, cause: .play, by: "alice")
     }
 
     @Test("/end invalidates the session for everyone")
@@ -74,8 +62,7 @@ struct RuleLeavingTests {
         #expect(room.state.session?.reason == "ended")
         #expect(room.playback.status == .idle)
         #expect(room.playback.item == nil)
-        #expect(room.playback.cause == .end)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(cause: .end, by: "bob")
         #expect(room.room.participants.allSatisfy { !$0.joined && $0.suspensions.isEmpty })
         for name in ["alice", "bob", "carol"] {
             #expect(room.events(for: name).contains(.state(room.state)))
@@ -84,10 +71,10 @@ struct RuleLeavingTests {
 
     @Test("after /end nobody is in a session until a new /watch starts one")
     func endThenWatchStartsAgain() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/end")
         room.say("bob", "/join")
-        #expect(room.error(for: "bob")?.code == .noSession)
+        room.expectRefused("bob", .noSession)
         room.say("bob", "/watch https://example.org/b.mp4")
         #expect(room.state.session?.state == .joined)
         #expect(room.participant("alice")?.joined == true)
@@ -101,8 +88,7 @@ struct RuleLeavingTests {
         room.playTogether(by: "alice")
         room.watchFor(seconds: 30)
         room.say("carol", "/catchup")
-        room.say("alice", "/seek 10")
-        room.say("alice", "/end")
+        room.say("alice", "/seek 10", "/end")
         #expect(room.armedWaitLimits.isEmpty)
         #expect(room.armedCatchupEnds.isEmpty)
         room.advance(seconds: 30)

@@ -29,8 +29,7 @@ struct RuleOwnCopyTests {
         #expect(activity.source.ownCopy?.size == 1_400_000_000)
         #expect(activity.duration == MediaTime(seconds: 6130))
         #expect(activity.title == "a file of 1.4 GB, 1:42:10")
-        #expect(room.playback.item == "own:8e245d9679d31e12:1400000000")
-        #expect(room.playback.status == .paused)
+        room.expectPlayback(.paused, item: "own:8e245d9679d31e12:1400000000")
         #expect(room.notices.last?.text.contains("pick your copy of the file") == true)
     }
 
@@ -45,11 +44,7 @@ struct RuleOwnCopyTests {
         var room = ownRoom(having: ["alice", "bob"], lacking: ["carol"])
         room.say("alice", "/play")
         #expect(room.playback.status == .waiting)
-        let seq = room.state.seq
-        room.say("alice", "/ready \(seq)")
-        #expect(room.playback.status == .waiting)
-        room.say("bob", "/ready \(seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice", "bob")
         #expect(room.participant("carol")?.joined == true)
         #expect(room.participant("carol")?.ready == false)
     }
@@ -58,8 +53,7 @@ struct RuleOwnCopyTests {
     func unansweredNotWaitedFor() {
         var room = ownRoom(having: ["alice"])
         room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        room.expectStartsOnceReady("alice")
     }
 
     @Test("a player saying it has no copy while the group waits only for it lets the group start")
@@ -106,10 +100,10 @@ struct RuleOwnCopyTests {
         #expect(room.error(for: "alice")?.message == "/have: the room is not watching an own copy; /watch own shares one")
         var own = ownRoom()
         own.say("bob", "/have \(own.state.seq + 5) yes")
-        #expect(own.error(for: "bob")?.code == .staleReport)
+        own.expectRefused("bob", .staleReport)
         own.connect("dave")
         own.say("dave", "/have \(own.state.seq) yes")
-        #expect(own.error(for: "dave")?.code == .notAPlayer)
+        own.expectRefused("dave", .notAPlayer)
     }
 
     @Test("sharing the same file again changes nothing; with a new title it renames it")

@@ -23,9 +23,7 @@ struct RuleSourcesTests {
         #expect(activity.url?.text == "https://youtu.be/dQw4w9WgXcQ?t=1m30s")
         #expect(activity.live == false)
         #expect(activity.duration == nil)
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.item == "youtube:dQw4w9WgXcQ")
-        #expect(room.playback.position.seconds == 90)
+        room.expectPlayback(.paused, position: 90, item: "youtube:dQw4w9WgXcQ")
     }
 
     @Test("a Vimeo link is shared as vimeo:<number>, paused at its #t=")
@@ -39,9 +37,7 @@ struct RuleSourcesTests {
     func sameVideoOtherForm() {
         var room = sharing("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "alice", "bob")
         room.say("alice", "/seek 30")
-        let before = room.state
-        room.say("bob", "/watch https://youtu.be/dQw4w9WgXcQ?t=5")
-        #expect(room.state == before)
+        room.expectUnchanged(when: "bob", says: "/watch https://youtu.be/dQw4w9WgXcQ?t=5")
         #expect(room.published.isEmpty)
         #expect(room.told("bob") == ["already watching \"Clip\" (https://www.youtube.com/watch?v=dQw4w9WgXcQ)"])
         room.say("bob", "/watch https://m.youtube.com/shorts/dQw4w9WgXcQ Clip")
@@ -50,9 +46,7 @@ struct RuleSourcesTests {
 
     @Test("/watch of the current item with a new title renames it, says so, and keeps the group where it is")
     func newTitleRenames() throws {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 10)
+        var room = Scenario.twoPlayersPlaying(for: 10)
         let before = room.state
         room.say("bob", "/watch https://example.org/a.mp4 Episode 1, the director's cut")
         let published = try #require(room.published.first)
@@ -67,22 +61,18 @@ struct RuleSourcesTests {
 
     @Test("/next of a queued YouTube link starts at its t=, together when the group was playing")
     func nextStartsAtTheLinkTime() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/queue https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42 Rick")
         room.playTogether(by: "alice")
         room.say("alice", "/next")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 42)
-        #expect(room.playback.item == "youtube:dQw4w9WgXcQ")
+        room.expectPlayback(.waiting, position: 42, item: "youtube:dQw4w9WgXcQ")
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 42)
+        room.expectPlayback(.playing, position: 42)
     }
 
     @Test("a provider's video shared without a title is named by its provider and id")
     func defaultTitles() {
-        var room = Scenario()
-        room.connect("alice")
+        var room = Scenario.alone("alice")
         room.say("alice", "/watch https://www.youtube.com/watch?v=dQw4w9WgXcQ")
         #expect(room.state.session?.activity.title == "YouTube video dQw4w9WgXcQ")
         room.say("alice", "/queue https://vimeo.com/76979871")
@@ -91,12 +81,9 @@ struct RuleSourcesTests {
 
     @Test("media-hosts applies to a provider's link by the link's host")
     func mediaHostsApply() {
-        var configuration = RoomConfiguration()
-        configuration.mediaHosts = ["example.org"]
-        var room = Scenario(configuration: configuration)
-        room.connect("alice")
+        var room = Scenario.alone("alice") { $0.mediaHosts = ["example.org"] }
         room.say("alice", "/watch https://youtu.be/dQw4w9WgXcQ")
-        #expect(room.error(for: "alice")?.code == .mediaHost)
+        room.expectRefused("alice", .mediaHost)
         #expect(room.state.session == nil)
     }
 
@@ -128,7 +115,7 @@ struct RuleSourcesTests {
 struct RuleDurationTests {
     @Test("the first report of the item's length sets its duration and publishes it, cause media; later ones change nothing")
     func firstReportCounts() throws {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         let item = room.state.seq
         room.say("bob", "/duration \(item) 60")
         let published = try #require(room.published.first)
@@ -144,20 +131,20 @@ struct RuleDurationTests {
 
     @Test("a report for the previous item, or for a state not yet sent, is stale and changes nothing")
     func staleReports() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         let oldItem = room.state.seq
         room.say("alice", "/watch https://example.org/b.mp4 B")
         room.say("bob", "/duration \(oldItem) 60")
-        #expect(room.error(for: "bob")?.code == .staleReport)
+        room.expectRefused("bob", .staleReport)
         #expect(room.published.isEmpty)
         room.say("bob", "/duration \(room.state.seq + 1) 60")
-        #expect(room.error(for: "bob")?.code == .staleReport)
+        room.expectRefused("bob", .staleReport)
         #expect(room.state.session?.activity.duration == nil)
     }
 
     @Test("a report for the item after a seek within it still counts")
     func reportAfterSeekCounts() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         let item = room.state.seq
         room.say("alice", "/seek 20")
         room.say("bob", "/duration \(item) 60")
@@ -168,7 +155,7 @@ struct RuleDurationTests {
     func onlyPlayers() {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
         room.say("alice", "/duration \(room.state.seq) 60")
-        #expect(room.error(for: "alice")?.code == .notAPlayer)
+        room.expectRefused("alice", .notAPlayer)
         #expect(room.state.session?.activity.duration == nil)
     }
 
@@ -177,13 +164,13 @@ struct RuleDurationTests {
         var room = Scenario.sharing("alice", "bob", players: ["bob"])
         room.say("bob", "/duration \(room.state.seq) 60")
         room.say("alice", "/seek 2:00:00")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         #expect(room.error(for: "alice")?.message == "/seek: 2:00:00 is past the end of \"Episode 1\", which lasts 0:01:00")
         #expect(room.published.isEmpty)
         room.say("alice", "/seek +61")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         room.say("alice", "/resume at 1:01")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         room.say("alice", "/seek 1:00")
         #expect(room.playback.position.seconds == 60)
     }
@@ -199,9 +186,7 @@ struct RuleDurationTests {
     func startPastTheEnd() {
         var room = sharing("https://youtu.be/dQw4w9WgXcQ?t=500", "alice", players: ["alice"])
         room.say("alice", "/duration \(room.state.seq) 212")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 212)
-        #expect(room.playback.cause == .media)
+        room.expectPlayback(.paused, position: 212, cause: .media)
     }
 
     @Test("the state carries source, live and duration in JSON, and the length in the text line")
@@ -252,12 +237,10 @@ struct RuleLiveTests {
         room.say("alice", "/play")
         room.say("alice", "/ready \(room.state.seq)")
         room.say("bob", "/duration \(room.state.seq) live 500")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 500)
+        room.expectPlayback(.waiting, position: 500)
         #expect(room.participant("alice")?.ready == false)
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 500)
+        room.expectPlayback(.playing, position: 500)
     }
 
     @Test("/play restarts everyone at the live edge: the reported edge plus the time since, at rate 1, together")
@@ -265,15 +248,13 @@ struct RuleLiveTests {
         var room = Self.live(edge: 7200)
         room.advance(seconds: 30)
         room.say("alice", "/play")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 7230)
+        room.expectPlayback(.waiting, position: 7230)
         #expect(room.playback.rate == .normal)
         room.everyoneReady()
         #expect(room.playback.status == .playing)
         room.watchFor(seconds: 60)
         room.say("alice", "/pause")
-        #expect(room.playback.status == .paused)
-        #expect(room.playback.position.seconds == 7290)
+        room.expectPlayback(.paused, position: 7290)
         // Paused for ten minutes, the group comes back at the edge, not where it paused.
         room.advance(seconds: 600)
         room.say("bob", "/play now")
@@ -289,16 +270,16 @@ struct RuleLiveTests {
         room.watchFor(seconds: 5)
         let before = room.state
         room.say("alice", "/seek 10")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         #expect(room.error(for: "alice")?.message == "/seek: a live stream has no timeline to seek in; /play rejoins the live edge")
         room.say("alice", "/seek -30")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         room.say("alice", "/rate 1.5")
         #expect(room.error(for: "alice")?.message == "/rate: a live stream plays at rate 1, as fast as it is made; /play rejoins the live edge")
         room.say("alice", "/resume at 10")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         room.say("bob", "/catchup")
-        #expect(room.error(for: "bob")?.code == .notPossible)
+        room.expectRefused("bob", .notPossible)
         #expect(room.state == before)
         let held = room.position
         room.say("bob", "/pause")
@@ -319,7 +300,7 @@ struct RuleLiveTests {
         var room = sharing("https://www.youtube.com/live/jfKfPfyJRdk", "alice", "bob", players: ["alice", "bob"])
         #expect(room.state.session?.activity.live == true)
         room.say("alice", "/seek 10")
-        #expect(room.error(for: "alice")?.code == .notPossible)
+        room.expectRefused("alice", .notPossible)
         room.say("bob", "/duration \(room.state.seq) live 300")
         #expect(room.playback.position.seconds == 300)
         #expect(room.state.session?.activity.live == true)

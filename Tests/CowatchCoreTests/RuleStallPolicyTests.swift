@@ -5,10 +5,19 @@ import Testing
 @Suite("Rule 6 (docs/concepts.md): stall policy")
 struct RuleStallPolicyTests {
     static func playingTenSeconds(stall: String) -> Scenario {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/policy stall \(stall)")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 10)
+        return room
+    }
+
+    /// Under stall wait, ten seconds in: bob stalled and alice reported ready, so
+    /// the group waits for bob alone.
+    static func waitingForTheStaller() -> Scenario {
+        var room = playingTenSeconds(stall: "wait")
+        room.say("bob", "/buffering")
+        room.say("alice", "/ready \(room.state.seq)")
         return room
     }
 
@@ -26,7 +35,7 @@ struct RuleStallPolicyTests {
 
     @Test("stall continue is the default policy")
     func continueIsTheDefault() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         #expect(room.state.policy.stall == .continue)
         room.playTogether(by: "alice")
         room.say("bob", "/buffering")
@@ -48,8 +57,7 @@ struct RuleStallPolicyTests {
     @Test("a second stall report while recovering changes nothing")
     func repeatedStallIsQuiet() {
         var room = Self.playingTenSeconds(stall: "continue")
-        room.say("bob", "/buffering")
-        room.say("bob", "/buffering")
+        room.say("bob", "/buffering", "/buffering")
         #expect(room.last.isEmpty)
         #expect(room.participant("bob")?.suspensions == [.stallRecovery])
     }
@@ -57,34 +65,23 @@ struct RuleStallPolicyTests {
     @Test("under stall wait a stalled player makes the playing group wait at its position")
     func waitMakesTheGroupWait() {
         var room = Self.playingTenSeconds(stall: "wait")
-        let before = room.state.seq
-        room.say("bob", "/buffering")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 10)
-        #expect(room.playback.cause == .stall)
-        #expect(room.playback.by == room.id("bob"))
-        #expect(room.state.seq == before + 1)
+        room.expectNewState(when: "bob", says: "/buffering")
+        room.expectPlayback(.waiting, position: 10, cause: .stall, by: "bob")
         #expect(room.participant("bob")?.suspensions == [])
     }
 
     @Test("under stall wait the group plays again once the staller and the others are ready")
     func waitEndsWhenTheStallerIsReady() {
-        var room = Self.playingTenSeconds(stall: "wait")
-        room.say("bob", "/buffering")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Self.waitingForTheStaller()
         room.advance(seconds: 3)
         #expect(room.playback.status == .waiting)
         room.say("bob", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 10)
-        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+        room.expectPlayback(.playing, position: 10, anchor: room.now.advanced(by: Scenario.minimumLead))
     }
 
     @Test("under stall wait a staller who does not recover is left behind at the wait limit")
     func waitGivesUpAtTheLimit() {
-        var room = Self.playingTenSeconds(stall: "wait")
-        room.say("bob", "/buffering")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Self.waitingForTheStaller()
         room.advance(seconds: 5)
         #expect(room.playback.status == .playing)
         #expect(room.participant("bob")?.suspensions == [.stallRecovery])
@@ -93,19 +90,16 @@ struct RuleStallPolicyTests {
     @Test("under stall wait a suspended member still stalls only itself")
     func waitSuspendedStallsAlone() {
         var room = Self.playingTenSeconds(stall: "wait")
-        room.say("bob", "/suspend")
-        room.say("bob", "/buffering")
+        room.say("bob", "/suspend", "/buffering")
         #expect(room.playback.status == .playing)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired, .stallRecovery])
     }
 
     @Test("under stall wait a player that stalls after reporting ready is waited for again")
     func waitStallWhileWaitingUndoesReadiness() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/policy stall wait")
-        room.say("alice", "/play")
-        room.say("bob", "/ready \(room.state.seq)")
-        room.say("bob", "/buffering")
+        var room = Scenario.twoPlayers()
+        room.say("alice", "/policy stall wait", "/play")
+        room.say("bob", "/ready \(room.state.seq)", "/buffering")
         #expect(room.participant("bob")?.ready == false)
         #expect(room.announced("bob", .stalled))
         room.say("alice", "/ready \(room.state.seq)")

@@ -10,9 +10,7 @@ struct RuleStragglerTests {
         room.say("alice", "/play")
         room.say("alice", "/ready \(room.state.seq)")
         room.advance(seconds: 5)
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.cause == .play)
-        #expect(room.playback.by == room.id("alice"))
+        room.expectPlayback(.playing, cause: .play, by: "alice")
         #expect(room.participant("alice")?.suspensions == [])
         #expect(room.participant("bob")?.suspensions == [.stallRecovery])
         #expect(room.participant("carol")?.suspensions == [.stallRecovery])
@@ -22,9 +20,8 @@ struct RuleStragglerTests {
 
     @Test("the wait limit is the room's policy wait")
     func waitLimitFollowsThePolicy() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/policy wait 2")
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayers()
+        room.say("alice", "/policy wait 2", "/play")
         room.advance(milliseconds: 1999)
         #expect(room.playback.status == .waiting)
         room.advance(milliseconds: 1)
@@ -34,9 +31,7 @@ struct RuleStragglerTests {
 
     @Test("a straggler that reports ready afterwards rejoins at group time")
     func stragglerRejoinsAtGroupTime() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.advance(seconds: 5)
         room.advance(seconds: 3)
         let before = room.state
@@ -48,8 +43,7 @@ struct RuleStragglerTests {
 
     @Test("when everyone is ready in time the wait limit is cancelled and nobody is suspended")
     func readyInTimeDisarmsTheLimit() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         #expect(room.armedWaitLimits.isEmpty)
         room.advance(seconds: 10)
         #expect(room.participant("bob")?.suspensions == [])
@@ -57,22 +51,18 @@ struct RuleStragglerTests {
 
     @Test("the wait limit of an earlier wait does not cut a later one short")
     func earlierLimitsDoNotFireLater() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         room.advance(seconds: 3)
         room.say("alice", "/seek 30")
         room.advance(seconds: 2.5)
         #expect(room.playback.status == .waiting)
         room.advance(seconds: 2.5)
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.cause == .seek)
+        room.expectPlayback(.playing, cause: .seek)
     }
 
     @Test("a player who suspends before the limit is not counted as a straggler")
     func suspendedPlayersAreNotStragglers() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
+        var room = Scenario.twoPlayersWaitingForBob()
         room.say("bob", "/suspend")
         #expect(room.playback.status == .playing)
         room.advance(seconds: 5)

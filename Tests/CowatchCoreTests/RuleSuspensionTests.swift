@@ -6,13 +6,11 @@ import Testing
 struct RuleSuspensionSeparatesTests {
     @Test("a suspended member's transport commands change nothing for the group")
     func suspendedTransportChangesNothing() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         let before = room.state
         for text in ["/pause", "/seek 90", "/rate 2", "/play now"] {
             room.say("bob", text)
-            #expect(room.error(for: "bob")?.code == .suspended)
+            room.expectRefused("bob", .suspended)
             #expect(room.published.isEmpty)
         }
         #expect(room.state == before)
@@ -20,28 +18,18 @@ struct RuleSuspensionSeparatesTests {
 
     @Test("the group does not wait for a suspended player")
     func groupDoesNotWaitForSuspended() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("bob", "/suspend playingInterstitial")
-        room.say("alice", "/play")
-        room.say("alice", "/ready \(room.state.seq)")
-        #expect(room.playback.status == .playing)
+        Scenario.expectBobNotWaitedFor(after: "/suspend playingInterstitial")
     }
 
     @Test("a suspended member's end report does not end the item for the group")
     func suspendedEndedChangesNothing() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/suspend")
-        let before = room.state
-        room.say("bob", "/ended \(room.state.seq)")
-        #expect(room.state == before)
+        var room = Scenario.twoPlayersPlayingBobSuspended()
+        room.expectUnchanged(when: "bob", says: "/ended \(room.state.seq)")
     }
 
     @Test("when its last suspension ends a member is handed the current group state and the group does not move")
     func resumeHandsTheGroupState() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.watchFor(seconds: 20)
         room.say("alice", "/seek 5:00")
         room.everyoneReady()
@@ -56,19 +44,13 @@ struct RuleSuspensionSeparatesTests {
 
     @Test("resuming with a proposed time moves the whole group there")
     func resumeAtMovesTheGroup() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.watchFor(seconds: 20)
         room.say("bob", "/resume at 1:00")
         #expect(room.participant("bob")?.suspensions == [])
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 60)
-        #expect(room.playback.cause == .resume)
-        #expect(room.playback.by == room.id("bob"))
+        room.expectPlayback(.waiting, position: 60, cause: .resume, by: "bob")
         room.everyoneReady()
-        #expect(room.playback.status == .playing)
-        #expect(room.playback.position.seconds == 60)
+        room.expectPlayback(.playing, position: 60)
     }
 }
 
@@ -76,16 +58,14 @@ struct RuleSuspensionSeparatesTests {
 struct RuleSuspensionsStackTests {
     @Test("a member stays suspended while any reason remains")
     func suspendedWhileAnyReasonRemains() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.say("bob", "/suspend audioSessionInterrupted")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired, .audioSessionInterrupted])
         room.say("bob", "/resume userActionRequired")
         #expect(room.participant("bob")?.suspensions == [.audioSessionInterrupted])
         #expect(room.handedState(to: "bob") == nil)
         room.say("bob", "/pause")
-        #expect(room.error(for: "bob")?.code == .suspended)
+        room.expectRefused("bob", .suspended)
         room.say("bob", "/resume audioSessionInterrupted")
         #expect(room.participant("bob")?.suspensions == [])
         #expect(room.handedState(to: "bob") == room.state)
@@ -93,19 +73,15 @@ struct RuleSuspensionsStackTests {
 
     @Test("/resume without a reason ends every suspension at once")
     func resumeEndsAll() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("bob", "/suspend")
-        room.say("bob", "/suspend myAd")
-        room.say("bob", "/resume")
+        var room = Scenario.twoPlayers()
+        room.say("bob", "/suspend", "/suspend myAd", "/resume")
         #expect(room.participant("bob")?.suspensions == [])
         #expect(room.handedState(to: "bob") == room.state)
     }
 
     @Test("a stall recovery stacks with a user suspension, and readiness ends only the stall")
     func stallStacksWithUserSuspension() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlayingBobSuspended()
         room.say("bob", "/buffering")
         #expect(room.participant("bob")?.suspensions == [.userActionRequired, .stallRecovery])
         room.say("bob", "/ready \(room.state.seq)")
@@ -115,11 +91,8 @@ struct RuleSuspensionsStackTests {
 
     @Test("a catch-up ending by itself leaves a member suspended for its other reasons")
     func catchupEndStacks() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 30)
-        room.say("bob", "/catchup")
-        room.say("bob", "/suspend")
+        var room = Scenario.twoPlayersPlaying(for: 30)
+        room.say("bob", "/catchup", "/suspend")
         room.advance(seconds: 10)
         #expect(room.participant("bob")?.suspensions == [.userActionRequired])
         #expect(room.handedState(to: "bob") == nil)

@@ -6,7 +6,7 @@ import Testing
 @Suite("Rule 11 (docs/concepts.md): time is explicit")
 struct RuleTimeTests {
     static func script() -> Scenario {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.measure("bob", roundTrip: 230)
         room.say("alice", "/play")
         room.say("alice", "/ready \(room.state.seq)")
@@ -43,8 +43,7 @@ struct RuleTimeTests {
 
     @Test("the wait limit is a timer the room schedules, due exactly the policy wait after the start")
     func waitLimitIsAScheduledTimer() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         let timer = RoomTimer.waitLimit(anchor: room.state.seq)
         #expect(room.scheduled.contains { $0.0 == timer && $0.1 == room.now.advanced(by: ServerInterval(milliseconds: 5000)) })
         room.advance(milliseconds: 4999)
@@ -55,8 +54,7 @@ struct RuleTimeTests {
 
     @Test("nothing happens between inputs however much time passes")
     func nothingMovesWithoutAnInput() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
+        var room = Scenario.twoPlayersPlaying()
         let before = room.state
         room.watchFor(seconds: 3600)
         #expect(room.last.isEmpty)
@@ -66,8 +64,7 @@ struct RuleTimeTests {
 
     @Test("a timer fired after the situation moved on changes nothing")
     func staleTimersAreIgnored() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/play")
+        var room = Scenario.twoPlayersWaiting()
         let first = RoomTimer.waitLimit(anchor: room.state.seq)
         room.say("alice", "/seek 20")
         #expect(!room.isArmed(first))
@@ -79,9 +76,7 @@ struct RuleTimeTests {
 
     @Test("the group position is computed from the now of the input")
     func positionsComeFromNow() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 7)
+        var room = Scenario.twoPlayersPlaying(for: 7)
         room.say("bob", "/status")
         guard case .status(_, let position, let now)? = room.reply(for: "bob") else {
             Issue.record("no status reply")
@@ -96,28 +91,22 @@ struct RuleTimeTests {
 struct RuleBoundsTests {
     @Test("a relative seek before the start lands at 0")
     func relativeSeekClampsAtZero() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/seek 5")
-        room.say("alice", "/seek -30")
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.status == .paused)
+        var room = Scenario.twoPlayers()
+        room.say("alice", "/seek 5", "/seek -30")
+        room.expectPlayback(.paused, position: 0)
     }
 
     @Test("a proposed resume time before the start lands at 0")
     func resumeAtClampsAtZero() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/seek 8")
-        room.say("bob", "/suspend")
-        room.say("bob", "/resume at -1:00")
-        #expect(room.playback.position == .zero)
-        #expect(room.playback.cause == .resume)
+        room.say("bob", "/suspend", "/resume at -1:00")
+        room.expectPlayback(position: 0, cause: .resume)
     }
 
     @Test("a catch-up near the start rewinds to 0, not below")
     func catchupClampsAtZero() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.playTogether(by: "alice")
-        room.watchFor(seconds: 4)
+        var room = Scenario.twoPlayersPlaying(for: 4)
         room.say("bob", "/catchup 10")
         #expect(room.catchup(for: "bob")?.from == .zero)
         #expect(room.catchup(for: "bob")?.until == room.now.advanced(by: ServerInterval(milliseconds: 4000)))
@@ -125,17 +114,17 @@ struct RuleBoundsTests {
 
     @Test("rates outside 0.25 to 4 are refused and the rate stays")
     func ratesOutOfBoundsAreRefused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         for text in ["/rate 0.2", "/rate 4.5", "/rate 0"] {
             room.say("alice", text)
-            #expect(room.error(for: "alice")?.code == .badArguments)
+            room.expectRefused("alice", .badArguments)
         }
         #expect(room.playback.rate == .normal)
     }
 
     @Test("the rates 0.25 and 4 themselves are accepted")
     func rateBoundsAreAccepted() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/rate 0.25")
         #expect(room.playback.rate.value == 0.25)
         room.say("alice", "/rate 4")
@@ -144,19 +133,17 @@ struct RuleBoundsTests {
 
     @Test("a relative seek while playing counts from the group position when it is handled")
     func relativeSeekFromGroupPosition() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
-        room.say("alice", "/seek 10")
-        room.say("alice", "/rate 2")
+        var room = Scenario.twoPlayers()
+        room.say("alice", "/seek 10", "/rate 2")
         room.playTogether(by: "alice")
         room.watchFor(seconds: 5)
         room.say("bob", "/seek +10")
-        #expect(room.playback.status == .waiting)
-        #expect(room.playback.position.seconds == 30)
+        room.expectPlayback(.waiting, position: 30)
     }
 
     @Test("a relative seek while paused counts from the held position")
     func relativeSeekWhilePaused() {
-        var room = Scenario.sharing("alice", "bob", players: ["alice", "bob"])
+        var room = Scenario.twoPlayers()
         room.say("alice", "/seek 1:00")
         room.advance(seconds: 30)
         room.say("bob", "/seek -15")

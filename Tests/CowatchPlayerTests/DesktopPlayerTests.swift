@@ -45,6 +45,53 @@ struct Desk {
         _ = on(Self.state(1, .paused))
     }
 
+    /// A player welcomed into the room as `joined()` leaves it.
+    static func inRoom() -> Desk {
+        var desk = Desk()
+        desk.joined()
+        return desk
+    }
+
+    /// In the room and playing, as `playingFromTheStart` leaves it.
+    static func playing() -> Desk {
+        var desk = inRoom()
+        desk.playingFromTheStart()
+        return desk
+    }
+
+    /// The room plays from 0, starting 300 ms from now; the player wakes at that
+    /// start and sets mpv going. Returns the start instant.
+    @discardableResult
+    mutating func playingFromTheStart() -> Double {
+        let at = now + 300
+        let wake = Self.wake(on(Self.state(3, .playing, position: 0, at: at)))
+        pass(ms: wake?.ms ?? 0)
+        _ = on(.wake(wake?.id ?? 0))
+        return at
+    }
+
+    /// The room holds the item paused at `position` (seq 2), and mpv starts the
+    /// seek the player asks for: the actions the state gave.
+    @discardableResult
+    mutating func roomHolds(at position: Double) -> [DesktopPlayer.Action] {
+        let actions = on(Self.state(2, .paused, position: position))
+        _ = on(.mpv(.seek))
+        return actions
+    }
+
+    /// The user pauses mpv (space): what the player sends to the room.
+    mutating func userPauses() -> [String] {
+        readings.paused = true
+        return Self.sent(on(.mpv(.pauseChanged(true))))
+    }
+
+    /// mpv lands at `position` after a seek (its playback restarts there): what
+    /// the player sends to the room.
+    mutating func lands(at position: Double) -> [String] {
+        readings.position = position
+        return Self.sent(on(.mpv(.playbackRestart)))
+    }
+
     static func sent(_ actions: [DesktopPlayer.Action]) -> [String] {
         actions.compactMap { if case .send(let line) = $0 { line } else { nil } }
     }
@@ -100,8 +147,7 @@ struct DesktopPlayerFollowTests {
 
     @Test("a paused group's position is held with an exact seek, and a waiting group is told /ready there")
     func holdsAndSaysReady() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         let seeks = Desk.seeks(desk.on(Desk.state(2, .waiting, position: 12.5)))
         #expect(seeks == [12.5])
         _ = desk.on(.mpv(.seek))
@@ -111,8 +157,7 @@ struct DesktopPlayerFollowTests {
 
     @Test("an exact seek that lands on the next frame counts as there: no second seek")
     func frameLanding() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         _ = desk.on(Desk.state(2, .waiting, position: 10.017))
         desk.readings.position = 10.033333
         desk.readings.precision = 1.0 / 30
@@ -124,8 +169,7 @@ struct DesktopPlayerFollowTests {
 
     @Test("a coordinated start unpauses at the state's instant less the unpause latency")
     func coordinatedStart() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         let at = desk.now + 300
         let armed = desk.on(Desk.state(3, .playing, position: 0, at: at))
         let wake = Desk.wake(armed)
@@ -137,8 +181,7 @@ struct DesktopPlayerFollowTests {
 
     @Test("a late joiner seeks ahead of the timeline and starts when the timeline gets there")
     func lateJoin() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         let anchor = desk.now - 10_000
         let actions = desk.on(Desk.state(3, .playing, position: 20, at: anchor))
         let target = Desk.seeks(actions).first ?? 0
@@ -157,12 +200,8 @@ struct DesktopPlayerFollowTests {
 
     @Test("a few ms ahead, mpv plays a little slower until level, then at the room's rate again")
     func nudges() {
-        var desk = Desk()
-        desk.joined()
-        let at = desk.now + 300
-        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: at)))
-        desk.pass(ms: wake?.ms ?? 0)
-        _ = desk.on(.wake(wake?.id ?? 0))
+        var desk = Desk.inRoom()
+        let at = desk.playingFromTheStart()
         desk.pass(ms: Double(Int(at - desk.now)) + 400)
         desk.readings.position = (desk.readings.position ?? 0) + 0.02 // 20 ms ahead
         var speeds: [Double] = []
@@ -182,12 +221,7 @@ struct DesktopPlayerFollowTests {
 
     @Test("far off (more than a quarter second), mpv re-joins with an exact seek")
     func rejoins() {
-        var desk = Desk()
-        desk.joined()
-        let at = desk.now + 300
-        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: at)))
-        desk.pass(ms: wake?.ms ?? 0)
-        _ = desk.on(.wake(wake?.id ?? 0))
+        var desk = Desk.playing()
         desk.pass(ms: 1000)
         desk.readings.position = 9 // jumped
         var actions = desk.on(.tick)
@@ -213,8 +247,7 @@ struct DesktopPlayerFollowTests {
 
     @Test("a rate of 1.5 is played as mpv's speed 1.5")
     func rate() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300, rate: 1.5))
         #expect(actions.contains(.speed(1.5)))
     }
@@ -224,15 +257,9 @@ struct DesktopPlayerFollowTests {
 struct DesktopPlayerUserTests {
     @Test("the user pressing space in mpv sends /pause, and mpv is left alone until the room answers")
     func userPause() {
-        var desk = Desk()
-        desk.joined()
-        let at = desk.now + 300
-        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: at)))
-        desk.pass(ms: wake?.ms ?? 0)
-        _ = desk.on(.wake(wake?.id ?? 0))
+        var desk = Desk.playing()
         desk.pass(ms: 2000)
-        desk.readings.paused = true
-        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))) == ["/pause"])
+        #expect(desk.userPauses() == ["/pause"])
         desk.pass(ms: 50)
         #expect(!desk.on(.tick).contains { if case .play = $0 { true } else { false } })
         #expect(desk.player.mode == "yours")
@@ -240,11 +267,7 @@ struct DesktopPlayerUserTests {
 
     @Test("a pause the player did not ask for, seen on a tick before mpv's word of it, is the user's all the same")
     func userPauseOnTick() {
-        var desk = Desk()
-        desk.joined()
-        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300)))
-        desk.pass(ms: wake?.ms ?? 0)
-        _ = desk.on(.wake(wake?.id ?? 0))
+        var desk = Desk.playing()
         desk.pass(ms: 2000)
         desk.readings.paused = true
         #expect(Desk.sent(desk.on(.tick)) == ["/pause"])
@@ -253,8 +276,7 @@ struct DesktopPlayerUserTests {
 
     @Test("mpv reporting the pause the player itself asked for is not the user's")
     func ownPause() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         _ = desk.on(Desk.state(2, .paused, position: 3))
         desk.pass(ms: 400)
         #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))).isEmpty)
@@ -262,8 +284,7 @@ struct DesktopPlayerUserTests {
 
     @Test("the user unpausing a paused room's mpv sends /play")
     func userPlay() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         desk.pass(ms: 1000)
         desk.readings.paused = false
         #expect(Desk.sent(desk.on(.mpv(.pauseChanged(false)))) == ["/play"])
@@ -271,69 +292,52 @@ struct DesktopPlayerUserTests {
 
     @Test("a seek the player did not cause is the user's: /seek to where mpv landed")
     func userSeek() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         #expect(Desk.sent(desk.on(.mpv(.seek))).isEmpty)
-        desk.readings.position = 42.25
-        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.250"])
+        #expect(desk.lands(at: 42.25) == ["/seek 42.250"])
     }
 
     @Test("while the user's seek lands, a reading of the new position does not make the player seek back")
     func userSeekNotFought() {
-        var desk = Desk()
-        desk.joined()
-        _ = desk.on(Desk.state(2, .paused, position: 15))
-        _ = desk.on(.mpv(.seek))
+        var desk = Desk.inRoom()
+        desk.roomHolds(at: 15)
         _ = desk.on(.mpv(.playbackRestart))
         desk.pass(ms: 1000)
         _ = desk.on(.mpv(.seek))
         desk.readings.position = 42
         #expect(Desk.seeks(desk.on(.tick)).isEmpty)
-        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+        #expect(desk.lands(at: 42) == ["/seek 42.000"])
     }
 
     @Test("the user's seek while the player's own is under way still reaches the room")
     func userSeekDuringOwn() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         desk.readings.position = 15.5
-        #expect(Desk.seeks(desk.on(Desk.state(2, .paused, position: 15.832))) == [15.832])
-        _ = desk.on(.mpv(.seek)) // the player's
+        #expect(Desk.seeks(desk.roomHolds(at: 15.832)) == [15.832])
         _ = desk.on(.mpv(.seek)) // the user's
-        desk.readings.position = 42
-        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+        #expect(desk.lands(at: 42) == ["/seek 42.000"])
     }
 
     @Test("the user's seek merged by mpv into the player's own is known by where mpv lands")
     func userSeekMerged() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         desk.readings.position = 15.5
-        _ = desk.on(Desk.state(2, .paused, position: 15.832))
-        _ = desk.on(.mpv(.seek))
-        desk.readings.position = 42
-        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/seek 42.000"])
+        desk.roomHolds(at: 15.832)
+        #expect(desk.lands(at: 42) == ["/seek 42.000"])
     }
 
     @Test("the player's own seeks are not sent to the room")
     func ownSeek() {
-        var desk = Desk()
-        desk.joined()
-        _ = desk.on(Desk.state(2, .paused, position: 7))
-        _ = desk.on(.mpv(.seek))
+        var desk = Desk.inRoom()
+        desk.roomHolds(at: 7)
         #expect(!Desk.sent(desk.on(.mpv(.playbackRestart))).contains { $0.hasPrefix("/seek") })
     }
 
     @Test("a refused /pause leaves the room's course standing: mpv plays again")
     func refused() {
-        var desk = Desk()
-        desk.joined()
-        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300)))
-        desk.pass(ms: wake?.ms ?? 0)
-        _ = desk.on(.wake(wake?.id ?? 0))
+        var desk = Desk.playing()
         desk.pass(ms: 2000)
-        desk.readings.paused = true
-        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))) == ["/pause"])
+        #expect(desk.userPauses() == ["/pause"])
         let actions = desk.on(.room(.error(code: "forbidden", message: "only hosts", command: "pause")))
         #expect(!Desk.seeks(actions).isEmpty || Desk.wake(actions) != nil)
     }
@@ -343,11 +347,7 @@ struct DesktopPlayerUserTests {
 struct DesktopPlayerReportTests {
     @Test("a stall that lasts half a second is reported with /buffering, and /ready once the data is back")
     func stall() {
-        var desk = Desk()
-        desk.joined()
-        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300)))
-        desk.pass(ms: wake?.ms ?? 0)
-        _ = desk.on(.wake(wake?.id ?? 0))
+        var desk = Desk.playing()
         desk.pass(ms: 1000)
         _ = desk.on(.tick)
         desk.readings.pausedForCache = true
@@ -370,8 +370,7 @@ struct DesktopPlayerReportTests {
 
     @Test("the end of the item is told once with the state's seq")
     func ended() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         _ = desk.on(Desk.state(3, .playing, position: 0, at: desk.now - 59_990))
         desk.readings.position = 60
         desk.readings.eofReached = true
@@ -381,15 +380,13 @@ struct DesktopPlayerReportTests {
 
     @Test("media mpv cannot play separates it from the group in words the room knows")
     func mediaError() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         #expect(Desk.sent(desk.on(.mpv(.endFile(reason: "error")))) == ["/suspend coordinatedPlaybackNotPossible"])
     }
 
     @Test("a suspended member stands aside: a playing state does not start mpv")
     func suspended() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["userActionRequired"]))))
         let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300))
         #expect(Desk.wake(actions) == nil)
@@ -398,8 +395,7 @@ struct DesktopPlayerReportTests {
 
     @Test("a catch-up is followed at its own rate and meets the group at its end")
     func catchup() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         _ = desk.on(Desk.state(3, .playing, position: 40, at: desk.now - 1000))
         _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["catchup"]))))
         let actions = desk.on(.room(.catchup(from: 30, rate: 2, until: desk.now + 11_000)))
@@ -409,8 +405,7 @@ struct DesktopPlayerReportTests {
 
     @Test("a state older than the one applied is dropped")
     func stale() {
-        var desk = Desk()
-        desk.joined()
+        var desk = Desk.inRoom()
         _ = desk.on(Desk.state(5, .paused, position: 30))
         #expect(Desk.seeks(desk.on(Desk.state(4, .paused, position: 10))).isEmpty)
     }

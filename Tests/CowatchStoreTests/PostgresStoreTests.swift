@@ -18,6 +18,19 @@ enum TestDatabase {
         admin.close()
         return String(url[...slash]) + name
     }
+
+    /// A fresh database with a store of node "n1" on it, and a plain connection
+    /// to the same database for the test to look and meddle with; and its URL.
+    static func store(fencing: Bool) throws -> (url: String, store: PostgresStore, admin: PostgresConnection) {
+        let url = try fresh()
+        let store = try PostgresStore(url: url, node: "n1", fencing: fencing)
+        do {
+            return (url, store, try PostgresConnection(url: url))
+        } catch {
+            store.close()
+            throw error
+        }
+    }
 }
 
 @Suite("PostgreSQL store", .enabled(if: TestDatabase.url != nil, "commands/test starts PostgreSQL and sets COWATCH_TEST_DATABASE_URL"))
@@ -108,10 +121,8 @@ struct PostgresLeaseLockTests {
     @Test("a batch writing two rooms and the heartbeat renewing them, interleaved, end without a deadlock in either lease order",
           arguments: [["a", "b"], ["b", "a"]])
     func batchAndHeartbeatInterleaved(order: [String]) throws {
-        let url = try TestDatabase.fresh()
-        let store = try PostgresStore(url: url, node: "n1", fencing: true)
+        let (url, store, admin) = try TestDatabase.store(fencing: true)
         defer { store.close() }
-        let admin = try PostgresConnection(url: url)
         // The rows' physical order, which an unordered statement would lock them in.
         for room in order {
             try admin.query("INSERT INTO room_leases (room, node, epoch, expires_at) VALUES ($1, 'n1', 1, now() + interval '1 minute')", [room])
@@ -159,10 +170,8 @@ struct PostgresLeaseLockTests {
 
     @Test("a connection lost in the middle of a batch writes the rooms not yet written once back, and the others not twice")
     func connectionLostMidBatch() throws {
-        let url = try TestDatabase.fresh()
-        let store = try PostgresStore(url: url, node: "n1", fencing: false)
+        let (url, store, admin) = try TestDatabase.store(fencing: false)
         defer { store.close() }
-        let admin = try PostgresConnection(url: url)
         let cut = Gate()
         let killer = try PostgresConnection(url: url)
         let killerBox = Box(killer)
@@ -183,10 +192,8 @@ struct PostgresLeaseLockTests {
 
     @Test("a write that loses a race (40P01) is tried again and lands; it is not taken for the database being away")
     func conflictIsRetried() throws {
-        let url = try TestDatabase.fresh()
-        let store = try PostgresStore(url: url, node: "n1", fencing: false)
+        let (_, store, admin) = try TestDatabase.store(fencing: false)
         defer { store.close() }
-        let admin = try PostgresConnection(url: url)
         // The first insert into chat fails as a deadlock victim would; later ones pass.
         // (A sequence counts outside the transaction, which the failure rolls back.)
         try admin.execute("""

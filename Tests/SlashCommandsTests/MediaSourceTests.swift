@@ -193,20 +193,11 @@ struct DurationCommandTests {
         Row.command("/duration 12 live 7384.5", .duration(seq: 12, .live(edge: MediaTime(seconds: 7384.5)))),
         Row.command("/duration 12 LIVE 0", .duration(seq: 12, .live(edge: .zero))),
         Row.command("/duration 0 live 1000000000", .duration(seq: 0, .live(edge: MediaTime(seconds: 1e9)))),
-        Row.bad("/duration", .duration),
-        Row.bad("/duration 12", .duration),
-        Row.bad("/duration 12 0", .duration),
-        Row.bad("/duration 12 -5", .duration),
-        Row.bad("/duration 12 1000000001", .duration),
-        Row.bad("/duration 12 1e3", .duration),
-        Row.bad("/duration 12 nan", .duration),
-        Row.bad("/duration 12 live", .duration),
-        Row.bad("/duration 12 live -1", .duration),
-        Row.bad("/duration 12 live 5 6", .duration),
-        Row.bad("/duration 12 60 more", .duration),
-        Row.bad("/duration x 60", .duration),
-        Row.bad("/duration -1 60", .duration),
-    ])
+    ] + Row.bad(.duration,
+        "/duration", "/duration 12", "/duration 12 0", "/duration 12 -5", "/duration 12 1000000001",
+        "/duration 12 1e3", "/duration 12 nan", "/duration 12 live", "/duration 12 live -1", "/duration 12 live 5 6",
+        "/duration 12 60 more", "/duration x 60", "/duration -1 60"
+    ))
     func rows(_ row: ParserCase) {
         check(row)
     }

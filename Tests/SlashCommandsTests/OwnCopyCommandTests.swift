@@ -13,20 +13,14 @@ struct OwnCopyCommandTests {
         Row.command("/watch OWN 8E245D9679D31E12 1400000000 6130.5 Movie night",
                     .watchOwn(copy(0x8e24_5d96_79d3_1e12, 1_400_000_000, 6130.5), title: "Movie night")),
         Row.command("/watch own 0000000000000001 1 0.04", .watchOwn(copy(1, 1, 0.04), title: nil)),
-        Row.bad("/watch own", .watch),
-        Row.bad("/watch own 8e245d9679d31e12", .watch),
-        Row.bad("/watch own 8e245d9679d31e12 1400000000", .watch),
-        Row.bad("/watch own 8e245d9679d31e1 1400000000 6130", .watch),
-        Row.bad("/watch own 8e245d9679d31e123 1400000000 6130", .watch),
-        Row.bad("/watch own +e245d9679d31e12 1400000000 6130", .watch),
-        Row.bad("/watch own 8e245d9679d31e1g 1400000000 6130", .watch),
-        Row.bad("/watch own 8e245d9679d31e12 0 6130", .watch),
-        Row.bad("/watch own 8e245d9679d31e12 -5 6130", .watch),
-        Row.bad("/watch own 8e245d9679d31e12 1125899906842625 6130", .watch),
-        Row.bad("/watch own 8e245d9679d31e12 1400000000 0", .watch),
-        Row.bad("/watch own 8e245d9679d31e12 1400000000 nan", .watch),
-        Row.bad("/watch own 8e245d9679d31e12 1400000000 1000000001", .watch),
-    ])
+    ] + Row.bad(.watch,
+        "/watch own", "/watch own 8e245d9679d31e12", "/watch own 8e245d9679d31e12 1400000000",
+        "/watch own 8e245d9679d31e1 1400000000 6130", "/watch own 8e245d9679d31e123 1400000000 6130",
+        "/watch own +e245d9679d31e12 1400000000 6130", "/watch own 8e245d9679d31e1g 1400000000 6130",
+        "/watch own 8e245d9679d31e12 0 6130", "/watch own 8e245d9679d31e12 -5 6130",
+        "/watch own 8e245d9679d31e12 1125899906842625 6130", "/watch own 8e245d9679d31e12 1400000000 0",
+        "/watch own 8e245d9679d31e12 1400000000 nan", "/watch own 8e245d9679d31e12 1400000000 1000000001"
+    ))
     func watchRows(_ row: ParserCase) {
         check(row)
     }
@@ -43,12 +37,9 @@ struct OwnCopyCommandTests {
     @Test("/have says yes or no for a state", arguments: [
         Row.command("/have 12 yes", .have(seq: 12, true)),
         Row.command("/have 12 NO", .have(seq: 12, false)),
-        Row.bad("/have", .have),
-        Row.bad("/have 12", .have),
-        Row.bad("/have 12 maybe", .have),
-        Row.bad("/have 12 yes more", .have),
-        Row.bad("/have x yes", .have),
-    ])
+    ] + Row.bad(.have,
+        "/have", "/have 12", "/have 12 maybe", "/have 12 yes more", "/have x yes"
+    ))
     func haveRows(_ row: ParserCase) {
         check(row)
     }

@@ -12,10 +12,9 @@ enum CommandRows {
         Row.command("/help players", .help(topic: .players)),
         Row.command("/help PLAYERS", .help(topic: .players)),
         Row.command("/help player", .help(topic: .command(.player))),
-        Row.bad("/help nosuch", .help),
-        Row.bad("/help seek play", .help),
-        Row.bad("/help //seek", .help),
-    ]
+    ] + Row.bad(.help,
+        "/help nosuch", "/help seek play", "/help //seek"
+    )
 
     static let noArguments: [ParserCase] = [
         Row.command("/join", .join),
@@ -65,10 +64,9 @@ enum CommandRows {
         Row.command("/PLAY", .play(now: false)),
         Row.command("/Play Now", .play(now: true)),
         Row.command("/play\tnow", .play(now: true)),
-        Row.bad("/play later", .play),
-        Row.bad("/play now now", .play),
-        Row.bad("/play 1", .play),
-    ]
+    ] + Row.bad(.play,
+        "/play later", "/play now now", "/play 1"
+    )
 
     static let watchAndQueue: [ParserCase] = [
         Row.command("/watch https://example.org/a.mp4", .watch(url("https://example.org/a.mp4"), title: nil)),
@@ -137,17 +135,10 @@ enum CommandRows {
         Row.command("/catchup 30", .catchup(seconds: 30)),
         Row.command("/catchup 0.5", .catchup(seconds: 0.5)),
         Row.command("/catchup 600", .catchup(seconds: 600)),
-        Row.bad("/catchup 600.5", .catchup),
-        Row.bad("/catchup 601", .catchup),
-        Row.bad("/catchup 0", .catchup),
-        Row.bad("/catchup -5", .catchup),
-        Row.bad("/catchup nan", .catchup),
-        Row.bad("/catchup inf", .catchup),
-        Row.bad("/catchup 1e2", .catchup),
-        Row.bad("/catchup 99999999999999999999", .catchup),
-        Row.bad("/catchup 10 20", .catchup),
-        Row.bad("/catchup ten", .catchup),
-    ]
+    ] + Row.bad(.catchup,
+        "/catchup 600.5", "/catchup 601", "/catchup 0", "/catchup -5", "/catchup nan", "/catchup inf", "/catchup 1e2",
+        "/catchup 99999999999999999999", "/catchup 10 20", "/catchup ten"
+    )
 
     static let toggles: [ParserCase] = [
         Row.command("/autoplay on", .autoplay(true)),
@@ -166,10 +157,9 @@ enum CommandRows {
         Row.command("/player on", .player(true)),
         Row.command("/player off", .player(false)),
         Row.command("/Player Off", .player(false)),
-        Row.bad("/player", .player),
-        Row.bad("/player enabled", .player),
-        Row.bad("/player on please", .player),
-    ]
+    ] + Row.bad(.player,
+        "/player", "/player enabled", "/player on please"
+    )
 
     static let moderationAndMe: [ParserCase] = [
         Row.command("/op bob", .op("bob")),

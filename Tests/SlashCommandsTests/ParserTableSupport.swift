@@ -47,6 +47,11 @@ enum Row {
         ParserCase(line: line, outcome: .refusal(.badArguments, command))
     }
 
+    /// Each of `lines` refused with `bad-arguments` naming `command`.
+    static func bad(_ command: CommandName, _ lines: String...) -> [ParserCase] {
+        lines.map { bad($0, command) }
+    }
+
     static func refused(_ line: String, _ code: ErrorCode, _ command: CommandName?) -> ParserCase {
         ParserCase(line: line, outcome: .refusal(code, command))
     }

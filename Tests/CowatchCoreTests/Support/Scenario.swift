@@ -64,9 +64,10 @@ struct Scenario {
         }
     }
 
-    /// Sends one line of text from a member, as typed.
-    mutating func say(_ name: String, _ text: String) {
-        record(host.say(text, from: id(name)).outcome)
+    /// Sends lines of text from a member, as typed, one after another; `last`
+    /// holds the actions of the last line.
+    mutating func say(_ name: String, _ lines: String...) {
+        for text in lines { record(host.say(text, from: id(name)).outcome) }
     }
 
     mutating func disconnect(_ name: String) {
@@ -151,11 +152,14 @@ struct Scenario {
 
     /// The error the last input sent to `name`, if any.
     func error(for name: String) -> CommandError? {
-        let id = self.id(name)
-        return last.lazy.compactMap { action -> CommandError? in
-            if case .send(.error(let error), let to) = action, to == id { return error }
-            return nil
-        }.first
+        sentAlone(to: id(name)) { if case .error(let error) = $0 { error } else { nil } }.first
+    }
+
+    /// What `pick` finds in the events the last input sent to `id` alone, in order.
+    private func sentAlone<Found>(to id: MemberID, _ pick: (RoomEvent) -> Found?) -> [Found] {
+        last.compactMap { action in
+            if case .send(let event, let to) = action, to == id { pick(event) } else { nil }
+        }
     }
 
     /// Events the last input sent to `name` alone or broadcast to it.
@@ -253,11 +257,7 @@ extension Scenario {
 
     /// The state the last input sent to this member alone (a hand-over), if any.
     func handedState(to name: String) -> RoomState? {
-        let id = self.id(name)
-        return last.lazy.compactMap { action -> RoomState? in
-            if case .send(.state(let state), let to) = action, to == id { return state }
-            return nil
-        }.first
+        sentAlone(to: id(name)) { if case .state(let state) = $0 { state } else { nil } }.first
     }
 
     /// The reply the last input sent to this member, if any.
@@ -267,11 +267,7 @@ extension Scenario {
 
     /// Texts of the notices the last input sent to this member alone.
     func told(_ name: String) -> [String] {
-        let id = self.id(name)
-        return last.compactMap { action in
-            if case .send(.notice(let notice), let to) = action, to == id { return notice.text }
-            return nil
-        }
+        sentAlone(to: id(name)) { if case .notice(let notice) = $0 { notice.text } else { nil } }
     }
 
     /// Chat lines the last input delivered to this member.
@@ -301,10 +297,7 @@ extension Scenario {
 
     /// The refusal of the last `connect`, if it was refused.
     var connectRefusal: CommandError? {
-        last.lazy.compactMap { action -> CommandError? in
-            if case .send(.error(let error), let to) = action, to == MemberID("refused") { return error }
-            return nil
-        }.first
+        sentAlone(to: MemberID("refused")) { if case .error(let error) = $0 { error } else { nil } }.first
     }
 
     /// Whether the last input announced this change of this member.
