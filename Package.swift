@@ -75,6 +75,7 @@ let package = Package(
             name: "CowatchGateway",
             dependencies: [
                 "CowatchTime",
+                "CowatchConfig",
                 "CowatchConnection",
                 "CowatchCore",
                 "CowatchStore",

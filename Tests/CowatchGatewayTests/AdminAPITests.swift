@@ -93,6 +93,9 @@ struct AdminAPITests {
             .hasPrefix("HTTP/1.1 403"))
         _ = try server.join("new-room", name: "bob")
 
+        #expect(try Self.call(server, "POST", "/admin/drain?on=false").body?.bool("draining") == false,
+                "on=false is the settings' false, not a drain")
+        #expect(try Self.call(server, "POST", "/admin/drain?on=maybe").status == 400)
         #expect(try Self.call(server, "POST", "/admin/drain?on=1").body?.bool("draining") == true)
         let second = try #require(try Self.call(server, "POST", "/admin/creation-tokens").body?.string("token"))
         let draining = try RawSocket(port: server.port)

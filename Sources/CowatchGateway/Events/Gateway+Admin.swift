@@ -1,3 +1,4 @@
+import CowatchConfig
 import CowatchCore
 import CowatchTime
 import Foundation
@@ -101,7 +102,12 @@ extension Gateway {
             }
             return Self.json(200, ["bans": bans])
         case (true, "drain"):
-            run(gateway: state.operatorDrains(request.arguments("on").map { $0 != "0" && $0.lowercased() != "off" } ?? true))
+            // The one boolean grammar of settings (`SettingValue.boolean`); without on=, on.
+            let given = request.arguments("on")
+            guard let on = given.map({ try? SettingValue.boolean($0) }) ?? true else {
+                return Self.json(400, ["error": "on= takes true or false (1, on, yes / 0, off, no), not \((given ?? "").prefix(20))"])
+            }
+            run(gateway: state.operatorDrains(on))
             return Self.json(200, ["draining": state.operatorState.draining])
         case (true, "creation-tokens"):
             let uses = request.arguments("uses").flatMap(Int.init) ?? 1

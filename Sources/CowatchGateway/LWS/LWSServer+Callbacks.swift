@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CowatchConfig
 import CowatchConnection
 import CLibWebSockets
 import CFrameGuard
@@ -352,13 +353,12 @@ extension LWSServer {
         return token.isEmpty ? nil : token
     }
 
+    /// A query flag (`player`, `join`): the one boolean grammar of settings
+    /// (`SettingValue.boolean`), a bare `player=` meaning on; nil when absent
+    /// or not a boolean.
     static func isOn(_ value: String?) -> Bool? {
         guard let value else { return nil }
-        switch value.lowercased() {
-        case "1", "on", "true", "yes", "": return true
-        case "0", "off", "false", "no": return false
-        default: return nil
-        }
+        return value.isEmpty ? true : try? SettingValue.boolean(value)
     }
 
     private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
