@@ -7,10 +7,14 @@ without a reset, as on a real network that fails. Needs root and iproute2.
 import os
 import secrets
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.cluster import psql  # noqa: E402
 
 PG_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1] if Path("/usr/lib/postgresql").exists() else None
 AS_POSTGRES = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
@@ -114,7 +118,7 @@ class Database:
         return self
 
     def query(self, sql):
-        return subprocess.run(["psql", "-qAt", self.url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+        return psql(self.url, sql)
 
 
 class Node:

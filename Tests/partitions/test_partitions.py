@@ -21,10 +21,9 @@ import pytest
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from network import Database, Network, Node  # noqa: E402
-from test_cluster import URL, Member, playing, until  # noqa: E402
+from support.cluster import URL, Member, playing, until  # noqa: E402
 
 LEASE, RELAY_TIMEOUT = 1.5, 2
 PATIENCE = LEASE * 2 + 2

@@ -1,9 +1,6 @@
 """What every Python harness in Tests/ needs of a real server, in one place:
 free loopback ports, waiting on a condition, and `cowatch serve` started,
-found, and stopped.
-
-Each harness adds this folder to its path:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+found, and stopped (how a harness finds it: Tests/support/__init__.py).
 """
 import os
 import re

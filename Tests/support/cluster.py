@@ -1,0 +1,233 @@
+"""A cluster of `cowatch serve --store postgres` nodes on a throwaway PostgreSQL
+(Tests/cluster/scratch_postgres.sh), and members that watch it through plain
+WebSockets written against docs/protocol.md: what the cluster tests, the
+partition tests, the database failover test and the failover benchmark share."""
+import asyncio
+import json
+import os
+import secrets
+import subprocess
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+import websockets
+
+from support.harness import Serve, free_port, wait_until
+
+SCRATCH_POSTGRES = Path(__file__).resolve().parents[1] / "cluster" / "scratch_postgres.sh"
+LEASE = 1.5
+RELAY_TIMEOUT = 2
+URL = "https://example.org/episode-1.mp4"
+
+
+def psql(url, sql):
+    """One statement through psql; its rows, unaligned, one a line."""
+    return subprocess.run(["psql", "-qAt", url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+
+
+class ScratchPostgres:
+    """A PostgreSQL server of its own in `folder`, on loopback, for one run."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.url = self.script("start", capture=True)
+
+    def script(self, verb, capture=False, check=True):
+        done = subprocess.run([str(SCRATCH_POSTGRES), verb, self.folder], check=check, capture_output=capture, text=True)
+        return done.stdout.strip() if capture else None
+
+    def fresh(self):
+        """A database of its own on this server, for one test's cluster."""
+        name = "cluster_" + uuid.uuid4().hex[:12]
+        psql(self.url, f"CREATE DATABASE {name}")
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
+    def restart(self):
+        self.script("restart")
+
+    def stop(self, check=True):
+        self.script("stop", check=check)
+
+    def resume(self):
+        self.script("resume")
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    pg = ScratchPostgres(tempfile.mkdtemp(prefix="cowatch-cluster-pg-"))
+    yield pg
+    pg.stop(check=False)
+
+
+_SECRET_FILES = {}
+
+
+def secret_file(folder=None):
+    """The secret every node of a cluster shares (cluster-secret-file): one file
+    in `folder`, or one for the whole run."""
+    if folder not in _SECRET_FILES:
+        if folder is None:
+            handle, path = tempfile.mkstemp(prefix="cowatch-cluster-", suffix=".secret")
+            os.close(handle)
+        else:
+            path = os.path.join(folder, "cluster.secret")
+        with open(path, "w") as f:
+            f.write(secrets.token_hex(32))
+        _SECRET_FILES[folder] = path
+    return _SECRET_FILES[folder]
+
+
+class Node(Serve):
+    """Node `number` of a cluster on `database`, on a free port, its data and
+    log in `folder` (fresh temporary ones unless given); `extra` arguments
+    after the cluster's own (`relay_timeout` None: the server's default).
+    Stopping it kills it, as a crash would."""
+
+    def __init__(self, number, database, lease=LEASE, folder=None, extra=(), binary=None, relay_timeout=RELAY_TIMEOUT):
+        self.number, self.database = number, database
+        self.name = f"n{number}"
+        port = free_port()
+        # The node's WebSocket base (in place of Serve.url: what every caller uses).
+        self.url = f"ws://127.0.0.1:{port}"
+        if folder is None:
+            self.data = tempfile.mkdtemp(prefix=f"cowatch-node{number}-")
+            log = tempfile.NamedTemporaryFile(prefix=f"cowatch-node{number}-", suffix=".log", delete=False)
+            log.close()
+            log_path = log.name
+        else:
+            self.data = os.path.join(folder, self.name)
+            log_path = os.path.join(folder, self.name + ".log")
+        super().__init__("--store", "postgres", "--database-url", database, "--node-id", self.name,
+                         "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(lease),
+                         "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1",
+                         *(["--relay-timeout", str(relay_timeout)] if relay_timeout is not None else []),
+                         "--cluster-secret-file", secret_file(folder), *extra,
+                         port=port, log_path=log_path, binary=binary, start=False)
+
+    def start(self):
+        super().start()
+        wait_until(self.healthy, 20, f"node {self.number} healthy (its log: {self.log_path})")
+        return self
+
+    def healthy(self):
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200
+        except OSError:
+            return False
+
+    @property
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def health(self):
+        return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2).read().decode()
+
+    def metric(self, name):
+        text = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2).read().decode()
+        for line in text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        return None
+
+    def stop(self):
+        self.kill()
+
+
+class Member:
+    """One client: every event it receives, kept in order with the monotonic
+    time it arrived (`arrivals`), read in the background."""
+
+    def __init__(self, name):
+        self.name = name
+        self.events = []
+        self.arrivals = []
+        self.closed = None
+        self.ws = None
+        self.reader = None
+        self.resume = None
+        self.id = None
+        self.node = None
+
+    async def open(self, node, room, query="", timeout=10):
+        """Opens a connection to `room` on `node` (as itself again when it has a
+        resume token) and reads it in the background; the index of the first
+        event it will bring."""
+        params = f"name={self.name}" + (f"&resume={self.resume}" if self.resume else "") + (f"&{query}" if query else "")
+        mark = len(self.events)
+        self.ws = await websockets.connect(f"{node.url}/rooms/{room}?{params}", subprotocols=["cowatch.v1.json"],
+                                           open_timeout=timeout, max_size=None)
+        self.closed = None
+        self.node = node
+        self.reader = asyncio.ensure_future(self.read(self.ws))
+        return mark
+
+    async def connect(self, node, room, query="", timeout=10):
+        """Opens a connection and waits for its welcome (kept: the resume token, the id)."""
+        mark = await self.open(node, room, query, timeout)
+        welcome = await self.wait(lambda e: e["type"] == "welcome", timeout=timeout, since=mark)
+        self.resume = welcome["resume"]
+        self.id = welcome["you"]["id"]
+        return welcome
+
+    async def read(self, ws):
+        try:
+            async for frame in ws:
+                self.arrivals.append(time.monotonic())
+                self.events.append(json.loads(frame))
+        except websockets.ConnectionClosed:
+            pass
+        self.closed = (ws.close_code, ws.close_reason)
+
+    async def send(self, line):
+        await self.ws.send(line)
+
+    async def wait(self, predicate, timeout=5, since=0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for event in self.events[since:]:
+                if predicate(event):
+                    return event
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{self.name}: nothing matched within {timeout} s; last events: {self.events[-5:]}")
+
+    async def wait_closed(self, timeout=5):
+        deadline = time.monotonic() + timeout
+        while self.closed is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert self.closed is not None, f"{self.name} was not closed within {timeout} s"
+        return self.closed
+
+    def states(self):
+        return [e for e in self.events if e["type"] == "state"]
+
+    async def close(self, code=1000):
+        """Leaves for good (1000), or with 1001 as a tab that closes or reloads
+        (the member keeps its resume grace); returns once its reader has ended."""
+        if self.ws:
+            await self.ws.close(code=code)
+            if self.reader:
+                await self.reader
+
+    async def go_away(self):
+        await self.close(code=1001)
+
+
+def playing(e):
+    return e["type"] == "state" and e["playback"]["status"] == "playing"
+
+
+async def until(check, what, timeout=10):
+    """Polls `check` until it gives something true, or fails after `timeout` s
+    (wait_until's twin for a test's event loop)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {timeout} s")
+        await asyncio.sleep(0.05)
