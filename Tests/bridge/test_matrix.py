@@ -32,10 +32,9 @@ import urllib.request
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from harness import free_port, wait_until  # noqa: E402
-from test_bridge import Member, chat_from, cowatch_server  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from support.bridge import Member, chat_from, cowatch_server  # noqa: E402
+from support.harness import free_port, wait_until  # noqa: E402
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
 PYTHON = os.environ.get("SYNAPSE_PYTHON", sys.executable)
