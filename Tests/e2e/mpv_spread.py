@@ -3,7 +3,7 @@
 `cowatch watch` with a real, headless mpv keeps with two headless Chromium
 windows in one room.
 
-A real `cowatch serve`, the range server of Tests/e2e/media_server.py with a
+A real `cowatch serve`, the range server of Tests/support/media_server.py with a
 clip that has sound (mpv's smooth position is its audio's), two Chromium
 windows (each its own browser process, as Tests/e2e/run_e2e.py opens them) and
 `cowatch watch ROOM --mpv-option vo=null --mpv-option ao=null` on one room. The
@@ -53,24 +53,23 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "mpv"))
+sys.path.insert(0, str(HERE.parent))
 REPO = HERE.parent.parent
 
 from browser_server import serve_for_browsers  # noqa: E402
 from browser_window import Window  # noqa: E402
 from figures import machine_description  # noqa: E402
 from measure import SAMPLE_GAP_S, SETTLE_S  # noqa: E402
-from media_server import MediaServer, RangeRequestHandler  # noqa: E402
-from report import Failure, log  # noqa: E402
+from support.media_server import MediaServer, RangeRequestHandler  # noqa: E402
+from report import Failure, failure_words, log  # noqa: E402
 from room_run import RoomRun  # noqa: E402
 from timecode_media import make_media  # noqa: E402
-from test_mpv_player import MpvIPC  # noqa: E402  - a second client of mpv's IPC socket
-from records import record_blocks  # noqa: E402  (Tests/support, on the path through test_mpv_player)
+from support.mpv import MpvIPC  # noqa: E402  - a second client of mpv's IPC socket
+from support.records import record_blocks  # noqa: E402
 
 ROUNDS = 20  # per transition: two seconds at SAMPLE_GAP_S, as the issue's own measurement
 MPV_SAMPLE_RTT_MS = 4.0  # an mpv reading whose round trip is slower is taken again
@@ -361,10 +360,8 @@ class Scenario:
             self.check(not late, "every coordinated start found every player playing 150 ms after `at`"
                        + (f" (late: {', '.join(late)})" if late else ""))
             return None
-        except Failure as error:
-            return str(error)
         except Exception as error:  # noqa: BLE001 - report and fail, never hang
-            return f"{type(error).__name__}: {error}\n{traceback.format_exc()}"
+            return failure_words(error)
         finally:
             if self.mpv:
                 self.mpv.close()
