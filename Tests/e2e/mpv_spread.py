@@ -68,7 +68,7 @@ from support.media_server import MediaServer, RangeRequestHandler  # noqa: E402
 from report import Failure, failure_words, log  # noqa: E402
 from room_run import RoomRun  # noqa: E402
 from timecode_media import make_media  # noqa: E402
-from support.mpv import MpvIPC  # noqa: E402  - a second client of mpv's IPC socket
+from support.mpv import Watcher  # noqa: E402
 from support.records import record_blocks  # noqa: E402
 
 ROUNDS = 20  # per transition: two seconds at SAMPLE_GAP_S, as the issue's own measurement
@@ -91,33 +91,12 @@ def describe(values):
     return {"median": statistics.median(values), "p95": percentile(values, 0.95), "max": max(values), "n": len(values)}
 
 
-class Mpv:
-    """`cowatch watch` starting a headless mpv, and this harness's own IPC
-    connection to that mpv."""
+class Mpv(Watcher):
+    """`cowatch watch` starting a headless mpv (support/mpv.py), and this
+    harness's readings of it over its own IPC connection."""
 
     def __init__(self, binary, room_url, folder):
-        self.folder = Path(folder)
-        tmp = self.folder / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        self.log_path = self.folder / "watch.log"
-        self.log_file = open(self.log_path, "wb")
-        self.process = subprocess.Popen(
-            [binary, "watch", room_url, "--name", "mpv", "--verbose",
-             "--mpv-option", "vo=null", "--mpv-option", "ao=null"],
-            stdout=self.log_file, stderr=subprocess.STDOUT, env={**os.environ, "TMPDIR": f"{tmp}/"})
-        # cowatch names its socket after its process id (WatchCommand.swift).
-        path = tmp / f"cowatch-mpv-{self.process.pid}.sock"
-        self.ipc = None
-        deadline = time.monotonic() + 20
-        while self.ipc is None:
-            if self.process.poll() is not None:
-                raise Failure(f"cowatch watch exited ({self.process.returncode}):\n{self.log_tail()}")
-            if time.monotonic() > deadline:
-                raise Failure(f"mpv's socket did not open within 20 s:\n{self.log_tail()}")
-            try:
-                self.ipc = MpvIPC(str(path))
-            except OSError:
-                time.sleep(0.05)
+        super().__init__(folder, room_url, "mpv", "--verbose", binary=binary)
 
     def get(self, name):
         return self.ipc.get(name)
@@ -131,20 +110,10 @@ class Mpv:
         return message.get("data"), (sent + received) / 2 * 1000
 
     def log_tail(self, lines=30):
-        self.log_file.flush()
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(self.output().splitlines()[-lines:])
 
     def close(self):
-        if self.ipc:
-            self.ipc.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log_file.close()
+        self.stop()
 
 
 def timeline(playback, at_ms):
@@ -170,10 +139,7 @@ def clock_offset(window):
 
 class Scenario:
     def __init__(self, server, media, args, number):
-        self.server = server
-        self.media = media
-        self.args = args
-        self.number = number
+        self.server, self.media, self.args, self.number = server, media, args, number
         self.room = f"mpv-among-windows-{number}"
         self.run = RoomRun(server, media, args)  # the windows' waits and settling
         self.run.room = self.room
