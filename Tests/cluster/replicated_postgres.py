@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from support.cluster import psql as run_psql
-from support.harness import free_port, wait_until
+from support.harness import answers, free_port, wait_until
 
 PG_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1] if Path("/usr/lib/postgresql").exists() else None
 AS_POSTGRES = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
@@ -70,10 +70,7 @@ class ReplicatedPostgres:
         return self
 
     def _etcd_up(self):
-        try:
-            return urllib.request.urlopen(f"http://127.0.0.1:{self.etcd_port}/health", timeout=1).status == 200
-        except OSError:
-            return False
+        return answers(f"http://127.0.0.1:{self.etcd_port}/health")
 
     def config(self, name):
         member = self.members[name]

@@ -20,7 +20,7 @@ import pytest
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support.cluster import LEASE, RELAY_TIMEOUT, URL, Member, Node, playing, postgres, psql, until  # noqa: E402,F401  (postgres: a fixture)
+from support.cluster import LEASE, RELAY_TIMEOUT, URL, Member, Node, alice_and_bob, members_on, playing, postgres, psql, until  # noqa: E402,F401  (postgres: a fixture)
 from support.harness import Serve, free_port, wait_until  # noqa: E402
 
 
@@ -63,10 +63,7 @@ def test_members_on_three_nodes_see_the_same_states(cluster):
     database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob, carol = Member("alice"), Member("bob"), Member("carol")
-        await alice.connect(n1, "spread")
-        await bob.connect(n2, "spread")
-        await carol.connect(n3, "spread")
+        alice, bob, carol = await members_on("spread", n1, n2, n3)
         assert lease_row(database, "spread") == "n1|1"
         assert "relayed members: 1" in n2.health() and "relayed members: 1" in n3.health()
         assert "rooms owned: 1" in n1.health()
@@ -190,10 +187,7 @@ def test_kill_9_of_the_owner_mid_playback(cluster):
     database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob, carol = Member("alice"), Member("bob"), Member("carol")
-        await alice.connect(n1, "failover")
-        await bob.connect(n2, "failover")
-        await carol.connect(n3, "failover")
+        alice, bob, carol = await members_on("failover", n1, n2, n3)
         await alice.send(f"/watch {URL} Episode 1")
         await carol.wait(lambda e: e["type"] == "state" and e["session"])
         await alice.send("/seek 0:30")
@@ -270,12 +264,8 @@ def test_a_paused_owners_relayed_members_are_told_to_reconnect(cluster):
     database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "silent")
-        await bob.connect(n2, "silent")
+        alice, bob = await alice_and_bob(n1, n2, "silent")
         assert n2.metric("cowatch_cluster_relay_links_out") == 1
-        await alice.send(f"/watch {URL} Episode 1")
-        await bob.wait(lambda e: e["type"] == "state" and e["session"])
         await written(database, "silent", lambda kept: kept["state"]["session"] is not None, "the session")
         n1.signal(signal.SIGSTOP)
         try:
@@ -296,12 +286,7 @@ def test_sigterm_hands_rooms_over(cluster):
     database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "drained")
-        await bob.connect(n2, "drained")
-        await alice.send(f"/watch {URL} Episode 1")
-        await alice.send("/play")
-        await bob.wait(playing)
+        alice, bob = await alice_and_bob(n1, n2, "drained", play=True)
         ids = (alice.id, bob.id)
         n1.signal(signal.SIGTERM)
         for member in (alice, bob):
@@ -337,11 +322,7 @@ def test_the_database_restarted_under_a_running_cluster(cluster, postgres):
                 await asyncio.sleep(0.3)
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "restart")
-        await bob.connect(n2, "restart")
-        await alice.send(f"/watch {URL} Episode 1")
-        await bob.wait(lambda e: e["type"] == "state" and e["session"])
+        alice, bob = await alice_and_bob(n1, n2, "restart")
         ids = (alice.id, bob.id)
         lost = n1.metric("cowatch_cluster_rooms_lost_total")
         postgres.restart()
@@ -388,12 +369,7 @@ def test_the_database_away_rooms_are_held_then_go_on(cluster, postgres):
     said = "said as the database went"
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "held")
-        await bob.connect(n2, "held")
-        await alice.send(f"/watch {URL} Episode 1")
-        await alice.send("/play")
-        await bob.wait(playing)
+        alice, bob = await alice_and_bob(n1, n2, "held", play=True)
         await written(database, "held", lambda kept: kept["state"]["playback"]["status"] == "playing", "playing")
         lease = lease_row(database, "held")
         postgres.stop()

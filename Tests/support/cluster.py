@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import websockets
 
-from support.harness import Serve, free_port, wait_until
+from support.harness import Serve, answers, free_port, polled, wait_until
 
 SCRATCH_POSTGRES = Path(__file__).resolve().parents[1] / "cluster" / "scratch_postgres.sh"
 LEASE = 1.5
@@ -114,10 +114,7 @@ class Node(Serve):
         return self
 
     def healthy(self):
-        try:
-            return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200
-        except OSError:
-            return False
+        return answers(f"http://127.0.0.1:{self.port}/healthz")
 
     @property
     def alive(self):
@@ -143,14 +140,11 @@ class Member:
 
     def __init__(self, name):
         self.name = name
-        self.events = []
-        self.arrivals = []
-        self.closed = None
-        self.ws = None
-        self.reader = None
-        self.resume = None
-        self.id = None
-        self.node = None
+        self.events, self.arrivals = [], []
+        # Its connection (with the node it is on and its reader) and how that
+        # closed; who it is in the room, and how it comes back as itself.
+        self.ws = self.node = self.reader = self.closed = None
+        self.id = self.resume = None
 
     async def open(self, node, room, query="", timeout=10):
         """Opens a connection to `room` on `node` (as itself again when it has a
@@ -220,14 +214,31 @@ def playing(e):
     return e["type"] == "state" and e["playback"]["status"] == "playing"
 
 
+async def members_on(room, *nodes):
+    """alice, bob and carol (as many as `nodes`), each connected in turn to its
+    node of `nodes`: the first one's node owns the room."""
+    members = [Member(name) for name, _ in zip(("alice", "bob", "carol"), nodes)]
+    for member, node in zip(members, nodes):
+        await member.connect(node, room)
+    return members
+
+
+async def alice_and_bob(n1, n2, room, play=False):
+    """alice on n1, first, so that n1 owns the room, and bob on n2, relayed to it;
+    the room watching Episode 1 as bob sees it (playing, with `play`)."""
+    alice, bob = await members_on(room, n1, n2)
+    await alice.send(f"/watch {URL} Episode 1")
+    await bob.wait(lambda e: e["type"] == "state" and e["session"])
+    if play:
+        await alice.send("/play")
+        await bob.wait(playing)
+    return alice, bob
+
+
 async def until(check, what, timeout=10):
     """Polls `check` until it gives something true, or fails after `timeout` s
     (wait_until's twin for a test's event loop)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout} s")
+    for value in polled(check, timeout, what):
+        if value:
+            return value
         await asyncio.sleep(0.05)
