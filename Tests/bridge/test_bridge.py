@@ -29,9 +29,8 @@ import urllib.parse
 
 import pytest
 
-BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from support.bridge import Member, Received, chat_from, cowatch_server  # noqa: E402
+from support.bridge import BridgeProcess, Member, Received, chat_from, cowatch_server, stop_world  # noqa: E402
 from support.harness import free_port, wait_until  # noqa: E402
 NGIRCD = os.environ.get("NGIRCD", "/usr/sbin/ngircd")
 
@@ -173,11 +172,9 @@ class IRCClient(Received):
         self.socket.close()
 
 
-class Bridge:
+class Bridge(BridgeProcess):
     def __init__(self, directory, irc, server):
-        self.config = os.path.join(directory, "bridge.conf")
-        with open(self.config, "w") as f:
-            f.write(f"""# Written by Tests/bridge/test_bridge.py
+        super().__init__(directory, f"""# Written by Tests/bridge/test_bridge.py
 server = ws://127.0.0.1:{server.port}
 nick = cowatch
 irc-lines-per-second = {IRC_RATE}
@@ -205,14 +202,6 @@ room = second
 irc = irc://127.0.0.1:{irc.port}/#third
 room = third
 """)
-        self.log = open(os.path.join(directory, "bridge.log"), "w+")
-        self.process = subprocess.Popen([BIN, "bridge", "--config", self.config], stdout=self.log,
-                                         stderr=subprocess.STDOUT, text=True)
-
-    def text(self):
-        self.log.flush()
-        with open(self.log.name) as f:
-            return f.read()
 
     def mark(self):
         return len(self.text())
@@ -224,18 +213,6 @@ room = third
             return next((line for line in self.text()[since:].splitlines()
                          if all(re.search(p, line) for p in patterns)), None)
         return wait_until(found, timeout, f"bridge log line matching {patterns}")
-
-    def pause(self):
-        self.process.send_signal(signal.SIGSTOP)
-
-    def resume(self):
-        self.process.send_signal(signal.SIGCONT)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.resume()
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=20)
 
 
 class World:
@@ -262,12 +239,7 @@ def world():
         w.ann.wait_for(rf"^:{BOT}!\S+ JOIN :?#second", 15)
         yield w
     finally:
-        for part in (w.bridge, w.server, w.irc):
-            if part:
-                part.stop()
-        if w.bridge:
-            # Shown by pytest when a test failed.
-            print("--- bridge log (tail) ---\n" + "\n".join(w.bridge.text().splitlines()[-60:]))
+        stop_world(w.bridge, w.server, w.irc)
         shutil.rmtree(directory, ignore_errors=True)
 
 

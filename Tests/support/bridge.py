@@ -1,14 +1,68 @@
 """What the bridge suites (Tests/bridge: IRC through ngircd, Matrix through
-Synapse) share: the cowatch server the bridge reaches, and members that keep
-everything they received with the time it came."""
+Synapse) share: `cowatch bridge` run on a configuration, the cowatch server it
+reaches, and members that keep everything they received with the time it
+came. COWATCH_BIN names the cowatch binary."""
 import json
 import os
+import signal
+import subprocess
 import threading
 import time
 
 from websockets.sync.client import connect as ws_connect
 
 from support.harness import Serve, free_port
+
+
+BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
+
+
+class BridgeProcess:
+    """`cowatch bridge` on `config` (the file's text, written to bridge.conf in
+    `directory`, readable by its owner alone when `private`), its output in
+    bridge.log there."""
+
+    def __init__(self, directory, config, private=False):
+        self.config = os.path.join(directory, "bridge.conf")
+        with open(self.config, "w") as f:
+            f.write(config)
+        if private:
+            os.chmod(self.config, 0o600)
+        self.log = open(os.path.join(directory, "bridge.log"), "w+")
+        self.process = subprocess.Popen([BIN, "bridge", "--config", self.config], stdout=self.log,
+                                        stderr=subprocess.STDOUT, text=True)
+
+    def text(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+    def running(self):
+        """The log so far, while the bridge runs."""
+        assert self.process.poll() is None, "the bridge exited: " + self.text()
+        return self.text()
+
+    def pause(self):
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self):
+        self.process.send_signal(signal.SIGCONT)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.resume()
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=20)
+
+
+def stop_world(bridge, *others, shown=60):
+    """Stops the bridge, then what it bridged (those started), and prints the
+    last `shown` lines of its log (shown by pytest when a test failed)."""
+    for part in (bridge, *others):
+        if part:
+            part.stop()
+    if bridge:
+        print("--- bridge log (tail) ---\n" + "\n".join(bridge.text().splitlines()[-shown:]))
 
 
 class Received:
