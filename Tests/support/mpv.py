@@ -109,14 +109,15 @@ class MpvIPC:
 class Watcher:
     """One `cowatch watch ROOM [FILE]` with its own headless mpv (its socket in a
     folder of its own under `work`, its output in watch.log there), and a second
-    IPC client of that mpv. `env`: the environment (this one's by default)."""
+    IPC client of that mpv. `env`: the environment (this one's by default);
+    `binary`: the cowatch binary (COWATCH_BIN's by default)."""
 
-    def __init__(self, work, room_url, name, *args, env=None):
+    def __init__(self, work, room_url, name, *args, env=None, binary=None):
         self.name = name
         self.dir = tempfile.mkdtemp(prefix=f"{name}-", dir=work)
         self.log_path = os.path.join(self.dir, "watch.log")
         self.log = open(self.log_path, "wb")
-        self.process = subprocess.Popen([BIN, "watch", room_url, *args, "--name", name,
+        self.process = subprocess.Popen([binary or BIN, "watch", room_url, *args, "--name", name,
                                          "--mpv-option", "vo=null", "--mpv-option", "ao=null"],
                                         stdout=self.log, stderr=subprocess.STDOUT,
                                         env={**(env or os.environ), "TMPDIR": self.dir + "/"})
