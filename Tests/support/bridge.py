@@ -11,7 +11,7 @@ import time
 
 from websockets.sync.client import connect as ws_connect
 
-from support.harness import Serve, free_port
+from support.harness import Serve, free_port, wait_until
 
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
@@ -89,15 +89,12 @@ class Received:
     def first(self, predicate, timeout, since, what, show, shown=30):
         """The first item after `since` that satisfies `predicate`, waited for up
         to `timeout` s; else a failure with the last `shown` items received."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            found = self.matching(predicate, since)
-            if found:
-                return found[0][1]
-            time.sleep(0.02)
-        with self.lock:
-            seen = "\n".join(show(item) for _, item in self.received[since:][-shown:])
-        raise AssertionError(f"{self.name}: no {what} within {timeout} s; received:\n{seen}")
+        def failure():
+            with self.lock:
+                seen = "\n".join(show(item) for _, item in self.received[since:][-shown:])
+            return AssertionError(f"{self.name}: no {what} within {timeout} s; received:\n{seen}")
+        return wait_until(lambda: (self.matching(predicate, since) or [(None, None)])[0][1], timeout, what,
+                          failure=failure)
 
 
 class Member(Received):

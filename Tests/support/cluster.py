@@ -180,20 +180,15 @@ class Member:
         await self.ws.send(line)
 
     async def wait(self, predicate, timeout=5, since=0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for event in self.events[since:]:
-                if predicate(event):
-                    return event
-            await asyncio.sleep(0.01)
-        raise AssertionError(f"{self.name}: nothing matched within {timeout} s; last events: {self.events[-5:]}")
+        """The first event after `since` that satisfies `predicate`."""
+        return await until(lambda: next((e for e in self.events[since:] if predicate(e)), None), "", timeout,
+                           interval=0.01, failure=lambda: AssertionError(
+                               f"{self.name}: nothing matched within {timeout} s; last events: {self.events[-5:]}"))
 
     async def wait_closed(self, timeout=5):
-        deadline = time.monotonic() + timeout
-        while self.closed is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
-        assert self.closed is not None, f"{self.name} was not closed within {timeout} s"
-        return self.closed
+        """How its connection closed: (code, reason)."""
+        return await until(lambda: self.closed, "", timeout, interval=0.01, failure=lambda: AssertionError(
+            f"{self.name} was not closed within {timeout} s"))
 
     def states(self):
         return [e for e in self.events if e["type"] == "state"]
@@ -235,10 +230,10 @@ async def alice_and_bob(n1, n2, room, play=False):
     return alice, bob
 
 
-async def until(check, what, timeout=10):
+async def until(check, what, timeout=10, interval=0.05, failure=None):
     """Polls `check` until it gives something true, or fails after `timeout` s
     (wait_until's twin for a test's event loop)."""
-    for value in polled(check, timeout, what):
+    for value in polled(check, timeout, what, failure):
         if value:
             return value
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(interval)

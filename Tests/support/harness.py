@@ -1,6 +1,7 @@
 """What every Python harness in Tests/ needs of a real server, in one place:
-free loopback ports, waiting on a condition, and `cowatch serve` started,
-found, and stopped (how a harness finds it: Tests/support/__init__.py).
+free loopback ports, the one wait on a condition (polled, wait_until), whether
+windows have settled on a state, and `cowatch serve` started, found, and
+stopped (how a harness finds it: Tests/support/__init__.py).
 """
 import os
 import re
