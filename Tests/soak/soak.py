@@ -69,14 +69,8 @@ class Member:
     __slots__ = ("soak", "role", "room", "player", "conn", "id", "resume", "last_state", "rate_limited")
 
     def __init__(self, soak, role, room, player=False):
-        self.soak = soak
-        self.role = role
-        self.room = room
-        self.player = player
-        self.conn = None
-        self.id = None
-        self.resume = None
-        self.last_state = None
+        self.soak, self.role, self.room, self.player = soak, role, room, player
+        self.conn = self.id = self.resume = self.last_state = None
         self.rate_limited = False
 
     def on_text(self, payload):
