@@ -1,7 +1,8 @@
 """What the Python harnesses under Tests/ share: one server launcher and one way
 to wait (harness.py), one browser launcher (browser.py), one cluster of nodes
-on a scratch PostgreSQL with its members (cluster.py), and the pieces more than
-one suite drives (page.py, mpv.py, terminal.py, bridge.py, live_page.py).
+on a scratch PostgreSQL with its members (cluster.py), loopback web servers
+(media_server.py), and the pieces more than one suite drives (page.py, mpv.py,
+bot.py, terminal.py, bridge.py, records.py).
 
 How it is found: each harness puts Tests/ first on its path, then imports from
 this package by name, whether pytest collects it (`python3 -m pytest Tests/<suite>`
