@@ -14,7 +14,6 @@ COWATCH_BIN names the cowatch binary; NGIRCD the IRC server (/usr/sbin/ngircd);
 COWATCH_TEST_PORTS (such as 7900-7999), when set, the range the servers' ports
 are taken from, rather than any free port.
 """
-import json
 import os
 import re
 import shutil
@@ -29,11 +28,10 @@ import time
 import urllib.parse
 
 import pytest
-from websockets.sync.client import connect as ws_connect
 
-BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from harness import Serve, free_port, wait_until  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from support.bridge import BridgeProcess, Member, Received, chat_from, cowatch_server, stop_world  # noqa: E402
+from support.harness import free_port, wait_until  # noqa: E402
 NGIRCD = os.environ.get("NGIRCD", "/usr/sbin/ngircd")
 
 # The pace the test's bridge keeps: to the room, per person (under the server's
@@ -113,14 +111,13 @@ Password = pastepass
             self.process.wait(timeout=10)
 
 
-class IRCClient:
+class IRCClient(Received):
     """A person on IRC: registers, joins, and keeps every line received, with
     when it arrived; answers PING."""
 
     def __init__(self, server, nick, channels=("#cowatch",), oper=False):
+        super().__init__(nick)
         self.nick = nick
-        self.lines = []  # (time, line)
-        self.lock = threading.Lock()
         self.socket = socket.create_connection(("127.0.0.1", server.port), timeout=10)
         # Connected: the reader waits as long as the channel stays quiet.
         self.socket.settimeout(None)
@@ -153,8 +150,7 @@ class IRCClient:
                 line = raw.decode("utf-8", "replace")
                 if line.startswith("PING "):
                     self.send("PONG " + line[5:])
-                with self.lock:
-                    self.lines.append((now, line))
+                self.keep(line, at=now)
 
     def send(self, *lines):
         self.socket.sendall(b"".join(line.encode() + b"\r\n" for line in lines))
@@ -162,24 +158,11 @@ class IRCClient:
     def say(self, channel, text):
         self.send(f"PRIVMSG {channel} :{text}")
 
-    def mark(self):
-        with self.lock:
-            return len(self.lines)
-
     def seen(self, pattern, since=0):
-        with self.lock:
-            return [(t, line) for t, line in self.lines[since:] if re.search(pattern, line)]
+        return self.matching(lambda line: re.search(pattern, line), since)
 
     def wait_for(self, pattern, timeout, since=0):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            found = self.seen(pattern, since)
-            if found:
-                return found[0][1]
-            time.sleep(0.02)
-        with self.lock:
-            shown = "\n".join(line for _, line in self.lines[since:][-40:])
-        raise AssertionError(f"{self.nick}: no {pattern!r} within {timeout} s; received:\n{shown}")
+        return self.first(lambda line: re.search(pattern, line), timeout, since, repr(pattern), str, shown=40)
 
     def close(self):
         try:
@@ -189,73 +172,9 @@ class IRCClient:
         self.socket.close()
 
 
-class Member:
-    """A member of a room over WebSocket (cowatch.v1.json), keeping every event."""
-
-    def __init__(self, server, room, name):
-        self.name = name
-        # Entered as a context manager, as websockets 17 asks; left by close().
-        self.ws = ws_connect(f"ws://127.0.0.1:{server.port}/rooms/{room}?name={name}",
-                             subprotocols=["cowatch.v1.json"], open_timeout=10).__enter__()
-        self.events = []
-        self.lock = threading.Lock()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        self.welcome = self.wait_for(lambda e: e["type"] == "welcome", 10)
-
-    def _read(self):
-        try:
-            while True:
-                message = self.ws.recv()
-                with self.lock:
-                    self.events.append((time.time(), json.loads(message)))
-        except Exception:
-            pass
-
-    def send(self, text):
-        self.ws.send(text)
-
-    def mark(self):
-        with self.lock:
-            return len(self.events)
-
-    def matching(self, predicate, since=0):
-        with self.lock:
-            return [(t, e) for t, e in self.events[since:] if predicate(e)]
-
-    def wait_for(self, predicate, timeout, since=0):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            found = self.matching(predicate, since)
-            if found:
-                return found[0][1]
-            time.sleep(0.02)
-        with self.lock:
-            shown = "\n".join(json.dumps(e)[:200] for _, e in self.events[since:][-30:])
-        raise AssertionError(f"{self.name}: no matching event within {timeout} s; received:\n{shown}")
-
-    def close(self):
-        self.ws.close()
-
-
-def chat_from(name, text=None):
-    return lambda e: e["type"] == "chat" and e["name"] == name and (text is None or e["text"] == text)
-
-
-def cowatch_server(directory):
-    """The server the bridge reaches. The bridge is a trusted proxy: each
-    person's X-Forwarded-For is their own address in the room, so a ban keeps
-    out a person, not the bridge."""
-    return Serve("--store", "memory", "--media-check", "false", "--trusted-proxies", "127.0.0.1",
-                 "--shutdown-grace", "0", port=free_port() if os.environ.get("COWATCH_TEST_PORTS") else 0,
-                 log_path=os.path.join(directory, "cowatch-serve.log"), start=False)
-
-
-class Bridge:
+class Bridge(BridgeProcess):
     def __init__(self, directory, irc, server):
-        self.config = os.path.join(directory, "bridge.conf")
-        with open(self.config, "w") as f:
-            f.write(f"""# Written by Tests/bridge/test_bridge.py
+        super().__init__(directory, f"""# Written by Tests/bridge/test_bridge.py
 server = ws://127.0.0.1:{server.port}
 nick = cowatch
 irc-lines-per-second = {IRC_RATE}
@@ -283,14 +202,6 @@ room = second
 irc = irc://127.0.0.1:{irc.port}/#third
 room = third
 """)
-        self.log = open(os.path.join(directory, "bridge.log"), "w+")
-        self.process = subprocess.Popen([BIN, "bridge", "--config", self.config], stdout=self.log,
-                                         stderr=subprocess.STDOUT, text=True)
-
-    def text(self):
-        self.log.flush()
-        with open(self.log.name) as f:
-            return f.read()
 
     def mark(self):
         return len(self.text())
@@ -302,18 +213,6 @@ room = third
             return next((line for line in self.text()[since:].splitlines()
                          if all(re.search(p, line) for p in patterns)), None)
         return wait_until(found, timeout, f"bridge log line matching {patterns}")
-
-    def pause(self):
-        self.process.send_signal(signal.SIGSTOP)
-
-    def resume(self):
-        self.process.send_signal(signal.SIGCONT)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.resume()
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=20)
 
 
 class World:
@@ -340,12 +239,7 @@ def world():
         w.ann.wait_for(rf"^:{BOT}!\S+ JOIN :?#second", 15)
         yield w
     finally:
-        for part in (w.bridge, w.server, w.irc):
-            if part:
-                part.stop()
-        if w.bridge:
-            # Shown by pytest when a test failed.
-            print("--- bridge log (tail) ---\n" + "\n".join(w.bridge.text().splitlines()[-60:]))
+        stop_world(w.bridge, w.server, w.irc)
         shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -32,12 +32,10 @@ import urllib.request
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from harness import free_port, wait_until  # noqa: E402
-from test_bridge import Member, chat_from, cowatch_server  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from support.bridge import BridgeProcess, Member, chat_from, cowatch_server, stop_world  # noqa: E402
+from support.harness import free_port, wait_until  # noqa: E402
 
-BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
 PYTHON = os.environ.get("SYNAPSE_PYTHON", sys.executable)
 SERVER_NAME = "cowatch.test"
 SECRET = "registration-secret-of-the-tests"
@@ -204,12 +202,10 @@ def q(text):
     return urllib.parse.quote(text, safe="")
 
 
-class Bridge:
+class Bridge(BridgeProcess):
     def __init__(self, directory, hs, server):
-        self.config = os.path.join(directory, "bridge.conf")
         self.state = os.path.join(directory, "state", "matrix-state.json")
-        with open(self.config, "w") as f:
-            f.write(f"""# Written by Tests/bridge/test_matrix.py
+        super().__init__(directory, f"""# Written by Tests/bridge/test_matrix.py
 server = ws://127.0.0.1:{server.port}
 homeserver = {hs.url}
 matrix-user = {BOT}
@@ -231,26 +227,7 @@ room = movies
 [pair]
 matrix = "#secret:{SERVER_NAME}"
 room = secret
-""")
-        os.chmod(self.config, 0o600)
-        self.log = open(os.path.join(directory, "bridge.log"), "w+")
-        self.process = subprocess.Popen([BIN, "bridge", "--config", self.config], stdout=self.log,
-                                         stderr=subprocess.STDOUT, text=True)
-
-    def running(self):
-        """The log so far, while the bridge runs."""
-        assert self.process.poll() is None, "the bridge exited: " + self.text()
-        return self.text()
-
-    def text(self):
-        self.log.flush()
-        with open(self.log.name) as f:
-            return f.read()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=20)
+""", private=True)
 
 
 class World:
@@ -285,11 +262,7 @@ def world():
         w.bridge = Bridge(directory, w.hs, w.server)
         yield w
     finally:
-        for part in (w.bridge, w.server, w.hs):
-            if part:
-                part.stop()
-        if w.bridge:
-            print("--- bridge log (tail) ---\n" + "\n".join(w.bridge.text().splitlines()[-80:]))
+        stop_world(w.bridge, w.server, w.hs, shown=80)
         if w.hs:
             print("--- synapse log (tail) ---\n" + w.hs.tail())
         shutil.rmtree(directory, ignore_errors=True)

@@ -29,157 +29,58 @@ import argparse
 import asyncio
 import json
 import os
-import secrets
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import websockets
 
 BIN = os.environ.get("COWATCH_BIN", ".build/release/cowatch")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from harness import Serve, free_port  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.cluster import LEASE, Member, Node, psql  # noqa: E402
 
-
-def wait_until_quiet(check, timeout):
-    """check()'s first true value within `timeout` s, or None: the benchmark
-    stops in words of its own rather than with a test's assertion."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    return None
 HERE = Path(__file__).resolve().parent
-LEASE = 1.5
 ROOM = "failover-bench"
 MEDIA = "https://example.org/episode-1.mp4"
 TARGET = 2.0
 
 
-def psql(url, sql):
-    return subprocess.run(["psql", "-qAt", url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+def measured_node(number, database, folder):
+    """A node of the measured cluster: its files in the run's folder, the
+    server's own relay timeout, only warnings logged."""
+    return Node(number, database, folder=folder, binary=BIN, relay_timeout=None,
+                extra=("--host", "127.0.0.1", "--log-level", "warning"))
 
 
-def secret_file(folder):
-    """The cluster's shared secret (cluster-secret-file), one file in the run's folder."""
-    path = os.path.join(folder, "cluster.secret")
-    if not os.path.exists(path):
-        with open(path, "w") as f:
-            f.write(secrets.token_hex(32))
-    return path
-
-
-class Node(Serve):
-    def __init__(self, number, database, folder):
-        self.number, self.database = number, database
-        self.name = f"n{number}"
-        port = free_port()
-        # The node's WebSocket base (in place of Serve.url).
-        self.url = f"ws://127.0.0.1:{port}"
-        self.data = os.path.join(folder, self.name)
-        super().__init__("--host", "127.0.0.1", "--store", "postgres", "--database-url", database, "--node-id", self.name,
-                         "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(LEASE),
-                         "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1", "--log-level", "warning",
-                         "--cluster-secret-file", secret_file(folder),
-                         port=port, log_path=os.path.join(folder, self.name + ".log"), binary=BIN, start=False)
-
-    def start(self):
-        super().start()
-        if wait_until_quiet(self.healthy, 20) is not True:
-            raise SystemExit(f"node {self.name} did not start:\n{self.log()}")
-        return self
-
-    def healthy(self):
-        if self.process.poll() is not None:
-            return "exited"
-        try:
-            return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200
-        except OSError:
-            return False
-
-    @property
-    def alive(self):
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self):
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self):
-        if self.alive:
-            super().stop(timeout=10)
-
-
-class Member:
-    """One client: every event it receives, with the monotonic time it arrived."""
+class Viewer(Member):
+    """A member with a home node, back only once the state after its welcome arrived."""
 
     def __init__(self, name, home):
-        self.name, self.home = name, home
-        self.events = []  # (monotonic seconds, event)
-        self.ws = None
-        self.reader = None
-        self.closed = None
-        self.resume = None
-        self.node = None
+        super().__init__(name)
+        self.home = home
 
-    async def connect(self, node, timeout=10):
+    async def arrive(self, node, timeout=10):
         """Connects to `node` and waits for the welcome and the state after it;
-        returns the time that state arrived. Raises on a refusal or a close."""
-        query = f"name={self.name}" + (f"&resume={self.resume}" if self.resume else "")
-        mark = len(self.events)
-        self.ws = await websockets.connect(f"{node.url}/rooms/{ROOM}?{query}", subprotocols=["cowatch.v1.json"],
-                                           open_timeout=timeout, max_size=None)
-        self.closed = None
-        self.node = node
-        self.reader = asyncio.ensure_future(self.read(self.ws))
+        returns the time that state arrived and the welcome. Raises on a refusal or a close."""
+        mark = await self.open(node, ROOM, timeout=timeout)
         deadline = time.monotonic() + timeout
         welcome = None
         while time.monotonic() < deadline:
-            for at, event in self.events[mark:]:
+            for index in range(mark, len(self.events)):
+                event = self.events[index]
                 if welcome is None and event["type"] == "welcome":
                     welcome = event
                 elif welcome is not None and event["type"] == "state":
                     self.resume = welcome["resume"]
-                    return at, welcome
+                    return self.arrivals[index], welcome
             if self.closed is not None:
                 raise ConnectionError(f"{self.name} closed by {node.name} with {self.closed}")
             await asyncio.sleep(0.002)
         raise TimeoutError(f"{self.name}: no welcome and state from {node.name} within {timeout} s")
-
-    async def read(self, ws):
-        try:
-            async for frame in ws:
-                self.events.append((time.monotonic(), json.loads(frame)))
-        except websockets.ConnectionClosed:
-            pass
-        self.closed = (ws.close_code, ws.close_reason)
-
-    async def wait_closed(self, timeout):
-        deadline = time.monotonic() + timeout
-        while self.closed is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.002)
-        if self.closed is None:
-            raise TimeoutError(f"{self.name} was not closed within {timeout} s")
-        return self.closed
-
-    async def close(self, code=1000):
-        """Closes: 1000 leaves the room for good; 1001 (a page reloading) keeps
-        the member through its resume grace."""
-        if self.ws:
-            await self.ws.close(code=code)
-            if self.reader:
-                await self.reader
-
-    def states(self):
-        return [event for _, event in self.events if event["type"] == "state"]
 
 
 async def written(database, members, timeout=10):
@@ -219,7 +120,7 @@ async def come_back(member, target, timeout=15):
     while True:
         attempts += 1
         try:
-            at, welcome = await member.connect(target, timeout=max(0.5, deadline - time.monotonic()))
+            at, welcome = await member.arrive(target, timeout=max(0.5, deadline - time.monotonic()))
             return at, closed, welcome, attempts
         except (OSError, websockets.InvalidStatus, websockets.InvalidHandshake, ConnectionError, TimeoutError) as error:
             if time.monotonic() > deadline:
@@ -230,10 +131,10 @@ async def come_back(member, target, timeout=15):
 async def scenario(nodes, database, kills):
     by_name = {node.name: node for node in nodes}
     names = ["alice", "bob", "carol", "dave", "erin", "frank"]
-    members = [Member(name, nodes[i % 3]) for i, name in enumerate(names)]
+    members = [Viewer(name, nodes[i % 3]) for i, name in enumerate(names)]
     # alice first, on n1: the room is created there and n1 owns it.
     for member in members:
-        await member.connect(member.home)
+        await member.arrive(member.home)
     alice = members[0]
     await alice.ws.send(f"/watch {MEDIA} Episode 1")
     await alice.ws.send("/play")
@@ -243,7 +144,7 @@ async def scenario(nodes, database, kills):
             if time.monotonic() > deadline:
                 raise SystemExit(f"{member.name} never saw the room playing")
             await asyncio.sleep(0.01)
-    ids = {member.name: [e for _, e in member.events if e["type"] == "welcome"][-1]["you"]["id"] for member in members}
+    ids = {member.name: [e for e in member.events if e["type"] == "welcome"][-1]["you"]["id"] for member in members}
     await written(database, members)
 
     first_back, all_back, failures = [], [], []
@@ -296,7 +197,7 @@ async def scenario(nodes, database, kills):
         for member in members:
             if member.home is owner:
                 await member.close(code=1001)
-                _, welcome = await member.connect(owner)
+                _, welcome = await member.arrive(owner)
                 if welcome["you"]["id"] != ids[member.name]:
                     failures.append((kill, [f"{member.name} moved back as {welcome['you']['id']}"]))
         await written(database, members)
@@ -318,7 +219,7 @@ def main():
                               capture_output=True, text=True).stdout.strip()
     nodes = []
     try:
-        nodes = [Node(n, database, folder).start() for n in (1, 2, 3)]
+        nodes = [measured_node(n, database, folder).start() for n in (1, 2, 3)]
         commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
         with open("/proc/loadavg") as loadavg:
             load = " ".join(loadavg.read().split()[:3])

@@ -17,7 +17,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from harness import free_port, wait_until
+from support.cluster import psql as run_psql
+from support.harness import answers, free_port, wait_until
 
 PG_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1] if Path("/usr/lib/postgresql").exists() else None
 AS_POSTGRES = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
@@ -69,10 +70,7 @@ class ReplicatedPostgres:
         return self
 
     def _etcd_up(self):
-        try:
-            return urllib.request.urlopen(f"http://127.0.0.1:{self.etcd_port}/health", timeout=1).status == 200
-        except OSError:
-            return False
+        return answers(f"http://127.0.0.1:{self.etcd_port}/health")
 
     def config(self, name):
         member = self.members[name]
@@ -212,9 +210,8 @@ class ReplicatedPostgres:
 
     def psql(self, name, sql, database="cowatch"):
         port = self.members[name]["port"]
-        return subprocess.run(["psql", "-qAt", f"postgres://postgres@127.0.0.1:{port}/{database}", "-c", sql],
-                              check=True, capture_output=True, text=True).stdout.strip()
+        return run_psql(f"postgres://postgres@127.0.0.1:{port}/{database}", sql)
 
     def query(self, sql):
         """On whichever server is the primary now."""
-        return subprocess.run(["psql", "-qAt", self.url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+        return run_psql(self.url, sql)

@@ -9,117 +9,23 @@ COWATCH_BIN names the cowatch binary.
 """
 import asyncio
 import json
-import os
-import secrets
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
 import pytest
 import websockets
 
-BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from harness import Serve, free_port, wait_until  # noqa: E402
-HERE = Path(__file__).resolve().parent
-LEASE = 1.5
-RELAY_TIMEOUT = 2
-URL = "https://example.org/episode-1.mp4"
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    folder = tempfile.mkdtemp(prefix="cowatch-cluster-pg-")
-    url = subprocess.run([str(HERE / "scratch_postgres.sh"), "start", folder], check=True,
-                         capture_output=True, text=True).stdout.strip()
-    yield Postgres(folder, url)
-    subprocess.run([str(HERE / "scratch_postgres.sh"), "stop", folder], check=False)
-
-
-class Postgres:
-    def __init__(self, folder, url):
-        self.folder, self.url = folder, url
-
-    def fresh(self):
-        name = "cluster_" + uuid.uuid4().hex[:12]
-        self.psql(self.url, f"CREATE DATABASE {name}")
-        return self.url.rsplit("/", 1)[0] + "/" + name
-
-    @staticmethod
-    def psql(url, sql):
-        return subprocess.run(["psql", "-qAt", url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
-
-    def restart(self):
-        subprocess.run([str(HERE / "scratch_postgres.sh"), "restart", self.folder], check=True)
-
-    def stop(self):
-        subprocess.run([str(HERE / "scratch_postgres.sh"), "stop", self.folder], check=True)
-
-    def resume(self):
-        subprocess.run([str(HERE / "scratch_postgres.sh"), "resume", self.folder], check=True)
-
-
-def cluster_secret_file():
-    """The secret every node of a test's cluster shares (cluster-secret-file), made once per run."""
-    global _SECRET_FILE
-    if _SECRET_FILE is None:
-        handle, _SECRET_FILE = tempfile.mkstemp(prefix="cowatch-cluster-", suffix=".secret")
-        os.write(handle, secrets.token_hex(32).encode())
-        os.close(handle)
-    return _SECRET_FILE
-
-
-_SECRET_FILE = None
-
-
-class Node(Serve):
-    def __init__(self, number, database, lease=None):
-        lease = LEASE if lease is None else lease
-        self.number, self.database = number, database
-        port = free_port()
-        # The nodes' WebSocket base (in place of Serve.url: what every test here uses).
-        self.url = f"ws://127.0.0.1:{port}"
-        self.data = tempfile.mkdtemp(prefix=f"cowatch-node{number}-")
-        log = tempfile.NamedTemporaryFile(prefix=f"cowatch-node{number}-", suffix=".log", delete=False)
-        log.close()
-        super().__init__("--store", "postgres", "--database-url", database, "--node-id", f"n{number}",
-                         "--advertise-url", self.url, "--trusted-proxies", "127.0.0.1", "--lease-seconds", str(lease),
-                         "--media-check", "false", "--data-dir", self.data, "--shutdown-grace", "1",
-                         "--relay-timeout", str(RELAY_TIMEOUT), "--cluster-secret-file", cluster_secret_file(),
-                         port=port, log_path=log.name, start=False)
-
-    def start(self):
-        super().start()
-        wait_until(self.healthy, 20, f"node {self.number} healthy (its log: {self.log_path})")
-        return self
-
-    def healthy(self):
-        try:
-            return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status == 200
-        except OSError:
-            return False
-
-    def health(self):
-        return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2).read().decode()
-
-    def metric(self, name):
-        text = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2).read().decode()
-        for line in text.splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-        return None
-
-    def stop(self):
-        self.kill()
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.cluster import LEASE, RELAY_TIMEOUT, URL, Member, Node, alice_and_bob, members_on, playing, postgres, psql, until  # noqa: E402,F401  (postgres: a fixture)
+from support.harness import Serve, free_port, wait_until  # noqa: E402
 
 
 @pytest.fixture
-def cluster(postgres):
+def cluster(postgres):  # noqa: F811
     database = postgres.fresh()
     nodes = [Node(n, database).start() for n in (1, 2, 3)]
     yield database, nodes
@@ -127,97 +33,17 @@ def cluster(postgres):
         node.stop()
 
 
-class Member:
-    """One client: every event it receives, kept in order, read in the background."""
-
-    def __init__(self, name):
-        self.name = name
-        self.events = []
-        self.closed = None
-        self.ws = None
-        self.reader = None
-        self.resume = None
-        self.id = None
-
-    async def connect(self, node, room, query=""):
-        params = f"name={self.name}" + (f"&resume={self.resume}" if self.resume else "") + (f"&{query}" if query else "")
-        self.ws = await websockets.connect(f"{node.url}/rooms/{room}?{params}", subprotocols=["cowatch.v1.json"],
-                                           open_timeout=10, max_size=None)
-        self.closed = None
-        self.reader = asyncio.ensure_future(self.read(self.ws))
-        welcome = await self.wait(lambda e: e["type"] == "welcome", timeout=10, since=len(self.events))
-        self.resume = welcome["resume"]
-        self.id = welcome["you"]["id"]
-        return welcome
-
-    async def read(self, ws):
-        try:
-            async for frame in ws:
-                self.events.append(json.loads(frame))
-        except websockets.ConnectionClosed:
-            pass
-        self.closed = (ws.close_code, ws.close_reason)
-
-    async def send(self, line):
-        await self.ws.send(line)
-
-    async def wait(self, predicate, timeout=5, since=0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for event in self.events[since:]:
-                if predicate(event):
-                    return event
-            await asyncio.sleep(0.01)
-        raise AssertionError(f"{self.name}: nothing matched within {timeout} s; last events: {self.events[-5:]}")
-
-    async def wait_closed(self, timeout=5):
-        deadline = time.monotonic() + timeout
-        while self.closed is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
-        assert self.closed is not None, f"{self.name} was not closed within {timeout} s"
-        return self.closed
-
-    def states(self):
-        return [e for e in self.events if e["type"] == "state"]
-
-    async def close(self):
-        """Leaves for good (1000)."""
-        if self.ws:
-            await self.ws.close()
-
-    async def go_away(self):
-        """Closes as a tab that closes or reloads (1001): the member keeps its resume grace."""
-        if self.ws:
-            await self.ws.close(code=1001)
-
-
-def playing(e):
-    return e["type"] == "state" and e["playback"]["status"] == "playing"
-
-
 def run(coroutine):
     asyncio.run(asyncio.wait_for(coroutine, 120))
 
 
 def lease_row(database, room):
-    return Postgres.psql(database, f"SELECT node, epoch FROM room_leases WHERE room = '{room}'")
-
-
-async def until(check, what, timeout=10):
-    """Polls `check` until it gives something true, or fails after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout} s")
-        await asyncio.sleep(0.05)
+    return psql(database, f"SELECT node, epoch FROM room_leases WHERE room = '{room}'")
 
 
 def kept_snapshot(database, room):
     """The room's snapshot as the database holds it, or None."""
-    kept = Postgres.psql(database, f"SELECT snapshot FROM rooms WHERE name = '{room}'")
+    kept = psql(database, f"SELECT snapshot FROM rooms WHERE name = '{room}'")
     return json.loads(kept) if kept else None
 
 
@@ -229,7 +55,7 @@ async def written(database, room, predicate, what):
 
 async def lease_lapsed(database, room):
     """Waits until the room's lease has run out in the database's own clock."""
-    await until(lambda: Postgres.psql(database, f"SELECT expires_at < now() FROM room_leases WHERE room = '{room}'") == "t",
+    await until(lambda: psql(database, f"SELECT expires_at < now() FROM room_leases WHERE room = '{room}'") == "t",
                 f"lapsed lease of {room}", timeout=LEASE * 4)
 
 
@@ -237,10 +63,7 @@ def test_members_on_three_nodes_see_the_same_states(cluster):
     database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob, carol = Member("alice"), Member("bob"), Member("carol")
-        await alice.connect(n1, "spread")
-        await bob.connect(n2, "spread")
-        await carol.connect(n3, "spread")
+        alice, bob, carol = await members_on("spread", n1, n2, n3)
         assert lease_row(database, "spread") == "n1|1"
         assert "relayed members: 1" in n2.health() and "relayed members: 1" in n3.health()
         assert "rooms owned: 1" in n1.health()
@@ -364,10 +187,7 @@ def test_kill_9_of_the_owner_mid_playback(cluster):
     database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob, carol = Member("alice"), Member("bob"), Member("carol")
-        await alice.connect(n1, "failover")
-        await bob.connect(n2, "failover")
-        await carol.connect(n3, "failover")
+        alice, bob, carol = await members_on("failover", n1, n2, n3)
         await alice.send(f"/watch {URL} Episode 1")
         await carol.wait(lambda e: e["type"] == "state" and e["session"])
         await alice.send("/seek 0:30")
@@ -418,7 +238,7 @@ def test_a_paused_owner_steps_down_and_writes_nothing(cluster):
         await lease_lapsed(database, "paused")
         await dave.connect(n3, "paused")  # node 3 takes the lapsed lease
         assert lease_row(database, "paused") == "n3|2"
-        kept = Postgres.psql(database, "SELECT snapshot FROM rooms WHERE name = 'paused'")
+        kept = psql(database, "SELECT snapshot FROM rooms WHERE name = 'paused'")
         await alice.send("/pause")  # waits in node 1's socket while it is stopped
         n1.signal(signal.SIGCONT)
         code, _ = await alice.wait_closed(timeout=5)
@@ -427,7 +247,7 @@ def test_a_paused_owner_steps_down_and_writes_nothing(cluster):
         # (no batching delay), so a write it made for /pause would land well
         # within this second. The time is the window the check looks through.
         await asyncio.sleep(1)
-        assert Postgres.psql(database, "SELECT snapshot FROM rooms WHERE name = 'paused'") == kept
+        assert psql(database, "SELECT snapshot FROM rooms WHERE name = 'paused'") == kept
         assert json.loads(kept)["state"]["playback"]["status"] == "playing"
         assert lease_row(database, "paused") == "n3|2"
         assert n1.metric("cowatch_cluster_rooms_lost_total") >= 1
@@ -444,12 +264,8 @@ def test_a_paused_owners_relayed_members_are_told_to_reconnect(cluster):
     database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "silent")
-        await bob.connect(n2, "silent")
+        alice, bob = await alice_and_bob(n1, n2, "silent")
         assert n2.metric("cowatch_cluster_relay_links_out") == 1
-        await alice.send(f"/watch {URL} Episode 1")
-        await bob.wait(lambda e: e["type"] == "state" and e["session"])
         await written(database, "silent", lambda kept: kept["state"]["session"] is not None, "the session")
         n1.signal(signal.SIGSTOP)
         try:
@@ -470,12 +286,7 @@ def test_sigterm_hands_rooms_over(cluster):
     database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "drained")
-        await bob.connect(n2, "drained")
-        await alice.send(f"/watch {URL} Episode 1")
-        await alice.send("/play")
-        await bob.wait(playing)
+        alice, bob = await alice_and_bob(n1, n2, "drained", play=True)
         ids = (alice.id, bob.id)
         n1.signal(signal.SIGTERM)
         for member in (alice, bob):
@@ -511,11 +322,7 @@ def test_the_database_restarted_under_a_running_cluster(cluster, postgres):
                 await asyncio.sleep(0.3)
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "restart")
-        await bob.connect(n2, "restart")
-        await alice.send(f"/watch {URL} Episode 1")
-        await bob.wait(lambda e: e["type"] == "state" and e["session"])
+        alice, bob = await alice_and_bob(n1, n2, "restart")
         ids = (alice.id, bob.id)
         lost = n1.metric("cowatch_cluster_rooms_lost_total")
         postgres.restart()
@@ -536,7 +343,7 @@ def test_the_database_restarted_under_a_running_cluster(cluster, postgres):
         await bob.wait(playing, since=mark, timeout=10)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            kept = Postgres.psql(database, "SELECT snapshot FROM rooms WHERE name = 'restart'")
+            kept = psql(database, "SELECT snapshot FROM rooms WHERE name = 'restart'")
             if json.loads(kept)["state"]["playback"]["status"] == "playing":
                 break
             await asyncio.sleep(0.2)
@@ -562,12 +369,7 @@ def test_the_database_away_rooms_are_held_then_go_on(cluster, postgres):
     said = "said as the database went"
 
     async def scenario():
-        alice, bob = Member("alice"), Member("bob")
-        await alice.connect(n1, "held")
-        await bob.connect(n2, "held")
-        await alice.send(f"/watch {URL} Episode 1")
-        await alice.send("/play")
-        await bob.wait(playing)
+        alice, bob = await alice_and_bob(n1, n2, "held", play=True)
         await written(database, "held", lambda kept: kept["state"]["playback"]["status"] == "playing", "playing")
         lease = lease_row(database, "held")
         postgres.stop()
@@ -600,7 +402,7 @@ def test_the_database_away_rooms_are_held_then_go_on(cluster, postgres):
         mark = len(bob.events)
         await alice.send("/pause")
         await bob.wait(lambda e: e["type"] == "state" and e["playback"]["status"] == "paused", since=mark)
-        await until(lambda: said in Postgres.psql(database, "SELECT line FROM chat WHERE room = 'held'"),
+        await until(lambda: said in psql(database, "SELECT line FROM chat WHERE room = 'held'"),
                     "the line shown as the database went, written", timeout=15)
         assert alice.closed is None and bob.closed is None
         for member in (alice, bob):

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_cluster import Node, postgres  # noqa: E402,F401  (postgres: a fixture)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.cluster import Node, postgres  # noqa: E402,F401  (postgres: a fixture)
 
 BIN = os.path.abspath(os.environ.get("COWATCH_BIN", ".build/debug/cowatch"))
 NODES = int(os.environ.get("COWATCH_LOAD_NODES", "6"))

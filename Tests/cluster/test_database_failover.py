@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 import websockets
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from replicated_postgres import ReplicatedPostgres  # noqa: E402
-from test_cluster import URL, Member, Node, playing, until  # noqa: E402
+from support.cluster import URL, Member, Node, playing, until  # noqa: E402
 
 FAILOVERS = int(os.environ.get("COWATCH_DB_FAILOVERS", "2"))
 CONFIGS = os.environ.get("COWATCH_DB_FAILOVER_CONFIGS", "async-1.5").split(",")

@@ -28,10 +28,10 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-import media_server  # noqa: E402
-from harness import Serve, free_port, wait_until  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.harness import Serve, free_port, wait_until  # noqa: E402
+from support.media_server import MediaServer  # noqa: E402
+from support.mpv import make_clip  # noqa: E402
 
 BIN = os.path.abspath(os.environ.get("COWATCH_BIN", ".build/debug/cowatch"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,24 +168,16 @@ def site():
     media_dir = Path(folder) / "media"
     media_dir.mkdir()
     clip = media_dir / "clip.mp4"
-    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y",
-                    "-f", "lavfi", "-i", "testsrc2=size=160x90:rate=25:duration=30",
-                    "-f", "lavfi", "-i", "sine=frequency=440:duration=30",
-                    "-c:v", "libx264", "-preset", "veryfast", "-crf", "35", "-g", "25", "-pix_fmt", "yuv420p",
-                    "-c:a", "aac", "-shortest", "-movflags", "+faststart", str(clip)], check=True, timeout=120)
-    media_port = free_port()
-    handler = lambda *a, **k: media_server.RangeRequestHandler(*a, directory=str(media_dir), **k)  # noqa: E731
-    media = media_server.QuietServer(("127.0.0.1", media_port), handler)
-    threading.Thread(target=media.serve_forever, daemon=True).start()
+    make_clip(clip, 30, fps=25, size="160x90", crf=35)
     tls_port, http_port = free_port(), free_port()
-    server = Serve("--store", "memory", "--media-check-private", "true", "--trusted-proxies", "127.0.0.1",
-                   "--allowed-hosts", "localhost", binary=BIN, log_path=os.path.join(folder, "server.log"))
-    nginx = Nginx(folder, server.port, tls_port, http_port)
-    yield {"ca": ca, "folder": Path(folder), "tls": tls_port, "plain": server.port, "server": server,
-           "media": f"http://127.0.0.1:{media_port}/clip.mp4"}
-    nginx.stop()
-    server.stop()
-    media.shutdown()
+    with MediaServer(media_dir) as media:
+        server = Serve("--store", "memory", "--media-check-private", "true", "--trusted-proxies", "127.0.0.1",
+                       "--allowed-hosts", "localhost", binary=BIN, log_path=os.path.join(folder, "server.log"))
+        nginx = Nginx(folder, server.port, tls_port, http_port)
+        yield {"ca": ca, "folder": Path(folder), "tls": tls_port, "plain": server.port, "server": server,
+               "media": media.url("clip.mp4")}
+        nginx.stop()
+        server.stop()
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from harness import Serve  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.harness import Serve  # noqa: E402
 
 
 def serve_for_browsers(binary, web_root=None, extra_args=(), port=0):

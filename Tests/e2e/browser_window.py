@@ -2,25 +2,19 @@
 (Window), and the reading every measurement is made of: each page's clock and
 video.currentTime read together (READ_JS, read_all)."""
 
-import shutil
 import sys
-import tempfile
+from pathlib import Path
 
 try:
-    from selenium import webdriver
-    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 except ImportError:  # commands/e2e installs it
     sys.exit("e2e: the selenium package is missing (python3 -m pip install selenium)")
 
-CHROME_FLAGS = [
-    "--headless=new", "--no-sandbox", "--mute-audio", "--autoplay-policy=no-user-gesture-required",
-    "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-    "--disable-backgrounding-occluded-windows",
-    "--disable-gpu", "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-    "--disable-dev-shm-usage", "--window-size=1280,900",
-]
+import png  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.browser import UNTHROTTLED, WINDOW, Chromium  # noqa: E402
 
 
 READ_JS = """
@@ -50,12 +44,6 @@ return {
 """
 
 
-# Flags that keep a hidden page's timers and renderer at full speed; chromedriver
-# adds the first two of its own accord.
-UNTHROTTLED_FLAGS = ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-                     "--disable-backgrounding-occluded-windows"]
-
-
 class Window:
     """One browser process with one driver session, showing the room page.
 
@@ -70,21 +58,11 @@ class Window:
                  driver_port=0):
         self.label = label
         self.clock_shift_ms = clock_shift_ms
-        options = webdriver.ChromeOptions()
-        options.binary_location = binary or shutil.which("chromium") or "/usr/bin/chromium"
-        self.profile = tempfile.mkdtemp(prefix=f"cowatch-e2e-{label}-")
-        flags = [f for f in CHROME_FLAGS if autoplay or not f.startswith("--autoplay-policy")]
-        if not autoplay:
-            flags.append("--autoplay-policy=document-user-activation-required")
-        if throttled:
-            flags = [f for f in flags if f not in UNTHROTTLED_FLAGS]
-            options.add_experimental_option("excludeSwitches", [f[2:] for f in UNTHROTTLED_FLAGS])
-        for flag in flags + list(extra_flags) + [f"--user-data-dir={self.profile}"]:
-            options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver", port=driver_port)
-        self.driver = webdriver.Chrome(options=options, service=service)
-        self.driver.set_script_timeout(10)
+        self.chromium = Chromium(WINDOW + UNTHROTTLED + list(extra_flags), profile_prefix=f"cowatch-e2e-{label}-",
+                                autoplay=True if autoplay else False, console=True, throttled=throttled,
+                                binary=binary, driver_port=driver_port, script_timeout=10)
+        self.driver = self.chromium.driver
+        self.profile = self.chromium.profile
 
     def open(self, url):
         self.driver.get(url)
@@ -99,6 +77,16 @@ class Window:
             "const done = arguments[arguments.length - 1];"
             "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));")
 
+    def region(self, screenshot, element_id, step=4):
+        """What `screenshot` (a PNG of this window) shows where element
+        `element_id` is: the luma's mean and variance and how many coarse colours
+        (png.region_stats), and the element's width and height (CSS px)."""
+        left, top, width, height, ratio = self.js(
+            "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+            " return [r.left, r.top, r.width, r.height, window.devicePixelRatio];", element_id)
+        return (*png.region_stats(screenshot, left * ratio, top * ratio, width * ratio, height * ratio, step=step),
+                width, height)
+
     def read(self):
         reading = self.js(READ_JS)
         if self.clock_shift_ms:
@@ -111,17 +99,10 @@ class Window:
         field.send_keys(line, Keys.ENTER)
 
     def console_errors(self):
-        try:
-            return [e["message"] for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
-        except WebDriverException:
-            return []
+        return self.chromium.console_messages("SEVERE")
 
     def close(self):
-        try:
-            self.driver.quit()
-        except Exception:  # noqa: BLE001 - best effort at the end
-            pass
-        shutil.rmtree(self.profile, ignore_errors=True)
+        self.chromium.close()
 
 
 def read_all(windows):

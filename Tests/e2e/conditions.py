@@ -47,7 +47,6 @@ import statistics
 import sys
 import tempfile
 import time
-import traceback
 import zlib
 from pathlib import Path
 
@@ -57,12 +56,12 @@ from delay_proxy import CONDITIONS as NETWORKS
 from delay_proxy import Direction, ThreadedDelayProxy
 from figures import machine_description
 from measure import TARGETS, percentile, spread_ms
-from media_server import MediaServer, RangeRequestHandler
-from report import Failure, log
+from report import Failure, failure_words, log
 from room_run import RoomRun
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from records import record_blocks  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.media_server import MediaServer, RangeRequestHandler  # noqa: E402
+from support.records import record_blocks  # noqa: E402
 
 NAMES = ["baseline", "wan-20", "wan-60", "wan-120", "lossy", "mixed-wan", "skewed-clocks", "one-browser",
          "one-browser-windows", "browsers-screen", "slow-viewer-continue", "slow-viewer-wait", "hidden-window"]
@@ -140,14 +139,15 @@ def shifted_chromium(folder, shift_s):
 
 class TabWindow(Window):
     """One of several windows of one browser process, driven by one session:
-    every call first switches the session to this window. The first window's
-    close() quits the browser."""
+    every call first switches the session to this window. The first window
+    holds the browser (`chromium`): its close() quits it."""
 
-    def __init__(self, label, driver, handle, profile=None):
+    def __init__(self, label, driver, handle, chromium=None):
         self.label = label
         self.driver = driver
         self.handle = handle
-        self.profile = profile
+        self.chromium = chromium
+        self.profile = chromium.profile if chromium else None
         self.clock_shift_ms = 0.0
 
     def focus(self):
@@ -172,14 +172,14 @@ class TabWindow(Window):
         return super().console_errors()
 
     def close(self):
-        if self.profile:
+        if self.chromium:
             super().close()
 
 
 def one_browser_windows(labels):
     first = Window(labels[0])
     driver = first.driver
-    windows = [TabWindow(labels[0], driver, driver.current_window_handle, first.profile)]
+    windows = [TabWindow(labels[0], driver, driver.current_window_handle, first.chromium)]
     for label in labels[1:]:
         driver.switch_to.new_window("window")
         windows.append(TabWindow(label, driver, driver.current_window_handle))
@@ -242,13 +242,8 @@ class ConditionRun(RoomRun):
 
     def start_spread(self, windows=None, after_seq=None):
         windows = windows or self.windows
-
-        def started(readings):
-            seqs = {r["seq"] for r in readings}
-            return (len(seqs) == 1 and (after_seq is None or readings[0]["seq"] > after_seq)
-                    and readings[0]["playback"]["status"] == "playing")
-        readings = self.wait(started, 20, "the coordinated start", windows)
-        return self.measure_start(windows, readings[0]["playback"], readings[0]["t"])
+        reading = self.coordinated_start(windows, after_seq)
+        return self.measure_start(windows, reading["playback"], reading["t"])
 
     def measure_start(self, windows, playback, seen):
         """Reads every window 150 ms after `at` and extrapolates back to when each
@@ -308,23 +303,12 @@ def scripted(run):
     media_url = run.media.url("timecode.mp4")
     a.type(f"/watch {media_url} Test pattern")
     run.measure("/watch (paused at 0)", "paused")
-    seq = run.seq()
-    a.type("/play")
-    start = run.start_spread(after_seq=seq)
-    run.measure("/play (coordinated start)", "playing", start=start)
+    run.measure_started(a, "/play", "/play (coordinated start)")
     time.sleep(3)  # time on purpose: how far apart the videos drift while playing on
     run.measure("playing 3 s later", "playing")
-    seq = run.seq()
-    b.type("/seek 60")
-    start = run.start_spread(after_seq=seq)
-    run.measure("/seek 60 while playing", "playing", start=start)
-    c.type("/pause")
-    run.wait(run.everyone("paused"), 10, "the pause")
-    run.measure("/pause", "paused")
-    seq = run.seq()
-    a.type("/play")
-    start = run.start_spread(after_seq=seq)
-    run.measure("/play again", "playing", start=start)
+    run.measure_started(b, "/seek 60", "/seek 60 while playing")
+    run.measure_typed(c, "/pause", "/pause", "paused", run.everyone("paused"), "the pause")
+    run.measure_started(a, "/play", "/play again")
     time.sleep(3)  # time on purpose, as above
     run.measure("playing 3 s later", "playing")
     for _ in range(run.extra_starts):
@@ -482,10 +466,7 @@ def hidden_window(run):
     a, b, c = run.windows
     a.type(f"/watch {run.media.url('timecode.mp4')} Test pattern")
     run.measure("/watch (paused at 0)", "paused")
-    seq = run.seq()
-    a.type("/play")
-    start = run.start_spread(after_seq=seq)
-    run.measure("/play (coordinated start)", "playing", start=start)
+    run.measure_started(a, "/play", "/play (coordinated start)")
     # A 50 ms interval in C's page: the gaps between its ticks show whether the
     # hidden page's timers were throttled; each tick notes the video too.
     c.js("""window.e2eTicks = [];
@@ -662,10 +643,8 @@ def run_condition(name, args, binary, media):
             run.offsets = offsets(run, offsets_true)
             if run.networks:
                 network_figures(run)
-        except Failure as error:
-            failed = str(error)
         except Exception as error:  # noqa: BLE001 - report and fail, never hang
-            failed = f"{type(error).__name__}: {error}\n{traceback.format_exc()}"
+            failed = failure_words(error)
         finally:
             errors = []
             for window in run.windows:

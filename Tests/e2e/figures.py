@@ -3,12 +3,15 @@ the "## Browser" section of docs/benchmarks.md."""
 
 import os
 import platform
-import re
 import subprocess
+import sys
 from pathlib import Path
 
 from measure import CI_BOUNDS, SAMPLE_GAP_S, SAMPLES, SETTLE_S, TARGETS
 from report import log
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.records import record_section  # noqa: E402
 
 
 def machine_description(load_before):
@@ -74,13 +77,5 @@ def record(path, summary):
         "server and the test) do not fail it; the figures above are the ones that count.",
         "",
     ]
-    section = "\n".join(lines)
-    path = Path(path)
-    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
-    match = re.search(r"^## Browser\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-    if match:
-        text = text[:match.start()] + section + ("\n" if match.end() < len(text) else "") + text[match.end():]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    record_section(path, "\n".join(lines))
     log(f"recorded: {path}")

@@ -17,7 +17,6 @@ and the spread is max - min, as Tests/e2e/run_e2e.py measures files.
 
 import argparse
 import json
-import re
 import statistics
 import subprocess
 import sys
@@ -28,12 +27,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from live_stream import LiveStream, PLAYLIST_SEGMENTS, SEGMENT_SECONDS  # noqa: E402
 from browser_server import serve_for_browsers  # noqa: E402
 from browser_window import Window  # noqa: E402
 from figures import machine_description  # noqa: E402
 from report import Failure, log  # noqa: E402
+from support.harness import settled, wait_until  # noqa: E402
+from support.records import record_section  # noqa: E402
 
 REPO = HERE.parent.parent
 SETTLE_S = 1.0
@@ -87,35 +89,29 @@ class LiveRun:
             raise Failure(what)
 
     def wait(self, predicate, what, windows=None, timeout=WAIT_S):
-        end = time.monotonic() + timeout
-        readings = None
-        while time.monotonic() < end:
-            readings = self.read(windows)
-            if predicate(readings):
-                return readings
-            time.sleep(0.1)
-        detail = json.dumps([{k: r.get(k) for k in ("seq", "mode", "detail", "position", "paused", "readyState", "joining",
-                                                    "running", "suspensions")} for r in (readings or [])])
-        for w in (windows or self.windows):
-            log(f"    {w.label}: " + " | ".join(w.js("return window.cowatch.sync.history.slice(-12)")))
-        raise Failure(f"timed out waiting for {what}: {detail}")
+        seen = []
+
+        def check():
+            seen[:] = self.read(windows)
+            return seen[:] if predicate(seen) else None
+
+        def failure():
+            detail = json.dumps([{k: r.get(k) for k in ("seq", "mode", "detail", "position", "paused", "readyState",
+                                                        "joining", "running", "suspensions")} for r in seen])
+            for w in (windows or self.windows):
+                log(f"    {w.label}: " + " | ".join(w.js("return window.cowatch.sync.history.slice(-12)")))
+            return Failure(f"timed out waiting for {what}: {detail}")
+        return wait_until(check, timeout, what, interval=0.1, failure=failure)
 
     def settled(self, status, windows=None):
-        def predicate(readings):
-            seqs = {r["seq"] for r in readings}
-            if len(seqs) != 1 or None in seqs:
-                return False
-            for r in readings:
-                if not r["playback"] or r["playback"]["status"] != status or r["suspensions"]:
-                    return False
-                if r["position"] is None or r["readyState"] < 2 or r["joining"]:
-                    return False
-                if status == "playing" and (r["mode"] != "playing" or r["paused"] or not r["running"]):
-                    return False
-                if status != "playing" and not r["paused"]:
-                    return False
-            return True
-        return self.wait(predicate, f"every window to settle {status}", windows)
+        """Every window shows the same latest state with `status`, a frame to
+        show, and its player applied (harness.settled)."""
+        def view(r):
+            return {"seq": r["seq"], "status": (r["playback"] or {}).get("status"),
+                    "busy": r["suspensions"] or r["position"] is None or r["readyState"] < 2 or r["joining"],
+                    "running": r["mode"] == "playing" and not r["paused"] and r["running"], "held": r["paused"]}
+        return self.wait(lambda readings: settled([view(r) for r in readings], status),
+                         f"every window to settle {status}", windows)
 
     def measure(self, name, status, windows=None, note=""):
         windows = windows or self.windows
@@ -218,15 +214,7 @@ def record(path, summary):
         lines.append(f"| {row['transition']} | {row['windows']} | {row['status']} | {row['median']:.1f} ms | "
                      f"{row['max']:.1f} ms | {row['settle']:.1f} s |")
     lines += ["", f"Checks: {summary['checks']}.", ""]
-    section = "\n".join(lines)
-    path = Path(path)
-    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
-    match = re.search(r"^## Browser: an HLS live stream\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-    if match:
-        text = text[:match.start()] + section + ("\n" if match.end() < len(text) else "") + text[match.end():]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    record_section(path, "\n".join(lines))
     log(f"recorded: {path}")
 
 

@@ -3,7 +3,7 @@
 ffmpeg reads a test pattern in real time (`-re`), burns in its own clock and
 frame number, and writes a live playlist (`live.m3u8`) of one-second segments,
 keeping the last few and deleting older ones, as a live origin does. The
-directory is served by media_server.py (Range-capable, CORS open so that the
+directory is served by Tests/support/media_server.py (Range-capable, CORS open so that the
 test can read frames into a canvas) with the media types HLS players expect.
 
     with LiveStream(directory) as live:
@@ -14,10 +14,12 @@ test can read frames into a canvas) with the media types HLS players expect.
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from media_server import MediaServer, RangeRequestHandler
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.media_server import MediaServer, RangeRequestHandler  # noqa: E402
 
 SEGMENT_SECONDS = 1  # -hls_time: the playlist's target duration
 PLAYLIST_SEGMENTS = 6  # -hls_list_size: how many segments the playlist lists

@@ -5,9 +5,7 @@ and the screenshot of the host's member list."""
 import re
 import time
 import urllib.parse
-from pathlib import Path
 
-import png
 from browser_window import By
 from page_js import CLOSED_JS, LOG_JS, MEMBERS_JS
 from report import log
@@ -21,11 +19,9 @@ class Moderation:
         with a reason, and the kicked browser refused when it comes back under
         another name: windows A (the creator) and B, moved to a room of their own
         once the measurements are done."""
-        a, b = self.windows[:2]
         room = "mod-e2e"
-        room_url = self.server.url(f"/rooms/{room}")
+        a, b, room_url = self.room_of_their_own(room, "moderation")
         started = time.monotonic()
-        log(f"moderation (room {room}):")
 
         a.open(f"{room_url}?name=alice")
         notice = self.wait_js(a, """const box = document.querySelector('#secrets .secret.owner input');
@@ -102,14 +98,8 @@ class Moderation:
         """The host's window: the member list with mute (now unmute), kick and ban."""
         window.js("document.getElementById('chat-input').blur()")
         data = window.driver.get_screenshot_as_png()
-        rect = window.js("""const r = document.getElementById('members').getBoundingClientRect();
-                            return [r.left, r.top, r.width, r.height, window.devicePixelRatio];""")
-        left, top, width, height, ratio = rect
-        _, variance, colours = png.region_stats(data, left * ratio, top * ratio, width * ratio, height * ratio, step=1)
+        _, variance, colours, width, height = window.region(data, "members", step=1)
         self.check(width > 0 and height > 0 and variance > 50 and colours > 4,
                    f"the moderation screenshot's member list is not blank (luma variance {variance:.0f}, {colours} colours)")
         self.moderation_png = data
-        if self.args.moderation_screenshot:
-            Path(self.args.moderation_screenshot).parent.mkdir(parents=True, exist_ok=True)
-            Path(self.args.moderation_screenshot).write_bytes(data)
-            log(f"  screenshot: {self.args.moderation_screenshot}")
+        self.keep_screenshot(data, self.args.moderation_screenshot, f"  screenshot: {self.args.moderation_screenshot}")

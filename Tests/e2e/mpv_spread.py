@@ -3,7 +3,7 @@
 `cowatch watch` with a real, headless mpv keeps with two headless Chromium
 windows in one room.
 
-A real `cowatch serve`, the range server of Tests/e2e/media_server.py with a
+A real `cowatch serve`, the range server of Tests/support/media_server.py with a
 clip that has sound (mpv's smooth position is its audio's), two Chromium
 windows (each its own browser process, as Tests/e2e/run_e2e.py opens them) and
 `cowatch watch ROOM --mpv-option vo=null --mpv-option ao=null` on one room. The
@@ -53,24 +53,23 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "mpv"))
+sys.path.insert(0, str(HERE.parent))
 REPO = HERE.parent.parent
 
 from browser_server import serve_for_browsers  # noqa: E402
 from browser_window import Window  # noqa: E402
 from figures import machine_description  # noqa: E402
 from measure import SAMPLE_GAP_S, SETTLE_S  # noqa: E402
-from media_server import MediaServer, RangeRequestHandler  # noqa: E402
-from report import Failure, log  # noqa: E402
+from support.media_server import MediaServer, RangeRequestHandler  # noqa: E402
+from report import Failure, failure_words, log  # noqa: E402
 from room_run import RoomRun  # noqa: E402
 from timecode_media import make_media  # noqa: E402
-from test_mpv_player import MpvIPC  # noqa: E402  - a second client of mpv's IPC socket
-from records import record_blocks  # noqa: E402  (Tests/support, on the path through test_mpv_player)
+from support.mpv import Watcher  # noqa: E402
+from support.records import record_blocks  # noqa: E402
 
 ROUNDS = 20  # per transition: two seconds at SAMPLE_GAP_S, as the issue's own measurement
 MPV_SAMPLE_RTT_MS = 4.0  # an mpv reading whose round trip is slower is taken again
@@ -92,33 +91,12 @@ def describe(values):
     return {"median": statistics.median(values), "p95": percentile(values, 0.95), "max": max(values), "n": len(values)}
 
 
-class Mpv:
-    """`cowatch watch` starting a headless mpv, and this harness's own IPC
-    connection to that mpv."""
+class Mpv(Watcher):
+    """`cowatch watch` starting a headless mpv (support/mpv.py), and this
+    harness's readings of it over its own IPC connection."""
 
     def __init__(self, binary, room_url, folder):
-        self.folder = Path(folder)
-        tmp = self.folder / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        self.log_path = self.folder / "watch.log"
-        self.log_file = open(self.log_path, "wb")
-        self.process = subprocess.Popen(
-            [binary, "watch", room_url, "--name", "mpv", "--verbose",
-             "--mpv-option", "vo=null", "--mpv-option", "ao=null"],
-            stdout=self.log_file, stderr=subprocess.STDOUT, env={**os.environ, "TMPDIR": f"{tmp}/"})
-        # cowatch names its socket after its process id (WatchCommand.swift).
-        path = tmp / f"cowatch-mpv-{self.process.pid}.sock"
-        self.ipc = None
-        deadline = time.monotonic() + 20
-        while self.ipc is None:
-            if self.process.poll() is not None:
-                raise Failure(f"cowatch watch exited ({self.process.returncode}):\n{self.log_tail()}")
-            if time.monotonic() > deadline:
-                raise Failure(f"mpv's socket did not open within 20 s:\n{self.log_tail()}")
-            try:
-                self.ipc = MpvIPC(str(path))
-            except OSError:
-                time.sleep(0.05)
+        super().__init__(folder, room_url, "mpv", "--verbose", binary=binary)
 
     def get(self, name):
         return self.ipc.get(name)
@@ -132,20 +110,10 @@ class Mpv:
         return message.get("data"), (sent + received) / 2 * 1000
 
     def log_tail(self, lines=30):
-        self.log_file.flush()
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(self.output().splitlines()[-lines:])
 
     def close(self):
-        if self.ipc:
-            self.ipc.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log_file.close()
+        self.stop()
 
 
 def timeline(playback, at_ms):
@@ -171,10 +139,7 @@ def clock_offset(window):
 
 class Scenario:
     def __init__(self, server, media, args, number):
-        self.server = server
-        self.media = media
-        self.args = args
-        self.number = number
+        self.server, self.media, self.args, self.number = server, media, args, number
         self.room = f"mpv-among-windows-{number}"
         self.run = RoomRun(server, media, args)  # the windows' waits and settling
         self.run.room = self.room
@@ -361,10 +326,8 @@ class Scenario:
             self.check(not late, "every coordinated start found every player playing 150 ms after `at`"
                        + (f" (late: {', '.join(late)})" if late else ""))
             return None
-        except Failure as error:
-            return str(error)
         except Exception as error:  # noqa: BLE001 - report and fail, never hang
-            return f"{type(error).__name__}: {error}\n{traceback.format_exc()}"
+            return failure_words(error)
         finally:
             if self.mpv:
                 self.mpv.close()

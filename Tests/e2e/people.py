@@ -7,7 +7,6 @@ import json
 import time
 from pathlib import Path
 
-import png
 from browser_window import By
 from page_js import CLOSED_JS, LOG_JS, MEMBERS_JS
 from report import log
@@ -24,11 +23,9 @@ class People:
         words, a rename that says who, and a kicked page that stops offering to send.
         Window A creates the room (its owner, a host); window B, whose browser
         was kicked from mod-e2e only, comes in second."""
-        a, b = self.windows[:2]
         room = "people-e2e"
-        room_url = self.server.url(f"/rooms/{room}")
+        a, b, room_url = self.room_of_their_own(room, "people")
         started = time.monotonic()
-        log(f"people (room {room}):")
 
         # The recent chat: said before B came, shown in B's log before its welcome line.
         a.open(f"{room_url}?name=alice")
@@ -165,10 +162,7 @@ class People:
         at a phone's width the page must not overflow sideways and must stack."""
         window.js("document.getElementById('chat-input').blur(); document.activeElement.blur();")
         desktop = window.driver.get_screenshot_as_png()
-        rect = window.js("""const r = document.getElementById('video').getBoundingClientRect();
-                            return [r.left, r.top, r.width, r.height, window.devicePixelRatio];""")
-        left, top, width, height, ratio = rect
-        _, variance, colours = png.region_stats(desktop, left * ratio, top * ratio, width * ratio, height * ratio)
+        _, variance, colours, _, _ = window.region(desktop, "video")
         self.check(variance > 200 and colours > 8,
                    f"the desktop screenshot's video area is not blank (luma variance {variance:.0f}, {colours} colours)")
         size = window.driver.get_window_size()

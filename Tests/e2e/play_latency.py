@@ -17,13 +17,13 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from media_server import MediaServer  # noqa: E402
-from browser_window import webdriver  # noqa: E402
+sys.path.insert(0, str(HERE.parent))
+from support.browser import HEADLESS, Chromium  # noqa: E402
+from support.media_server import MediaServer  # noqa: E402
 from timecode_media import make_media  # noqa: E402
 
 REPO = HERE.parent.parent
@@ -74,17 +74,11 @@ def main():
     port = (lambda n: args.port_base + n if args.port_base else 0)
     with MediaServer(media, port=port(0)) as server:
         for setting, extra in (("--mute-audio", ["--mute-audio"]), ("audio out", [])):
-            options = webdriver.ChromeOptions()
-            options.binary_location = "/usr/bin/chromium"
-            profile = tempfile.mkdtemp(prefix="cowatch-play-latency-", dir=REPO / ".build-e2e")
-            for flag in ["--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--disable-gpu",
-                         "--disable-dev-shm-usage", f"--user-data-dir={profile}"] + extra + (
-                            [f"--remote-debugging-port={port(2)}"] if args.port_base else []):
-                options.add_argument(flag)
-            driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(
-                executable_path="/usr/bin/chromedriver", port=port(1)))
+            browser = Chromium(HEADLESS + extra + ([f"--remote-debugging-port={port(2)}"] if args.port_base else []),
+                               profile_prefix="cowatch-play-latency-", profile_dir=REPO / ".build-e2e", autoplay=True,
+                               binary="/usr/bin/chromium", driver_port=port(1), script_timeout=30)
+            driver = browser.driver
             try:
-                driver.set_script_timeout(30)
                 driver.get(server.url("probe.html"))
                 for clip in clips:
                     for muted in (False, True):
@@ -98,7 +92,7 @@ def main():
                         print(f"{setting:12} {clip.name:20} {'muted' if muted else 'unmuted':8} {json.dumps(figures)}",
                               flush=True)
             finally:
-                driver.quit()
+                browser.close()
 
 
 if __name__ == "__main__":

@@ -5,11 +5,16 @@ run_e2e.py, conditions.py and mpv_spread.py build on it."""
 import json
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from browser_window import By, read_all
 from measure import SAMPLE_GAP_S, SAMPLES, SETTLE_S, TARGETS, spread_ms
 from report import Failure, log
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.harness import settled, wait_until  # noqa: E402
 
 
 class RoomRun:
@@ -38,39 +43,34 @@ class RoomRun:
 
     def wait(self, predicate, timeout, what, windows=None):
         windows = windows or self.windows
-        end = time.monotonic() + timeout
-        readings = None
-        while time.monotonic() < end:
+        seen = []
+
+        def check():
             if time.monotonic() > self.deadline:
                 raise Failure("the run took longer than its time limit")
-            readings = read_all(windows)
-            if predicate(readings):
-                return readings
-            time.sleep(0.1)  # each poll costs every browser a little CPU
-        detail = json.dumps([{k: r.get(k) for k in ("seq", "mode", "detail", "position", "paused", "seeking",
-                                                    "joining", "running", "overlay", "banner")}
-                             | {"suspensions": (r.get("me") or {}).get("suspensions")} for r in (readings or [])])
-        raise Failure(f"timed out waiting for {what}: {detail}")
+            seen[:] = read_all(windows)
+            return seen[:] if predicate(seen) else None
+
+        def failure():
+            detail = json.dumps([{k: r.get(k) for k in ("seq", "mode", "detail", "position", "paused", "seeking",
+                                                        "joining", "running", "overlay", "banner")}
+                                 | {"suspensions": (r.get("me") or {}).get("suspensions")} for r in seen])
+            return Failure(f"timed out waiting for {what}: {detail}")
+        # Each poll costs every browser a little CPU: ten a second.
+        return wait_until(check, timeout, what, interval=0.1, failure=failure)
 
     def settled(self, status, windows=None):
         """Every window shows the same latest state with `status`, and its player
-        is applied: holding still, or playing along (not seeking or starting)."""
-        def predicate(readings):
-            seqs = {r["seq"] for r in readings}
-            if len(seqs) != 1 or None in seqs:
-                return False
-            for r in readings:
-                if not r["playback"] or r["playback"]["status"] != status:
-                    return False
-                if r["seeking"] or r["joining"] or (r["me"] or {}).get("suspensions"):
-                    return False
-                if status == "playing" and (r["mode"] != "playing" or r["paused"] or not r["running"]):
-                    return False
-                if status != "playing" and (not r["paused"] or r["readyState"] < 2
-                                            or abs(r["position"] - r["playback"]["position"]) > 0.002):
-                    return False
-            return True
-        return self.wait(predicate, 20, f"every window to settle {status}", windows)
+        is applied: holding still where the state says, or playing along (not
+        seeking or starting)."""
+        def view(r):
+            return {"seq": r["seq"], "status": (r["playback"] or {}).get("status"),
+                    "busy": r["seeking"] or r["joining"] or (r["me"] or {}).get("suspensions"),
+                    "running": r["mode"] == "playing" and not r["paused"] and r["running"],
+                    "held": r["paused"] and r["readyState"] >= 2 and r["playback"] is not None
+                    and abs(r["position"] - r["playback"]["position"]) <= 0.002}
+        return self.wait(lambda readings: settled([view(r) for r in readings], status), 20,
+                         f"every window to settle {status}", windows)
 
     def measure(self, name, status, windows=None, start=None, note=""):
         windows = windows or self.windows
@@ -109,18 +109,22 @@ class RoomRun:
             for entry in history:
                 log(f"      {entry}")
 
+    def coordinated_start(self, windows, after_seq=None):
+        """Waits until every window has the same playing state (after `after_seq`
+        when given): a coordinated start, `at` ahead; one window's reading of it."""
+        def started(readings):
+            seqs = {r["seq"] for r in readings}
+            return (len(seqs) == 1 and (after_seq is None or readings[0]["seq"] > after_seq)
+                    and readings[0]["playback"]["status"] == "playing")
+        return self.wait(started, 20, "the coordinated start", windows)[0]
+
     def start_spread(self, windows=None, after_seq=None):
         """Waits for a coordinated start (a playing state with `at` ahead), then
         reads every window shortly after `at` and extrapolates back to the instant
         each video left the start position."""
         windows = windows or self.windows
-
-        def started(readings):
-            seqs = {r["seq"] for r in readings}
-            return (len(seqs) == 1 and (after_seq is None or readings[0]["seq"] > after_seq)
-                    and readings[0]["playback"]["status"] == "playing")
-        readings = self.wait(started, 20, "the coordinated start", windows)
-        playback = readings[0]["playback"]
+        seen = self.coordinated_start(windows, after_seq)
+        playback = seen["playback"]
         at, position, rate = playback["at"], playback["position"], playback["rate"]
         # Read just after the start (before any drift correction could act): the
         # extrapolation back to `position` is then the real start instant.
@@ -135,7 +139,7 @@ class RoomRun:
         spread = max(starts) - min(starts)
         self.start_spreads.append(spread)
         errors = ", ".join(f"{s - at:+.1f}" for s in starts)
-        log(f"  coordinated start: spread {spread:.1f} ms (each minus at: {errors} ms; lead {at - readings[0]['t']:.0f} ms)")
+        log(f"  coordinated start: spread {spread:.1f} ms (each minus at: {errors} ms; lead {at - seen['t']:.0f} ms)")
         if os.environ.get("E2E_DEBUG"):
             for window in windows:
                 self.poll_js(window, "return window.cowatch.sync.history.some(h => h.includes('started'))", 2)
@@ -144,6 +148,35 @@ class RoomRun:
 
     def seq(self):
         return max(r["seq"] or 0 for r in read_all(self.windows))
+
+    def keep_screenshot(self, data, path, said):
+        """Writes `data` (a PNG) to `path` when one was asked for, and logs `said`."""
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_bytes(data)
+            log(said)
+
+    def room_of_their_own(self, room, what):
+        """Windows A and B (free once the walk's measurements are done) and the
+        address of `room`, where they do `what` on their own; said in the log."""
+        log(f"{what} (room {room}):")
+        return self.windows[0], self.windows[1], self.server.url(f"/rooms/{room}")
+
+    def measure_started(self, window, line, name):
+        """`line` typed in `window` starts the room: its coordinated start, then the
+        settled spread, measured as `name`; the start's spread, or None."""
+        seq = self.seq()
+        window.type(line)
+        start = self.start_spread(after_seq=seq)
+        self.measure(name, "playing", start=start)
+        return start
+
+    def measure_typed(self, window, line, name, status, until, what):
+        """`line` typed in `window`; once `until(readings)` holds (within 10 s),
+        the settled spread with `status`, measured as `name`."""
+        window.type(line)
+        self.wait(until, 10, what)
+        self.measure(name, status)
 
     def everyone(self, status):
         return lambda rs: all(r["playback"] and r["playback"]["status"] == status for r in rs)

@@ -16,7 +16,7 @@ at the group's rate. At coordinated starts it also measures when each video
 really started (its position extrapolated back to the start position).
 
 The media is generated with ffmpeg (testsrc2 with a burnt-in timecode) and
-served by a small Range-capable server on 127.0.0.1 (media_server.py).
+served by a small Range-capable server on 127.0.0.1 (Tests/support/media_server.py).
 
 E2E_DEBUG=1 prints each window's own account of every coordinated start.
 
@@ -42,22 +42,22 @@ import signal
 import statistics
 import sys
 import time
-import traceback
 import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from access import Access  # noqa: E402
 from browser_server import serve_for_browsers  # noqa: E402
 from browser_window import Window, read_all, window_ports  # noqa: E402
 from figures import machine_description, record  # noqa: E402
 from measure import CI_BOUNDS, TARGETS, percentile  # noqa: E402
-from media_server import MediaServer  # noqa: E402
+from support.media_server import MediaServer  # noqa: E402
 from moderation import Moderation  # noqa: E402
 from people import People  # noqa: E402
-from report import Failure, log  # noqa: E402
+from report import Failure, failure_words, log  # noqa: E402
 from room_run import RoomRun  # noqa: E402
 from synced_walk import SyncedWalk  # noqa: E402
 from timecode_media import FailingHandler, make_media, sound_media  # noqa: E402
@@ -178,10 +178,8 @@ def main():
             run.moderation()
             run.access()
             run.people()
-        except Failure as error:
-            failed = str(error)
         except Exception as error:  # noqa: BLE001 - report and fail, never hang
-            failed = f"{type(error).__name__}: {error}\n{traceback.format_exc()}"
+            failed = failure_words(error)
         finally:
             errors = []
             for window in run.windows:

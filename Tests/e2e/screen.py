@@ -47,8 +47,9 @@ from conditions import TabWindow
 from measure import percentile
 from report import Failure, log
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-from harness import wait_until  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.bot import Bot  # noqa: E402
+from support.harness import wait_until  # noqa: E402
 
 ROUNDS = 20  # readings per command
 ROUND_GAP_S = 0.1
@@ -179,8 +180,8 @@ class WindowsOfOneBrowser:
     def open_window(self, label):
         target = self.browser.driver.execute_cdp_cmd("Target.createTarget", {"url": "about:blank", "newWindow": True})
         # The first window's close() quits the browser (TabWindow).
-        profile = None if self.windows else self.browser.profile
-        window = DevToolsWindow(label, self.browser.driver, target["targetId"], profile)
+        chromium = None if self.windows else self.browser.chromium
+        window = DevToolsWindow(label, self.browser.driver, target["targetId"], chromium)
         window.devtools = DevTools(self.port, target["targetId"])
         self.windows.append(window)
         return window
@@ -280,37 +281,6 @@ METHOD_WORDS = {
 
 
 # MARK: the scenario
-
-
-class Bot:
-    """A member with no player: a WebSocket that sends the room's commands."""
-
-    def __init__(self, url):
-        from websockets.sync.client import connect
-        self.ws = connect(url, subprotocols=["cowatch.v1.json"], open_timeout=10).__enter__()
-        self.state = None
-        # Every event read as it comes: a member that does not read is a slow
-        # consumer to the server.
-        self.reader = threading.Thread(target=self.read, daemon=True)
-        self.reader.start()
-
-    def read(self):
-        try:
-            for text in self.ws:
-                event = json.loads(text)
-                if event.get("type") == "state":
-                    self.state = event
-        except Exception:  # noqa: BLE001 - the connection closed at the end
-            pass
-
-    def send(self, line):
-        self.ws.send(line)
-
-    def close(self):
-        try:
-            self.ws.close()
-        except Exception:  # noqa: BLE001 - best effort at the end
-            pass
 
 
 def sample(run, name, windows, sent):

@@ -28,20 +28,21 @@ import statistics
 import sys
 import tempfile
 import time
-import traceback
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from browser_server import serve_for_browsers  # noqa: E402
 from browser_window import Window  # noqa: E402
 from figures import machine_description  # noqa: E402
 from measure import percentile  # noqa: E402
-from report import Failure, log  # noqa: E402
+from report import Failure, failure_words, log  # noqa: E402
+from support.harness import settled, wait_until  # noqa: E402
 from timecode_media import make_media  # noqa: E402
 from vimeo_standin import NOT_EMBEDDABLE_ID, VimeoStandIn  # noqa: E402
 from youtube_standin import YouTubeStandin  # noqa: E402
@@ -136,21 +137,12 @@ VIMEO = Provider(
 # A Vimeo video whose owner's account has no speed controls: its first rate
 # change is refused, and from then on it plays at 1 and is corrected by seeks
 # (static/sync/correct.js, with its 10 ms precision: a 100 ms band).
-VIMEO_LOCKED = Provider(
+VIMEO_LOCKED = replace(
+    VIMEO,
     name="vimeo-locked",
-    setting="vimeo-api-url",
-    standin=lambda media, port: VimeoStandIn(media, port, rate_locked_ids={VIMEO_RATE_LOCKED_ID}),
-    link=lambda video_id: f"https://vimeo.com/{video_id}",
     video_id=VIMEO_RATE_LOCKED_ID,
-    refused_id=NOT_EMBEDDABLE_ID,
-    refused_words="does not allow it to be played on other sites",
-    frame_css=".provider-player iframe",
-    truth_js=VIMEO_TRUTH_JS,
-    stall_js=VIMEO_STALL_JS,
     median_bound_ms=100.0,
-    standin_file="Tests/e2e/vimeo_standin.py",
     odd_rate=(1.4, "1.4×", "this video's rate cannot be changed: played at 1, seek-corrected"),
-    provider_hosts=("vimeo.com",),
     kind="vimeo",
     band_text=("A Vimeo video whose owner's account has no speed controls: its first rate change is refused, and "
                "from then on the player plays at 1 and is kept in step by corrective seeks (docs/browser.md, "
@@ -184,10 +176,7 @@ return {
 
 class Scenario:
     def __init__(self, provider, server, args, standin_origin):
-        self.provider = provider
-        self.standin_origin = standin_origin
-        self.server = server
-        self.args = args
+        self.provider, self.standin_origin, self.server, self.args = provider, standin_origin, server, args
         self.room = f"{provider.name}-spread"
         self.windows = []
         self.rows = []
@@ -211,18 +200,19 @@ class Scenario:
 
     def wait(self, predicate, what, windows=None, timeout=WAIT_S):
         windows = windows or self.windows
-        end = time.monotonic() + timeout
-        pages = None
-        while time.monotonic() < end:
+        seen = []
+
+        def check():
             if time.monotonic() > self.deadline:
                 raise Failure("the run took longer than its time limit")
-            pages = [self.page(w) for w in windows]
-            if predicate(pages):
-                return pages
-            time.sleep(0.2)
-        detail = json.dumps([{k: p.get(k) for k in ("kind", "seq", "mode", "detail", "readings", "joining", "running",
-                                                     "overlay")} for p in pages or []])
-        raise Failure(f"timed out waiting for {what}: {detail}")
+            seen[:] = [self.page(w) for w in windows]
+            return seen[:] if predicate(seen) else None
+
+        def failure():
+            detail = json.dumps([{k: p.get(k) for k in ("kind", "seq", "mode", "detail", "readings", "joining",
+                                                         "running", "overlay")} for p in seen])
+            return Failure(f"timed out waiting for {what}: {detail}")
+        return wait_until(check, timeout, what, interval=0.2, failure=failure)
 
     def check(self, ok, what):
         self.checks.append((bool(ok), what))
@@ -231,22 +221,17 @@ class Scenario:
             raise Failure(what)
 
     def settled(self, status, windows=None):
-        def predicate(pages):
-            seqs = {p["seq"] for p in pages}
-            if len(seqs) != 1 or None in seqs:
-                return False
-            for p in pages:
-                r = p["readings"]
-                if p["kind"] != self.provider.player_kind or not p["playback"] or p["playback"]["status"] != status or not r:
-                    return False
-                if r["seeking"] or p["joining"] or p["fixing"] or (p["me"] or {}).get("suspensions"):
-                    return False
-                if status == "playing" and (p["mode"] != "playing" or r["paused"] or not p["running"]):
-                    return False
-                if status != "playing" and (not r["paused"] or r["readyState"] < 2):
-                    return False
-            return True
-        return self.wait(predicate, f"every window to settle {status}", windows)
+        """Every window's player of this provider shows the same latest state with
+        `status`, applied (harness.settled)."""
+        def view(p):
+            r = p["readings"] or {}
+            ours = p["kind"] == self.provider.player_kind and p["playback"] and r
+            return {"seq": p["seq"], "status": p["playback"]["status"] if ours else None,
+                    "busy": r.get("seeking") or p["joining"] or p["fixing"] or (p["me"] or {}).get("suspensions"),
+                    "running": p["mode"] == "playing" and not r.get("paused") and p["running"],
+                    "held": r.get("paused") and r.get("readyState", 0) >= 2}
+        return self.wait(lambda pages: settled([view(p) for p in pages], status), f"every window to settle {status}",
+                         windows)
 
     def measure(self, name, status, windows=None):
         windows = windows or self.windows
@@ -424,10 +409,8 @@ def main():
             scenario = Scenario(provider, server, args, standin.origin)
             try:
                 scenario.run()
-            except Failure as error:
-                failed = str(error)
             except Exception as error:  # noqa: BLE001 - report and fail, never hang
-                failed = f"{type(error).__name__}: {error}\n{traceback.format_exc()}"
+                failed = failure_words(error)
             finally:
                 for window in scenario.windows:
                     errors = [m for m in window.console_errors() if "favicon" not in m]

@@ -4,9 +4,7 @@ controls of one player, catch-up, stalls under both policies, a reconnect, a
 media error, a late joiner), each measured; and the room's screenshot."""
 
 import time
-from pathlib import Path
 
-import png
 from browser_window import By, Keys, Window, read_all, window_ports
 from measure import CI_BOUNDS, spread_ms
 from page_js import LOG_JS
@@ -16,6 +14,13 @@ from timecode_media import FAIL_COOKIE
 
 class SyncedWalk:
     """The walk, for a RoomRun with three windows (self.windows: A, B, C)."""
+
+    def stall_policy(self, window, policy):
+        """`/policy stall <policy>` typed in `window`, taken by every window, and
+        the room playing settled again."""
+        window.type(f"/policy stall {policy}")
+        self.wait(lambda rs: all(r["policy"]["stall"] == policy for r in rs), 5, "the policy")
+        self.settled("playing")
 
     def run(self):
         a, b, c = self.windows
@@ -28,39 +33,20 @@ class SyncedWalk:
         self.measure("/watch (paused at 0)", "paused")
 
         # A coordinated start.
-        seq = self.seq()
-        a.type("/play")
-        start = self.start_spread(after_seq=seq)
-        self.measure("/play (coordinated start)", "playing", start=start)
+        self.measure_started(a, "/play", "/play (coordinated start)")
         # Time on purpose: how far apart the videos drift while playing on.
         time.sleep(1.5)
         self.measure("playing 1.5 s later", "playing")
 
-        a.type("/pause")
-        self.wait(self.everyone("paused"), 10, "the pause")
-        self.measure("/pause", "paused")
-
-        b.type("/seek 30")
-        self.wait(lambda rs: all(r["playback"]["position"] == 30 for r in rs), 10, "the seek")
-        self.measure("/seek 30 (paused)", "paused")
-
-        seq = self.seq()
-        c.type("/play")
-        start = self.start_spread(after_seq=seq)
-        self.measure("/play from 30", "playing", start=start)
-
-        a.type("/rate 1.5")
-        self.wait(lambda rs: all(r["playback"]["rate"] == 1.5 for r in rs), 10, "the rate change")
-        self.measure("/rate 1.5 while playing", "playing")
-
-        seq = self.seq()
-        b.type("/seek 60")
-        start = self.start_spread(after_seq=seq)
-        self.measure("/seek 60 while playing (1.5x)", "playing", start=start)
-
-        a.type("/rate 1")
-        self.wait(lambda rs: all(r["playback"]["rate"] == 1 for r in rs), 10, "the rate change")
-        self.measure("/rate 1 while playing", "playing")
+        def at_rate(rate):
+            return lambda rs: all(r["playback"]["rate"] == rate for r in rs)
+        self.measure_typed(a, "/pause", "/pause", "paused", self.everyone("paused"), "the pause")
+        self.measure_typed(b, "/seek 30", "/seek 30 (paused)", "paused",
+                           lambda rs: all(r["playback"]["position"] == 30 for r in rs), "the seek")
+        self.measure_started(c, "/play", "/play from 30")
+        self.measure_typed(a, "/rate 1.5", "/rate 1.5 while playing", "playing", at_rate(1.5), "the rate change")
+        self.measure_started(b, "/seek 60", "/seek 60 while playing (1.5x)")
+        self.measure_typed(a, "/rate 1", "/rate 1 while playing", "playing", at_rate(1), "the rate change")
 
         self.own_controls()
 
@@ -83,9 +69,7 @@ class SyncedWalk:
         self.measure("/catchup (C, after it ends)", "playing")
 
         # A stall under `stall continue`: B alone is suspended; the group goes on.
-        a.type("/policy stall continue")
-        self.wait(lambda rs: all(r["policy"]["stall"] == "continue" for r in rs), 5, "the policy")
-        self.settled("playing")
+        self.stall_policy(a, "continue")
         seq = self.seq()
         b.js("window.cowatch.sync.simulateStall(2500)")
         readings = self.wait(lambda rs: "stallRecovery" in ((rs[1]["me"] or {}).get("suspensions") or []),
@@ -99,9 +83,7 @@ class SyncedWalk:
         self.measure("stall continue: B back in", "playing")
 
         # A stall under `stall wait`: the group waits for C, then starts together.
-        a.type("/policy stall wait")
-        self.wait(lambda rs: all(r["policy"]["stall"] == "wait" for r in rs), 5, "the policy")
-        self.settled("playing")
+        self.stall_policy(a, "wait")
         stalled_at = time.monotonic()
         c.js("window.cowatch.sync.simulateStall(2000)")
         self.wait(self.everyone("waiting"), 5, "the group to wait for C")
@@ -304,14 +286,9 @@ class SyncedWalk:
         window.js("document.getElementById('chat-input').blur()")
         window.repainted()
         data = window.driver.get_screenshot_as_png()
-        rect = window.js("""const r = document.getElementById('video').getBoundingClientRect();
-                            return [r.left, r.top, r.width, r.height, window.devicePixelRatio];""")
-        left, top, width, height, ratio = rect
-        mean, variance, colours = png.region_stats(data, left * ratio, top * ratio, width * ratio, height * ratio)
+        mean, variance, colours, _, _ = window.region(data, "video")
         self.check(variance > 200 and colours > 8,
                    f"the screenshot's video area is not blank (luma variance {variance:.0f}, {colours} colours)")
         self.screenshot_png = data
-        if self.args.screenshot:
-            Path(self.args.screenshot).parent.mkdir(parents=True, exist_ok=True)
-            Path(self.args.screenshot).write_bytes(data)
-            log(f"screenshot: {self.args.screenshot} (video area: luma variance {variance:.0f}, {colours} colours)")
+        self.keep_screenshot(data, self.args.screenshot, f"screenshot: {self.args.screenshot} "
+                             f"(video area: luma variance {variance:.0f}, {colours} colours)")

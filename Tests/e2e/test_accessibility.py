@@ -25,14 +25,19 @@ axe-selenium-python are missing (commands/setup --browser installs them).
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 import png
-from media_server import MediaServer
-from test_page_security import WAIT_S, WEB_ROOT, Browser, Observer, Server, browser_missing, room_name, wait_until
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.harness import wait_until  # noqa: E402
+from support.media_server import MediaServer  # noqa: E402
+from support.browser import browser_missing  # noqa: E402
+from support.page import WAIT_S, WEB_ROOT, Browser, Observer, Server, opened_browser, room_name  # noqa: E402
 
 try:
     from selenium.webdriver.common.action_chains import ActionChains
@@ -90,12 +95,7 @@ def media():
 
 @pytest.fixture
 def browser():
-    missing = browser_missing() or AXE_MISSING
-    if missing:
-        pytest.skip(missing)
-    b = Browser()
-    yield b
-    b.close()
+    yield from opened_browser(missing=AXE_MISSING)
 
 
 def write_report():
@@ -216,8 +216,7 @@ def test_a_room_passes_the_audit_in_every_state_a_member_and_a_host_see(server, 
     room = room_name("audit")
     screen(browser, LAPTOP)
     host_tab = browser.driver.current_window_handle
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
     browser.wait("return !!document.querySelector('#secrets .secret.owner')", "the owner key's box")
     audits(browser, found, "empty room, its host (the owner key's box shown)")
 
@@ -304,8 +303,7 @@ def test_every_refusal_passes_the_audit(server, browser):
     screen(browser, LAPTOP)
     room = room_name("doors")
     host_tab = browser.driver.current_window_handle
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
 
     for verb in ("kick", "ban"):
         member = f"{verb}ee"
@@ -466,10 +464,10 @@ def test_a_keyboard_alone_joins_watches_chats_and_moderates(server, media, brows
         observer.wait_for(lambda e: e.get("type") == "state" and (e.get("access") or {}).get("locked"), "the room locked")
         tab_to(browser, lambda f: f["text"] == "kick", "kick beside mallory")
         press(browser, Keys.ENTER)
-        asked = wait_until(lambda: _alert(browser), "the kick's question")
+        asked = wait_until(lambda: _alert(browser), WAIT_S, "the kick's question")
         asked.send_keys("spamming")
         asked.accept()
-        wait_until(lambda: _closed(observer), "mallory's connection closed")
+        wait_until(lambda: _closed(observer), WAIT_S, "mallory's connection closed")
         browser.wait("return document.getElementById('log').textContent.includes('mallory was kicked by kim (spamming)')",
                      "the kick said in the room")
     finally:
@@ -509,8 +507,7 @@ def test_screen_readers_hear_the_rooms_news_paced_and_refusals_as_alerts(server,
     screen(browser, LAPTOP)
     room = room_name("said")
     host_tab = browser.driver.current_window_handle
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
     assert browser.js("""const r = document.getElementById('announcer');
                          return r.getAttribute('role') === 'status' && r.getAttribute('aria-live') === 'polite'""")
     # Chat is a log to read at will; its lines are said through the one region.
@@ -550,7 +547,7 @@ def test_screen_readers_hear_the_rooms_news_paced_and_refusals_as_alerts(server,
             wait_until(lambda: browser.js(
                 "return window.__said.some((s, i, all) => s.text.startsWith('Playing in sync')"
                 " && all.slice(0, i).some((p) => /^(alice pressed play|everyone is ready: playing)/.test(p.text)))"),
-                "'Playing in sync' said", timeout=3 * WAIT_S)
+                3 * WAIT_S, "'Playing in sync' said")
         except Exception as error:  # noqa: BLE001 - said with what was said instead
             raise AssertionError(f"'Playing in sync' not said after alice's play: {browser.js('return window.__said')}") from error
         texts = [s["text"] for s in browser.js("return window.__said")]
@@ -575,8 +572,7 @@ def test_screen_readers_hear_the_rooms_news_paced_and_refusals_as_alerts(server,
 def test_reduced_motion_forced_colours_and_more_contrast_are_respected(server, media, browser):
     room = room_name("settings")
     screen(browser, LAPTOP, "light", [("prefers-reduced-motion", "reduce")])
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
     share_and_play(browser, media)
     for n in range(30):  # the chat scrolls
         command(browser, f"line {n}")
@@ -645,8 +641,7 @@ def test_text_at_200_percent_loses_no_control_and_subtitles_are_legible(server, 
     try:
         screen(browser, LAPTOP if zoom == "text" else (640, 340, 2, False))
         room = room_name("zoom")
-        browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-        browser.welcomed()
+        browser.enter(server, room, "hana")
         observer = Observer(server, room, name="mallory")
         try:
             command(browser, f"/queue {media.url('clip.mp4')}#next Next")

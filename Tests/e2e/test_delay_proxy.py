@@ -22,9 +22,10 @@ from websockets.asyncio.server import serve as websocket_serve
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from delay_proxy import CONDITIONS, DelayProxy, Direction, ThreadedDelayProxy, reset  # noqa: E402
-from media_server import MediaServer  # noqa: E402
+from support.media_server import MediaServer  # noqa: E402
 
 # How much earlier than its configured minimum a chunk may be seen: only the
 # clock's and the timer's resolution.

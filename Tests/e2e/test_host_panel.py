@@ -35,10 +35,13 @@ import sys
 import tempfile
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 
-from test_page_security import WAIT_S, WEB_ROOT, Browser, Observer, Server, browser_missing, free_port, room_name, wait_until
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.harness import free_port, wait_until  # noqa: E402
+from support.page import PORT, WAIT_S, WEB_ROOT, Observer, Server, opened_browser, room_name, server  # noqa: E402,F401  (server: a fixture)
 
 try:
     from selenium.webdriver.common.by import By
@@ -46,26 +49,12 @@ except ImportError:  # browser_missing() says so, and the tests are skipped
     By = None
 
 
-PORT = int(os.environ.get("COWATCH_TEST_PORT", "0"))
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Server(WEB_ROOT, port=PORT)
-    yield s
-    s.stop()
-
-
 @pytest.fixture
 def browser():
-    missing = browser_missing()
-    if missing:
-        pytest.skip(missing)
-    b = Browser(driver_port=PORT + 1 if PORT else 0)
-    # The clipboard, as a person's click would have it, so that a copy can be read back.
-    b.driver.execute_cdp_cmd("Browser.grantPermissions", {"permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
-    yield b
-    b.close()
+    for b in opened_browser():
+        # The clipboard, as a person's click would have it, so that a copy can be read back.
+        b.driver.execute_cdp_cmd("Browser.grantPermissions", {"permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+        yield b
 
 
 def viewport(browser, width, height, mobile=False):
@@ -107,8 +96,7 @@ def list_items(browser, list_id):
 
 def test_the_owner_key_is_kept_in_a_box_with_a_copy_button(server, browser):
     room = room_name("ownerbox")
-    browser.driver.get(server.url(f"/rooms/{room}?name=olivia"))
-    me = browser.welcomed()
+    me = browser.enter(server, room, "olivia")
     assert me.get("owner") is True
     key = browser.js("return localStorage.getItem(arguments[0])", f"cowatch.owner.{room}")
     assert key
@@ -153,10 +141,22 @@ def test_the_owner_key_is_kept_in_a_box_with_a_copy_button(server, browser):
 # MARK: the host panel
 
 
+def listed_then_removed(browser, list_id, matches, says, empty):
+    """The panel's list `list_id` comes to hold one item that `matches` (a test
+    in JavaScript of `item`, its text) and says `says`; its button removes it,
+    and the list then says `empty`."""
+    items = browser.wait(f"const items = [...document.querySelectorAll('#{list_id} li')].map((li) => li.textContent);"
+                         f" const item = items[0]; return items.length === 1 && {matches} && items;",
+                         f"one item in {list_id}")
+    assert says in items[0], items
+    click(browser, f"#{list_id} button.moderate")
+    browser.wait("return document.getElementById(arguments[0]).textContent === arguments[1]", f"{list_id} emptied",
+                 list_id, empty)
+
+
 def test_the_host_panel_sets_the_password_lists_and_shows_invites_bans_and_tokens(server, browser):
     room = room_name("panel")
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
     observer = Observer(server, room, name="mallory")
     try:
         open_host_panel(browser)
@@ -202,23 +202,14 @@ def test_the_host_panel_sets_the_password_lists_and_shows_invites_bans_and_token
         assert re.fullmatch(re.escape(server.url(f"/rooms/{room}?invite=")) + r"[0-9a-f]+", invite["value"]), invite
         assert invite["copy"] and "Shown once" in invite["text"]
         assert invite["value"] not in browser.log_text()
-        items = browser.wait("const items = [...document.querySelectorAll('#invite-list li')].map((li) => li.textContent);"
-                             " return items.length === 1 && items[0].startsWith('#1') && items;", "the invite listed")
-        assert "1 use left" in items[0], items
-        click(browser, "#invite-list button.moderate")
-        browser.wait("return document.getElementById('invite-list').textContent === 'No invite links in force.'",
-                     "the invite revoked")
+        listed_then_removed(browser, "invite-list", "item.startsWith('#1')", "1 use left", "No invite links in force.")
 
         # A ban from the member list appears in the panel; unban lifts it.
         browser.js("window.prompt = () => 'spam'")
         browser.driver.find_element(
             By.XPATH, "//ul[@id='members']/li[span[@class='name' and text()='mallory']]//button[text()='ban']").click()
-        items = browser.wait("const items = [...document.querySelectorAll('#ban-list li')].map((li) => li.textContent);"
-                             " return items.length === 1 && items[0].includes('mallory') && items;", "mallory in the ban list")
-        assert "banned by hana until unbanned (spam)" in items[0], items
-        click(browser, "#ban-list button.moderate")
-        browser.wait("return document.getElementById('ban-list').textContent === 'Nobody is banned or kept out.'",
-                     "the ban lifted")
+        listed_then_removed(browser, "ban-list", "item.includes('mallory')", "banned by hana until unbanned (spam)",
+                            "Nobody is banned or kept out.")
 
         # A bot token: shown once with a copy button, listed, revoked.
         browser.driver.find_element(By.ID, "bot-name").send_keys("dj-bot")
@@ -229,10 +220,7 @@ def test_the_host_panel_sets_the_password_lists_and_shows_invites_bans_and_token
         assert re.fullmatch(r"[0-9a-f]{16,}", token["value"]), token
         assert "dj-bot" in token["text"] and "Shown once" in token["text"]
         assert token["value"] not in browser.log_text()
-        browser.wait("const items = [...document.querySelectorAll('#token-list li')].map((li) => li.textContent);"
-                     " return items.length === 1 && items[0].startsWith('#1 dj-bot (chat)');", "the token listed")
-        click(browser, "#token-list button.moderate")
-        browser.wait("return document.getElementById('token-list').textContent === 'No bot tokens.'", "the token revoked")
+        listed_then_removed(browser, "token-list", "item.startsWith('#1 dj-bot (chat)')", "", "No bot tokens.")
         # The panel's own requests (/bans, /invites, /tokens) left no replies in the chat.
         assert browser.js("return document.querySelectorAll('#log .line.reply').length") == 0
     finally:
@@ -245,8 +233,7 @@ def test_the_host_panel_sets_the_password_lists_and_shows_invites_bans_and_token
 def test_a_visitor_types_the_password_in_a_masked_field_and_comes_in(server, browser):
     room = room_name("door")
     host_tab = browser.driver.current_window_handle
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
     browser.driver.find_element(By.ID, "chat-input").send_keys("/password sesame\n")
     browser.wait("return window.cowatch.model.state.access.password === true", "the room asks a password")
 
@@ -288,8 +275,7 @@ def assert_nothing_to_do_in_the_room(browser):
 def test_a_visitor_kept_out_reads_the_refusal_once_and_is_offered_nothing_it_cannot_do(server, browser):
     room = room_name("shut")
     host_tab = browser.driver.current_window_handle
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
     click(browser, "#room-controls button.moderate")  # lock room
     browser.wait("return window.cowatch.model.state.access.locked === true", "the room locked")
 
@@ -319,8 +305,7 @@ def test_the_box_to_paste_a_link_is_in_view_without_scrolling(server, browser, s
     width, height, mobile = size
     viewport(browser, width, height, mobile)
     room = room_name("fold")
-    browser.driver.get(server.url(f"/rooms/{room}?name=nina"))
-    browser.welcomed()
+    browser.enter(server, room, "nina")
     found = browser.wait("""const overlay = document.getElementById('overlay');
                             const box = document.getElementById('share-url').getBoundingClientRect();
                             const submit = document.querySelector('#share-form button').getBoundingClientRect();
@@ -368,7 +353,7 @@ def plain_file_server():
         except OSError:
             return False
 
-    wait_until(answers, "the plain file server answers, without range requests")
+    wait_until(answers, WAIT_S, "the plain file server answers, without range requests")
     yield f"http://127.0.0.1:{port}/clip.mp4"
     process.terminate()
     process.wait(timeout=10)

@@ -21,7 +21,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -29,14 +28,16 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from live_stream import LiveStream  # noqa: E402
-from media_server import QuietServer  # noqa: E402
-from test_live_stream_time import PageHandler, browser, missing, wait  # noqa: E402
+from support.browser import QUIET, Chromium, browser_missing  # noqa: E402
+from support.harness import wait_until  # noqa: E402
+from support.media_server import TestPage  # noqa: E402
 
-import test_live_stream_time  # noqa: E402
-
-pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+MISSING = browser_missing() or (None if shutil.which("ffmpeg") else "ffmpeg is missing")
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+REPO = HERE.parent.parent
 
 GAP_SEGMENTS = 3
 LEAD_MS = 1500  # a state's `at` this far ahead, as the server leads a coordinated start
@@ -87,7 +88,7 @@ def playing_together(drivers, timeout, what):
         readings = [d.execute_script("return window.harness.read()") for d in drivers]
         return all(r["running"] and not r["paused"] and not r["joining"] and r["readyState"] >= 2 for r in readings)
     try:
-        wait(ok, timeout, what)
+        wait_until(ok, timeout, what, interval=0.1)
     except AssertionError:
         for d in drivers:
             print(d.execute_script("return window.harness.read()"))
@@ -112,32 +113,32 @@ def measure(drivers, playing, what):
     return median, readings
 
 
-def test_two_windows_follow_a_live_room(monkeypatch):
-    monkeypatch.setattr(test_live_stream_time, "PAGE", PAGE)
-    page = QuietServer(("127.0.0.1", 0), PageHandler)
-    threading.Thread(target=page.serve_forever, daemon=True).start()
-    root = Path(__file__).resolve().parent.parent.parent / ".build-e2e"
+def test_two_windows_follow_a_live_room():
+    root = REPO / ".build-e2e"
     root.mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="cowatch-live-follow-", dir=str(root)))
+    browsers = []
     drivers = []
     try:
-        with LiveStream(work / "live") as live:
+        with TestPage(PAGE) as page, LiveStream(work / "live") as live:
             live.wait_segments(6, timeout=30)
             # Paused on the new item, as the room is after /watch, until its edge is known.
             seq = 1
             for i in range(2):
                 if i == 1:
                     live.wait_sequence(live.media_sequence() + GAP_SEGMENTS, timeout=GAP_SEGMENTS * 3 + 20)
-                d = browser()
+                browsers.append(Chromium(QUIET, profile_prefix="cowatch-live-", profile_dir=root, autoplay=True,
+                                         script_timeout=20))
+                d = browsers[-1].driver
                 drivers.append(d)
-                d.get(f"http://127.0.0.1:{page.server_address[1]}/")
-                wait(lambda: d.execute_script("return !!window.harness"), 10, "the page")
+                d.get(page.url(""))
+                wait_until(lambda: d.execute_script("return !!window.harness"), 10, "the page", interval=0.1)
                 d.execute_script("window.harness.state(arguments[0])", room_state(seq, live.url, "paused", 0, time.time() * 1000, live=False))
 
             def reports():
                 lines = [d.execute_script("return window.harness.sent.filter(([l]) => l.startsWith('/duration'))") for d in drivers]
                 return lines if all(lines) else None
-            lines = wait(reports, 30, "/duration live reports")
+            lines = wait_until(reports, 30, "/duration live reports", interval=0.1)
             assert all(x[0][0].startswith(f"/duration {seq} live ") for x in lines), lines
             # The room's anchor: the first report, at the time it came (the later one changes nothing).
             edge = float(lines[0][0][0].split()[-1])
@@ -162,7 +163,8 @@ def test_two_windows_follow_a_live_room(monkeypatch):
             paused_at = edge + (now - anchor_at) / 1000
             for d in drivers:
                 d.execute_script("window.harness.state(arguments[0])", room_state(seq, live.url, "paused", paused_at, now))
-            wait(lambda: all(d.execute_script("return window.harness.read()")["paused"] for d in drivers), 10, "both paused")
+            wait_until(lambda: all(d.execute_script("return window.harness.read()")["paused"] for d in drivers), 10,
+                       "both paused", interval=0.1)
             median, _ = measure(drivers, False, "/pause (each holds its frame)")
             assert median < SPREAD_LIMIT_MS
             time.sleep(4)  # the room's edge moves on; their frames do not
@@ -183,9 +185,6 @@ def test_two_windows_follow_a_live_room(monkeypatch):
             median, _ = measure(drivers, True, "/play again (both rejoin the edge)")
             assert median < SPREAD_LIMIT_MS
     finally:
-        for d in drivers:
-            d.quit()
-            shutil.rmtree(d.profile_dir, ignore_errors=True)
-        page.shutdown()
-        page.server_close()
+        for b in browsers:
+            b.close()
         shutil.rmtree(work, ignore_errors=True)

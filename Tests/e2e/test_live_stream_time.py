@@ -10,29 +10,23 @@ Run: python3 -m pytest -q Tests/e2e/test_live_stream_time.py
 Skipped, with the reason, when chromium, chromedriver, selenium or ffmpeg are missing.
 """
 import concurrent.futures
-import http.server
 import shutil
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
 from live_stream import LiveStream, PLAYLIST_SEGMENTS, SEGMENT_SECONDS  # noqa: E402
-from media_server import QuietServer  # noqa: E402
-
-try:
-    from selenium import webdriver
-except ImportError:
-    webdriver = None
+from support.browser import QUIET, Chromium, browser_missing  # noqa: E402
+from support.harness import wait_until  # noqa: E402
+from support.media_server import TestPage  # noqa: E402
 
 REPO = HERE.parent.parent
-STATIC = REPO / "Sources" / "CowatchWeb" / "Web" / "static"
 GAP_SEGMENTS = 4  # the second window arrives this many segments after the first
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>live</title>
@@ -81,86 +75,32 @@ window.harness = {
 </script>"""
 
 
-def missing():
-    if webdriver is None:
-        return "selenium is not installed (commands/setup --browser)"
-    if not shutil.which("chromium") or not Path("/usr/bin/chromedriver").exists():
-        return "chromium or chromedriver is missing (commands/setup --browser)"
-    if not shutil.which("ffmpeg"):
-        return "ffmpeg is missing"
-    return None
-
-
-pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
-
-
-class PageHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):  # noqa: N802 - the base class's name
-        if self.path == "/":
-            data = PAGE.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return
-        super().do_GET()
-
-    def translate_path(self, path):
-        return str(STATIC.parent) + path.split("?")[0]
-
-    def guess_type(self, path):
-        return "text/javascript" if str(path).endswith(".js") else super().guess_type(path)
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    (REPO / ".build-e2e").mkdir(exist_ok=True)
-    profile = tempfile.mkdtemp(prefix="cowatch-live-", dir=str(REPO / ".build-e2e"))
-    for flag in ["--headless=new", "--no-sandbox", "--mute-audio", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--no-first-run", "--autoplay-policy=no-user-gesture-required", f"--user-data-dir={profile}"]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path="/usr/bin/chromedriver"))
-    driver.set_script_timeout(20)
-    driver.profile_dir = profile
-    return driver
-
-
-def wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last})")
+MISSING = browser_missing() or (None if shutil.which("ffmpeg") else "ffmpeg is missing")
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 
 def test_two_windows_agree_on_stream_time():
-    page = QuietServer(("127.0.0.1", 0), PageHandler)
-    threading.Thread(target=page.serve_forever, daemon=True).start()
+    (REPO / ".build-e2e").mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="cowatch-live-", dir=str(REPO / ".build-e2e")))
+    browsers = []
     drivers = []
     try:
-        with LiveStream(work / "live") as live:
+        with TestPage(PAGE) as page, LiveStream(work / "live") as live:
             live.wait_segments(3, timeout=30)
             for i in range(2):
                 if i == 1:
                     live.wait_sequence(live.media_sequence() + GAP_SEGMENTS, timeout=GAP_SEGMENTS * 3 + 20)
-                d = browser()
+                browsers.append(Chromium(QUIET, profile_prefix="cowatch-live-", profile_dir=REPO / ".build-e2e",
+                                         autoplay=True, script_timeout=20))
+                d = browsers[-1].driver
                 drivers.append(d)
-                d.get(f"http://127.0.0.1:{page.server_address[1]}/")
-                wait(lambda: d.execute_script("return !!window.harness"), 10, "the page")
+                d.get(page.url(""))
+                wait_until(lambda: d.execute_script("return !!window.harness"), 10, "the page", interval=0.1)
                 started = d.execute_async_script(
                     "const done = arguments[arguments.length - 1]; window.harness.start(arguments[0]).then(done);", live.url)
                 assert started == "ok"
-            readings = [wait(lambda: (lambda r: r if r["readyState"] > 0 and r["currentTime"] > 0 else None)(
-                d.execute_script("return window.harness.read()")), 20, "stream time") for d in drivers]
+            readings = [wait_until(lambda: (lambda r: r if r["readyState"] > 0 and r["currentTime"] > 0 else None)(
+                d.execute_script("return window.harness.read()")), 20, "stream time", interval=0.1) for d in drivers]
             for r in readings:
                 assert r["live"] is True and r["duration"] is None or r["duration"] == float("inf")
                 # The edge: behind the playlist's end by the margin (4 target durations and 1 s).
@@ -180,9 +120,6 @@ def test_two_windows_agree_on_stream_time():
             # One frame lasts 33 ms: a mapping off by a segment would be 1000 ms.
             assert median < 0.002, differences
     finally:
-        for d in drivers:
-            d.quit()
-            shutil.rmtree(d.profile_dir, ignore_errors=True)
-        page.shutdown()
-        page.server_close()
+        for b in browsers:
+            b.close()
         shutil.rmtree(work, ignore_errors=True)

@@ -17,12 +17,13 @@ Run: COWATCH_BIN=.build/debug/cowatch python3 -m pytest -q Tests/e2e/test_newcom
 Skipped, with the reason, when chromium, chromedriver, selenium or ffmpeg are missing.
 """
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from test_own_copy import AutoplayBrowser, files  # noqa: F401  (files: a fixture)
-from test_page_security import WEB_ROOT, Observer, Server, browser_missing, room_name
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.page import Observer, files, opened_browser, room_name, server  # noqa: E402,F401  (files, server: fixtures)
 
 try:
     from selenium.webdriver.common.by import By
@@ -33,21 +34,9 @@ DESKTOP = (1280, 900, 1, False)
 PHONE = (390, 844, 3, True)
 
 
-@pytest.fixture(scope="module")
-def server():
-    s = Server(WEB_ROOT)
-    yield s
-    s.stop()
-
-
 @pytest.fixture
 def browser():
-    missing = browser_missing()
-    if missing:
-        pytest.skip(missing)
-    b = AutoplayBrowser()
-    yield b
-    b.close()
+    yield from opened_browser(autoplay=True)
 
 
 def screen(browser, size):
@@ -91,8 +80,7 @@ return {
 
 def test_an_own_copy_without_the_file_is_asked_for_over_the_video_in_view(server, browser, files):  # noqa: F811
     room = room_name("own-new")
-    browser.driver.get(server.url(f"/rooms/{room}?name=ada"))
-    browser.welcomed()
+    browser.enter(server, room, "ada")
     ada = browser.driver.current_window_handle
     browser.driver.find_element(By.ID, "own-share").send_keys(str(files / "Movie.2019.webm"))
     browser.wait("const s = window.cowatch.model.state; const a = s && s.session && s.session.activity;"
@@ -101,8 +89,7 @@ def test_an_own_copy_without_the_file_is_asked_for_over_the_video_in_view(server
     browser.wait("const s = window.cowatch.model.state; return s && s.playback.status === 'playing';", "the room plays")
 
     browser.new_tab()
-    browser.driver.get(server.url(f"/rooms/{room}?name=bea"))
-    browser.welcomed()
+    browser.enter(server, room, "bea")
     for name, size in (("desktop", DESKTOP), ("phone", PHONE)):
         screen(browser, size)
         seen = browser.wait("const r = (() => {" + IN_VIEW_JS + "})(); return r.asked && r;", "bea is asked for her copy")
@@ -134,8 +121,7 @@ WebSocket.prototype.send = function (data) { window.__sent.push(String(data)); r
 
 def test_a_page_with_the_file_says_so_again_after_a_reconnection(server, browser, files):  # noqa: F811
     room = room_name("own-again")
-    browser.driver.get(server.url(f"/rooms/{room}?name=ada"))
-    browser.welcomed()
+    browser.enter(server, room, "ada")
     browser.driver.find_element(By.ID, "own-share").send_keys(str(files / "Movie.2019.webm"))
     browser.wait("const c = window.cowatch; const me = c.model.participants.get(c.model.meId); return me && me.copy === true;",
                  "ada has the file, as the room counts it")
@@ -164,8 +150,7 @@ return {height: log.clientHeight, scrollers, logScrolls: log.scrollHeight > log.
 
 def test_a_hosts_chat_keeps_its_height_and_one_scrollbar(server, browser):
     room = room_name("chat-tall")
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
     browser.wait("return !!document.querySelector('#secrets .secret.owner')", "the owner key's box")
     observers = [Observer(server, room, name=f"guest{n}") for n in range(4)]
     try:
@@ -193,8 +178,7 @@ def test_a_hosts_chat_keeps_its_height_and_one_scrollbar(server, browser):
 
 def test_a_line_too_long_stays_in_the_field_and_a_refused_line_comes_back(server, browser):
     room = room_name("long")
-    browser.driver.get(server.url(f"/rooms/{room}?name=ada"))
-    browser.welcomed()
+    browser.enter(server, room, "ada")
     observer = Observer(server, room, name="bob")
     try:
         emoji = "\U0001F600" * 1100
@@ -224,8 +208,7 @@ def test_a_line_too_long_stays_in_the_field_and_a_refused_line_comes_back(server
 
 def test_help_on_the_page_is_short_and_host_commands_are_for_hosts_and_the_owner_is_told_so(server, browser):
     room = room_name("help")
-    browser.driver.get(server.url(f"/rooms/{room}?name=hana"))
-    browser.welcomed()
+    browser.enter(server, room, "hana")
     reply_js = "const r = [...document.querySelectorAll('#log .line.reply')].pop(); return r ? r.textContent : null;"
     welcome_js = ("return [...document.querySelectorAll('#log .line.system .text')].map((l) => l.textContent)"
                   ".find((t) => t.startsWith('You are '))")
@@ -236,8 +219,7 @@ def test_help_on_the_page_is_short_and_host_commands_are_for_hosts_and_the_owner
     browser.new_tab()
     browser.driver.get(server.url("/"))
     browser.js("localStorage.removeItem(arguments[0])", f"cowatch.owner.{room}")
-    browser.driver.get(server.url(f"/rooms/{room}?name=vera"))
-    browser.welcomed()
+    browser.enter(server, room, "vera")
     assert browser.js(welcome_js) == f"You are vera in room {room}. Type /help for the commands."
     type_line(browser, "/help")
     member = browser.wait(reply_js, "vera's /help")

@@ -15,78 +15,24 @@ Run: COWATCH_BIN=.build/debug/cowatch python3 -m pytest -q Tests/e2e/test_own_co
 default both take free ones.) Skipped, with the reason, when chromium,
 chromedriver, selenium or ffmpeg are missing.
 """
-import os
-import shutil
-import subprocess
-import tempfile
+import sys
 from pathlib import Path
 
 import pytest
-
-from test_page_security import CHROME_FLAGS, REPO, WEB_ROOT, Browser, Server, browser_missing, room_name, wait_until
 
 try:
     from selenium.webdriver.common.by import By
 except ImportError:  # browser_missing() says so, and the tests are skipped
     By = None
 
-PORT = int(os.environ.get("COWATCH_TEST_PORT", "0"))
-
-
-def clip(path, seconds):
-    """A small WebM any Chromium plays: `seconds` long, its own bytes."""
-    subprocess.run([
-        "ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi",
-        "-i", f"testsrc2=size=160x120:rate=10:duration={seconds}",
-        "-c:v", "libvpx", "-deadline", "realtime", "-b:v", "200k", str(path),
-    ], check=True, timeout=120)
-
-
-@pytest.fixture(scope="module")
-def files():
-    if not shutil.which("ffmpeg"):
-        pytest.skip("ffmpeg is missing (commands/e2e installs it)")
-    directory = Path(tempfile.mkdtemp(prefix="cowatch-own-"))
-    clip(directory / "Movie.2019.webm", 30)
-    shutil.copyfile(directory / "Movie.2019.webm", directory / "my copy of the movie.webm")
-    clip(directory / "another film.webm", 20)
-    yield directory
-    shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Server(WEB_ROOT, port=PORT)
-    yield s
-    s.stop()
-
-
-class AutoplayBrowser(Browser):
-    """One Chromium whose pages may start playing without a click (as a viewer's
-    who clicked once), its profile under the worktree's .build-e2e/."""
-
-    def __init__(self, driver_port=0):
-        from selenium import webdriver
-        options = webdriver.ChromeOptions()
-        options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-        base = REPO / ".build-e2e"
-        base.mkdir(exist_ok=True)
-        self.profile = tempfile.mkdtemp(prefix="own-copy-chromium-", dir=base)
-        for flag in CHROME_FLAGS + ["--autoplay-policy=no-user-gesture-required", f"--user-data-dir={self.profile}"]:
-            options.add_argument(flag)
-        self.driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(
-            executable_path="/usr/bin/chromedriver", port=driver_port))
-        self.watch_violations()
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.harness import wait_until  # noqa: E402
+from support.page import WAIT_S, files, opened_browser, room_name, server  # noqa: E402,F401  (files, server: fixtures)
 
 
 @pytest.fixture
 def browser():
-    missing = browser_missing()
-    if missing:
-        pytest.skip(missing)
-    b = AutoplayBrowser(driver_port=PORT + 1 if PORT else 0)
-    yield b
-    b.close()
+    yield from opened_browser(autoplay=True)
 
 
 COPIES = ("const c = window.cowatch; if (!c) return null;"
@@ -136,7 +82,7 @@ def test_two_copies_of_one_file_play_together_and_another_file_is_refused(server
 
     # Everyone sees who has it.
     copies = wait_until(lambda: (lambda c: c if c == {"ada": True, "bea": True, "cy": False} else None)(
-        at("cy").js(COPIES)), "cy's page shows ada and bea with the file and cy without")
+        at("cy").js(COPIES)), WAIT_S, "cy's page shows ada and bea with the file and cy without")
     assert copies["cy"] is False
     members = at("ada").js("return document.getElementById('members').textContent")
     assert "has the file" in members and "no copy, not watching" in members
@@ -149,7 +95,7 @@ def test_two_copies_of_one_file_play_together_and_another_file_is_refused(server
     def position(name):
         return at(name).js("return document.getElementById('video').currentTime")
 
-    wait_until(lambda: position("ada") > 1 and position("bea") > 1, "ada's and bea's videos play")
+    wait_until(lambda: position("ada") > 1 and position("bea") > 1, WAIT_S, "ada's and bea's videos play")
     # Together: their positions, read one right after the other, are close.
     spreads = []
     for _ in range(5):

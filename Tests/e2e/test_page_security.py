@@ -20,40 +20,25 @@ Skipped, with the reason, when chromium, chromedriver or selenium are missing
 """
 import http.server
 import json
-import os
-import secrets
 import shutil
 import sys
 import tempfile
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from websockets.sync.client import connect as ws_connect
 
 try:
-    from selenium import webdriver
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import WebDriverWait
-    SELENIUM = None
-except ImportError as error:  # commands/setup --browser installs it
-    SELENIUM = f"selenium is missing ({error})"
+except ImportError:  # browser_missing() says so, and the browser tests are skipped
+    WebDriverException = By = Keys = None
 
-REPO = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(REPO / "Tests" / "support"))
-from harness import Serve, free_port  # noqa: E402  (free_port: for the tests that import it from here)
-WEB_ROOT = REPO / "Sources" / "CowatchWeb" / "Web"
-BIN = os.environ.get("COWATCH_BIN", str(REPO / ".build" / "debug" / "cowatch"))
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-# Selenium Manager would fetch a driver when it finds none: never let it.
-os.environ["SE_OFFLINE"] = "true"
-
-WAIT_S = 20  # the longest any condition is waited for
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.harness import free_port  # noqa: E402
+from support.page import WAIT_S, WEB_ROOT, Observer, Server, browser, room_name, server  # noqa: E402,F401  (fixtures)
 
 # Scripts and frames: the server's own, and the players' API origins of the
 # default settings (youtube-api-url, vimeo-api-url), nothing else.
@@ -67,30 +52,6 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 
-# As in Tests/e2e/browser_window.py, for one browser with a few tabs.
-CHROME_FLAGS = [
-    "--headless=new", "--no-sandbox", "--mute-audio", "--disable-gpu", "--no-first-run",
-    "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage", "--window-size=1280,900",
-]
-
-# Installed in every document before its own scripts: what the policy refused.
-VIOLATIONS_JS = """
-window.__violations = [];
-document.addEventListener('securitypolicyviolation', (event) => {
-  window.__violations.push(`${event.effectiveDirective} blocked ${event.blockedURI || '(inline)'}` +
-    ` at ${event.sourceFile || event.documentURI}:${event.lineNumber}`);
-});
-"""
-
-
-def browser_missing():
-    if SELENIUM:
-        return SELENIUM
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not os.access(path, os.X_OK):
-            return f"{path} is missing (commands/setup --browser installs chromium and chromium-driver)"
-    return None
-
 
 def parse_policy(text):
     """A policy as {directive: set of sources}, so that spacing and order do not matter."""
@@ -102,41 +63,7 @@ def parse_policy(text):
     return directives
 
 
-def wait_until(predicate, what, timeout=WAIT_S):
-    """Polls `predicate` until it returns something true, up to a deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(0.05)
-
-
 # MARK: the server
-
-
-class Server(Serve):
-    """`cowatch serve` on a loopback port (a free one unless given), the pages
-    from `web_root`, nothing kept on disk."""
-
-    def __init__(self, web_root, *extra, port=0):
-        self.cwd = tempfile.mkdtemp(prefix="cowatch-page-")
-        super().__init__("--host", "127.0.0.1", "--store", "memory", *extra, port=port, binary=BIN,
-                         env=dict(os.environ, COWATCH_WEB_ROOT=str(web_root)), cwd=self.cwd,
-                         log_path=Path(self.cwd) / "server.log")
-
-    def stop(self):
-        super().stop(timeout=10)
-        shutil.rmtree(self.cwd, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Server(WEB_ROOT)
-    yield s
-    s.stop()
 
 
 @pytest.fixture(scope="module")
@@ -195,125 +122,10 @@ class StaticSite:
         self.httpd.server_close()
 
 
-# MARK: the browser
-
-
-class Browser:
-    """One headless Chromium (its own profile), driven tab by tab."""
-
-    def __init__(self, driver_port=0, font_size=None):
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        if font_size:  # the viewer's text size, as set in the browser's settings (16 px unless changed)
-            options.add_experimental_option("prefs", {"webkit": {"webprefs": {"default_font_size": font_size}}})
-        self.profile = tempfile.mkdtemp(prefix="cowatch-page-chromium-")
-        for flag in CHROME_FLAGS + [f"--user-data-dir={self.profile}"]:
-            options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(
-            executable_path=CHROMEDRIVER, port=driver_port))
-        self.watch_violations()
-
-    def watch_violations(self):
-        """Every later document of the current tab records the policy's refusals."""
-        self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": VIOLATIONS_JS})
-
-    def new_tab(self):
-        """A tab of its own (its own sessionStorage; the browser's localStorage)."""
-        self.driver.switch_to.new_window("tab")
-        self.watch_violations()
-        return self.driver.current_window_handle
-
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
-    def wait(self, script, what, *args):
-        return WebDriverWait(self.driver, WAIT_S, poll_frequency=0.05).until(
-            lambda _: self.js(script, *args), message=what)
-
-    def welcomed(self):
-        """Waits for this tab's room page to be welcomed; its member (id, name, owner, role)."""
-        return self.wait("const c = window.cowatch; const me = c && c.model.participants.get(c.model.meId);"
-                         " return me && c.connection.phase === 'open' ? me : null;", "the room page is welcomed")
-
-    def log_text(self):
-        return self.js("return document.getElementById('log').textContent")
-
-    def violations(self):
-        found = list(self.js("return window.__violations || []") or [])
-        try:
-            found += [entry["message"] for entry in self.driver.get_log("browser")
-                      if "Content Security Policy" in entry["message"]]
-        except WebDriverException:
-            pass
-        return found
-
-    def close(self):
-        try:
-            self.driver.quit()
-        finally:
-            shutil.rmtree(self.profile, ignore_errors=True)
-
-
-@pytest.fixture
-def browser():
-    missing = browser_missing()
-    if missing:
-        pytest.skip(missing)
-    b = Browser()
-    yield b
-    b.close()
-
-
-class Observer:
-    """A plain WebSocket member of a room: sees who arrives and leaves."""
-
-    def __init__(self, server, room, name="observer"):
-        self.socket = ws_connect(f"ws://127.0.0.1:{server.port}/rooms/{room}?name={name}",
-                                 subprotocols=["cowatch.v1.json"], open_timeout=WAIT_S).__enter__()
-        self.events = []
-
-    def wait_for(self, predicate, what, timeout=WAIT_S):
-        """Reads events until one satisfies `predicate`; returns it."""
-        deadline = time.monotonic() + timeout
-        for event in self.events:
-            if predicate(event):
-                return event
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"not within {timeout} s: {what}; seen {[e.get('type') for e in self.events]}")
-            try:
-                event = json.loads(self.socket.recv(timeout=left))
-            except TimeoutError:
-                continue
-            self.events.append(event)
-            if predicate(event):
-                return event
-
-    def arrived(self, name):
-        return lambda e: e.get("type") == "participant" and e.get("change") == "arrived" and e["participant"]["name"] == name
-
-    def names_arrived(self):
-        return [e["participant"]["name"] for e in self.events
-                if e.get("type") == "participant" and e.get("change") == "arrived"]
-
-    def close(self):
-        self.socket.close()
-
-
-def room_name(prefix):
-    return f"{prefix}-{secrets.token_hex(4)}"
-
-
-# MARK: 1. a reload is the same member, another tab another member
-
-
 def test_reload_keeps_the_member_and_another_tab_is_another_member(server, browser):
     room = room_name("reload")
     first_tab = browser.driver.current_window_handle
-    browser.driver.get(server.url(f"/rooms/{room}?name=alice"))
-    before = browser.welcomed()
+    before = browser.enter(server, room, "alice")
     assert before["name"] == "alice"
 
     browser.driver.refresh()
@@ -323,8 +135,7 @@ def test_reload_keeps_the_member_and_another_tab_is_another_member(server, brows
     assert "resume" not in browser.js("return location.href")
 
     browser.new_tab()
-    browser.driver.get(server.url(f"/rooms/{room}?name=alice"))
-    other = browser.welcomed()
+    other = browser.enter(server, room, "alice")
     assert other["id"] != before["id"] and other["name"] == "alice-2", "a second tab took the first tab's member"
 
     # The first tab is still in the room as itself, and sees both.
@@ -337,8 +148,7 @@ def test_reload_keeps_the_member_and_another_tab_is_another_member(server, brows
 
 def test_a_token_the_server_does_not_know_joins_fresh_and_is_replaced(server, browser):
     room = room_name("unknown")
-    browser.driver.get(server.url(f"/rooms/{room}?name=uma"))
-    before = browser.welcomed()
+    before = browser.enter(server, room, "uma")
     # What the tab keeps for its next load becomes a token the server never gave
     # (as one whose grace ran out): written after the page's own pagehide.
     browser.js("addEventListener('pagehide', () => sessionStorage.setItem(arguments[0],"
@@ -359,8 +169,7 @@ def test_leave_room_goes_at_once_and_leaves_nothing_to_resume(server, browser):
     room = room_name("leave")
     observer = Observer(server, room)
     try:
-        browser.driver.get(server.url(f"/rooms/{room}?name=lena"))
-        member = browser.welcomed()
+        member = browser.enter(server, room, "lena")
         browser.driver.find_element(By.ID, "quit").click()
         # Closed with 1000: gone at once, long before the resume grace (60 s) would run out.
         left = observer.wait_for(lambda e: e.get("type") == "participant-left" and e.get("id") == member["id"],
@@ -368,8 +177,7 @@ def test_leave_room_goes_at_once_and_leaves_nothing_to_resume(server, browser):
         assert left.get("reason") == "left"
         browser.wait("return location.pathname === '/'", "the page went to the landing page")
         # The same tab opening the room again is a newcomer.
-        browser.driver.get(server.url(f"/rooms/{room}?name=lena"))
-        again = browser.welcomed()
+        again = browser.enter(server, room, "lena")
         assert again["id"] != member["id"]
     finally:
         observer.close()
@@ -380,8 +188,7 @@ def test_leave_room_goes_at_once_and_leaves_nothing_to_resume(server, browser):
 
 def test_a_refused_owner_key_in_a_link_does_not_replace_the_key_kept(server, browser):
     room = room_name("owned")
-    browser.driver.get(server.url(f"/rooms/{room}?name=olivia"))
-    creator = browser.welcomed()
+    creator = browser.enter(server, room, "olivia")
     assert creator.get("owner") is True
     storage = f"cowatch.owner.{room}"
     real = browser.js("return localStorage.getItem(arguments[0])", storage)
@@ -406,8 +213,7 @@ def test_a_refused_owner_key_in_a_link_does_not_replace_the_key_kept(server, bro
 
 def test_an_accepted_owner_key_in_a_link_is_kept(server, browser):
     room = room_name("handed")
-    browser.driver.get(server.url(f"/rooms/{room}?name=olivia"))
-    browser.welcomed()
+    browser.enter(server, room, "olivia")
     storage = f"cowatch.owner.{room}"
     real = browser.js("return localStorage.getItem(arguments[0])", storage)
     assert real

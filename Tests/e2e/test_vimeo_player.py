@@ -16,11 +16,7 @@ and drives its player in an iframe of that origin by postMessage.
 Run: python3 -m pytest -q Tests/e2e/test_vimeo_player.py
 Skipped, with the reason, when chromium, chromedriver or selenium are missing.
 """
-import http.server
-import shutil
 import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -28,17 +24,14 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
-from media_server import QuietServer  # noqa: E402
+from support.browser import QUIET, Chromium, browser_missing  # noqa: E402
+from support.harness import wait_until  # noqa: E402
+from support.media_server import TestPage  # noqa: E402
 from vimeo_standin import NOT_EMBEDDABLE_ID, NOT_FOUND_ID, PRIVATE_ID, VimeoStandIn  # noqa: E402
 
-try:
-    from selenium import webdriver
-except ImportError:
-    webdriver = None
-
 REPO = HERE.parent.parent
-STATIC = REPO / "Sources" / "CowatchWeb" / "Web" / "static"
 VIDEO_ID = "76979871"
 RATE_LOCKED_ID = "1000000"
 
@@ -83,15 +76,7 @@ return { t: (t0 + t1) / 2, position: p, paused: v.paused, rate: v.playbackRate }
 """
 
 
-def chromium_missing():
-    if webdriver is None:
-        return "selenium is not installed (commands/setup --browser)"
-    if not shutil.which("chromium") or not Path("/usr/bin/chromedriver").exists():
-        return "chromium or chromedriver is missing (commands/setup --browser)"
-    return None
-
-
-pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=chromium_missing() or "")
+pytestmark = pytest.mark.skipif(browser_missing() is not None, reason=browser_missing() or "")
 
 
 def make_media():
@@ -99,78 +84,29 @@ def make_media():
     return generate(REPO / ".build-e2e" / "e2e-media")
 
 
-class PageHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):  # noqa: N802 - the base class's name
-        if self.path == "/":
-            data = PAGE.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return
-        super().do_GET()
-
-    def translate_path(self, path):
-        # /static/... from the source tree
-        return str(STATIC.parent) + path.split("?")[0]
-
-    def guess_type(self, path):
-        return "text/javascript" if str(path).endswith(".js") else super().guess_type(path)
-
-
 @pytest.fixture(scope="module")
 def servers():
     media = make_media()
-    page = QuietServer(("127.0.0.1", 0), PageHandler)
-    threading.Thread(target=page.serve_forever, daemon=True).start()
-    with VimeoStandIn(media, rate_locked_ids={RATE_LOCKED_ID}) as standin:
-        yield f"http://127.0.0.1:{page.server_address[1]}/", standin
-    page.shutdown()
-    page.server_close()
+    with TestPage(PAGE) as page, VimeoStandIn(media, rate_locked_ids={RATE_LOCKED_ID}) as standin:
+        yield page.url(""), standin
 
 
 def browser(autoplay=True):
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    profile = tempfile.mkdtemp(prefix="cowatch-vimeo-", dir=str(REPO / ".build-e2e"))
-    for flag in ["--headless=new", "--no-sandbox", "--mute-audio", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--no-first-run", f"--user-data-dir={profile}",
-                 "--autoplay-policy=" + ("no-user-gesture-required" if autoplay else "document-user-activation-required")]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path="/usr/bin/chromedriver"))
-    driver.set_script_timeout(10)
-    driver.profile_dir = profile
-    return driver
+    return Chromium(QUIET, profile_prefix="cowatch-vimeo-", profile_dir=REPO / ".build-e2e", autoplay=autoplay,
+                    script_timeout=10)
 
 
 @pytest.fixture
 def driver():
-    (REPO / ".build-e2e").mkdir(exist_ok=True)
-    d = browser()
-    yield d
-    d.quit()
-    shutil.rmtree(d.profile_dir, ignore_errors=True)
-
-
-def wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what} (last: {last})")
+    b = browser()
+    yield b.driver
+    b.close()
 
 
 def open_player(driver, servers, video_id):
     page, standin = servers
     driver.get(page)
-    wait(lambda: driver.execute_script("return !!window.harness"), 10, "the page")
+    wait_until(lambda: driver.execute_script("return !!window.harness"), 10, "the page")
     driver.execute_script("window.harness.load(arguments[0], arguments[1])", standin.api_url, video_id)
 
 
@@ -193,13 +129,13 @@ def frame_read(driver):
 
 def test_plays_pauses_seeks_and_knows_where_it_is(driver, servers):
     open_player(driver, servers, VIDEO_ID)
-    r = wait(lambda: (lambda r: r if "loadedmetadata" in r["events"] and r["duration"] > 0 else None)(read(driver)), 20, "loadedmetadata")
+    r = wait_until(lambda: (lambda r: r if "loadedmetadata" in r["events"] and r["duration"] > 0 else None)(read(driver)), 20, "loadedmetadata")
     assert abs(r["duration"] - 240) < 1, r["duration"]
     assert r["readyState"] == 4 and r["paused"] and r["error"] is None
     assert r["capabilities"]["rates"] == "continuous" and r["capabilities"]["rateRange"] == [0.5, 2]
 
     assert call(driver, "window.harness.play()") == "ok"
-    wait(lambda: read(driver)["currentTime"] > 1.0, 10, "playing")
+    wait_until(lambda: read(driver)["currentTime"] > 1.0, 10, "playing")
     # The adapter's position against the video's own (read inside the iframe), both at one instant.
     precision = r["capabilities"]["positionPrecision"]
     errors = []
@@ -213,14 +149,14 @@ def test_plays_pauses_seeks_and_knows_where_it_is(driver, servers):
     assert errors[len(errors) // 2] <= precision, f"median position error {errors[len(errors) // 2] * 1000:.1f} ms > {precision * 1000} ms: {errors}"
 
     driver.execute_script("window.harness.pause()")
-    wait(lambda: frame_read(driver)["paused"], 5, "paused in the iframe")
+    wait_until(lambda: frame_read(driver)["paused"], 5, "paused in the iframe")
     held = frame_read(driver)["position"]
     time.sleep(0.3)  # a pause holds: the position after a while is the same
     assert frame_read(driver)["position"] == held
-    wait(lambda: abs(read(driver)["currentTime"] - held) < 0.002, 3, "the adapter at the held position")
+    wait_until(lambda: abs(read(driver)["currentTime"] - held) < 0.002, 3, "the adapter at the held position")
 
     driver.execute_script("window.harness.seek(120.5)")
-    wait(lambda: read(driver)["events"].count("seeked") >= 1, 10, "seeked")
+    wait_until(lambda: read(driver)["events"].count("seeked") >= 1, 10, "seeked")
     r = read(driver)
     assert abs(r["currentTime"] - 120.5) < 0.05 and not r["seeking"], r
     assert abs(frame_read(driver)["position"] - 120.5) < 0.05
@@ -228,13 +164,13 @@ def test_plays_pauses_seeks_and_knows_where_it_is(driver, servers):
 
 def test_a_stall_is_waiting_then_playing(driver, servers):
     open_player(driver, servers, VIDEO_ID)
-    wait(lambda: "loadedmetadata" in read(driver)["events"], 20, "loadedmetadata")
+    wait_until(lambda: "loadedmetadata" in read(driver)["events"], 20, "loadedmetadata")
     assert call(driver, "window.harness.play()") == "ok"
-    wait(lambda: read(driver)["currentTime"] > 0.5, 10, "playing")
+    wait_until(lambda: read(driver)["currentTime"] > 0.5, 10, "playing")
     driver.execute_script(
         "const f = document.querySelector('#player iframe');"
         "f.contentWindow.postMessage({ standin: 'stall', ms: 4000 }, new URL(f.src).origin);")
-    r = wait(lambda: (lambda r: r if "waiting" in r["events"] else None)(read(driver)), 5, "waiting")
+    r = wait_until(lambda: (lambda r: r if "waiting" in r["events"] else None)(read(driver)), 5, "waiting")
     assert r["readyState"] == 2 and not r["paused"]
     frozen = read(driver)["currentTime"]
     # Stalled, the position stands still: every reading while the adapter still
@@ -249,25 +185,25 @@ def test_a_stall_is_waiting_then_playing(driver, servers):
         time.sleep(0.05)
     assert len(stalled) >= 2, f"the stall ended within half a second of its 4 s: {stalled}"
     assert all(abs(t - frozen) < 0.01 for t in stalled), stalled
-    wait(lambda: read(driver)["readyState"] == 4 and read(driver)["currentTime"] > frozen + 0.2, 15, "playing again")
+    wait_until(lambda: read(driver)["readyState"] == 4 and read(driver)["currentTime"] > frozen + 0.2, 15, "playing again")
 
 
 def test_rate_taken_in_range(driver, servers):
     open_player(driver, servers, VIDEO_ID)
-    wait(lambda: "loadedmetadata" in read(driver)["events"], 20, "loadedmetadata")
+    wait_until(lambda: "loadedmetadata" in read(driver)["events"], 20, "loadedmetadata")
     driver.execute_script("window.harness.setRate(1.5)")
-    wait(lambda: frame_read(driver)["rate"] == 1.5, 5, "rate 1.5 in the iframe")
+    wait_until(lambda: frame_read(driver)["rate"] == 1.5, 5, "rate 1.5 in the iframe")
     assert read(driver)["playbackRate"] == 1.5
     driver.execute_script("window.harness.setRate(3)")  # outside Vimeo's range: refused, the rate stays
-    wait(lambda: read(driver)["playbackRate"] == 1.5, 5, "the rate back at 1.5")
+    wait_until(lambda: read(driver)["playbackRate"] == 1.5, 5, "the rate back at 1.5")
     assert read(driver)["capabilities"]["rates"] == "continuous"
 
 
 def test_a_refused_rate_makes_a_seek_corrected_player(driver, servers):
     open_player(driver, servers, RATE_LOCKED_ID)
-    wait(lambda: "loadedmetadata" in read(driver)["events"], 20, "loadedmetadata")
+    wait_until(lambda: "loadedmetadata" in read(driver)["events"], 20, "loadedmetadata")
     driver.execute_script("window.harness.setRate(1.02)")
-    r = wait(lambda: (lambda r: r if "capabilitieschange" in r["events"] else None)(read(driver)), 5, "capabilitieschange")
+    r = wait_until(lambda: (lambda r: r if "capabilitieschange" in r["events"] else None)(read(driver)), 5, "capabilitieschange")
     assert r["capabilities"]["rates"] == [1] and r["playbackRate"] == 1
     assert "speed" in r["notice"] and "seeking" in r["notice"]
     assert frame_read(driver)["rate"] == 1
@@ -279,25 +215,25 @@ def test_a_refused_rate_makes_a_seek_corrected_player(driver, servers):
 ])
 def test_a_video_that_cannot_be_embedded_is_told_in_words(driver, servers, video_id, words):
     open_player(driver, servers, video_id)
-    r = wait(lambda: (lambda r: r if r["error"] else None)(read(driver)), 10, "an error")
+    r = wait_until(lambda: (lambda r: r if r["error"] else None)(read(driver)), 10, "an error")
     assert words in r["error"]["words"] and "error" in r["events"]
 
 
 def test_a_private_video_is_told_in_words(driver, servers):
     open_player(driver, servers, PRIVATE_ID)
-    wait(lambda: call(driver, "window.harness.ready()") is True, 10, "the player")
+    wait_until(lambda: call(driver, "window.harness.ready()") is True, 10, "the player")
     assert call(driver, "window.harness.play()") == "PrivacyError"
     r = read(driver)
     assert "private" in r["error"]["words"]
 
 
 def test_refused_autoplay_rejects_play_with_not_allowed(servers):
-    d = browser(autoplay=False)
+    b = browser(autoplay=False)
+    d = b.driver
     try:
         open_player(d, servers, VIDEO_ID)
-        wait(lambda: "loadedmetadata" in read(d)["events"], 20, "loadedmetadata")
+        wait_until(lambda: "loadedmetadata" in read(d)["events"], 20, "loadedmetadata")
         assert call(d, "window.harness.play()") == "NotAllowedError"
         assert read(d)["paused"]
     finally:
-        d.quit()
-        shutil.rmtree(d.profile_dir, ignore_errors=True)
+        b.close()

@@ -3,11 +3,13 @@ media time and frame number burnt in, silent or with a tone; and a handler of th
 media server that fails one window's requests on purpose."""
 
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from media_server import RangeRequestHandler
-from report import log
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.media_server import RangeRequestHandler  # noqa: E402
+from report import log  # noqa: E402
 
 MEDIA_SECONDS = 240
 FAIL_COOKIE = "e2e-fail-media"

@@ -44,11 +44,12 @@ What it cannot reproduce is listed in docs/browser.md ("The Vimeo stand-in").
 
 import json
 import re
-import threading
+import sys
 import urllib.parse
 from pathlib import Path
 
-from media_server import QuietServer, RangeRequestHandler
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.media_server import LoopbackSite, RangeRequestHandler  # noqa: E402
 
 NOT_FOUND_ID = "404"
 NOT_EMBEDDABLE_ID = "403"
@@ -314,7 +315,7 @@ VIDEO_HTML = r"""<!doctype html>
 """
 
 
-class VimeoStandIn:
+class VimeoStandIn(LoopbackSite):
     """Serves the stand-in on 127.0.0.1 (`port` 0: any free port) on a daemon thread.
     `media` is the local video every id plays."""
 
@@ -355,21 +356,7 @@ class VimeoStandIn:
                     self.wfile.write(data)
 
         self.media_name = media.name
-        self.httpd = QuietServer(("127.0.0.1", port), Handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    @property
-    def origin(self):
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(Handler, port)
 
     @property
     def api_url(self):

@@ -15,14 +15,13 @@ serves on 127.0.0.1:PORT (default: a free port) until interrupted.
 """
 
 import sys
-import threading
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 
-from media_server import QuietServer, RangeRequestHandler  # noqa: E402
+from support.media_server import LoopbackSite, RangeRequestHandler  # noqa: E402
 
 FILES = HERE / "standin" / "youtube"
 # A live id's stream began this long before the stand-in started, so that its
@@ -75,28 +74,14 @@ class StandinHandler(RangeRequestHandler):
         self.wfile.write(body)
 
 
-class YouTubeStandin:
+class YouTubeStandin(LoopbackSite):
     """Serves the stand-in on 127.0.0.1:`port` (0: a free one) on a daemon thread."""
 
     def __init__(self, media, port=0):
         handler = type("Handler", (StandinHandler,), {
             "media": Path(media).resolve(), "live_start_ms": int((time.time() - LIVE_HEAD_START_S) * 1000),
         })
-        self.httpd = QuietServer(("127.0.0.1", port), handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    @property
-    def origin(self):
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(handler, port)
 
     @property
     def api_url(self):

@@ -39,6 +39,12 @@ def run(coroutine):
     asyncio.run(coroutine)
 
 
+def member(room, name, subprotocol="cowatch.v1.json", query=""):
+    """A connection of `name` to `room` with `subprotocol` (None: the default)."""
+    return websockets.connect(f"{URL}/rooms/{room}?name={name}{query}",
+                              subprotocols=[subprotocol] if subprotocol else None)
+
+
 def test_welcome_then_state_in_json():
     async def scenario():
         async with websockets.connect(f"{URL}/rooms/py-welcome?name=ada", subprotocols=["cowatch.v1.json"]) as ws:
@@ -59,9 +65,8 @@ def test_welcome_then_state_in_json():
 
 def test_coordinated_start_with_two_players():
     async def scenario():
-        room = f"{URL}/rooms/py-start"
-        async with websockets.connect(f"{room}?name=ada&player=1", subprotocols=["cowatch.v1.json"]) as ada, \
-                websockets.connect(f"{room}?name=bob&player=1", subprotocols=["cowatch.v1.json"]) as bob:
+        async with member("py-start", "ada", query="&player=1") as ada, \
+                member("py-start", "bob", query="&player=1") as bob:
             await ada.send("/watch https://example.org/a.mp4 Episode 1")
             await receive_until(bob, state_with_status("paused"))
             await ada.send("/play")
@@ -79,9 +84,7 @@ def test_coordinated_start_with_two_players():
 
 def test_text_subprotocol_and_default():
     async def scenario():
-        room = f"{URL}/rooms/py-text"
-        async with websockets.connect(f"{room}?name=ada", subprotocols=["cowatch.v1.text"]) as ada, \
-                websockets.connect(f"{room}?name=bob") as bob:
+        async with member("py-text", "ada", "cowatch.v1.text") as ada, member("py-text", "bob", None) as bob:
             assert bob.subprotocol is None
             await ada.send("hello from python")
             await receive_until(bob, lambda frame: frame == "<ada> hello from python")
@@ -114,9 +117,8 @@ def test_names_that_pass_for_another_are_renamed_or_refused(asked, given):
 
 def test_me_line_and_quoted_title_in_text():
     async def scenario():
-        room = f"{URL}/rooms/py-me-title"
-        async with websockets.connect(f"{room}?name=ada", subprotocols=["cowatch.v1.text"]) as ada, \
-                websockets.connect(f"{room}?name=bob", subprotocols=["cowatch.v1.text"]) as bob:
+        async with member("py-me-title", "ada", "cowatch.v1.text") as ada, \
+                member("py-me-title", "bob", "cowatch.v1.text") as bob:
             await ada.send("/me waves")
             await receive_until(bob, lambda frame: frame == "*<ada> waves")
             await ada.send('/watch https://example.org/a.mp4 Say "hi" \\o/')

@@ -10,71 +10,39 @@ COWATCH_BIN names the cowatch binary; COWATCH_MPV_PORT + 4 is this test's port
 import json
 import os
 import shutil
-import subprocess
-import tempfile
+import sys
+from pathlib import Path
 
 import pytest
 
-from test_mpv_player import BIN, MpvIPC, Room, Serve, _try_ipc, free_port, wait_for
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.bot import Bot  # noqa: E402
+from support.harness import Serve  # noqa: E402
+from support.harness import wait_until as wait_for  # noqa: E402
+from support.mpv import BIN, Watcher, chosen_port, make_clip, work_folder  # noqa: E402
 
 SECONDS = 20
 FPS = 30
 
 
-def clip(path, seconds, frequency):
-    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y",
-                    "-f", "lavfi", "-i", f"testsrc2=size=160x90:rate={FPS}:duration={seconds}",
-                    "-f", "lavfi", "-i", f"sine=frequency={frequency}:duration={seconds}",
-                    "-c:v", "libx264", "-preset", "veryfast", "-crf", "32", "-g", str(FPS), "-pix_fmt", "yuv420p",
-                    "-c:a", "aac", "-shortest", path], check=True, timeout=120)
-
-
-class Watcher:
-    """One `cowatch watch` with its own headless mpv, and a second IPC client of that mpv."""
-
-    def __init__(self, work, room_url, name, file, *extra):
-        self.dir = tempfile.mkdtemp(prefix=f"{name}-", dir=work)
-        self.log_path = os.path.join(self.dir, "watch.log")
-        self.log = open(self.log_path, "wb")
-        self.process = subprocess.Popen([BIN, "watch", room_url, file, "--name", name, "--verbose", *extra,
-                                         "--mpv-option", "vo=null", "--mpv-option", "ao=null"],
-                                        stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, "TMPDIR": self.dir + "/"})
-        path = os.path.join(self.dir, f"cowatch-mpv-{self.process.pid}.sock")
-        wait_for(lambda: os.path.exists(path) or self.process.poll() is not None, 15, f"{name}'s mpv socket")
-        assert self.process.poll() is None, self.output()
-        self.ipc = wait_for(lambda: _try_ipc(path), 10, f"{name}'s mpv IPC")
-
-    def output(self):
-        self.log.flush()
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
-    def stop(self):
-        self.ipc.close()
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
+def clip(path, frequency):
+    make_clip(path, SECONDS, fps=FPS, size="160x90", frequency=frequency, crf=32, faststart=False)
 
 
 @pytest.fixture(scope="module")
 def room():
-    if not shutil.which("mpv") or not shutil.which("ffmpeg"):
-        pytest.skip("mpv or ffmpeg is missing (commands/setup installs them)")
-    work = tempfile.mkdtemp(prefix="cowatch-mpv-own-")
+    work = work_folder("cowatch-mpv-own-")
     original = os.path.join(work, "Holiday.2024.mp4")
-    clip(original, SECONDS, 440)
+    clip(original, 440)
     renamed = os.path.join(work, "my copy.mp4")
     shutil.copyfile(original, renamed)
     other = os.path.join(work, "another.mp4")
-    clip(other, SECONDS, 660)
+    clip(other, 660)
 
-    port = int(os.environ["COWATCH_MPV_PORT"]) + 4 if os.environ.get("COWATCH_MPV_PORT") else free_port()
+    port = chosen_port(4)
     server = Serve("--store", "memory", port=port, binary=BIN, log_path=os.path.join(work, "server.log"))
     room_url = f"http://127.0.0.1:{port}/rooms/own-mpv"
-    bot = Room(f"ws://127.0.0.1:{port}/rooms/own-mpv?name=bot")
+    bot = Bot(f"ws://127.0.0.1:{port}/rooms/own-mpv?name=bot")
     wait_for(lambda: bot.current(), 5, "the bot's first state")
     context = {"bot": bot, "room_url": room_url, "work": work, "files": (original, renamed, other), "watchers": {}}
     yield context
@@ -84,23 +52,12 @@ def room():
     server.stop(timeout=10)
 
 
-def participant(bot, name):
-    with bot.lock:
-        people = {}
-        for event in bot.events:
-            if event["type"] == "welcome":
-                people.update({p["id"]: p for p in event["participants"]})
-            elif event["type"] == "participant":
-                people[event["participant"]["id"]] = event["participant"]
-    return next((p for p in people.values() if p["name"] == name), None)
-
-
 def test_a_shared_file_and_a_renamed_copy_play_together_and_another_file_is_not_waited_for(room):
     bot = room["bot"]
     original, renamed, other = room["files"]
     watchers = room["watchers"]
 
-    watchers["sharer"] = Watcher(room["work"], room["room_url"], "sharer", original, "--share", "--title", "Holiday")
+    watchers["sharer"] = Watcher(room["work"], room["room_url"], "sharer", original, "--verbose", "--share", "--title", "Holiday")
     state = wait_for(lambda: (s := bot.current()) and (s.get("session") or {}).get("activity", {}).get("source", {}).get("kind") == "own" and s,
                      20, "the file shared from mpv")
     activity = state["session"]["activity"]
@@ -109,16 +66,16 @@ def test_a_shared_file_and_a_renamed_copy_play_together_and_another_file_is_not_
     assert activity["identifier"] == f"own:{activity['source']['hash']}:{os.path.getsize(original)}"
     assert abs(activity["duration"] - SECONDS) < 0.5
     assert "Holiday.2024" not in json.dumps(bot.events), "the file's name reached the room"
-    wait_for(lambda: (participant(bot, "sharer") or {}).get("copy") is True, 10, "the sharer counted as having it")
+    wait_for(lambda: (bot.participant("sharer") or {}).get("copy") is True, 10, "the sharer counted as having it")
 
-    watchers["renamed"] = Watcher(room["work"], room["room_url"], "renamed", renamed)
-    wait_for(lambda: (participant(bot, "renamed") or {}).get("copy") is True, 15, "the renamed copy matched")
+    watchers["renamed"] = Watcher(room["work"], room["room_url"], "renamed", renamed, "--verbose")
+    wait_for(lambda: (bot.participant("renamed") or {}).get("copy") is True, 15, "the renamed copy matched")
 
-    watchers["other"] = Watcher(room["work"], room["room_url"], "other", other)
-    wait_for(lambda: (participant(bot, "other") or {}).get("copy") is False, 15, "the other file refused")
+    watchers["other"] = Watcher(room["work"], room["room_url"], "other", other, "--verbose")
+    wait_for(lambda: (bot.participant("other") or {}).get("copy") is False, 15, "the other file refused")
     wait_for(lambda: "your file is not the room's: another file" in watchers["other"].output(), 5,
              "the other file's viewer told why")
-    assert participant(bot, "other")["joined"], "the member without the file left the room"
+    assert bot.participant("other")["joined"], "the member without the file left the room"
 
     # The room starts with the two who have the file; the third is not waited for.
     seq = bot.current()["seq"]

@@ -10,15 +10,20 @@ test's ports (or free ones).
 """
 import os
 import shutil
-import subprocess
-import tempfile
+import sys
 import threading
-import time
+from pathlib import Path
 
 import pytest
 
-from test_mpv_player import media_server  # Tests/e2e's range server, found by test_mpv_player
-from test_mpv_player import BIN, FPS, MEDIA_SECONDS, Room, Serve, _try_ipc, free_port, settled_errors, wait_for
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.bot import Bot  # noqa: E402
+from support.harness import Serve  # noqa: E402
+from support.harness import wait_until as wait_for  # noqa: E402
+from support.media_server import MediaServer, RangeRequestHandler  # noqa: E402
+from support.mpv import BIN, Watcher, chosen_port, make_clip, settled_errors, work_folder  # noqa: E402
+
+MEDIA_SECONDS = 60
 
 # The gate: bytes past this fraction of a file are held until it opens. Playing
 # from START_AT, mpv runs dry a few seconds later.
@@ -42,7 +47,7 @@ class Gates:
 GATES = Gates()
 
 
-class GatedHandler(media_server.RangeRequestHandler):
+class GatedHandler(RangeRequestHandler):
     """Serves as the range server does, but holds the bytes of a gated file past
     its gate until the test opens it."""
 
@@ -76,66 +81,33 @@ class GatedHandler(media_server.RangeRequestHandler):
 
 @pytest.fixture(scope="module")
 def stall_setup():
-    if not shutil.which("mpv") or not shutil.which("ffmpeg"):
-        pytest.skip("mpv or ffmpeg is missing (commands/setup installs them)")
-    work = tempfile.mkdtemp(prefix="cowatch-mpv-stall-")
+    work = work_folder("cowatch-mpv-stall-")
     clip = os.path.join(work, "clip.mp4")
-    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y",
-                    "-f", "lavfi", "-i", f"testsrc2=size=320x180:rate={FPS}:duration={MEDIA_SECONDS}",
-                    "-f", "lavfi", "-i", f"sine=frequency=440:duration={MEDIA_SECONDS}",
-                    "-c:v", "libx264", "-preset", "veryfast", "-crf", "30", "-g", str(FPS), "-pix_fmt", "yuv420p",
-                    "-c:a", "aac", "-shortest", "-movflags", "+faststart", clip], check=True, timeout=180)
+    make_clip(clip, MEDIA_SECONDS)
     for name in ("continue.mp4", "wait.mp4"):
         shutil.copy(clip, os.path.join(work, name))
         GATES.add(name, int(os.path.getsize(clip) * GATE_FRACTION))
-    base = int(os.environ["COWATCH_MPV_PORT"]) + 2 if os.environ.get("COWATCH_MPV_PORT") else None
-    port = base or free_port()
-    media_port = base + 1 if base else free_port()
-    handler = lambda *a, **k: GatedHandler(*a, directory=work, **k)  # noqa: E731
-    media = media_server.QuietServer(("127.0.0.1", media_port), handler)
-    threading.Thread(target=media.serve_forever, daemon=True).start()
-    server = Serve("--store", "memory", "--media-check-private", "true", port=port, binary=BIN,
-                   log_path=os.path.join(work, "server.log"))
-    room_url = f"ws://127.0.0.1:{port}/rooms/mpv-stall"
-    bot = Room(room_url + "?name=bot")
-    wait_for(lambda: bot.current(), 5, "the bot's first state")
-    tmp = os.path.join(work, "tmp")
-    os.mkdir(tmp)
-    watch_log = open(os.path.join(work, "watch.log"), "wb")
-    watch = subprocess.Popen([BIN, "watch", room_url, "--name", "mpv", "--verbose",
-                              "--mpv-option", "vo=null", "--mpv-option", "ao=null"],
-                             stdout=watch_log, stderr=subprocess.STDOUT, env={**os.environ, "TMPDIR": tmp + "/"})
-    path = os.path.join(tmp, f"cowatch-mpv-{watch.pid}.sock")
-    wait_for(lambda: os.path.exists(path), 15, "mpv's socket")
-    ipc = wait_for(lambda: _try_ipc(path), 10, "mpv's IPC")
-    context = {"bot": bot, "ipc": ipc, "watch": watch, "media_port": media_port, "figures": {}, "errors": []}
-    yield context
-    for name in GATES.events:
-        GATES.open(name)
-    ipc.close()
-    bot.close()
-    watch.terminate()
-    try:
-        watch.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        watch.kill()
-    server.stop(timeout=10)
-    media.shutdown()
-    watch_log.close()
+    port, media_port = chosen_port(2), chosen_port(3)
+    with MediaServer(work, GatedHandler, port=media_port), \
+            Serve("--store", "memory", "--media-check-private", "true", port=port, binary=BIN,
+                  log_path=os.path.join(work, "server.log")):
+        room_url = f"ws://127.0.0.1:{port}/rooms/mpv-stall"
+        bot = Bot(room_url + "?name=bot")
+        wait_for(lambda: bot.current(), 5, "the bot's first state")
+        watcher = Watcher(work, room_url, "mpv", "--verbose")
+        context = {"bot": bot, "ipc": watcher.ipc, "media_port": media_port, "figures": {}, "errors": []}
+        yield context
+        for name in GATES.events:
+            GATES.open(name)
+        bot.close()
+        watcher.stop()
     if os.environ.get("MPV_TEST_DEBUG"):
-        print(open(os.path.join(work, "watch.log")).read())
+        print(watcher.output())
 
 
 def mpv_member(bot):
-    with bot.lock:
-        members = {}
-        for event in bot.events:
-            if event["type"] == "welcome":
-                for p in event["participants"]:
-                    members[p["id"]] = p
-            elif event["type"] == "participant":
-                members[event["participant"]["id"]] = event["participant"]
-        return next((p for p in members.values() if p["name"] == "mpv" and p["player"]), None)
+    member = bot.participant("mpv")
+    return member if member and member["player"] else None
 
 
 def start_playing_gated(ctx, name):

@@ -7,10 +7,15 @@ without a reset, as on a real network that fails. Needs root and iproute2.
 import os
 import secrets
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.cluster import psql  # noqa: E402
+from support.harness import answers  # noqa: E402
 
 PG_BIN = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1] if Path("/usr/lib/postgresql").exists() else None
 AS_POSTGRES = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
@@ -114,7 +119,7 @@ class Database:
         return self
 
     def query(self, sql):
-        return subprocess.run(["psql", "-qAt", self.url, "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+        return psql(self.url, sql)
 
 
 class Node:
@@ -144,10 +149,7 @@ class Node:
         return self
 
     def healthy(self):
-        try:
-            return urllib.request.urlopen(f"http://{self.address}:7480/healthz", timeout=1).status == 200
-        except OSError:
-            return False
+        return answers(f"http://{self.address}:7480/healthz")
 
     def health(self):
         return urllib.request.urlopen(f"http://{self.address}:7480/healthz", timeout=2).read().decode()

@@ -21,10 +21,9 @@ import pytest
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from network import Database, Network, Node  # noqa: E402
-from test_cluster import URL, Member, playing, until  # noqa: E402
+from support.cluster import Member, alice_and_bob, playing, until  # noqa: E402
 
 LEASE, RELAY_TIMEOUT = 1.5, 2
 PATIENCE = LEASE * 2 + 2
@@ -76,15 +75,9 @@ async def back(member, node, room, within):
             await asyncio.sleep(0.3)
 
 
-async def alice_and_bob(n1, n2, room):
-    """alice on n1, first, so that n1 owns the room, and bob on n2, relayed to it;
-    the room watching Episode 1."""
-    alice, bob = Member("alice"), Member("bob")
-    await alice.connect(n1, room)
-    await bob.connect(n2, room)
-    await alice.send(f"/watch {URL} Episode 1")
-    await bob.wait(lambda e: e["type"] == "state" and e["session"])
-    return alice, bob
+def lease_row(database, room):
+    """The room's lease as `node|epoch`."""
+    return database.query(f"SELECT node || '|' || epoch FROM room_leases WHERE room = '{room}'")
 
 
 def test_the_owner_cut_off_from_the_other_nodes(cluster):
@@ -123,11 +116,9 @@ def test_the_owner_cut_off_from_the_database_holds_its_room_until_it_is_back(clu
     network, database, (n1, n2, n3) = cluster
 
     async def scenario():
-        alice, bob = await alice_and_bob(n1, n2, "nodb")
-        await alice.send("/play")
-        await bob.wait(playing)
+        alice, bob = await alice_and_bob(n1, n2, "nodb", play=True)
         await written(database, "nodb")
-        lease = database.query("SELECT node || '|' || epoch FROM room_leases WHERE room = 'nodb'")
+        lease = lease_row(database, "nodb")
         network.cut("n1", "db")
         # Shown while the lease is still trusted; written once the database is back.
         await alice.send("said as the database went")
@@ -138,7 +129,7 @@ def test_the_owner_cut_off_from_the_database_holds_its_room_until_it_is_back(clu
         assert await refused(n1, "nodb", "carol", 10) == 4011
         network.heal()
         await resumed(alice, bob)
-        assert database.query("SELECT node || '|' || epoch FROM room_leases WHERE room = 'nodb'") == lease
+        assert lease_row(database, "nodb") == lease
         await paused_by(alice, bob)
         await kept_line(database, "nodb", "said as the database went")
         for member in (alice, bob):
@@ -187,11 +178,9 @@ def test_the_database_out_of_reach_for_a_minute(cluster):
     n1, n2, n3 = nodes
 
     async def scenario():
-        alice, bob = await alice_and_bob(n1, n2, "minute")
-        await alice.send("/play")
-        await bob.wait(playing)
+        alice, bob = await alice_and_bob(n1, n2, "minute", play=True)
         await written(database, "minute")
-        lease = database.query("SELECT node || '|' || epoch FROM room_leases WHERE room = 'minute'")
+        lease = lease_row(database, "minute")
         marks = [len(alice.events), len(bob.events)]
         for host in ("n1", "n2", "n3"):
             network.cut(host, "db")
@@ -211,7 +200,7 @@ def test_the_database_out_of_reach_for_a_minute(cluster):
         assert not [e for m, mark in zip((alice, bob), marks) for e in m.events[mark:] if e["type"] == "state"]
         network.heal()
         await resumed(alice, bob)
-        assert database.query("SELECT node || '|' || epoch FROM room_leases WHERE room = 'minute'") == lease
+        assert lease_row(database, "minute") == lease
         await paused_by(alice, bob)
         await kept_line(database, "minute", "said as the database went")
         for node in nodes:

@@ -39,20 +39,38 @@ CHAT_HISTORY = 200  # a room's recent chat; filled during warm-up so it cannot p
 URLS = [f"https://example.org/soak/{n}.mp4" for n in range(1, 25)]
 
 
+def episode():
+    n = random.randrange(len(URLS))
+    return f"/watch {URLS[n]} Episode {n}"
+
+
+# What a controller does, by one draw in [0, 1): the first row whose bound is
+# above the draw (so each row's chance is its bound less the one before),
+# what kind of line it is, and the line.
+CONTROLS = [
+    (0.14, "watch", episode),
+    (0.34, "play", lambda: "/play"),
+    (0.40, "play", lambda: "/play now"),
+    (0.55, "pause", lambda: "/pause"),
+    (0.65, "seek", lambda: f"/seek {random.randrange(0, 3600)}"),
+    (0.70, "seek", lambda: random.choice(["/seek +10", "/seek -10"])),
+    (0.78, "rate", lambda: f"/rate {random.choice(['0.5', '1', '1.25', '1.5', '2'])}"),
+    (0.83, "queue", lambda: f"/queue {random.choice(URLS)} Next up"),
+    (0.89, "next", lambda: "/next"),
+    (0.92, "catchup", lambda: "/catchup 5"),
+    (0.99, "chat", lambda: f"chat from a controller {random.randrange(10**6)}"),
+    (1.00, "end", lambda: "/end"),
+]
+
+
 class Member:
     """One connection of the soak, from its upgrade to its end."""
 
     __slots__ = ("soak", "role", "room", "player", "conn", "id", "resume", "last_state", "rate_limited")
 
     def __init__(self, soak, role, room, player=False):
-        self.soak = soak
-        self.role = role
-        self.room = room
-        self.player = player
-        self.conn = None
-        self.id = None
-        self.resume = None
-        self.last_state = None
+        self.soak, self.role, self.room, self.player = soak, role, room, player
+        self.conn = self.id = self.resume = self.last_state = None
         self.rate_limited = False
 
     def on_text(self, payload):
@@ -252,31 +270,8 @@ class Soak:
 
     def control(self, member):
         draw = random.random()
-        if draw < 0.14:
-            n = random.randrange(len(URLS))
-            member.send(f"/watch {URLS[n]} Episode {n}", "watch")
-        elif draw < 0.34:
-            member.send("/play", "play")
-        elif draw < 0.40:
-            member.send("/play now", "play")
-        elif draw < 0.55:
-            member.send("/pause", "pause")
-        elif draw < 0.65:
-            member.send(f"/seek {random.randrange(0, 3600)}", "seek")
-        elif draw < 0.70:
-            member.send(random.choice(["/seek +10", "/seek -10"]), "seek")
-        elif draw < 0.78:
-            member.send(f"/rate {random.choice(['0.5', '1', '1.25', '1.5', '2'])}", "rate")
-        elif draw < 0.83:
-            member.send(f"/queue {random.choice(URLS)} Next up", "queue")
-        elif draw < 0.89:
-            member.send("/next", "next")
-        elif draw < 0.92:
-            member.send("/catchup 5", "catchup")
-        elif draw < 0.99:
-            member.send(f"chat from a controller {random.randrange(10**6)}", "chat")
-        else:
-            member.send("/end", "end")
+        line, kind = next((line(), kind) for below, kind, line in CONTROLS if draw < below)
+        member.send(line, kind)
 
     async def flooder(self, number):
         """Hundreds of lines without reading: the server should say `rate-limited`,

@@ -1,9 +1,7 @@
 """What every Python harness in Tests/ needs of a real server, in one place:
-free loopback ports, waiting on a condition, and `cowatch serve` started,
-found, and stopped.
-
-Each harness adds this folder to its path:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+free loopback ports, the one wait on a condition (polled, wait_until), whether
+windows have settled on a state, and `cowatch serve` started, found, and
+stopped (how a harness finds it: Tests/support/__init__.py).
 """
 import os
 import re
@@ -13,6 +11,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
@@ -38,16 +37,47 @@ def free_port():
     raise RuntimeError(f"no free port in COWATCH_TEST_PORTS={os.environ.get('COWATCH_TEST_PORTS')}")
 
 
-def wait_until(check, timeout, what, interval=0.02):
-    """`check()`'s first true value, polled until `timeout` seconds have passed."""
+def polled(check, timeout, what, failure=None):
+    """`check()`'s values, one each time the caller comes back for the next,
+    until a true one, or until `timeout` seconds have passed: then
+    AssertionError, or what `failure()` makes (an exception that tells more of
+    what was seen). The one wait of the harnesses: wait_until polls it in a
+    thread, support/cluster.py's `until` in an event loop."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
+        if not value and time.monotonic() > deadline:
+            raise failure() if failure else AssertionError(f"no {what} within {timeout} s")
+        yield value
+
+
+def wait_until(check, timeout, what, interval=0.02, failure=None):
+    """`check()`'s first true value, polled every `interval` s (see polled)."""
+    for value in polled(check, timeout, what, failure):
         if value:
             return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout} s")
         time.sleep(interval)
+
+
+def answers(url):
+    """Whether a GET of `url` is answered 200 within a second."""
+    try:
+        return urllib.request.urlopen(url, timeout=1).status == 200
+    except OSError:
+        return False
+
+
+def settled(views, status):
+    """Whether every window has settled on the room's latest state: each of
+    `views` (one a window, as its harness reads it: `seq`, the playback's
+    `status`, `busy` while a seek, a join or a suspension is under way,
+    `running` when it plays along, `held` when it holds still where it should)
+    shows the same `seq` with `status`, and its player applied it: running if
+    playing, held otherwise."""
+    if len({v["seq"] for v in views}) != 1 or views[0]["seq"] is None:
+        return False
+    return all(v["status"] == status and not v["busy"] and (v["running"] if status == "playing" else v["held"])
+               for v in views)
 
 
 class Serve:

@@ -1,7 +1,9 @@
 """Figures written into docs/benchmarks.md by the harnesses that measure:
 each run's block, between `<!-- NAME -->` and `<!-- /NAME -->`, in its section
 (a `## ` heading), replacing that block's earlier figures and keeping
-everything else: the other blocks and the text around them."""
+everything else: the other blocks and the text around them (record_blocks);
+or a whole section of a run's own, in place of its earlier one
+(record_section)."""
 import re
 from pathlib import Path
 
@@ -25,6 +27,20 @@ def record_blocks(path, heading, intro, blocks):
     if match:
         rest = text[match.end():]
         text = text[:match.start()] + section + ("\n" + rest if rest else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+
+
+def record_section(path, section):
+    """`section` (its first line its `## ` heading) in place of the section of
+    that heading, or after everything else when there is none yet."""
+    path = Path(path)
+    heading = section.split("\n", 1)[0]
+    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
+    match = re.search(r"^" + re.escape(heading) + r"\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
+    if match:
+        text = text[:match.start()] + section + ("\n" if match.end() < len(text) else "") + text[match.end():]
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text)

@@ -1,4 +1,7 @@
-"""A small static file server with HTTP Range support, for the e2e test media.
+"""Loopback web servers for the harnesses: a small static file server with HTTP
+Range support for the test media (MediaServer), a test's own page beside the
+source tree's static/ (TestPage), and the base of both and of the players'
+stand-ins (LoopbackSite).
 
 Browsers seek in a media file by asking for byte ranges (`Range: bytes=a-b`) and
 expect `206 Partial Content` with `Content-Range`. Python's http.server ignores
@@ -12,6 +15,9 @@ import os
 import re
 import sys
 import threading
+from pathlib import Path
+
+STATIC = Path(__file__).resolve().parents[2] / "Sources" / "CowatchWeb" / "Web" / "static"
 
 RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
 
@@ -90,14 +96,11 @@ class QuietServer(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class MediaServer:
-    """Serves `directory` on 127.0.0.1 at `port` (0: a free one), on a daemon thread.
-    `handler` may be a RangeRequestHandler subclass."""
+class LoopbackSite:
+    """`handler` served on 127.0.0.1 at `port` (0: a free one), on a daemon
+    thread between entering and leaving a `with`."""
 
-    def __init__(self, directory, handler=None, port=0):
-        handler_class = handler or RangeRequestHandler
-        directory = str(directory)
-        handler = lambda *a, **k: handler_class(*a, directory=directory, **k)  # noqa: E731
+    def __init__(self, handler, port=0):
         self.httpd = QuietServer(("127.0.0.1", port), handler)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -110,8 +113,53 @@ class MediaServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    @property
+    def origin(self):
+        return f"http://127.0.0.1:{self.port}"
+
     def url(self, name):
-        return f"http://127.0.0.1:{self.port}/{name}"
+        return f"{self.origin}/{name}"
+
+
+class MediaServer(LoopbackSite):
+    """Serves `directory`. `handler` may be a RangeRequestHandler subclass."""
+
+    def __init__(self, directory, handler=None, port=0):
+        handler_class = handler or RangeRequestHandler
+        directory = str(directory)
+        super().__init__(lambda *a, **k: handler_class(*a, directory=directory, **k), port)
+
+
+class TestPage(LoopbackSite):
+    """A test's own `page` (HTML) at `/`, and the source tree's static/ under
+    /static/, so that the page loads the room page's modules as they are."""
+
+    __test__ = False  # not a test class, whatever its name says
+
+    def __init__(self, page, port=0):
+        data = page.encode()
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):  # noqa: N802 - the base class's name
+                if self.path == "/":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                super().do_GET()
+
+            def translate_path(self, path):
+                return str(STATIC.parent) + path.split("?")[0]
+
+            def guess_type(self, path):
+                return "text/javascript" if str(path).endswith(".js") else super().guess_type(path)
+
+        super().__init__(Handler, port)
 
 
 if __name__ == "__main__":
