@@ -2,11 +2,11 @@
 mute, kick and ban buttons, and the kicked browser refused under another name;
 and the screenshot of the host's member list."""
 
+import json
 import re
 import time
 import urllib.parse
 
-from browser_window import By
 from page_js import CLOSED_JS, LOG_JS, MEMBERS_JS
 from report import log
 
@@ -52,7 +52,7 @@ class Moderation:
         b.type("hello from the second window")
 
         moderate = "//ul[@id='members']/li[span[@class='name' and text()='bob']]//button[text()='{}']"
-        a.driver.find_element(By.XPATH, moderate.format("mute")).click()
+        self.click(a, moderate.format("mute"), "bob's mute button")
         host_view = self.wait_js(a, MEMBERS_JS + """const bob = rows.find((r) => r.name === 'bob');
                                                     return bob && bob.tags.includes('muted') && rows;""",
                                  5, "the muted tag beside bob in alice's list")
@@ -72,7 +72,7 @@ class Moderation:
         self.moderation_screenshot(a)
 
         a.js("window.prompt = () => 'testing'")
-        a.driver.find_element(By.XPATH, moderate.format("kick")).click()
+        self.click(a, moderate.format("kick"), "bob's kick button")
         removed = self.wait_js(b, CLOSED_JS, 5, "the kicked window to say it was removed")
         self.check(removed.startswith("You were removed from the room by a host.") and "testing" in removed
                    and "alice" in removed,
@@ -93,6 +93,16 @@ class Moderation:
         log(f"  removed: \"{removed}\"")
         log(f"  refused: \"{refusal}\"")
         log(f"  moderation checks took {time.monotonic() - started:.1f} s")
+
+    def click(self, window, xpath, what):
+        """Finds the button and clicks it in one script, until it is there: the member
+        list is redrawn on every room event, so a button found by one call and
+        clicked by the next may no longer be on the page."""
+        self.wait_js(window, f"""const found = document.evaluate({json.dumps(xpath)}, document, null,
+                                     XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
+                                 if (!found) return false;
+                                 found.click();
+                                 return true;""", 5, what)
 
     def moderation_screenshot(self, window):
         """The host's window: the member list with mute (now unmute), kick and ban."""
