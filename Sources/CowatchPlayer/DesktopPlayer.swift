@@ -657,7 +657,13 @@ public struct DesktopPlayer: Sendable {
         pauseAskedAt.map { monotonic - $0 < Self.ownPauseWindow } ?? false
     }
 
+    /// Beyond this a number is written as it is rather than as a whole one:
+    /// `Int` cannot hold it, and a server may send any number.
+    static let wholeLimit = 9.0e15
+
+    /// Thousandths, as a command's seconds.
     static func seconds(_ value: Double) -> String {
+        guard abs(value * 1000) < wholeLimit else { return "\(value)" }
         let thousandths = (value * 1000).rounded()
         let whole = Int(thousandths / 1000)
         let rest = Int(abs(thousandths.truncatingRemainder(dividingBy: 1000)))
@@ -665,12 +671,19 @@ public struct DesktopPlayer: Sendable {
         return "\(whole).\(String(repeating: "0", count: 3 - padded.count))\(padded)"
     }
 
-    static func ms(_ seconds: Double) -> String { String(Int((seconds * 1000).rounded())) }
+    static func ms(_ seconds: Double) -> String {
+        let ms = (seconds * 1000).rounded()
+        return abs(ms) < wholeLimit ? String(Int(ms)) : "\(ms)"
+    }
 
     /// Whole milliseconds (toward zero), for the player's history.
-    static func wholeMilliseconds(_ span: PreciseInterval) -> String { String(Int(span.milliseconds)) }
+    static func wholeMilliseconds(_ span: PreciseInterval) -> String {
+        abs(span.milliseconds) < wholeLimit ? String(Int(span.milliseconds)) : "\(span.milliseconds)"
+    }
 
     /// The last five digits of an instant's whole milliseconds: enough to tell
     /// the states of a session apart in the history.
-    static func lastDigits(_ instant: PreciseInstant) -> String { String(Int(instant.milliseconds) % 100_000) }
+    static func lastDigits(_ instant: PreciseInstant) -> String {
+        abs(instant.milliseconds) < wholeLimit ? String(Int(instant.milliseconds) % 100_000) : "\(instant.milliseconds)"
+    }
 }

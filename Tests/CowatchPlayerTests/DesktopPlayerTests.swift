@@ -411,6 +411,18 @@ struct DesktopPlayerReportTests {
         #expect(desk.player.mode == "catchup")
     }
 
+    @Test("a state whose instant and position no whole number holds is followed without bringing the player down")
+    func wildNumbers() {
+        var desk = Desk()
+        desk.joined()
+        desk.readings.duration = nil // a stream: no end to hold the position to
+        let far = desk.on(Desk.state(2, .playing, position: 0, at: PreciseInstant(milliseconds: 1e300), duration: nil))
+        #expect(Desk.wake(far) != nil)
+        let ahead = desk.on(Desk.state(3, .playing, position: 1e300, at: PreciseInstant(milliseconds: -1e300), duration: nil))
+        #expect(Desk.seeks(ahead).count == 1)
+        _ = desk.on(.tick)
+    }
+
     @Test("a state older than the one applied is dropped")
     func stale() {
         var desk = Desk()
