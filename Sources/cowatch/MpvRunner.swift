@@ -7,8 +7,8 @@ import Foundation
 /// that touches mpv's IPC socket, the room's connection, timers and the clock.
 /// Everything happens on `queue`, one input at a time. Each input goes to the
 /// player with a fresh reading of mpv's position, timestamped at the middle of
-/// its IPC round trip (a fraction of a millisecond on one machine). Its clocks
-/// are read from `time`, once per input.
+/// its IPC round trip (a fraction of a millisecond on one machine). Both clocks
+/// are read from `time`.
 final class MpvRunner: @unchecked Sendable {
     /// mpv's properties the player follows (MpvReadings), observed: mpv says
     /// when they change.
