@@ -131,12 +131,14 @@ struct WatchCommand: ParsableCommand {
             }
             launched = process
         }
-        let socket = try Self.connect(socketPath, timeout: .seconds(timeout), launched: launched)
+        // The one source of the time for the socket's wait and the runner.
+        let time = SystemTime()
+        let socket = try Self.connect(socketPath, timeout: .seconds(timeout), launched: launched, time: time)
         let runner: MpvRunner
         do {
             runner = try MpvRunner(mpv: socket, launched: launched, address: address, localFile: localFile,
                                    share: share ? (title ?? "") : nil, verbose: verbose,
-                                   trust: connection.trust, connectTimeout: .seconds(timeout))
+                                   trust: connection.trust, connectTimeout: .seconds(timeout), time: time)
         } catch {
             launched?.terminate()
             throw Failure(words: "cannot start the room's connection: \(error)")
@@ -174,8 +176,8 @@ struct WatchCommand: ParsableCommand {
     }
 
     /// mpv's socket, once mpv has made it (it takes mpv a moment after starting).
-    static func connect(_ path: String, timeout: MonotonicDuration, launched: Process?) throws -> MpvSocket {
-        let deadline = SystemClock.monotonic() + timeout
+    static func connect(_ path: String, timeout: MonotonicDuration, launched: Process?, time: any TimeSource) throws -> MpvSocket {
+        let deadline = time.monotonic() + timeout
         while true {
             do {
                 return try MpvSocket(path: path)
@@ -184,7 +186,7 @@ struct WatchCommand: ParsableCommand {
                     throw Failure(words: "\(launched.arguments?.first ?? "mpv") exited (status \(launched.terminationStatus)) before opening its socket"
                                   + (launched.terminationStatus == 127 ? ": is it installed? (Debian: apt install mpv)" : ""))
                 }
-                if launched == nil || SystemClock.monotonic() > deadline { throw Failure(words: "\(error)") }
+                if launched == nil || time.monotonic() > deadline { throw Failure(words: "\(error)") }
                 SystemClock.sleep(for: .milliseconds(50))
             }
         }
