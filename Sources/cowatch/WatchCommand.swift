@@ -65,7 +65,11 @@ struct WatchCommand: ParsableCommand {
             help: ArgumentHelp("An option for the mpv started, without its dashes (vo=null); repeat for more.", valueName: "option"))
     var mpvOptions: [String] = []
 
-    @Option(help: "Seconds to wait for mpv's socket and for the room's connection.")
+    /// The longest `--timeout` (a day): any wait longer is a hang, and a day's
+    /// seconds fit every clock's count.
+    static let maximumTimeout = 86_400.0
+
+    @Option(help: "Seconds to wait for mpv's socket and for the room's connection (at most a day).")
     var timeout = 10.0
 
     @Flag(help: "Tell on standard error what the player does and why.")
@@ -81,7 +85,9 @@ struct WatchCommand: ParsableCommand {
         }
         if share, file == nil { throw ValidationError("--share shares FILE: give the file after the room's link") }
         if title != nil, !share { throw ValidationError("--title names a file shared with --share") }
-        guard timeout > 0 else { throw ValidationError("--timeout takes a positive number of seconds") }
+        guard timeout > 0, timeout <= Self.maximumTimeout else {
+            throw ValidationError("--timeout takes a positive number of seconds, at most \(Int(Self.maximumTimeout)) (a day)")
+        }
         if ipc != nil, !mpvOptions.isEmpty { throw ValidationError("--mpv-option is for an mpv this command starts, not one attached with --ipc") }
     }
 
