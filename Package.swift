@@ -31,9 +31,9 @@ let package = Package(
         // The line protocol's vocabulary: typed media time and rates, and the one
         // table of slash commands that drives parsing, /help and docs/commands.md.
         .target(name: "SlashCommands", dependencies: ["CICU"], linkerSettings: libm),
-        // Time as types (server instants and intervals in milliseconds, monotonic
-        // instants and durations in microseconds) and the one place the system's
-        // clocks are read (`SystemClock`).
+        // Time as types (server instants and intervals in milliseconds, whole or
+        // with fractions, monotonic instants and durations in microseconds) and
+        // the one place the system's clocks are read (`SystemClock`).
         .target(name: "CowatchTime"),
         // Rooms, group sessions and the playback coordinator: pure state machines
         // that take `now` and inputs and return actions. No I/O, no clock.
@@ -168,7 +168,7 @@ let package = Package(
         // `cowatch watch`: mpv as a member of a room. The rules as pure values
         // (what to do now, from the room's state and mpv's readings); the
         // interpreter touching mpv's IPC socket is in the executable.
-        .target(name: "CowatchPlayer", dependencies: ["SlashCommands"]),
+        .target(name: "CowatchPlayer", dependencies: ["CowatchTime", "SlashCommands"]),
         .executableTarget(
             name: "cowatch",
             dependencies: [
@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(name: "CowatchTimeTests", dependencies: ["CowatchTime"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchTime", "CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchTime", "CowatchConnection"]),
-        .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer"]),
+        .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer", "CowatchTime"]),
         .testTarget(name: "CowatchLoadTests", dependencies: ["CowatchLoad", "CowatchClient"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchTime", "CowatchClient", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchTime", "CowatchBridge", "CowatchConfig", "CowatchClient", "SlashCommands"]),

@@ -1,9 +1,11 @@
+import CowatchTime
+
 /// mpv as a member of a room, decided without touching mpv or the socket: the
 /// page's player (`static/sync/player.js`, `plan.js`, `follow.js`) for mpv.
 ///
 /// Each input (a room event, an mpv event, a tick, a start's timer) comes with
-/// mpv's readings, the server time `now` (ms, from the `/time` estimate) and the
-/// local steady clock `monotonic` (ms), and returns the actions to carry out, in
+/// mpv's readings, the server time `now` (from the `/time` estimate) and the
+/// local monotonic clock `monotonic`, and returns the actions to carry out, in
 /// order. `Sources/cowatch/MpvRunner.swift` reads mpv and carries them out.
 ///
 /// What it does, as the page does:
@@ -20,7 +22,7 @@
 /// - tells mpv's own changes from the user's: a `pause` change it did not ask for
 ///   is the user's space bar (`/pause` or `/play`), a `seek` it did not cause is
 ///   the user's (`/seek <t>` once it lands). Then it leaves mpv alone until the
-///   room answers (or `userGraceMs` passes: a refused command is undone by the
+///   room answers (or `userGrace` passes: a refused command is undone by the
 ///   room's own state);
 /// - plays an own-copy item from the file it was given only when that file is
 ///   the item (size, hash, then the length mpv reads), says `/have <seq> yes|no`,
@@ -55,13 +57,13 @@ public struct DesktopPlayer: Sendable {
         /// Words for the person at mpv, always shown.
         case tell(String)
         case pause
-        /// Set `speed`, then unpause at server time `at` (ms), to the instant.
-        case play(at: Double, speed: Double)
+        /// Set `speed`, then unpause at server time `at`, to the instant.
+        case play(at: PreciseInstant, speed: Double)
         /// `seek <to> absolute+exact`.
         case seek(Double)
         case speed(Double)
-        /// Call `.wake(id)` in `afterMs`; one timer: it replaces any.
-        case wake(Int, afterMs: Double)
+        /// Call `.wake(id)` after this long; one timer: it replaces any.
+        case wake(Int, after: PreciseInterval)
         case cancelWake
         /// The player's history, for `--verbose`.
         case note(String)
@@ -84,32 +86,32 @@ public struct DesktopPlayer: Sendable {
     struct Join: Sendable, Hashable {
         var id: Int
         var key: Timeline
-        var startAt: Double
+        var startAt: PreciseInstant
         var position: Double
         var rate: Double
-        var seekBegan: Double?
+        var seekBegan: MonotonicInstant?
         var armed = false
     }
 
     struct Verify: Sendable, Hashable {
-        var startAt: Double
+        var startAt: PreciseInstant
         var position: Double
         var rate: Double
-        var calledAt: Double
+        var calledAt: MonotonicInstant
     }
 
     /// The user's own change, sent to the room: hands off mpv until the room
-    /// answers with a newer state than `seq`, or until `until` (monotonic ms).
+    /// answers with a newer state than `seq`, or until `until`.
     struct UserChange: Sendable, Hashable {
         var seq: Int
-        var until: Double
+        var until: MonotonicInstant
     }
 
     /// How long after the user's own change the player waits for the room's answer.
-    public static let userGraceMs = 2000.0
+    public static let userGrace = MonotonicDuration.milliseconds(2000)
     /// A `pause` change this soon after asking for the other value is mpv
     /// catching up with an earlier request, not the user.
-    public static let ownPauseWindowMs = 250.0
+    public static let ownPauseWindow = MonotonicDuration.milliseconds(250)
 
     /// The file given on the command line: matched to an own-copy item by
     /// identity, and played in place of a link (unchecked: a link has no identity to match).
@@ -125,16 +127,18 @@ public struct DesktopPlayer: Sendable {
 
     public private(set) var state: RoomState?
     public private(set) var me: Member?
-    var catchup: (until: Double, timeline: Timeline)?
+    var catchup: (until: PreciseInstant, timeline: Timeline)?
     var src: String?
     public private(set) var mediaError: String?
     var suspendedForMedia = false
     var readySent: Int?
     var durationSent: String?
     var endedSent: Int?
-    var stall: Double?
-    var stallReadySentAt = -Double.infinity
-    var stallCheck: (since: Double, position: Double)?
+    /// Since when a confirmed stall lasts.
+    var stall: MonotonicInstant?
+    /// When `/ready` was last said while stalled (nil: not on this connection).
+    var stallReadySentAt: MonotonicInstant?
+    var stallCheck: (since: MonotonicInstant, position: Double)?
     var appliedSeq: Int?
 
     var join: Join?
@@ -148,7 +152,8 @@ public struct DesktopPlayer: Sendable {
     public private(set) var joinLead = Starts.joinLeadInitial
 
     var wantPaused = true
-    var pauseAskedAt = -Double.infinity
+    /// When the player last asked mpv to pause or play (nil: never).
+    var pauseAskedAt: MonotonicInstant?
     /// The player's own seeks mpv has not yet said `seek` for.
     var ownSeeksUnseen = 0
     /// One of the player's own seeks is under way (until mpv's `playback-restart`).
@@ -162,8 +167,8 @@ public struct DesktopPlayer: Sendable {
 
     // During one input: mpv as the actions decided so far leave it.
     var video = MpvReadings()
-    var now = 0.0
-    var monotonic = 0.0
+    var now = PreciseInstant(milliseconds: 0)
+    var monotonic = MonotonicInstant(microseconds: 0)
     var out: [Action] = []
 
     /// `share`: make `localFile` the room's item once joined, under this title
@@ -173,11 +178,11 @@ public struct DesktopPlayer: Sendable {
         if localFile != nil, let title { share = .wanted(title: title) }
     }
 
-    public mutating func handle(_ input: Input, readings: MpvReadings, now: Double, monotonic: Double) -> [Action] {
+    public mutating func handle(_ input: Input, readings: MpvReadings, now: PreciseInstant, monotonic: MonotonicInstant) -> [Action] {
         video = readings
         // mpv reports a change of `pause` a moment after it is asked: until then
         // the player's own request is what stands.
-        if monotonic - pauseAskedAt < Self.ownPauseWindowMs { video.paused = wantPaused }
+        if askedPauseWithinWindow(monotonic) { video.paused = wantPaused }
         if ownSeek { video.seeking = true }
         self.now = now
         self.monotonic = monotonic
@@ -191,7 +196,7 @@ public struct DesktopPlayer: Sendable {
             haveSent = nil
             if case .sent(let title) = share { share = .wanted(title: title) }
             durationSent = nil
-            stallReadySentAt = -.infinity
+            stallReadySentAt = nil
             appliedSeq = nil
         case .room(let message):
             receive(message)
@@ -222,7 +227,7 @@ public struct DesktopPlayer: Sendable {
                 // The server hands the state again when the last suspension ends,
                 // and that state may need a fresh /ready.
                 readySent = nil
-                stallReadySentAt = -.infinity
+                stallReadySentAt = nil
                 if !member.suspensions.contains("stallRecovery") { stall = nil }
             }
             reconcile()
@@ -252,7 +257,7 @@ public struct DesktopPlayer: Sendable {
         let previous = state
         state = incoming
         appliedSeq = incoming.seq
-        note("state \(incoming.seq) \(incoming.status.rawValue) pos=\(incoming.position) at=\(Int(incoming.at) % 100_000) rate=\(incoming.rate)")
+        note("state \(incoming.seq) \(incoming.status.rawValue) pos=\(incoming.position) at=\(Self.lastDigits(incoming.at)) rate=\(incoming.rate)")
         if let change = userChange, incoming.seq > change.seq { userChange = nil }
         if previous?.item != incoming.item { endedSent = nil }
         if incoming.status != .playing { stall = nil }
@@ -302,7 +307,7 @@ public struct DesktopPlayer: Sendable {
     /// user's space bar (or anything else driving mpv): the room is told.
     mutating func noticeUserPause() {
         let paused = video.paused
-        guard paused != wantPaused, monotonic - pauseAskedAt >= Self.ownPauseWindowMs, video.loaded, !video.eofReached,
+        guard paused != wantPaused, !askedPauseWithinWindow(monotonic), video.loaded, !video.eofReached,
               !nearEnd else { return }
         wantPaused = paused
         cancelJoin()
@@ -320,7 +325,7 @@ public struct DesktopPlayer: Sendable {
         guard state != nil, me?.joined == true else { return }
         note("the user in mpv: \(line)")
         send(line)
-        userChange = UserChange(seq: state?.seq ?? 0, until: monotonic + Self.userGraceMs)
+        userChange = UserChange(seq: state?.seq ?? 0, until: monotonic + Self.userGrace)
         readySent = nil
     }
 
@@ -461,7 +466,7 @@ public struct DesktopPlayer: Sendable {
     /// Detached after a stall: /ready once mpv has its data again (stall.js).
     mutating func reportRecovery(stalledAlone: Bool) {
         guard stall != nil || stalledAlone, let state, video.loaded, video.enoughData else { return }
-        if stall != nil || monotonic - stallReadySentAt > Stalls.readyRepeatMs {
+        if stall != nil || stallReadySentAt.map({ monotonic - $0 > Stalls.readyRepeat }) ?? true {
             stall = nil
             stallReadySentAt = monotonic
             send("/ready \(state.seq)")
@@ -474,7 +479,7 @@ public struct DesktopPlayer: Sendable {
             stallCheck = nil // a hiccup: it plays again
             return
         }
-        if monotonic - check.since < Stalls.confirmMs { return }
+        if monotonic - check.since < Stalls.confirm { return }
         stallCheck = nil
         guard case .run(let timeline, _) = plan(), !timeline.catchup, running != nil else { return }
         stall = check.since
@@ -534,12 +539,12 @@ public struct DesktopPlayer: Sendable {
         verify = nil
         let position = video.position ?? 0
         let atPosition = abs(position - timeline.position) <= holdTolerance && !video.seeking
-        let coordinated = timeline.at - now > Starts.spinMs + playLatency + 2 && atPosition && video.enoughData
+        let coordinated = timeline.at - now > Starts.spin + playLatency + .milliseconds(2) && atPosition && video.enoughData
         let startAt = coordinated ? timeline.at : max(timeline.at, now + joinLead)
         joins += 1
         var join = Join(id: joins, key: timeline, startAt: startAt,
                         position: clampToMedia(timeline.position(at: startAt), duration: video.duration), rate: timeline.rate)
-        note("join: \(Self.seconds(join.position)) in \(Int(startAt - now)) ms\(coordinated ? " (coordinated)" : "")")
+        note("join: \(Self.seconds(join.position)) in \(Self.wholeMilliseconds(startAt - now)) ms\(coordinated ? " (coordinated)" : "")")
         setSpeed(timeline.rate)
         if abs(position - join.position) > holdTolerance {
             join.seekBegan = monotonic
@@ -551,35 +556,35 @@ public struct DesktopPlayer: Sendable {
 
     mutating func progressJoin(_ timeline: Timeline) {
         guard var join, !join.armed else { return }
-        let msLeft = join.startAt - now
+        let left = join.startAt - now
         if video.seeking || !video.enoughData {
-            if msLeft < playLatency + 2 {
+            if left < playLatency + .milliseconds(2) {
                 joinLead = Starts.leadAfterMiss(joinLead)
-                note("join missed its instant: lead now \(Int(joinLead)) ms")
+                note("join missed its instant: lead now \(Self.wholeMilliseconds(joinLead)) ms")
                 self.join = nil
                 beginJoin(timeline)
             }
             return
         }
         if let began = join.seekBegan {
-            joinLead = Starts.leadAfterSeek(joinLead, tookMs: monotonic - began)
+            joinLead = Starts.leadAfterSeek(joinLead, took: PreciseInterval(monotonic - began))
             join.seekBegan = nil
         }
         join.armed = true
         self.join = join
-        out.append(.wake(join.id, afterMs: max(0, join.startAt - playLatency - now - Starts.spinMs)))
+        out.append(.wake(join.id, after: max(.zero, join.startAt - playLatency - now - Starts.spin)))
     }
 
     mutating func wake(_ id: Int) {
         guard let join, join.id == id else { return }
         switch Starts.fire(startAt: join.startAt, playLatency: playLatency, now: now) {
         case .replan(let late):
-            note("start \(Int(late)) ms late: plan again")
+            note("start \(Self.wholeMilliseconds(late)) ms late: plan again")
             joinLead = Starts.leadAfterLateStart(joinLead)
             self.join = nil
             reconcile()
-        case .wait(let ms):
-            out.append(.wake(id, afterMs: ms))
+        case .wait(let span):
+            out.append(.wake(id, after: span))
         case .play(let at):
             out.append(.play(at: at, speed: join.rate))
             wantPaused = false
@@ -589,19 +594,20 @@ public struct DesktopPlayer: Sendable {
             self.join = nil
             running = join.key
             nudging = false
-            verify = Verify(startAt: join.startAt, position: join.position, rate: join.rate, calledAt: monotonic + max(0, at - now))
+            verify = Verify(startAt: join.startAt, position: join.position, rate: join.rate,
+                            calledAt: monotonic + MonotonicDuration(max(.zero, at - now)))
         }
     }
 
     /// How late did mpv really leave its position? Only smooth readings tell.
     mutating func verifyStart() {
-        guard let verify, monotonic - verify.calledAt >= Starts.verifyAfterMs else { return }
+        guard let verify, monotonic - verify.calledAt >= Starts.verifyAfter else { return }
         self.verify = nil
         guard !video.paused, !video.seeking, let position = video.position, video.precision <= Steadiness.smoothPrecision else { return }
-        let actual = now - (position - verify.position) / verify.rate * 1000
+        let actual = now - .milliseconds((position - verify.position) / verify.rate * 1000)
         let error = actual - verify.startAt
-        note("started \(Int(error)) ms after the instant; unpause latency \(Int(playLatency)) ms")
-        playLatency = Starts.latencyAfterStart(playLatency, errorMs: error)
+        note("started \(Self.wholeMilliseconds(error)) ms after the instant; unpause latency \(Self.wholeMilliseconds(playLatency)) ms")
+        playLatency = Starts.latencyAfterStart(playLatency, error: error)
     }
 
     mutating func stopVideo() {
@@ -646,7 +652,18 @@ public struct DesktopPlayer: Sendable {
         video.speed = speed
     }
 
+    /// mpv answered a request of the player's to pause or play within `ownPauseWindow` of `monotonic`.
+    func askedPauseWithinWindow(_ monotonic: MonotonicInstant) -> Bool {
+        pauseAskedAt.map { monotonic - $0 < Self.ownPauseWindow } ?? false
+    }
+
+    /// Beyond this a number is written as it is rather than as a whole one:
+    /// `Int` cannot hold it, and a server may send any number.
+    static let wholeLimit = 9.0e15
+
+    /// Thousandths, as a command's seconds.
     static func seconds(_ value: Double) -> String {
+        guard abs(value * 1000) < wholeLimit else { return "\(value)" }
         let thousandths = (value * 1000).rounded()
         let whole = Int(thousandths / 1000)
         let rest = Int(abs(thousandths.truncatingRemainder(dividingBy: 1000)))
@@ -654,5 +671,19 @@ public struct DesktopPlayer: Sendable {
         return "\(whole).\(String(repeating: "0", count: 3 - padded.count))\(padded)"
     }
 
-    static func ms(_ seconds: Double) -> String { String(Int((seconds * 1000).rounded())) }
+    static func ms(_ seconds: Double) -> String {
+        let ms = (seconds * 1000).rounded()
+        return abs(ms) < wholeLimit ? String(Int(ms)) : "\(ms)"
+    }
+
+    /// Whole milliseconds (toward zero), for the player's history.
+    static func wholeMilliseconds(_ span: PreciseInterval) -> String {
+        abs(span.milliseconds) < wholeLimit ? String(Int(span.milliseconds)) : "\(span.milliseconds)"
+    }
+
+    /// The last five digits of an instant's whole milliseconds: enough to tell
+    /// the states of a session apart in the history.
+    static func lastDigits(_ instant: PreciseInstant) -> String {
+        abs(instant.milliseconds) < wholeLimit ? String(Int(instant.milliseconds) % 100_000) : "\(instant.milliseconds)"
+    }
 }

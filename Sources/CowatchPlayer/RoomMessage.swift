@@ -1,3 +1,4 @@
+import CowatchTime
 import Foundation
 import SlashCommands
 
@@ -8,9 +9,11 @@ public enum RoomMessage: Sendable, Hashable {
     case welcome(you: Member)
     case state(RoomState)
     case participant(Member)
-    case catchup(from: Double, rate: Double, until: Double)
-    /// The answer to `/time <client>`: the client's own value echoed, and the server's clock (ms).
-    case time(client: Double, server: Double)
+    /// A catch-up's replay: from media position `from` at `rate`, meeting the group at `until`.
+    case catchup(from: Double, rate: Double, until: PreciseInstant)
+    /// The answer to `/time <client>`: the client's own clock reading echoed
+    /// (epoch milliseconds, as `MpvRunner` sends it), and the server's clock.
+    case time(client: PreciseInstant, server: PreciseInstant)
     /// An `error`: its code, its words, and the command refused (nil when the line named none).
     case error(code: String, message: String, command: String?)
     case other
@@ -32,10 +35,10 @@ public enum RoomMessage: Sendable, Hashable {
             self = .participant(member)
         case "catchup":
             guard let from = number(object["from"]), let rate = number(object["rate"]), let until = number(object["until"]) else { return nil }
-            self = .catchup(from: from, rate: rate, until: until)
+            self = .catchup(from: from, rate: rate, until: PreciseInstant(milliseconds: until))
         case "time":
             guard let client = number(object["client"]), let server = number(object["server"]) else { return nil }
-            self = .time(client: client, server: server)
+            self = .time(client: PreciseInstant(milliseconds: client), server: PreciseInstant(milliseconds: server))
         case "error":
             self = .error(code: object["code"] as? String ?? "", message: object["message"] as? String ?? "",
                           command: object["command"] as? String)
@@ -117,11 +120,13 @@ public struct RoomState: Sendable, Hashable {
     public var status: Status
     public var item: String
     public var rate: Double
+    /// Seconds into the media at `at`.
     public var position: Double
-    /// Server time, ms.
-    public var at: Double
+    /// Server time.
+    public var at: PreciseInstant
 
-    public init(seq: Int, activity: Activity?, status: Status, item: String = "1", rate: Double = 1, position: Double, at: Double) {
+    public init(seq: Int, activity: Activity?, status: Status, item: String = "1", rate: Double = 1, position: Double,
+                at: PreciseInstant) {
         self.seq = seq
         self.activity = activity
         self.status = status
@@ -148,7 +153,8 @@ public struct RoomState: Sendable, Hashable {
             }
         }
         self.init(seq: seq, activity: activity, status: status, item: playback["item"] as? String ?? "",
-                  rate: number(playback["rate"]) ?? 1, position: number(playback["position"]) ?? 0, at: number(playback["at"]) ?? 0)
+                  rate: number(playback["rate"]) ?? 1, position: number(playback["position"]) ?? 0,
+                  at: PreciseInstant(milliseconds: number(playback["at"]) ?? 0))
     }
 
     /// The group's timeline; nil when nothing plays.

@@ -1,41 +1,48 @@
+import CowatchTime
+
 /// The server clock's offset from this machine's, estimated from `/time` round
 /// trips as the page's `static/sync/clock.js` does: a sample sent at local
 /// time t0, answered with server time s (whole ms, truncated) and received at t1
 /// says the offset (server - local) lies in (s - t1, s + 1 - t0). The estimate is
 /// the middle of the recent samples' intersection, or the mean of the quickest
 /// samples' midpoints when they do not all meet (a clock stepped or drifting).
+///
+/// Local times are this machine's clock on the server's scale (epoch
+/// milliseconds), so that an offset is a plain interval between the two.
 public struct ServerClock: Sendable, Hashable {
     public struct Sample: Sendable, Hashable {
-        public var low: Double
-        public var high: Double
-        public var rtt: Double
-        public var at: Double
+        /// The least and the most the offset (server - local) can be, by this round trip.
+        public var low: PreciseInterval
+        public var high: PreciseInterval
+        public var rtt: PreciseInterval
+        /// When it was received, local time.
+        public var at: PreciseInstant
     }
 
-    /// Samples older than this (ms) are forgotten, and at most `windowMax` are kept.
-    public static let windowMs = 30_000.0
+    /// Samples older than this are forgotten, and at most `windowMax` are kept.
+    public static let window = PreciseInterval.milliseconds(30_000)
     public static let windowMax = 40
     public static let best = 3
-    /// A round trip longer than this (ms) is not one of ours, or useless.
-    public static let maxRttMs = 10_000.0
+    /// A round trip longer than this is not one of ours, or useless.
+    public static let maxRtt = PreciseInterval.milliseconds(10_000)
 
     public private(set) var samples: [Sample] = []
-    /// Server minus local, ms.
-    public private(set) var offset = 0.0
-    public private(set) var uncertainty = Double.infinity
+    /// Server minus local.
+    public private(set) var offset = PreciseInterval.zero
+    public private(set) var uncertainty = PreciseInterval.milliseconds(.infinity)
     public var synced: Bool { !samples.isEmpty }
 
     public init() {}
 
     /// Adds the round trip of a `/time` sent at local `sent`, answered with
-    /// `server`, received at local `received` (all ms). False when it cannot be one.
+    /// `server`, received at local `received`. False when it cannot be one.
     @discardableResult
-    public mutating func add(sent: Double, server: Double, received: Double) -> Bool {
+    public mutating func add(sent: PreciseInstant, server: PreciseInstant, received: PreciseInstant) -> Bool {
         let rtt = received - sent
-        guard rtt >= 0, rtt <= Self.maxRttMs else { return false }
-        let sample = Sample(low: server - received, high: server + 1 - sent, rtt: rtt, at: received)
+        guard rtt >= .zero, rtt <= Self.maxRtt else { return false }
+        let sample = Sample(low: server - received, high: server + .milliseconds(1) - sent, rtt: rtt, at: received)
         samples.append(sample)
-        while samples.count > Self.windowMax || (samples.count > Self.best && sample.at - samples[0].at > Self.windowMs) {
+        while samples.count > Self.windowMax || (samples.count > Self.best && sample.at - samples[0].at > Self.window) {
             samples.removeFirst()
         }
         estimate()
@@ -50,19 +57,19 @@ public struct ServerClock: Sendable, Hashable {
             return
         }
         let quickest = samples.sorted { $0.rtt < $1.rtt }.prefix(Self.best)
-        offset = quickest.reduce(0) { $0 + ($1.low + $1.high) / 2 } / Double(quickest.count)
-        uncertainty = quickest.first.map { ($0.high - $0.low) / 2 } ?? .infinity
+        offset = quickest.reduce(PreciseInterval.zero) { $0 + ($1.low + $1.high) / 2 } / Double(quickest.count)
+        uncertainty = quickest.first.map { ($0.high - $0.low) / 2 } ?? .milliseconds(.infinity)
     }
 
-    /// Server time (ms) at local time `local` (ms).
-    public func serverTime(atLocal local: Double) -> Double { local + offset }
+    /// Server time at local time `local`.
+    public func serverTime(atLocal local: PreciseInstant) -> PreciseInstant { local + offset }
 
-    /// When (local ms, from the first sample at `startedAt`) the next `/time` is
-    /// due after one sent at `lastSent`: a burst of 8 at 40 ms, every half second
-    /// for ten seconds, then every two (static/clock.js's schedule).
-    public static func nextSample(startedAt: Double, sentCount: Int, lastSent: Double) -> Double {
-        if sentCount < 8 { return startedAt + Double(sentCount) * 40 }
-        if lastSent - startedAt < 10_000 { return lastSent + 500 }
-        return lastSent + 2_000
+    /// When (local time, from the first sample at `startedAt`) the next `/time`
+    /// is due after one sent at `lastSent`: a burst of 8 at 40 ms, every half
+    /// second for ten seconds, then every two (static/clock.js's schedule).
+    public static func nextSample(startedAt: PreciseInstant, sentCount: Int, lastSent: PreciseInstant) -> PreciseInstant {
+        if sentCount < 8 { return startedAt + .milliseconds(Double(sentCount) * 40) }
+        if lastSent - startedAt < .milliseconds(10_000) { return lastSent + .milliseconds(500) }
+        return lastSent + .milliseconds(2_000)
     }
 }

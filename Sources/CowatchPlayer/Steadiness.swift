@@ -1,3 +1,5 @@
+import CowatchTime
+
 /// How the desktop player keeps mpv on the room's timeline: the page's rules
 /// (`static/sync/drift.js`, `start.js`, `latency.js`, `stall.js`) with the
 /// same thresholds, and what mpv's readings call for apart.
@@ -36,7 +38,7 @@ public enum Steadiness {
     /// Nudge when the drift exceeds this; stop once below `nudgeStop` (drift.js).
     public static let nudgeStart = 0.003
     public static let nudgeStop = 0.001
-    /// The nudge absorbs the drift within about this many seconds (proportional)...
+    /// The nudge absorbs the drift within about this long (proportional)...
     ///
     /// Not the page's 0.3 s: mpv plays a change of `speed` only once the audio
     /// it has already queued for output has played, about 0.37 s later (measured
@@ -45,7 +47,7 @@ public enum Steadiness {
     /// nudge over a delay that long overshoots unless its horizon is well over
     /// the delay (beyond about e times it: 1 s); 1.5 s keeps it from swinging
     /// while a few ms of drift are still absorbed within seconds.
-    public static let nudgeHorizon = 1.5
+    public static let nudgeHorizon = PreciseInterval.milliseconds(1500)
     /// ...changing the speed by at most this fraction (6 %, as the page).
     public static let nudgeMax = 0.06
     /// A held position is reached within this for a smooth reading (drift.js `hold`).
@@ -90,7 +92,7 @@ public enum Steadiness {
     /// -41, +16, -7 ms).
     public static func nudge(nudging: Bool, drift: Double, rate: Double) -> (nudging: Bool, speed: Double) {
         if abs(drift) < (nudging ? nudgeStop : nudgeStart) { return (false, round(rate)) }
-        let change = min(nudgeMax, max(-nudgeMax, drift / (nudgeHorizon * max(rate, 0.0625))))
+        let change = min(nudgeMax, max(-nudgeMax, drift / (nudgeHorizon.milliseconds / 1000 * max(rate, 0.0625))))
         return (true, round(rate * (1 - change)))
     }
 
@@ -102,46 +104,51 @@ public enum Steadiness {
 public enum Starts {
     /// The last few ms before a scheduled unpause are waited out precisely by the
     /// interpreter (it sleeps to the instant): the timer aims this early.
-    public static let spinMs = 10.0
+    public static let spin = PreciseInterval.milliseconds(10)
     /// A start whose timer fires later than this is planned again.
-    public static let lateStartMs = 100.0
-    /// Unpausing mpv: from `set pause no` to the media moving (learned; ms).
+    public static let lateStart = PreciseInterval.milliseconds(100)
+    /// Unpausing mpv: from `set pause no` to the media moving (learned).
     /// Measured with `--ao=null`: the position moves within a few ms of the unpause.
-    public static let playLatencyInitial = 5.0
-    public static let playLatencyRange = 0.0...150.0
-    /// How far ahead (ms) a start that must seek first is planned (learned).
-    public static let joinLeadInitial = 350.0
-    public static let joinLeadRange = 200.0...4000.0
+    public static let playLatencyInitial = PreciseInterval.milliseconds(5)
+    public static let playLatencyRange = PreciseInterval.zero...PreciseInterval.milliseconds(150)
+    /// How far ahead a start that must seek first is planned (learned).
+    public static let joinLeadInitial = PreciseInterval.milliseconds(350)
+    public static let joinLeadRange = PreciseInterval.milliseconds(200)...PreciseInterval.milliseconds(4000)
     public static let latencyGain = 0.4
-    /// A start error this large (ms) is a hiccup, not the latency of unpausing.
-    public static let learnableErrorMs = 60.0
-    /// A start is measured this long after it (ms).
-    public static let verifyAfterMs = 300.0
+    /// A start error this large is a hiccup, not the latency of unpausing.
+    public static let learnableError = PreciseInterval.milliseconds(60)
+    /// A start is measured this long after it (on the monotonic clock).
+    public static let verifyAfter = MonotonicDuration.milliseconds(300)
 
-    static func lead(_ ms: Double) -> Double { min(max(ms, joinLeadRange.lowerBound), joinLeadRange.upperBound) }
-    public static func leadAfterMiss(_ lead: Double) -> Double { Self.lead(lead * 1.6) }
-    public static func leadAfterLateStart(_ lead: Double) -> Double { Self.lead(lead * 1.3) }
-    public static func leadAfterSeek(_ lead: Double, tookMs: Double) -> Double { Self.lead(lead * 0.7 + (tookMs * 2 + 150) * 0.3) }
+    static func lead(_ lead: PreciseInterval) -> PreciseInterval {
+        min(max(lead, joinLeadRange.lowerBound), joinLeadRange.upperBound)
+    }
+    public static func leadAfterMiss(_ lead: PreciseInterval) -> PreciseInterval { Self.lead(lead * 1.6) }
+    public static func leadAfterLateStart(_ lead: PreciseInterval) -> PreciseInterval { Self.lead(lead * 1.3) }
+    /// The lead learned from a seek that `took` (twice it, and a margin, weighed in).
+    public static func leadAfterSeek(_ lead: PreciseInterval, took: PreciseInterval) -> PreciseInterval {
+        Self.lead(lead * 0.7 + (took * 2 + .milliseconds(150)) * 0.3)
+    }
 
     /// The latency corrected by a start's error (late: unpause earlier).
-    public static func latencyAfterStart(_ latency: Double, errorMs: Double) -> Double {
-        guard abs(errorMs) < learnableErrorMs else { return latency }
-        return min(max(latency + errorMs * latencyGain, playLatencyRange.lowerBound), playLatencyRange.upperBound)
+    public static func latencyAfterStart(_ latency: PreciseInterval, error: PreciseInterval) -> PreciseInterval {
+        guard abs(error.milliseconds) < learnableError.milliseconds else { return latency }
+        return min(max(latency + error * latencyGain, playLatencyRange.lowerBound), playLatencyRange.upperBound)
     }
 
     public enum Fire: Sendable, Hashable {
-        case replan(lateMs: Double)
-        case wait(ms: Double)
+        case replan(late: PreciseInterval)
+        case wait(PreciseInterval)
         /// Unpause at server time `at` (the interpreter sleeps up to it).
-        case play(at: Double)
+        case play(at: PreciseInstant)
     }
 
     /// What to do when a start's timer fires at server time `now`.
-    public static func fire(startAt: Double, playLatency: Double, now: Double) -> Fire {
+    public static func fire(startAt: PreciseInstant, playLatency: PreciseInterval, now: PreciseInstant) -> Fire {
         let at = startAt - playLatency
         let late = now - at
-        if late > lateStartMs { return .replan(lateMs: late) }
-        if -late > spinMs + 4 { return .wait(ms: -late - spinMs) }
+        if late > lateStart { return .replan(late: late) }
+        if -late > spin + .milliseconds(4) { return .wait(-late - spin) }
         return .play(at: at)
     }
 }
@@ -149,7 +156,7 @@ public enum Starts {
 /// Stalls (stall.js): mpv says it waits for data with `paused-for-cache`; a
 /// stall is reported only when it lasts.
 public enum Stalls {
-    public static let confirmMs = 500.0
+    public static let confirm = MonotonicDuration.milliseconds(500)
     /// While a stallRecovery suspension lasts, /ready is said again this often.
-    public static let readyRepeatMs = 3000.0
+    public static let readyRepeat = MonotonicDuration.milliseconds(3000)
 }

@@ -29,12 +29,6 @@ public enum SystemClock {
         MonotonicInstant(microseconds: Int64(monotonicNanoseconds() / 1000))
     }
 
-    /// The monotonic clock in seconds, for what still speaks seconds (the
-    /// desktop player's milliseconds, `MpvRunner`).
-    public static func monotonicSeconds() -> Double {
-        Double(monotonicNanoseconds()) / 1e9
-    }
-
     /// Sleeps until the monotonic clock reads `deadline` ns (at once if it has).
     public static func sleep(untilMonotonicNanoseconds deadline: UInt64) {
         var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))

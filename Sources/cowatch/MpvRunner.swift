@@ -7,14 +7,15 @@ import Foundation
 /// that touches mpv's IPC socket, the room's connection, timers and the clock.
 /// Everything happens on `queue`, one input at a time. Each input goes to the
 /// player with a fresh reading of mpv's position, timestamped at the middle of
-/// its IPC round trip (a fraction of a millisecond on one machine).
+/// its IPC round trip (a fraction of a millisecond on one machine). Both clocks
+/// are read from `time`.
 final class MpvRunner: @unchecked Sendable {
     /// mpv's properties the player follows (MpvReadings), observed: mpv says
     /// when they change.
     static let observed = ["pause", "seeking", "paused-for-cache", "demuxer-cache-duration", "demuxer-cache-idle",
                            "duration", "eof-reached", "speed", "container-fps"]
     /// How often the player looks at mpv's position (the page's tick).
-    static let tickMs = 50
+    static let tick = MonotonicDuration.milliseconds(50)
     /// Room events kept while the first `/time` answer is awaited (a fraction of
     /// a second): beyond this the oldest go, a newer state standing for them.
     static let maximumEarlyMessages = 200
@@ -25,8 +26,10 @@ final class MpvRunner: @unchecked Sendable {
     private let address: WebSocketAddress
     private let verbose: Bool
     private let launched: Process?
-    private let epochMsAtStart: Double
-    private let monotonicMsAtStart: Double
+    /// This machine's wall clock, and its monotonic clock, when the runner began:
+    /// local time on the server's scale is the first moved on by the second.
+    private let wallAtStart: PreciseInstant
+    private let monotonicAtStart: MonotonicInstant
 
     // On `queue` only.
     private var life: ClientLife
@@ -41,14 +44,14 @@ final class MpvRunner: @unchecked Sendable {
     /// Counts the wakes asked for: a timer comes due only if no newer wake or
     /// cancel followed it.
     private var wakeGeneration = 0
-    private var clockStartedAt = 0.0
+    private var clockStartedAt = PreciseInstant(milliseconds: 0)
     private var clockSent = 0
-    private var clockLastSent = 0.0
+    private var clockLastSent = PreciseInstant(milliseconds: 0)
     private var clockGeneration = 0
     /// Room events that came before the first clock estimate.
     private var early: [RoomMessage] = []
     private var lastMode = ""
-    private var lastDriftNote = 0.0
+    private var lastDriftNote: MonotonicInstant?
     private var signals: [DispatchSourceSignal] = []
     private let trust: ClientTrust
     /// Where the room connection's events are timed and its timers set.
@@ -65,8 +68,8 @@ final class MpvRunner: @unchecked Sendable {
         life = ClientLife(settings: ClientLife.Settings(interactive: true, confirmTimeout: connectTimeout))
         self.trust = trust
         clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust)
-        monotonicMsAtStart = Self.monotonicMs()
-        epochMsAtStart = SystemClock.date().timeIntervalSince1970 * 1000
+        monotonicAtStart = time.monotonic()
+        wallAtStart = PreciseInstant(time.now())
     }
 
     func start() {
@@ -128,7 +131,7 @@ final class MpvRunner: @unchecked Sendable {
                 // At once, not after a reading: an answer already on its way may
                 // show the new position, and the player must know first that the
                 // seek is not its own.
-                deliver(.mpv(.seek), at: Self.monotonicMs())
+                deliver(.mpv(.seek), at: time.monotonic())
             case "playback-restart":
                 sampled(.mpv(.playbackRestart))
             case "end-file":
@@ -164,18 +167,18 @@ final class MpvRunner: @unchecked Sendable {
     /// which moves by whole frames (Steadiness): paused, `audio-pts` stands a
     /// queue of audio (about 0.2 s) short of where mpv holds.
     private func sampled(_ input: DesktopPlayer.Input) {
-        let sent = Self.monotonicMs()
+        let sent = time.monotonic()
         guard !readings.paused else { return sampledFrame(input) }
         request(["get_property", "audio-pts"]) { [self] answer in
             guard case .reply(_, true, _, let data) = answer, let position = data.double else { return sampledFrame(input) }
             readings.position = position
             readings.precision = 0.001
-            deliver(input, at: (sent + Self.monotonicMs()) / 2)
+            deliver(input, at: Self.middle(sent, time.monotonic()))
         }
     }
 
     private func sampledFrame(_ input: DesktopPlayer.Input) {
-        let sent = Self.monotonicMs()
+        let sent = time.monotonic()
         request(["get_property", "time-pos"]) { [self] answer in
             if case .reply(_, true, _, let data) = answer, let position = data.double {
                 readings.position = position
@@ -183,14 +186,14 @@ final class MpvRunner: @unchecked Sendable {
             } else {
                 readings.position = nil
             }
-            deliver(input, at: (sent + Self.monotonicMs()) / 2)
+            deliver(input, at: Self.middle(sent, time.monotonic()))
         }
     }
 
-    private func deliver(_ input: DesktopPlayer.Input, at monotonic: Double) {
-        let now = clock.serverTime(atLocal: localMs(monotonic))
+    private func deliver(_ input: DesktopPlayer.Input, at monotonic: MonotonicInstant) {
+        let now = clock.serverTime(atLocal: local(monotonic))
         for action in player.handle(input, readings: readings, now: now, monotonic: monotonic) { perform(action) }
-        if verbose, input == .tick, monotonic - lastDriftNote >= 1000, let drift = player.drift {
+        if verbose, input == .tick, lastDriftNote.map({ monotonic - $0 >= .milliseconds(1000) }) ?? true, let drift = player.drift {
             lastDriftNote = monotonic
             Output.error(String(format: "cowatch: drift %.1f ms, speed %.4f, position %.3f", drift * 1000, readings.speed,
                                 readings.position ?? -1))
@@ -223,9 +226,8 @@ final class MpvRunner: @unchecked Sendable {
             if readings.speed != speed { request(["set_property", "speed", .number(speed)]) }
             readings.speed = speed
             // To the instant: the timer woke a few ms before it.
-            let local = at - clock.offset
-            let wait = local - localMs(Self.monotonicMs())
-            if wait > 0 { Self.sleep(ms: wait) }
+            let wait = (at - clock.offset) - local(time.monotonic())
+            SystemClock.sleep(for: MonotonicDuration(wait))
             readings.paused = false
             request(["set_property", "pause", false])
         case .seek(let position):
@@ -233,10 +235,10 @@ final class MpvRunner: @unchecked Sendable {
         case .speed(let speed):
             readings.speed = speed
             request(["set_property", "speed", .number(speed)])
-        case .wake(let id, let ms):
+        case .wake(let id, let delay):
             wakeGeneration += 1
             let generation = wakeGeneration
-            time.schedule(after: MonotonicDuration(microseconds: Int64(ms * 1000)), on: queue) { [self] in
+            time.schedule(after: MonotonicDuration(delay), on: queue) { [self] in
                 if generation == wakeGeneration { sampled(.wake(id)) }
             }
         case .cancelWake:
@@ -247,7 +249,7 @@ final class MpvRunner: @unchecked Sendable {
     }
 
     private func scheduleTick() {
-        time.schedule(after: .milliseconds(Int64(Self.tickMs)), on: queue) { [self] in
+        time.schedule(after: Self.tick, on: queue) { [self] in
             scheduleTick()
             guard clock.synced, !tickPending else { return }
             tickPending = true
@@ -312,22 +314,22 @@ final class MpvRunner: @unchecked Sendable {
 
     private func opened() {
         open = true
-        deliver(.connected, at: Self.monotonicMs())
+        deliver(.connected, at: time.monotonic())
         clockGeneration += 1
         clockSent = 0
-        clockStartedAt = localMs(Self.monotonicMs())
+        clockStartedAt = local(time.monotonic())
         sampleClock(generation: clockGeneration)
     }
 
     /// `/time` round trips on the page's schedule (ServerClock.nextSample).
     private func sampleClock(generation: Int) {
         guard generation == clockGeneration, open else { return }
-        let local = localMs(Self.monotonicMs())
-        connection?.send(String(format: "/time %.3f", local))
+        let sent = local(time.monotonic())
+        connection?.send(String(format: "/time %.3f", sent.milliseconds))
         clockSent += 1
-        clockLastSent = local
+        clockLastSent = sent
         let next = ServerClock.nextSample(startedAt: clockStartedAt, sentCount: clockSent, lastSent: clockLastSent)
-        time.schedule(after: MonotonicDuration(microseconds: Int64(max(0, next - local) * 1000)), on: queue) { [self] in
+        time.schedule(after: MonotonicDuration(max(.zero, next - sent)), on: queue) { [self] in
             sampleClock(generation: generation)
         }
     }
@@ -337,9 +339,12 @@ final class MpvRunner: @unchecked Sendable {
         switch message {
         case .time(let client, let server):
             let wasSynced = clock.synced
-            clock.add(sent: client, server: server, received: localMs(Self.monotonicMs()))
+            clock.add(sent: client, server: server, received: local(time.monotonic()))
             if !wasSynced, clock.synced {
-                if verbose { Output.error(String(format: "cowatch: server clock offset %.1f ms (± %.1f)", clock.offset, clock.uncertainty)) }
+                if verbose {
+                    Output.error(String(format: "cowatch: server clock offset %.1f ms (± %.1f)", clock.offset.milliseconds,
+                                        clock.uncertainty.milliseconds))
+                }
                 let waiting = early
                 early = []
                 for message in waiting { sampled(.room(message)) }
@@ -362,15 +367,14 @@ final class MpvRunner: @unchecked Sendable {
 
     // MARK: clocks
 
-    /// This machine's clock as epoch ms, moving with the steady clock (never stepped).
-    private func localMs(_ monotonic: Double) -> Double {
-        epochMsAtStart + (monotonic - monotonicMsAtStart)
+    /// This machine's clock on the server's scale (epoch milliseconds), moving
+    /// with the monotonic clock (never stepped).
+    private func local(_ monotonic: MonotonicInstant) -> PreciseInstant {
+        wallAtStart + PreciseInterval(monotonic - monotonicAtStart)
     }
 
-    static func monotonicMs() -> Double { SystemClock.monotonicSeconds() * 1000 }
-
-    static func sleep(ms: Double) {
-        guard ms > 0 else { return }
-        SystemClock.sleep(untilMonotonicNanoseconds: SystemClock.monotonicNanoseconds() + UInt64(ms * 1e6))
+    /// Halfway between two readings, to the microsecond.
+    static func middle(_ first: MonotonicInstant, _ second: MonotonicInstant) -> MonotonicInstant {
+        first + MonotonicDuration(microseconds: (second - first).microseconds / 2)
     }
 }

@@ -65,7 +65,11 @@ struct WatchCommand: ParsableCommand {
             help: ArgumentHelp("An option for the mpv started, without its dashes (vo=null); repeat for more.", valueName: "option"))
     var mpvOptions: [String] = []
 
-    @Option(help: "Seconds to wait for mpv's socket and for the room's connection.")
+    /// The longest `--timeout` (a day): any wait longer is a hang, and a day's
+    /// seconds fit every clock's count.
+    static let maximumTimeout = 86_400.0
+
+    @Option(help: "Seconds to wait for mpv's socket and for the room's connection (at most a day).")
     var timeout = 10.0
 
     @Flag(help: "Tell on standard error what the player does and why.")
@@ -81,7 +85,9 @@ struct WatchCommand: ParsableCommand {
         }
         if share, file == nil { throw ValidationError("--share shares FILE: give the file after the room's link") }
         if title != nil, !share { throw ValidationError("--title names a file shared with --share") }
-        guard timeout > 0 else { throw ValidationError("--timeout takes a positive number of seconds") }
+        guard timeout > 0, timeout <= Self.maximumTimeout else {
+            throw ValidationError("--timeout takes a positive number of seconds, at most \(Int(Self.maximumTimeout)) (a day)")
+        }
         if ipc != nil, !mpvOptions.isEmpty { throw ValidationError("--mpv-option is for an mpv this command starts, not one attached with --ipc") }
     }
 
@@ -131,12 +137,14 @@ struct WatchCommand: ParsableCommand {
             }
             launched = process
         }
-        let socket = try Self.connect(socketPath, timeout: .seconds(timeout), launched: launched)
+        // The one source of the time for the socket's wait and the runner.
+        let time = SystemTime()
+        let socket = try Self.connect(socketPath, timeout: .seconds(timeout), launched: launched, time: time)
         let runner: MpvRunner
         do {
             runner = try MpvRunner(mpv: socket, launched: launched, address: address, localFile: localFile,
                                    share: share ? (title ?? "") : nil, verbose: verbose,
-                                   trust: connection.trust, connectTimeout: .seconds(timeout))
+                                   trust: connection.trust, connectTimeout: .seconds(timeout), time: time)
         } catch {
             launched?.terminate()
             throw Failure(words: "cannot start the room's connection: \(error)")
@@ -174,8 +182,8 @@ struct WatchCommand: ParsableCommand {
     }
 
     /// mpv's socket, once mpv has made it (it takes mpv a moment after starting).
-    static func connect(_ path: String, timeout: MonotonicDuration, launched: Process?) throws -> MpvSocket {
-        let deadline = SystemClock.monotonic() + timeout
+    static func connect(_ path: String, timeout: MonotonicDuration, launched: Process?, time: any TimeSource) throws -> MpvSocket {
+        let deadline = time.monotonic() + timeout
         while true {
             do {
                 return try MpvSocket(path: path)
@@ -184,7 +192,7 @@ struct WatchCommand: ParsableCommand {
                     throw Failure(words: "\(launched.arguments?.first ?? "mpv") exited (status \(launched.terminationStatus)) before opening its socket"
                                   + (launched.terminationStatus == 127 ? ": is it installed? (Debian: apt install mpv)" : ""))
                 }
-                if launched == nil || SystemClock.monotonic() > deadline { throw Failure(words: "\(error)") }
+                if launched == nil || time.monotonic() > deadline { throw Failure(words: "\(error)") }
                 SystemClock.sleep(for: .milliseconds(50))
             }
         }

@@ -1,4 +1,5 @@
 import CowatchPlayer
+import CowatchTime
 import Testing
 
 /// mpv as a room's member (Sources/CowatchPlayer/DesktopPlayer.swift): room
@@ -6,8 +7,8 @@ import Testing
 struct Desk {
     var player = DesktopPlayer()
     var readings = MpvReadings(loaded: true, position: 0, precision: 0.001, frame: 1.0 / 30, paused: true, duration: 60)
-    var now = 1_000_000.0
-    var monotonic = 5_000.0
+    var now = PreciseInstant(milliseconds: 1_000_000)
+    var monotonic = MonotonicInstant(microseconds: 5_000_000)
 
     mutating func on(_ input: DesktopPlayer.Input) -> [DesktopPlayer.Action] {
         let actions = player.handle(input, readings: readings, now: now, monotonic: monotonic)
@@ -26,13 +27,16 @@ struct Desk {
         return actions
     }
 
-    mutating func pass(ms: Double) {
-        now += ms
-        monotonic += ms
-        if !readings.paused, let position = readings.position { readings.position = position + readings.speed * ms / 1000 }
+    mutating func pass(_ span: PreciseInterval) {
+        now = now + span
+        monotonic = monotonic + MonotonicDuration(span)
+        if !readings.paused, let position = readings.position {
+            readings.position = position + readings.speed * span.milliseconds / 1000
+        }
     }
 
-    static func state(_ seq: Int, _ status: RoomState.Status, position: Double = 0, at: Double = 1_000_000, rate: Double = 1,
+    static func state(_ seq: Int, _ status: RoomState.Status, position: Double = 0,
+                      at: PreciseInstant = PreciseInstant(milliseconds: 1_000_000), rate: Double = 1,
                       duration: Double? = 60) -> DesktopPlayer.Input {
         .room(.state(RoomState(seq: seq, activity: Activity(url: "http://media/a.mp4", duration: duration), status: status,
                                rate: rate, position: position, at: at)))
@@ -62,10 +66,10 @@ struct Desk {
     /// The room plays from 0, starting 300 ms from now; the player wakes at that
     /// start and sets mpv going. Returns the start instant.
     @discardableResult
-    mutating func playingFromTheStart() -> Double {
-        let at = now + 300
+    mutating func playingFromTheStart() -> PreciseInstant {
+        let at = now + .milliseconds(300)
         let wake = Self.wake(on(Self.state(3, .playing, position: 0, at: at)))
-        pass(ms: wake?.ms ?? 0)
+        pass(wake?.after ?? .zero)
         _ = on(.wake(wake?.id ?? 0))
         return at
     }
@@ -96,8 +100,8 @@ struct Desk {
         actions.compactMap { if case .send(let line) = $0 { line } else { nil } }
     }
 
-    static func wake(_ actions: [DesktopPlayer.Action]) -> (id: Int, ms: Double)? {
-        for case .wake(let id, let ms) in actions { return (id, ms) }
+    static func wake(_ actions: [DesktopPlayer.Action]) -> (id: Int, after: PreciseInterval)? {
+        for case .wake(let id, let after) in actions { return (id, after) }
         return nil
     }
 
@@ -170,11 +174,11 @@ struct DesktopPlayerFollowTests {
     @Test("a coordinated start unpauses at the state's instant less the unpause latency")
     func coordinatedStart() {
         var desk = Desk.inRoom()
-        let at = desk.now + 300
+        let at = desk.now + .milliseconds(300)
         let armed = desk.on(Desk.state(3, .playing, position: 0, at: at))
         let wake = Desk.wake(armed)
         #expect(wake != nil)
-        desk.pass(ms: wake?.ms ?? 0)
+        desk.pass(wake?.after ?? .zero)
         let fired = desk.on(.wake(wake?.id ?? 0))
         #expect(fired.contains(.play(at: at - desk.player.playLatency, speed: 1)))
     }
@@ -182,38 +186,38 @@ struct DesktopPlayerFollowTests {
     @Test("a late joiner seeks ahead of the timeline and starts when the timeline gets there")
     func lateJoin() {
         var desk = Desk.inRoom()
-        let anchor = desk.now - 10_000
+        let anchor = desk.now - .milliseconds(10_000)
         let actions = desk.on(Desk.state(3, .playing, position: 20, at: anchor))
         let target = Desk.seeks(actions).first ?? 0
         #expect(target > 30 && target < 30 + 4)
         _ = desk.on(.mpv(.seek))
         let wake = Desk.wake(desk.on(.mpv(.playbackRestart)))
         #expect(wake != nil)
-        desk.pass(ms: wake?.ms ?? 0)
+        desk.pass(wake?.after ?? .zero)
         let fired = desk.on(.wake(wake?.id ?? 0))
         let starts = fired.compactMap { if case .play(let at, _) = $0 { at } else { nil } }
         #expect(starts.count == 1)
         // Where the timeline is when mpv starts moving is where it sought.
-        let movesAt = (starts.first ?? 0) + desk.player.playLatency
-        #expect(abs(20 + (movesAt - anchor) / 1000 - target) < 0.001)
+        let movesAt = (starts.first ?? PreciseInstant(milliseconds: 0)) + desk.player.playLatency
+        #expect(abs(20 + (movesAt - anchor).milliseconds / 1000 - target) < 0.001)
     }
 
     @Test("a few ms ahead, mpv plays a little slower until level, then at the room's rate again")
     func nudges() {
         var desk = Desk.inRoom()
         let at = desk.playingFromTheStart()
-        desk.pass(ms: Double(Int(at - desk.now)) + 400)
+        desk.pass(.milliseconds(Double(Int((at - desk.now).milliseconds)) + 400))
         desk.readings.position = (desk.readings.position ?? 0) + 0.02 // 20 ms ahead
         var speeds: [Double] = []
         for _ in 0..<4 {
             if let speed = Desk.speed(desk.on(.tick)) { speeds.append(speed) }
-            desk.pass(ms: 50)
+            desk.pass(.milliseconds(50))
         }
         #expect((speeds.first ?? 1) < 1)
         #expect((speeds.first ?? 0) >= 0.94)
         for _ in 0..<200 {
             if let speed = Desk.speed(desk.on(.tick)) { speeds.append(speed) }
-            desk.pass(ms: 50)
+            desk.pass(.milliseconds(50))
         }
         #expect(speeds.last == 1)
         #expect(abs(desk.player.drift ?? 1) < 0.003)
@@ -222,10 +226,10 @@ struct DesktopPlayerFollowTests {
     @Test("far off (more than a quarter second), mpv re-joins with an exact seek")
     func rejoins() {
         var desk = Desk.playing()
-        desk.pass(ms: 1000)
+        desk.pass(.milliseconds(1000))
         desk.readings.position = 9 // jumped
         var actions = desk.on(.tick)
-        desk.pass(ms: 50)
+        desk.pass(.milliseconds(50))
         actions += desk.on(.tick)
         #expect(actions.contains(.pause))
         #expect(Desk.seeks(actions).count == 1)
@@ -248,7 +252,7 @@ struct DesktopPlayerFollowTests {
     @Test("a rate of 1.5 is played as mpv's speed 1.5")
     func rate() {
         var desk = Desk.inRoom()
-        let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300, rate: 1.5))
+        let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + .milliseconds(300), rate: 1.5))
         #expect(actions.contains(.speed(1.5)))
     }
 }
@@ -258,9 +262,9 @@ struct DesktopPlayerUserTests {
     @Test("the user pressing space in mpv sends /pause, and mpv is left alone until the room answers")
     func userPause() {
         var desk = Desk.playing()
-        desk.pass(ms: 2000)
+        desk.pass(.milliseconds(2000))
         #expect(desk.userPauses() == ["/pause"])
-        desk.pass(ms: 50)
+        desk.pass(.milliseconds(50))
         #expect(!desk.on(.tick).contains { if case .play = $0 { true } else { false } })
         #expect(desk.player.mode == "yours")
     }
@@ -268,7 +272,7 @@ struct DesktopPlayerUserTests {
     @Test("a pause the player did not ask for, seen on a tick before mpv's word of it, is the user's all the same")
     func userPauseOnTick() {
         var desk = Desk.playing()
-        desk.pass(ms: 2000)
+        desk.pass(.milliseconds(2000))
         desk.readings.paused = true
         #expect(Desk.sent(desk.on(.tick)) == ["/pause"])
         #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))).isEmpty)
@@ -278,14 +282,14 @@ struct DesktopPlayerUserTests {
     func ownPause() {
         var desk = Desk.inRoom()
         _ = desk.on(Desk.state(2, .paused, position: 3))
-        desk.pass(ms: 400)
+        desk.pass(.milliseconds(400))
         #expect(Desk.sent(desk.on(.mpv(.pauseChanged(true)))).isEmpty)
     }
 
     @Test("the user unpausing a paused room's mpv sends /play")
     func userPlay() {
         var desk = Desk.inRoom()
-        desk.pass(ms: 1000)
+        desk.pass(.milliseconds(1000))
         desk.readings.paused = false
         #expect(Desk.sent(desk.on(.mpv(.pauseChanged(false)))) == ["/play"])
     }
@@ -302,7 +306,7 @@ struct DesktopPlayerUserTests {
         var desk = Desk.inRoom()
         desk.roomHolds(at: 15)
         _ = desk.on(.mpv(.playbackRestart))
-        desk.pass(ms: 1000)
+        desk.pass(.milliseconds(1000))
         _ = desk.on(.mpv(.seek))
         desk.readings.position = 42
         #expect(Desk.seeks(desk.on(.tick)).isEmpty)
@@ -336,7 +340,7 @@ struct DesktopPlayerUserTests {
     @Test("a refused /pause leaves the room's course standing: mpv plays again")
     func refused() {
         var desk = Desk.playing()
-        desk.pass(ms: 2000)
+        desk.pass(.milliseconds(2000))
         #expect(desk.userPauses() == ["/pause"])
         let actions = desk.on(.room(.error(code: "forbidden", message: "only hosts", command: "pause")))
         #expect(!Desk.seeks(actions).isEmpty || Desk.wake(actions) != nil)
@@ -348,30 +352,30 @@ struct DesktopPlayerReportTests {
     @Test("a stall that lasts half a second is reported with /buffering, and /ready once the data is back")
     func stall() {
         var desk = Desk.playing()
-        desk.pass(ms: 1000)
+        desk.pass(.milliseconds(1000))
         _ = desk.on(.tick)
         desk.readings.pausedForCache = true
         desk.readings.bufferedAhead = 0
-        desk.pass(ms: 0)
+        desk.pass(.zero)
         _ = desk.on(.tick)
         let frozen = desk.readings.position
         desk.readings.paused = false
-        desk.pass(ms: 200)
+        desk.pass(.milliseconds(200))
         desk.readings.position = frozen
         #expect(Desk.sent(desk.on(.tick)).isEmpty)
-        desk.pass(ms: 400)
+        desk.pass(.milliseconds(400))
         desk.readings.position = frozen
         #expect(Desk.sent(desk.on(.tick)) == ["/buffering"])
         desk.readings.pausedForCache = false
         desk.readings.bufferedAhead = 5
-        desk.pass(ms: 50)
+        desk.pass(.milliseconds(50))
         #expect(Desk.sent(desk.on(.tick)) == ["/ready 3"])
     }
 
     @Test("the end of the item is told once with the state's seq")
     func ended() {
         var desk = Desk.inRoom()
-        _ = desk.on(Desk.state(3, .playing, position: 0, at: desk.now - 59_990))
+        _ = desk.on(Desk.state(3, .playing, position: 0, at: desk.now - .milliseconds(59_990)))
         desk.readings.position = 60
         desk.readings.eofReached = true
         #expect(Desk.sent(desk.on(.tick)) == ["/ended 3"])
@@ -388,7 +392,7 @@ struct DesktopPlayerReportTests {
     func suspended() {
         var desk = Desk.inRoom()
         _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["userActionRequired"]))))
-        let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + 300))
+        let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + .milliseconds(300)))
         #expect(Desk.wake(actions) == nil)
         #expect(desk.player.mode == "suspended")
     }
@@ -396,11 +400,23 @@ struct DesktopPlayerReportTests {
     @Test("a catch-up is followed at its own rate and meets the group at its end")
     func catchup() {
         var desk = Desk.inRoom()
-        _ = desk.on(Desk.state(3, .playing, position: 40, at: desk.now - 1000))
+        _ = desk.on(Desk.state(3, .playing, position: 40, at: desk.now - .milliseconds(1000)))
         _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["catchup"]))))
-        let actions = desk.on(.room(.catchup(from: 30, rate: 2, until: desk.now + 11_000)))
+        let actions = desk.on(.room(.catchup(from: 30, rate: 2, until: desk.now + .milliseconds(11_000))))
         #expect(actions.contains(.speed(2)))
         #expect(desk.player.mode == "catchup")
+    }
+
+    @Test("a state whose instant and position no whole number holds is followed without bringing the player down")
+    func wildNumbers() {
+        var desk = Desk()
+        desk.joined()
+        desk.readings.duration = nil // a stream: no end to hold the position to
+        let far = desk.on(Desk.state(2, .playing, position: 0, at: PreciseInstant(milliseconds: 1e300), duration: nil))
+        #expect(Desk.wake(far) != nil)
+        let ahead = desk.on(Desk.state(3, .playing, position: 1e300, at: PreciseInstant(milliseconds: -1e300), duration: nil))
+        #expect(Desk.seeks(ahead).count == 1)
+        _ = desk.on(.tick)
     }
 
     @Test("a state older than the one applied is dropped")
@@ -416,32 +432,32 @@ struct DesktopPlayerClockTests {
     @Test("the clock offset is the middle of the round trips' intersection")
     func offset() {
         var clock = ServerClock()
-        clock.add(sent: 1000, server: 6010, received: 1020)
-        clock.add(sent: 2000, server: 7002, received: 2004)
-        #expect(clock.offset > 4998 && clock.offset < 5003)
-        #expect(clock.uncertainty <= 2.5)
+        clock.add(sent: ms(1000), server: ms(6010), received: ms(1020))
+        clock.add(sent: ms(2000), server: ms(7002), received: ms(2004))
+        #expect(clock.offset > .milliseconds(4998) && clock.offset < .milliseconds(5003))
+        #expect(clock.uncertainty <= .milliseconds(2.5))
     }
 
     @Test("samples go in a burst of eight, then every half second for ten seconds, then every two")
     func schedule() {
-        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 3, lastSent: 80) == 120)
-        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 8, lastSent: 280) == 780)
-        #expect(ServerClock.nextSample(startedAt: 0, sentCount: 30, lastSent: 10_280) == 12_280)
+        #expect(ServerClock.nextSample(startedAt: ms(0), sentCount: 3, lastSent: ms(80)) == ms(120))
+        #expect(ServerClock.nextSample(startedAt: ms(0), sentCount: 8, lastSent: ms(280)) == ms(780))
+        #expect(ServerClock.nextSample(startedAt: ms(0), sentCount: 30, lastSent: ms(10_280)) == ms(12_280))
     }
 
     @Test("a round trip longer than ten seconds is not one of ours")
     func slowSample() {
         var clock = ServerClock()
-        let added = clock.add(sent: 0, server: 5, received: 10_001)
+        let added = clock.add(sent: ms(0), server: ms(5), received: ms(10_001))
         #expect(!added)
         #expect(!clock.synced)
     }
 
     @Test("a catch-up's replay meets the group's timeline exactly at its end")
     func catchupMeets() {
-        let group = Timeline(playing: true, position: 100, at: 0, rate: 1)
-        let replay = Timeline.catchup(from: 90, rate: 2, until: 20_000, group: group)
-        #expect(abs(replay.position(at: 20_000) - group.position(at: 20_000)) < 1e-9)
+        let group = Timeline(playing: true, position: 100, at: ms(0), rate: 1)
+        let replay = Timeline.catchup(from: 90, rate: 2, until: ms(20_000), group: group)
+        #expect(abs(replay.position(at: ms(20_000)) - group.position(at: ms(20_000))) < 1e-9)
         #expect(replay.catchup)
     }
 
@@ -454,11 +470,14 @@ struct DesktopPlayerClockTests {
         #expect(state.seq == 7)
         #expect(state.activity?.url == "http://x/a.mp4")
         #expect(state.activity?.duration == nil)
-        #expect(state.timeline == Timeline(playing: true, position: 12.5, at: 1_700_000_000_000, rate: 1.5))
+        #expect(state.timeline == Timeline(playing: true, position: 12.5, at: ms(1_700_000_000_000), rate: 1.5))
     }
 
     @Test("a time answer carries the client's value and the server's clock")
     func parsesTime() {
-        #expect(RoomMessage(json: #"{"type":"time","client":123.5,"server":1700000000001}"#) == .time(client: 123.5, server: 1_700_000_000_001))
+        #expect(RoomMessage(json: #"{"type":"time","client":123.5,"server":1700000000001}"#) == .time(client: ms(123.5), server: ms(1_700_000_000_001)))
     }
 }
+
+/// An instant on the server's scale, `milliseconds` after the epoch.
+private func ms(_ milliseconds: Double) -> PreciseInstant { PreciseInstant(milliseconds: milliseconds) }

@@ -1,4 +1,5 @@
 import CowatchPlayer
+import CowatchTime
 import Testing
 
 /// mpv and own copies (Sources/CowatchPlayer/DesktopPlayer+OwnCopy.swift,
@@ -11,7 +12,7 @@ struct OwnCopyPlayerTests {
 
     static func ownState(_ seq: Int, _ status: RoomState.Status, duration: Double = 60.2, item: OwnItem = item) -> DesktopPlayer.Input {
         .room(.state(RoomState(seq: seq, activity: Activity(url: nil, title: "Movie", duration: duration, own: item),
-                               status: status, position: 0, at: 1_000_000)))
+                               status: status, position: 0, at: PreciseInstant(milliseconds: 1_000_000))))
     }
 
     static func told(_ actions: [DesktopPlayer.Action]) -> [String] {
