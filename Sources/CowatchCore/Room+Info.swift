@@ -60,7 +60,7 @@ extension Room {
         var policy = state.policy
         if let control = change.control { policy.control = control }
         if let stall = change.stall { policy.stall = stall }
-        if let seconds = change.waitSeconds { policy.wait = ServerInterval(seconds: seconds) }
+        if let wait = change.wait { policy.wait = ServerInterval(wait) }
         guard policy != state.policy else {
             tell(id, "the policy is already so")
             return

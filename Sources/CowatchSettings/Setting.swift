@@ -275,22 +275,22 @@ extension SettingKey where Target == ServeSettings {
 extension ServeSettings {
     var unusedRoomExpiry: Duration {
         get { .milliseconds(gateway.room.unusedRoomExpiry.milliseconds) }
-        set { gateway.room.unusedRoomExpiry = ServerInterval(seconds: SettingValue.seconds(newValue)) }
+        set { gateway.room.unusedRoomExpiry = ServerInterval(newValue) }
     }
 
     var resumeGrace: Duration {
         get { .milliseconds(gateway.room.resumeGrace.milliseconds) }
-        set { gateway.room.resumeGrace = ServerInterval(seconds: SettingValue.seconds(newValue)) }
+        set { gateway.room.resumeGrace = ServerInterval(newValue) }
     }
 
     var kickCooldown: Duration {
         get { .milliseconds(gateway.room.kickCooldown.milliseconds) }
-        set { gateway.room.kickCooldown = ServerInterval(seconds: SettingValue.seconds(newValue)) }
+        set { gateway.room.kickCooldown = ServerInterval(newValue) }
     }
 
     var roomExpiry: Duration {
         get { .milliseconds(gateway.room.roomExpiry.milliseconds) }
-        set { gateway.room.roomExpiry = ServerInterval(seconds: SettingValue.seconds(newValue)) }
+        set { gateway.room.roomExpiry = ServerInterval(newValue) }
     }
 
     var mediaCheckTimeout: Duration {

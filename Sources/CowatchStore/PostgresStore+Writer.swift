@@ -48,10 +48,10 @@ extension PostgresStore {
     /// For /metrics: changes dropped during an outage, whether the database is
     /// away now, the durations of the batches written since the last call, and the
     /// transactions tried again after losing a race.
-    public func takeStatistics() -> (dropped: Int, outage: Bool, writeSeconds: [Double], conflicts: Int) {
+    public func takeStatistics() -> (dropped: Int, outage: Bool, writeTimes: [MonotonicDuration], conflicts: Int) {
         condition.withLock {
-            defer { writeSeconds.removeAll() }
-            return (droppedChanges, outage, writeSeconds, conflicts)
+            defer { writeTimes.removeAll() }
+            return (droppedChanges, outage, writeTimes, conflicts)
         }
     }
 
@@ -79,7 +79,7 @@ extension PostgresStore {
 
             let started = time.monotonic()
             let outcome = apply(batch, owned: owned)
-            let seconds = (time.monotonic() - started).seconds
+            let took = time.monotonic() - started
             let conflictsSoFar = conflictsSeen
 
             condition.lock()
@@ -93,8 +93,8 @@ extension PostgresStore {
                 if outage { logger.notice("database back; writes resumed", metadata: ["database": "\(Self.redacted(url))"]) }
                 outage = false
                 delay = Self.firstReconnectDelay
-                writeSeconds.append(seconds)
-                if writeSeconds.count > 10_000 { writeSeconds.removeFirst(5_000) }
+                writeTimes.append(took)
+                if writeTimes.count > 10_000 { writeTimes.removeFirst(5_000) }
                 for room in fenced { epochs[room] = nil }
                 if !fenced.isEmpty {
                     // Told before the batch counts as applied, so that whoever waits

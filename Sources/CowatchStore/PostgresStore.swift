@@ -47,7 +47,7 @@ public final class PostgresStore: RoomStore, @unchecked Sendable {
     var conflicts = 0
     var conflictsSeen = 0
     var epochs: [RoomName: Int64] = [:]
-    var writeSeconds: [Double] = []
+    var writeTimes: [MonotonicDuration] = []
     /// A room whose writes were refused because its lease moved on from the epoch
     /// this node held; called on the writer thread.
     public var onFenced: (@Sendable (RoomName, Int64) -> Void)?

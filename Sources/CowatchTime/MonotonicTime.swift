@@ -25,8 +25,13 @@ public struct MonotonicDuration: Comparable, Hashable, Sendable, CustomStringCon
 
     public init(microseconds: Int64) { self.microseconds = microseconds }
 
+    /// Rounds to the microsecond; beyond what an `Int64` of microseconds holds
+    /// (about 292,000 years) it stops at that limit, and NaN is zero, so that a
+    /// number read from a user cannot crash the conversion.
     public static func seconds(_ seconds: Double) -> Self {
-        Self(microseconds: Int64((seconds * 1_000_000).rounded()))
+        let microseconds = (seconds * 1_000_000).rounded()
+        guard microseconds.isFinite else { return Self(microseconds: microseconds.isNaN ? 0 : microseconds > 0 ? .max : .min) }
+        return Self(microseconds: Int64(Swift.max(-9.2e18, Swift.min(9.2e18, microseconds))))
     }
 
     public static func milliseconds(_ milliseconds: Int64) -> Self { Self(microseconds: milliseconds * 1000) }

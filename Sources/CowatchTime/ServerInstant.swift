@@ -36,6 +36,13 @@ public struct ServerInterval: Hashable, Comparable, Sendable {
         self.milliseconds = ms.isFinite && ms > 0 ? Int64(Swift.min(ms, 9.0e15)) : 0
     }
 
+    /// Swift's `Duration` (what settings and commands are read in), to the
+    /// nearest millisecond, as `init(seconds:)` rounds.
+    public init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self.init(seconds: Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
     public static let zero = ServerInterval(milliseconds: 0)
 
     public var seconds: Double { Double(milliseconds) / 1000 }

@@ -495,7 +495,7 @@ public enum CommandTable {
                 guard let seconds = ArgumentValues.decimal(value, maximumWholeDigits: 4), seconds <= maximumWaitSeconds else {
                     throw ArgumentProblem("wait takes seconds from 0 to \(Int(maximumWaitSeconds))")
                 }
-                change.waitSeconds = seconds
+                change.wait = .milliseconds((seconds * 1000).rounded())
             default:
                 throw ArgumentProblem("unknown policy \"\(excerpt(key, 20))\" (control, stall or wait)")
             }

@@ -187,16 +187,16 @@ public enum StallPolicy: String, Hashable, Sendable, CaseIterable {
 public struct PolicyChange: Hashable, Sendable {
     public var control: ControlPolicy?
     public var stall: StallPolicy?
-    /// Seconds a coordinated start waits for stragglers.
-    public var waitSeconds: Double?
+    /// How long a coordinated start waits for stragglers.
+    public var wait: Duration?
 
-    public init(control: ControlPolicy? = nil, stall: StallPolicy? = nil, waitSeconds: Double? = nil) {
+    public init(control: ControlPolicy? = nil, stall: StallPolicy? = nil, wait: Duration? = nil) {
         self.control = control
         self.stall = stall
-        self.waitSeconds = waitSeconds
+        self.wait = wait
     }
 
-    public var isEmpty: Bool { control == nil && stall == nil && waitSeconds == nil }
+    public var isEmpty: Bool { control == nil && stall == nil && wait == nil }
 }
 
 /// What a line of input is, before any room logic.

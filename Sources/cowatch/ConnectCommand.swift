@@ -74,7 +74,10 @@ struct ConnectCommand: ParsableCommand {
     func validate() throws {
         _ = try RoomAddressOptions.parse(url)
         guard linesPerSecond > 0 else { throw ValidationError("--lines-per-second must be positive") }
-        guard reconnectFor >= 0, timeout > 0 else { throw ValidationError("--reconnect-for and --timeout take a positive number of seconds") }
+        // At most a day: any longer is a mistake, and an infinite one no timer can hold.
+        guard reconnectFor >= 0, reconnectFor <= 86_400, timeout > 0, timeout <= 86_400 else {
+            throw ValidationError("--reconnect-for and --timeout take a number of seconds, at most 86400 (a day)")
+        }
     }
 
     func run() throws {

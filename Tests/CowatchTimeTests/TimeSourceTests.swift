@@ -78,4 +78,12 @@ struct TimeSourceTests {
         #expect(MonotonicDuration(microseconds: -5).dispatchInterval == .microseconds(0))
         #expect(MonotonicDuration.seconds(3).dispatchInterval == .microseconds(3_000_000))
     }
+
+    @Test("seconds a user typed never crash the conversion: infinity and huge numbers stop at the limit, NaN is zero")
+    func wildSeconds() {
+        #expect(MonotonicDuration.seconds(.infinity).microseconds == .max)
+        #expect(MonotonicDuration.seconds(-.infinity).microseconds == .min)
+        #expect(MonotonicDuration.seconds(1e300).microseconds > 9_000_000_000_000_000_000)
+        #expect(MonotonicDuration.seconds(.nan) == .zero)
+    }
 }

@@ -64,7 +64,7 @@ struct ParserFuzzTests {
         case .time(let client):
             #expect(client.isFinite, context)
         case .policy(let change):
-            if let wait = change.waitSeconds { #expect(wait.isFinite && wait >= 0 && wait <= 300, context) }
+            if let wait = change.wait { #expect(wait >= .zero && wait <= .seconds(300), context) }
         case .nick(let name):
             #expect(DisplayName.validationProblem(name.text) == nil, context)
         case .watch(let url, _), .queue(let url?, _):

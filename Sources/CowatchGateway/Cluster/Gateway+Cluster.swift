@@ -243,7 +243,7 @@ extension Gateway {
         single("cowatch_cluster_lines_refused_held_total", "counter", "Lines refused because they would change a held room.",
                cluster.linesRefusedWhileHeld)
         let statistics = cluster.link.store.takeStatistics()
-        for seconds in statistics.writeSeconds { cluster.storeWriteSeconds.observe(seconds: seconds) }
+        for took in statistics.writeTimes { cluster.storeWriteSeconds.observe(seconds: took.seconds) }
         single("cowatch_store_dropped_changes_total", "counter",
                "Changes dropped because the database stayed away longer than the write queue holds.", statistics.dropped)
         single("cowatch_database_conflicts_total", "counter",
