@@ -50,7 +50,7 @@ enum CanonicalLine {
         case .policy(let change):
             return name + argument(change.control.map { "control " + $0.rawValue })
                 + argument(change.stall.map { "stall " + $0.rawValue })
-                + argument(change.waitSeconds.map { "wait " + decimal($0) })
+                + argument(change.wait.map { "wait " + decimal(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) })
         case .me(let text): return name + argument(text)
         case .op(let text), .deop(let text), .unban(let text), .mute(let text), .unmute(let text):
             return name + argument(text.hasPrefix("\"") ? quoted(text) : text)
@@ -98,7 +98,7 @@ enum CanonicalLine {
     static func hasFractionalValue(_ command: SlashCommand) -> Bool {
         switch command {
         case .seek, .rate, .catchup, .time, .resume(_, at: _?), .duration, .watchOwn: true
-        case .policy(let change): change.waitSeconds != nil
+        case .policy(let change): change.wait != nil
         default: false
         }
     }

@@ -16,8 +16,8 @@ enum ValueBounds {
         case .time(let client):
             return client.isFinite ? nil : "client time \(client)"
         case .policy(let change):
-            guard let wait = change.waitSeconds else { return nil }
-            return wait.isFinite && wait >= 0 && wait <= CommandTable.maximumWaitSeconds ? nil : "wait of \(wait) s"
+            guard let wait = change.wait else { return nil }
+            return wait >= .zero && wait <= .seconds(CommandTable.maximumWaitSeconds) ? nil : "wait of \(wait)"
         case .nick(let name):
             return DisplayName(name.text) == name ? nil : "name \(name.text.debugDescription) does not validate"
         case .watch(let url, let title), .queue(let url?, let title):
