@@ -48,7 +48,7 @@ extension Gateway {
             handleMessage(bytes, on: member)
         case .gone(let number, let leaving):
             guard let member = link.carried[number] else { return }
-            member.leaving = leaving
+            run(.leaving(member, leaving))
             detachCarried(member)
             leaveRoom(member)
         case .ping:

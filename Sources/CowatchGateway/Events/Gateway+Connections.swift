@@ -297,7 +297,7 @@ extension Gateway {
             metrics.closes[GatewayMetrics.CloseKey(code: malformed ? "malformed" : code, initiator: "client"), default: 0] += 1
             // A client that closes with 1000 is leaving (docs/protocol.md, "Close
             // codes"); any other close keeps its member for the resume grace.
-            connection.leaving = !malformed && code == "1000"
+            run(.leaving(connection, !malformed && code == "1000"))
         }
         leaveRoom(connection)
         // A malformed close fails the connection rather than being echoed; a

@@ -62,6 +62,8 @@ extension Gateway {
             connection.member = nil
         case .routed(let connection, let route):
             connection.route = route
+        case .leaving(let connection, let leaving):
+            connection.leaving = leaving
         case .carried(let member, let link, let number):
             member.carrier = .link(link, number)
             link.carried[number] = member

@@ -41,6 +41,9 @@ enum GatewayEffect {
     case unseated(Connection, MemberID, in: RoomEntry)
     /// Where the connection's lines go from now on (`Route`).
     case routed(Connection, Route)
+    /// Whether the member is leaving (a close with 1000) rather than dropped,
+    /// which decides whether the room keeps it for its resume grace.
+    case leaving(Connection, Bool)
     /// A member another node relays here on `link`, under its number there.
     case carried(Connection, on: Connection, RelayNumber)
     /// A carried member is no longer on its link.
