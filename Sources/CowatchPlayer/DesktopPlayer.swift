@@ -160,6 +160,14 @@ public struct DesktopPlayer: Sendable {
     var ownSeek = false
     var seekTarget: Double?
     var userSeekPending = false
+    /// The user's seek came while the player's own was under way, to this
+    /// target: mpv may restart playback for each in turn, the player's first.
+    var userSeekBehindOwn: Double?
+    /// When the player's own seek landed with the user's still to come: if no
+    /// restart follows within `Self.userSeekWait`, mpv merged the two (the user
+    /// sought to the same place), and the user's seek is reported where mpv is.
+    var ownLandedBeforeUser: MonotonicInstant?
+    static let userSeekWait = MonotonicDuration.seconds(1)
     var userChange: UserChange?
     public private(set) var mode = "idle"
     /// More about the mode, in words, for a status line.
@@ -203,7 +211,16 @@ public struct DesktopPlayer: Sendable {
         case .mpv(let event):
             mpvEvent(event)
         case .tick:
-            reconcile()
+            if userSeekPending, let landed = ownLandedBeforeUser, monotonic - landed >= Self.userSeekWait {
+                // No second restart came: mpv merged the user's seek into the
+                // player's own, to the same place.
+                ownLandedBeforeUser = nil
+                userSeekPending = false
+                video.seeking = false
+                userChanged("/seek \(Self.seconds(video.position ?? 0))")
+            } else {
+                reconcile()
+            }
         case .wake(let id):
             wake(id)
         }
@@ -274,8 +291,25 @@ public struct DesktopPlayer: Sendable {
             }
             reconcile()
         case .seek:
-            if ownSeeksUnseen > 0 { ownSeeksUnseen -= 1 } else { userSeekPending = true }
+            if ownSeeksUnseen > 0 {
+                ownSeeksUnseen -= 1
+            } else {
+                userSeekPending = true
+                userSeekBehindOwn = ownSeek ? seekTarget : nil
+            }
         case .playbackRestart:
+            // The player's own seek, asked before the user's, landed first: the
+            // user's restart comes next, and only it says where the user went.
+            if userSeekPending, let ownTarget = userSeekBehindOwn, let position = video.position,
+               abs(position - ownTarget) <= holdTolerance + 0.05 {
+                userSeekBehindOwn = nil
+                ownSeek = false
+                ownSeeksUnseen = 0
+                ownLandedBeforeUser = monotonic
+                return
+            }
+            userSeekBehindOwn = nil
+            ownLandedBeforeUser = nil
             // mpv merges a seek asked while another waits: landing far from
             // the player's own target, it was the user's that won.
             if ownSeek, !userSeekPending, let target = seekTarget, let position = video.position,

@@ -322,6 +322,30 @@ struct DesktopPlayerUserTests {
         #expect(desk.lands(at: 42) == ["/seek 42.000"])
     }
 
+    @Test("the user's seek asked while the player's own is under way, restarted after it: the room hears the user's place, not the player's")
+    func userSeekRestartsAfterOwn() {
+        var desk = Desk.inRoom()
+        desk.readings.position = 15.5
+        desk.roomHolds(at: 15.832)
+        _ = desk.on(.mpv(.seek)) // the user's, while the player's own is under way
+        #expect(desk.lands(at: 15.832).isEmpty, "the player's own seek landing first is not the user's")
+        #expect(desk.lands(at: 42) == ["/seek 42.000"])
+        #expect(Desk.seeks(desk.on(.tick)).isEmpty, "and mpv is not sought back to the room's old place")
+    }
+
+    @Test("the user's seek to where the player's own was going, merged by mpv into one restart, is still reported")
+    func userSeekSamePlaceMerged() {
+        var desk = Desk.inRoom()
+        desk.readings.position = 15.5
+        desk.roomHolds(at: 15.832)
+        _ = desk.on(.mpv(.seek)) // the user's, to the same place
+        #expect(desk.lands(at: 15.832).isEmpty)
+        desk.pass(.milliseconds(500))
+        #expect(Desk.sent(desk.on(.tick)).isEmpty, "a second restart may still come")
+        desk.pass(.milliseconds(600))
+        #expect(Desk.sent(desk.on(.tick)) == ["/seek 15.832"])
+    }
+
     @Test("the user's seek merged by mpv into the player's own is known by where mpv lands")
     func userSeekMerged() {
         var desk = Desk.inRoom()
