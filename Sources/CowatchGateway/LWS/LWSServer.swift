@@ -328,22 +328,23 @@ private func gateway(of wsi: OpaquePointer) -> Gateway? {
     return Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
 }
 
-private func lwsRoomTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+/// One of the server's timers went off: an event of its own, handled by `fired`,
+/// then the writes it asked for.
+private func timerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?, _ fired: (Gateway) -> Void) {
     guard let sul, let owner = cw_timer_owner(sul) else { return }
     let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
     guard let server = gateway.server, !server.isDestroying else { return }
     gateway.eventBegins()
-    gateway.fireTimers()
+    fired(gateway)
     server.flushWrites()
 }
 
+private func lwsRoomTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    timerFired(sul) { $0.fireTimers() }
+}
+
 private func lwsHousekeepingFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
-    guard let sul, let owner = cw_timer_owner(sul) else { return }
-    let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
-    guard let server = gateway.server, !server.isDestroying else { return }
-    gateway.eventBegins()
-    gateway.housekeeping()
-    server.flushWrites()
+    timerFired(sul) { $0.housekeeping() }
 }
 
 /// Every libwebsockets event of the server arrives here.
