@@ -95,6 +95,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp(ServeSettings.help(for: "outbox-limit")))
     var outboxLimit: String?
 
+    @Option(help: ArgumentHelp(ServeSettings.help(for: "send-threads")))
+    var sendThreads: String?
+
+    @Option(help: ArgumentHelp(ServeSettings.help(for: "send-threads-from")))
+    var sendThreadsFrom: String?
+
     @Option(help: ArgumentHelp(ServeSettings.help(for: "read-pause-backlog")))
     var readPauseBacklog: String?
 

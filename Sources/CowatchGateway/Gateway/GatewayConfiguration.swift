@@ -68,6 +68,14 @@ public struct GatewayConfiguration: Sendable {
     public var maximumDowntime: Duration
     /// Limits and timings of each room.
     public var room: RoomConfiguration
+    /// Threads that share a big flush's socket writes with the service thread
+    /// (`SendCrew`); 0 writes every socket from the service thread alone. On one
+    /// thread a broadcast reaches its last member after one kernel send per member
+    /// in turn; shared, after a share of them.
+    public var sendThreads: Int = 1
+    /// Writes in one flush from which they are shared with the send threads:
+    /// below it, waking another thread costs more than it saves.
+    public var sendThreadsFrom: Int = 64
     /// Web origins (`https://watch.example.org`) whose pages may open connections,
     /// besides the server's own host; a browser upgrade from any other is refused
     /// with 403. Clients that send no `Origin` (terminals, bots) are not browsers

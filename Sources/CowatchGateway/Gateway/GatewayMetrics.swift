@@ -18,6 +18,14 @@ struct GatewayMetrics {
     var deliveries = 0
     /// `send()`-level writes: a write may carry several queued frames.
     var writes = 0
+    /// Flushes whose writes were shared with the send threads (`SendCrew`), the
+    /// writes in them, and how many of those the send threads made rather than
+    /// the service thread.
+    var sharedFlushes = 0
+    var sharedWrites = 0
+    var sendThreadWrites = 0
+    /// Shared writes the socket did not take whole, finished by libwebsockets.
+    var sharedWritesCut = 0
     var readingPauses = 0
     /// Connections dropped without a close frame, by cause.
     var dropped: [String: Int] = [:]
@@ -117,6 +125,10 @@ struct GatewayMetrics {
         single("cowatch_broadcasts_total", "counter", "Events broadcast to a room.", broadcasts)
         single("cowatch_deliveries_total", "counter", "Frames written to connections.", deliveries)
         single("cowatch_writes_total", "counter", "Socket writes; one write carries every frame queued for a member that fits.", writes)
+        single("cowatch_shared_flushes_total", "counter", "Flushes of send-threads-from writes or more, shared with the send threads.", sharedFlushes)
+        single("cowatch_shared_writes_total", "counter", "Socket writes made in shared flushes, by any thread.", sharedWrites)
+        single("cowatch_send_thread_writes_total", "counter", "Socket writes of shared flushes made by the send threads rather than the service thread.", sendThreadWrites)
+        single("cowatch_shared_writes_cut_total", "counter", "Shared writes a socket did not take whole; the library buffers the rest.", sharedWritesCut)
         single("cowatch_reading_paused_total", "counter", "Times reading from a connection paused because it left its events unread.", readingPauses)
         family("cowatch_dropped_without_close_total", "counter", "Connections dropped without a close frame, by cause (took-nothing: what was queued, and the close frame, could not be sent before the deadline).")
         labelled("cowatch_dropped_without_close_total", "cause", dropped)

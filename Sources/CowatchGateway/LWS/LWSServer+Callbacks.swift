@@ -272,7 +272,12 @@ extension LWSServer {
     /// (as many as fit the write buffer), as libwebsockets allows one write per
     /// writeable callback; then the close frame, once everything queued is gone.
     func writeNext(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
-        switch connection.state.nextWrite(budget: Self.writeBudget, now: gateway.eventTime.monotonic) {
+        perform(connection.state.nextWrite(budget: Self.writeBudget, now: gateway.eventTime.monotonic), wsi, connection)
+    }
+
+    /// Makes one write the connection's state asked for; -1 when the socket failed.
+    func perform(_ write: ConnectionState.Write, _ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
+        switch write {
         case .nothing:
             gateway.wrote([], on: connection, stillBuffered: lws_partial_buffered(wsi) != 0)
             return 0
@@ -296,6 +301,28 @@ extension LWSServer {
             let written = frame.withUnsafeBytes { writeRaw(wsi, $0) }
             return written && close.awaitsReply ? 0 : -1
         }
+    }
+
+    /// What a shared write left unsent, from byte `from` of its frames on,
+    /// through the library (which buffers what the socket cannot take yet);
+    /// false when the socket failed.
+    func writeRest(_ wsi: OpaquePointer, _ frames: [OutboundFrame], from: Int) -> Bool {
+        if frames.count == 1 {
+            let framed = frames[0].framed
+            return writeRaw(wsi, UnsafeRawBufferPointer(rebasing: framed[from...]))
+        }
+        // Several frames fit the write budget together (`nextWrite`), so their rest fits the buffer.
+        var skip = from
+        var offset = 0
+        for frame in frames {
+            let framed = frame.framed
+            let start = Swift.min(skip, framed.count)
+            skip -= start
+            let part = UnsafeRawBufferPointer(rebasing: framed[start...])
+            UnsafeMutableRawBufferPointer(start: writeBuffer + offset, count: part.count).copyMemory(from: part)
+            offset += part.count
+        }
+        return writeRaw(wsi, UnsafeRawBufferPointer(start: writeBuffer, count: offset))
     }
 
     /// Bytes already framed go out as they are: libwebsockets writes them without

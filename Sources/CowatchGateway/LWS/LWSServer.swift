@@ -50,6 +50,10 @@ final class LWSServer {
     /// Writes asked for outside a writeable callback, made by `flushWrites`.
     private var requestedWrites: [Connection] = []
     private var flushing: [Connection] = []
+    /// The threads a big flush's writes are shared with (`sendThreads`), if any.
+    let sendCrew: SendCrew?
+    /// The writes of the flush being shared, in the crew's order.
+    private var shared: [(connection: Connection, wsi: OpaquePointer, frames: [OutboundFrame])] = []
     /// False inside a writeable callback and while flushing: requests then go to
     /// the library, which calls back once the socket can take more.
     var writingDirectly = true
@@ -134,6 +138,7 @@ final class LWSServer {
         noKeepalive = .allocate(capacity: 1)
         noKeepalive.initialize(to: lws_retry_bo_t())
         writeBuffer = .allocate(byteCount: Self.writeBudget, alignment: 16)
+        sendCrew = configuration.sendThreads > 0 ? SendCrew(threads: configuration.sendThreads) : nil
 
         roomTimer = .allocate(capacity: 1)
         roomTimer.initialize(to: cw_timer())
@@ -226,16 +231,68 @@ final class LWSServer {
         writingDirectly = false
         defer { writingDirectly = true }
         swap(&requestedWrites, &flushing)
-        for connection in flushing {
-            connection.writeRequested = false
-            guard !connection.isGone, let wsi = sockets[connection.id] else { continue }
-            if lws_partial_buffered(wsi) != 0 {
-                lws_callback_on_writable(wsi)
-            } else if writeNext(wsi, connection) < 0 {
-                drop(connection)
+        if let sendCrew, flushing.count >= gateway.configuration.sendThreadsFrom {
+            flushShared(sendCrew)
+        } else {
+            for connection in flushing {
+                connection.writeRequested = false
+                guard let wsi = writableSocket(connection) else { continue }
+                if writeNext(wsi, connection) < 0 { drop(connection) }
             }
         }
         flushing.removeAll(keepingCapacity: true)
+    }
+
+    /// The connection's socket if a write may be made on it now; one with bytes
+    /// still buffered by the library waits for its writeable callback instead.
+    private func writableSocket(_ connection: Connection) -> OpaquePointer? {
+        guard !connection.isGone, let wsi = sockets[connection.id] else { return nil }
+        guard lws_partial_buffered(wsi) == 0 else {
+            lws_callback_on_writable(wsi)
+            return nil
+        }
+        return wsi
+    }
+
+    /// A flush of many writes (a big room's broadcast), shared with the send
+    /// threads: each connection's frames are prepared here and published as they
+    /// are ready, every thread sends, and once all are made each connection
+    /// learns what was written. What a socket did not take goes through the
+    /// library, which buffers it, exactly as a direct write's remainder does.
+    private func flushShared(_ crew: SendCrew) {
+        crew.reserve(flushing.count)
+        crew.begin()
+        for connection in flushing {
+            connection.writeRequested = false
+            guard let wsi = writableSocket(connection) else { continue }
+            let write = connection.state.nextWrite(budget: Self.writeBudget, now: gateway.eventTime.monotonic)
+            if case .frames(let frames) = write, frames.count <= SendCrew.maximumPieces {
+                crew.prepare(shared.count, socket: lws_get_socket_fd(wsi), buffers: frames.map(\.framed))
+                shared.append((connection, wsi, frames))
+                if shared.count % crew.chunk == 0 { crew.publish(upTo: shared.count) }
+            } else if perform(write, wsi, connection) < 0 {
+                drop(connection)
+            }
+        }
+        let madeHere = crew.finish(upTo: shared.count)
+        gateway.metrics.sharedFlushes += 1
+        gateway.metrics.sharedWrites += shared.count
+        gateway.metrics.sendThreadWrites += shared.count - madeHere
+        for (index, write) in shared.enumerated() {
+            switch crew.outcome(index) {
+            case .whole:
+                gateway.wrote(write.frames, on: write.connection, stillBuffered: false)
+            case .rest(let from):
+                gateway.metrics.sharedWritesCut += 1
+                let written = writeRest(write.wsi, write.frames, from: from)
+                gateway.wrote(write.frames, on: write.connection, stillBuffered: lws_partial_buffered(write.wsi) != 0)
+                if !written { drop(write.connection) }
+            case .failed:
+                gateway.wrote(write.frames, on: write.connection, stillBuffered: false)
+                drop(write.connection)
+            }
+        }
+        shared.removeAll(keepingCapacity: true)
     }
 
     /// Pauses or resumes reading from the connection's socket (rx flow control);
@@ -283,6 +340,7 @@ final class LWSServer {
     func destroy() {
         destroying = true
         if let context { lws_context_destroy(context) }
+        sendCrew?.stop()
         context = nil
         if let loop { ev_loop_destroy(loop) }
         loop = nil

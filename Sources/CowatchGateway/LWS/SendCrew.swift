@@ -1,0 +1,181 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibWebSockets
+import Foundation
+
+/// Threads that make a big flush's socket writes alongside the service thread.
+///
+/// Over loopback and on a busy host most of a send's cost is the kernel's TCP
+/// path, run in the sender's context (docs/benchmarks.md, "Where a 500-member
+/// room's fan-out goes"), so one thread reaches a room's last member only after
+/// every member's send in turn. Here the service thread prepares each
+/// connection's write (the frames it owes, as pointers into frames that stay
+/// alive until the flush ends) and publishes them a few at a time; the crew's
+/// threads and the service thread itself claim them and call `sendmsg` on the
+/// raw descriptors. Nothing else touches those sockets meanwhile: libwebsockets
+/// runs only on the service thread, and it is inside the flush until every write
+/// is made. The threads touch descriptors and bytes only, never a libwebsockets
+/// handle or a Swift object of the gateway; what a write left unsent goes back
+/// to libwebsockets on the service thread (`LWSServer.flushShared`).
+final class SendCrew: @unchecked Sendable {
+    /// Frames one shared write may carry (a `sendmsg` with that many pieces);
+    /// a connection owing more is written by the service thread as before.
+    static let maximumPieces = 4
+
+    /// One connection's write: its descriptor, its pieces (at `pieces + index *
+    /// maximumPieces`), and what send returned.
+    struct Job {
+        var socket: Int32 = -1
+        var pieceCount = 0
+        var length = 0
+        var sent = 0
+        var error: Int32 = 0
+    }
+
+    /// Guards `claims` and `stopping`; its wait is where idle threads sleep and
+    /// where the service thread waits for the last claimed writes.
+    private let condition = NSCondition()
+    private var claims: SendClaims
+    private var stopping = false
+    private var jobs: UnsafeMutablePointer<Job>
+    private var pieces: UnsafeMutablePointer<iovec>
+    private(set) var capacity: Int
+    private let exited = DispatchSemaphore(value: 0)
+    private let threadCount: Int
+
+    var chunk: Int { claims.chunk }
+
+    init(threads: Int, chunk: Int = 8) {
+        threadCount = threads
+        claims = SendClaims(chunk: chunk)
+        capacity = 256
+        jobs = .allocate(capacity: capacity)
+        jobs.initialize(repeating: Job(), count: capacity)
+        pieces = .allocate(capacity: capacity * Self.maximumPieces)
+        pieces.initialize(repeating: iovec(), count: capacity * Self.maximumPieces)
+        for index in 0..<threads {
+            let thread = Thread { [self] in work() }
+            thread.name = "cowatch-send-\(index + 1)"
+            thread.start()
+        }
+    }
+
+    /// Room for `count` writes; only between flushes, since the threads read the buffers during one.
+    func reserve(_ count: Int) {
+        guard count > capacity else { return }
+        jobs.deinitialize(count: capacity)
+        jobs.deallocate()
+        pieces.deinitialize(count: capacity * Self.maximumPieces)
+        pieces.deallocate()
+        capacity = Swift.max(count, capacity * 2)
+        jobs = .allocate(capacity: capacity)
+        jobs.initialize(repeating: Job(), count: capacity)
+        pieces = .allocate(capacity: capacity * Self.maximumPieces)
+        pieces.initialize(repeating: iovec(), count: capacity * Self.maximumPieces)
+    }
+
+    func begin() {
+        condition.lock()
+        claims.begin()
+        condition.unlock()
+    }
+
+    /// Write `index` (below `capacity`, not yet published): `buffers` to `socket`.
+    func prepare(_ index: Int, socket: Int32, buffers: [UnsafeRawBufferPointer]) {
+        let first = pieces + index * Self.maximumPieces
+        var length = 0
+        for (offset, buffer) in buffers.prefix(Self.maximumPieces).enumerated() {
+            first[offset] = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
+            length += buffer.count
+        }
+        jobs[index] = Job(socket: socket, pieceCount: Swift.min(buffers.count, Self.maximumPieces), length: length)
+    }
+
+    /// Writes `0..<count` are prepared: the threads may take them.
+    func publish(upTo count: Int) {
+        condition.lock()
+        claims.publish(upTo: count)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Publishes the last writes, makes writes with the threads until none is
+    /// left to claim, and returns once every claimed write is made: with how many
+    /// of them the calling thread made.
+    @discardableResult
+    func finish(upTo count: Int) -> Int {
+        var made = 0
+        condition.lock()
+        claims.publish(upTo: count)
+        claims.seal()
+        condition.broadcast()
+        while true {
+            if let range = claims.claim() {
+                condition.unlock()
+                send(range)
+                made += range.count
+                condition.lock()
+                claims.complete(range)
+            } else if claims.isFinished {
+                break
+            } else {
+                condition.wait()
+            }
+        }
+        condition.unlock()
+        return made
+    }
+
+    /// What became of write `index`; read after `finish`.
+    func outcome(_ index: Int) -> SendOutcome {
+        SendOutcome.of(sent: jobs[index].sent, error: jobs[index].error, length: jobs[index].length)
+    }
+
+    /// Ends the threads and waits for them; the crew is not used again.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        for _ in 0..<threadCount { exited.wait() }
+        jobs.deinitialize(count: capacity)
+        jobs.deallocate()
+        pieces.deinitialize(count: capacity * Self.maximumPieces)
+        pieces.deallocate()
+    }
+
+    private func work() {
+        condition.lock()
+        while true {
+            if let range = claims.claim() {
+                condition.unlock()
+                send(range)
+                condition.lock()
+                claims.complete(range)
+                if claims.isFinished { condition.broadcast() }
+            } else if stopping {
+                break
+            } else {
+                condition.wait()
+            }
+        }
+        condition.unlock()
+        exited.signal()
+    }
+
+    private func send(_ range: Range<Int>) {
+        let flags = Int32(MSG_NOSIGNAL | MSG_DONTWAIT)
+        for index in range {
+            var message = msghdr()
+            message.msg_iov = pieces + index * Self.maximumPieces
+            message.msg_iovlen = jobs[index].pieceCount
+            var sent: Int
+            repeat {
+                sent = sendmsg(jobs[index].socket, &message, flags)
+            } while sent < 0 && errno == EINTR
+            jobs[index].sent = sent
+            jobs[index].error = sent < 0 ? errno : 0
+        }
+    }
+}
