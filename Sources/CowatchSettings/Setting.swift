@@ -11,6 +11,8 @@ import Foundation
 public typealias Setting = SettingKey<ServeSettings>
 
 extension SettingKey where Target == ServeSettings {
+    static let sendThreadRange = 0...64
+
     // swiftlint:disable:next function_body_length
     static let all: [Setting] = [
         Setting("config", help: "a config file of `key = value` lines", form: "FILE") { _, _ in },
@@ -109,8 +111,11 @@ extension SettingKey where Target == ServeSettings {
                  help: "bytes a closing peer may still send, read and discarded, before its socket is closed"),
         .integer("outbox-limit", 2...1_000_000, \.gateway.outboxLimit,
                  help: "frames queued for one connection before it gets the latest state instead"),
-        .integer("send-threads", 0...64, \.gateway.sendThreads,
-                 help: "threads besides the service thread that make a big broadcast's socket writes, 0 for none"),
+        Setting("send-threads", help: "threads besides the service thread that make a big broadcast's socket writes, 0 for none; auto: one less than the cores, at most 4",
+                form: "N|auto", bounds: "auto, or \(SettingValue.bounds(sendThreadRange))",
+                shown: { $0.gateway.sendThreads.map(String.init) ?? "auto" }) { value, settings in
+            settings.gateway.sendThreads = value.lowercased() == "auto" ? nil : try SettingValue.integer(value, sendThreadRange)
+        },
         .integer("send-threads-from", 2...1_000_000, \.gateway.sendThreadsFrom,
                  help: "socket writes in one go from which they are shared with the send threads"),
         .duration("stuck-timeout", .milliseconds(100)...(.seconds(3600)), \.gateway.stuckTimeout,

@@ -49,6 +49,14 @@ struct SendClaimsTests {
         #expect(claims.isFinished)
     }
 
+    @Test("without a configured count, one thread fewer than the cores, at most four")
+    func automaticThreads() {
+        #expect(SendThreads.automatic(cores: 1) == 0)
+        #expect(SendThreads.automatic(cores: 2) == 1)
+        #expect(SendThreads.automatic(cores: 4) == 3)
+        #expect(SendThreads.automatic(cores: 16) == 4)
+    }
+
     @Test("what send returned: whole, a rest for the library to buffer, or a failed socket")
     func outcomes() {
         #expect(SendOutcome.of(sent: 520, error: 0, length: 520) == .whole)

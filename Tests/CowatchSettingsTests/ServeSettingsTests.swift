@@ -183,6 +183,17 @@ struct ServeSettingsTests {
         }
     }
 
+    @Test("send threads: auto by default and as a word, a count from 0 to 64, nothing else")
+    func sendThreads() throws {
+        #expect(try ServeSettings.resolve(flags: [:], environment: [:]).gateway.sendThreads == nil)
+        #expect(try ServeSettings.resolve(flags: ["send-threads": "AUTO"], environment: [:]).gateway.sendThreads == nil)
+        #expect(try ServeSettings.resolve(flags: ["send-threads": "0"], environment: [:]).gateway.sendThreads == 0)
+        #expect(try ServeSettings.resolve(flags: [:], environment: ["COWATCH_SEND_THREADS": "3"]).gateway.sendThreads == 3)
+        for wrong in ["65", "-1", "some"] {
+            #expect(throws: SettingsError.self) { _ = try ServeSettings.resolve(flags: ["send-threads": wrong], environment: [:]) }
+        }
+    }
+
     @Test("every boolean, a switch on the command line or not, takes the one grammar in a file", arguments: ["yes", "on", "1", "true", "TRUE"])
     func booleans(word: String) throws {
         let path = try Self.configFile("echo = \(word)\npermessage-deflate = \(word)\naddress-bans = no\nmedia-check = off\n")

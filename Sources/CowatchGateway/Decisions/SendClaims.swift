@@ -80,3 +80,13 @@ package enum SendOutcome: Equatable, Sendable {
         return .failed
     }
 }
+
+/// How many send threads a server has when none is configured.
+package enum SendThreads {
+    /// One less than the cores, so that the service thread keeps one, and at
+    /// most 4: a broadcast is a few milliseconds of sends, and past a handful of
+    /// threads waking them costs about what another share saves.
+    package static func automatic(cores: Int) -> Int {
+        Swift.min(4, Swift.max(0, cores - 1))
+    }
+}

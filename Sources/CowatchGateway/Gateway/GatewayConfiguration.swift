@@ -69,10 +69,11 @@ public struct GatewayConfiguration: Sendable {
     /// Limits and timings of each room.
     public var room: RoomConfiguration
     /// Threads that share a big flush's socket writes with the service thread
-    /// (`SendCrew`); 0 writes every socket from the service thread alone. On one
-    /// thread a broadcast reaches its last member after one kernel send per member
-    /// in turn; shared, after a share of them.
-    public var sendThreads: Int = 1
+    /// (`SendCrew`); 0 writes every socket from the service thread alone, nil
+    /// chooses by the machine's cores (`SendThreads.automatic`). On one thread a
+    /// broadcast reaches its last member after one kernel send per member in
+    /// turn; shared, after a share of them.
+    public var sendThreads: Int?
     /// Writes in one flush from which they are shared with the send threads:
     /// below it, waking another thread costs more than it saves.
     public var sendThreadsFrom: Int = 64

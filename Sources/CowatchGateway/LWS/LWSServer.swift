@@ -5,6 +5,7 @@ import Glibc
 import CLibWebSockets
 import CowatchCore
 import CowatchTime
+import Foundation
 import Logging
 
 /// libwebsockets' diagnostics, routed into swift-log.
@@ -138,7 +139,6 @@ final class LWSServer {
         noKeepalive = .allocate(capacity: 1)
         noKeepalive.initialize(to: lws_retry_bo_t())
         writeBuffer = .allocate(byteCount: Self.writeBudget, alignment: 16)
-        sendCrew = configuration.sendThreads > 0 ? SendCrew(threads: configuration.sendThreads) : nil
 
         roomTimer = .allocate(capacity: 1)
         roomTimer.initialize(to: cw_timer())
@@ -190,6 +190,12 @@ final class LWSServer {
             throw Gateway.StartError.contextFailed(cause)
         }
         self.context = context
+        // Started once nothing can fail, so that no thread outlives a server that did not start.
+        let sendThreads = configuration.sendThreads ?? SendThreads.automatic(cores: ProcessInfo.processInfo.activeProcessorCount)
+        sendCrew = sendThreads > 0 ? SendCrew(threads: sendThreads) : nil
+        if configuration.sendThreads == nil {
+            gateway.logger.info("send threads chosen by the cores", metadata: ["send-threads": "\(sendThreads)"])
+        }
         self.loop = loop
         port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
         let owner = Unmanaged.passUnretained(gateway).toOpaque()
@@ -197,12 +203,22 @@ final class LWSServer {
         housekeepingTimer.pointee.owner = owner
     }
 
-    /// Waits for the next events and dispatches them.
+    /// Waits for the next events and dispatches them, then makes the writes
+    /// they asked for. Writes are made once per turn of the loop rather than
+    /// after each event: when many rooms' commands arrive together (a hundred
+    /// rooms' controllers at one instant), their broadcasts leave as one flush,
+    /// shared with the send threads, instead of a hundred small ones.
     func serviceOnce() -> Int32 {
         guard let loop, context != nil else { return -1 }
+        inTurn = true
         ev_run(loop, Int32(EVRUN_ONCE))
+        inTurn = false
+        flushWrites()
         return 0
     }
+
+    /// Inside `serviceOnce`'s turn of the loop: the events' writes wait for its end.
+    private(set) var inTurn = false
 
     /// Safe from any thread: interrupts the service wait.
     func wake() {
@@ -267,7 +283,7 @@ final class LWSServer {
             guard let wsi = writableSocket(connection) else { continue }
             let write = connection.state.nextWrite(budget: Self.writeBudget, now: gateway.eventTime.monotonic)
             if case .frames(let frames) = write, frames.count <= SendCrew.maximumPieces {
-                crew.prepare(shared.count, socket: lws_get_socket_fd(wsi), buffers: frames.map(\.framed))
+                crew.prepare(shared.count, socket: lws_get_socket_fd(wsi), frames: frames)
                 shared.append((connection, wsi, frames))
                 if shared.count % crew.chunk == 0 { crew.publish(upTo: shared.count) }
             } else if perform(write, wsi, connection) < 0 {
@@ -394,7 +410,7 @@ private func timerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?, _ 
     guard let server = gateway.server, !server.isDestroying else { return }
     gateway.eventBegins()
     fired(gateway)
-    server.flushWrites()
+    if !server.inTurn { server.flushWrites() }
 }
 
 private func lwsRoomTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
@@ -413,6 +429,6 @@ private func lwsServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
     }
     gateway.eventBegins()
     let result = server.handle(wsi, reason, user, input, length)
-    server.flushWrites()
+    if !server.inTurn { server.flushWrites() }
     return result
 }

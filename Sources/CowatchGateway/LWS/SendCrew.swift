@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLibWebSockets
+import CowatchConnection
 import Foundation
 
 /// Threads that make a big flush's socket writes alongside the service thread.
@@ -81,15 +82,20 @@ final class SendCrew: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Write `index` (below `capacity`, not yet published): `buffers` to `socket`.
-    func prepare(_ index: Int, socket: Int32, buffers: [UnsafeRawBufferPointer]) {
+    /// Write `index` (below `capacity`, not yet published): `frames`, at most
+    /// `maximumPieces` of them, to `socket`. The caller keeps the frames alive
+    /// until `finish` returns.
+    func prepare(_ index: Int, socket: Int32, frames: [OutboundFrame]) {
         let first = pieces + index * Self.maximumPieces
         var length = 0
-        for (offset, buffer) in buffers.prefix(Self.maximumPieces).enumerated() {
-            first[offset] = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
-            length += buffer.count
+        var count = 0
+        for frame in frames where count < Self.maximumPieces {
+            let framed = frame.framed
+            first[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: framed.baseAddress), iov_len: framed.count)
+            length += framed.count
+            count += 1
         }
-        jobs[index] = Job(socket: socket, pieceCount: Swift.min(buffers.count, Self.maximumPieces), length: length)
+        jobs[index] = Job(socket: socket, pieceCount: count, length: length)
     }
 
     /// Writes `0..<count` are prepared: the threads may take them.
