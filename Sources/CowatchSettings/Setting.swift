@@ -118,6 +118,8 @@ extension SettingKey where Target == ServeSettings {
         },
         .integer("send-threads-from", 2...1_000_000, \.gateway.sendThreadsFrom,
                  help: "socket writes in one go from which they are shared with the send threads"),
+        .duration("flush-delay", .zero...(.milliseconds(100)), \.gateway.flushDelay,
+                  help: "seconds an event's writes may wait for the other events ready at the same time, to leave with theirs; 0 writes each event's at once"),
         .duration("stuck-timeout", .milliseconds(100)...(.seconds(3600)), \.gateway.stuckTimeout,
                   help: "seconds a connection may stay too slow before it is closed with 1008, and a closing one has to take what was queued"),
         .duration("ping-interval", .milliseconds(100)...(.seconds(3600)), \.gateway.pingInterval, help: "seconds between pings to each connection"),

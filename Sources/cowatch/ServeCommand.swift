@@ -101,6 +101,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp(ServeSettings.help(for: "send-threads-from")))
     var sendThreadsFrom: String?
 
+    @Option(help: ArgumentHelp(ServeSettings.help(for: "flush-delay")))
+    var flushDelay: String?
+
     @Option(help: ArgumentHelp(ServeSettings.help(for: "read-pause-backlog")))
     var readPauseBacklog: String?
 

@@ -77,6 +77,10 @@ public struct GatewayConfiguration: Sendable {
     /// Writes in one flush from which they are shared with the send threads:
     /// below it, waking another thread costs more than it saves.
     public var sendThreadsFrom: Int = 64
+    /// Longest an event's writes wait for the other events of the same turn of
+    /// the event loop, to leave together with theirs (`LWSServer.eventEnded`);
+    /// zero makes each event's writes at once.
+    public var flushDelay: Duration = .milliseconds(1)
     /// Web origins (`https://watch.example.org`) whose pages may open connections,
     /// besides the server's own host; a browser upgrade from any other is refused
     /// with 403. Clients that send no `Origin` (terminals, bots) are not browsers

@@ -204,10 +204,11 @@ final class LWSServer {
     }
 
     /// Waits for the next events and dispatches them, then makes the writes
-    /// they asked for. Writes are made once per turn of the loop rather than
-    /// after each event: when many rooms' commands arrive together (a hundred
-    /// rooms' controllers at one instant), their broadcasts leave as one flush,
-    /// shared with the send threads, instead of a hundred small ones.
+    /// they asked for. Within a turn of the loop an event's writes wait for the
+    /// events after it, up to `flush-delay` (`eventEnded`): when many rooms'
+    /// commands arrive together (a hundred rooms' controllers at one instant),
+    /// their broadcasts leave as one flush, shared with the send threads, rather
+    /// than a hundred small ones.
     func serviceOnce() -> Int32 {
         guard let loop, context != nil else { return -1 }
         inTurn = true
@@ -217,8 +218,19 @@ final class LWSServer {
         return 0
     }
 
-    /// Inside `serviceOnce`'s turn of the loop: the events' writes wait for its end.
-    private(set) var inTurn = false
+    /// Inside `serviceOnce`'s turn of the loop.
+    private var inTurn = false
+    /// When the first write still waiting was asked for.
+    private var waitingSince: MonotonicInstant?
+
+    /// An event was handled: its writes are made now outside a turn of the loop,
+    /// or once the first write waiting has waited `flush-delay`; otherwise at the
+    /// next event's end or the turn's.
+    func eventEnded() {
+        guard inTurn else { return flushWrites() }
+        guard let waitingSince else { return }
+        if gateway.time.monotonic() - waitingSince >= MonotonicDuration(gateway.configuration.flushDelay) { flushWrites() }
+    }
 
     /// Safe from any thread: interrupts the service wait.
     func wake() {
@@ -235,6 +247,7 @@ final class LWSServer {
         if writingDirectly && receiving != connection.id {
             guard !connection.writeRequested else { return }
             connection.writeRequested = true
+            if requestedWrites.isEmpty { waitingSince = gateway.eventTime.monotonic }
             requestedWrites.append(connection)
         } else {
             if let wsi = sockets[connection.id] { lws_callback_on_writable(wsi) }
@@ -244,6 +257,7 @@ final class LWSServer {
     /// Makes the writes asked for during a callback, each connection once.
     func flushWrites() {
         guard !requestedWrites.isEmpty, !destroying else { return }
+        waitingSince = nil
         writingDirectly = false
         defer { writingDirectly = true }
         swap(&requestedWrites, &flushing)
@@ -409,8 +423,10 @@ private func timerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?, _ 
     let gateway = Unmanaged<Gateway>.fromOpaque(owner).takeUnretainedValue()
     guard let server = gateway.server, !server.isDestroying else { return }
     gateway.eventBegins()
+    // A timer's work (a housekeeping pass over many connections) holds back no write already asked for.
+    server.flushWrites()
     fired(gateway)
-    if !server.inTurn { server.flushWrites() }
+    server.eventEnded()
 }
 
 private func lwsRoomTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
@@ -429,6 +445,6 @@ private func lwsServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
     }
     gateway.eventBegins()
     let result = server.handle(wsi, reason, user, input, length)
-    if !server.inTurn { server.flushWrites() }
+    server.eventEnded()
     return result
 }
