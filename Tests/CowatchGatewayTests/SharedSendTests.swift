@@ -69,6 +69,41 @@ struct SendClaimsTests {
     }
 }
 
+@Suite("When writes leave")
+struct WriteGatheringTests {
+    let start = MonotonicInstant(microseconds: 1_000_000)
+
+    @Test("outside a turn of the loop, an event's writes leave after it")
+    func outsideATurn() {
+        var gathering = WriteGathering(delay: .milliseconds(1))
+        gathering.asked(at: start)
+        #expect(gathering.flushesAfterEvent(now: start))
+    }
+
+    @Test("within a turn, writes wait for the events after theirs until the first has waited the delay")
+    func withinATurn() {
+        var gathering = WriteGathering(delay: .milliseconds(1))
+        gathering.turnBegins()
+        #expect(!gathering.flushesAfterEvent(now: start), "nothing waits")
+        gathering.asked(at: start)
+        gathering.asked(at: start + MonotonicDuration(microseconds: 900))
+        #expect(!gathering.flushesAfterEvent(now: start + MonotonicDuration(microseconds: 999)))
+        #expect(gathering.flushesAfterEvent(now: start + .milliseconds(1)), "timed from the first write asked for")
+        gathering.flushed()
+        #expect(!gathering.flushesAfterEvent(now: start + .milliseconds(5)))
+        gathering.turnEnds()
+        #expect(gathering.flushesAfterEvent(now: start + .milliseconds(5)))
+    }
+
+    @Test("a delay of zero makes each event's writes at once")
+    func noDelay() {
+        var gathering = WriteGathering(delay: .zero)
+        gathering.turnBegins()
+        gathering.asked(at: start)
+        #expect(gathering.flushesAfterEvent(now: start))
+    }
+}
+
 @Suite("Broadcasts shared with the send threads, end to end", .serialized)
 struct SharedSendEndToEndTests {
     @Test("every member takes every frame whole and in order, one whose socket fills included")

@@ -51,6 +51,8 @@ final class LWSServer {
     /// Writes asked for outside a writeable callback, made by `flushWrites`.
     private var requestedWrites: [Connection] = []
     private var flushing: [Connection] = []
+    /// When the writes asked for are made (`flush-delay`).
+    private var gathering: WriteGathering
     /// The threads a big flush's writes are shared with (`sendThreads`), if any.
     let sendCrew: SendCrew?
     /// The writes of the flush being shared, in the crew's order.
@@ -139,6 +141,7 @@ final class LWSServer {
         noKeepalive = .allocate(capacity: 1)
         noKeepalive.initialize(to: lws_retry_bo_t())
         writeBuffer = .allocate(byteCount: Self.writeBudget, alignment: 16)
+        gathering = WriteGathering(delay: MonotonicDuration(configuration.flushDelay))
 
         roomTimer = .allocate(capacity: 1)
         roomTimer.initialize(to: cw_timer())
@@ -211,25 +214,17 @@ final class LWSServer {
     /// than a hundred small ones.
     func serviceOnce() -> Int32 {
         guard let loop, context != nil else { return -1 }
-        inTurn = true
+        gathering.turnBegins()
         ev_run(loop, Int32(EVRUN_ONCE))
-        inTurn = false
+        gathering.turnEnds()
         flushWrites()
         return 0
     }
 
-    /// Inside `serviceOnce`'s turn of the loop.
-    private var inTurn = false
-    /// When the first write still waiting was asked for.
-    private var waitingSince: MonotonicInstant?
-
-    /// An event was handled: its writes are made now outside a turn of the loop,
-    /// or once the first write waiting has waited `flush-delay`; otherwise at the
-    /// next event's end or the turn's.
+    /// An event was handled: the writes waiting are made now, or at a later
+    /// event's end or the turn's (`WriteGathering`).
     func eventEnded() {
-        guard inTurn else { return flushWrites() }
-        guard let waitingSince else { return }
-        if gateway.time.monotonic() - waitingSince >= MonotonicDuration(gateway.configuration.flushDelay) { flushWrites() }
+        if gathering.flushesAfterEvent(now: gateway.time.monotonic()) { flushWrites() }
     }
 
     /// Safe from any thread: interrupts the service wait.
@@ -247,7 +242,7 @@ final class LWSServer {
         if writingDirectly && receiving != connection.id {
             guard !connection.writeRequested else { return }
             connection.writeRequested = true
-            if requestedWrites.isEmpty { waitingSince = gateway.eventTime.monotonic }
+            if requestedWrites.isEmpty { gathering.asked(at: gateway.eventTime.monotonic) }
             requestedWrites.append(connection)
         } else {
             if let wsi = sockets[connection.id] { lws_callback_on_writable(wsi) }
@@ -257,7 +252,7 @@ final class LWSServer {
     /// Makes the writes asked for during a callback, each connection once.
     func flushWrites() {
         guard !requestedWrites.isEmpty, !destroying else { return }
-        waitingSince = nil
+        gathering.flushed()
         writingDirectly = false
         defer { writingDirectly = true }
         swap(&requestedWrites, &flushing)
