@@ -121,6 +121,8 @@ class Harness:
                 self.hello(member)
                 sock.setblocking(False)
                 self.selector.register(sock, selectors.EVENT_READ, member)
+                # Those already in are answered meanwhile: Syncplay drops a member silent for 12.5 s.
+                self.read_ready(0)
         # The controller's opening, once everyone is in.
         self.pump_until(lambda: all(m.ready for r in self.rooms for m in r.members), 120)
         for room in self.rooms:
@@ -143,10 +145,11 @@ class Harness:
             member.sock.sendall((json.dumps(hello) + "\r\n").encode())
 
     def send(self, member, text):
-        if self.kind == "cowatch":
-            member.sock.sendall(masked_frame(text.encode(), 1))
-        else:
-            member.sock.sendall((text + "\r\n").encode())
+        data = masked_frame(text.encode(), 1) if self.kind == "cowatch" else (text + "\r\n").encode()
+        try:
+            member.sock.sendall(data)
+        except OSError as error:
+            raise SystemExit(f"compare: {self.kind}: the server closed {member.room.name}m{member.index}: {error}")
 
     # Reading.
 
@@ -376,6 +379,11 @@ def run(kind, workload, arguments, work):
             "last_p99": percentile(last, 0.99) / 1e6, "deliveries": deliveries,
             "server_us": cpu * 1e6 / max(1, deliveries),
         }
+    except SystemExit:
+        log = os.path.join(work, f"{kind}.log")
+        with open(log) as handle:
+            print(f"compare: the end of {kind}'s log:\n" + "".join(handle.readlines()[-20:]), file=sys.stderr)
+        raise
     finally:
         process.send_signal(signal.SIGTERM)
         try:
