@@ -1,6 +1,7 @@
 /*
  * What Swift cannot import from libwebsockets directly: the LWS_PRE macro,
- * variadic logging, and a timer struct that finds its owner again. Also libev
+ * variadic logging, and a timer struct that finds its owner again (and, beside
+ * them, a thread's name for the server's send threads). Also libev
  * (Debian libev-dev, which libwebsockets-dev depends on): the server's event
  * loop, which libwebsockets joins through its libev plugin.
  */
@@ -15,6 +16,13 @@
 
 /* Bytes lws needs before every payload it writes, for the frame header. */
 static inline size_t cw_lws_pre(void) { return LWS_PRE; }
+
+/*
+ * Names the calling thread as top -H and perf show it (prctl is variadic, and
+ * Swift's Glibc does not export pthread_setname_np). At most 15 bytes are kept.
+ */
+#include <sys/prctl.h>
+static inline void cw_name_this_thread(const char *name) { prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
 
 /* _lws_log is variadic; always log a preformatted string. */
 static inline void cw_log(int level, const char *message) { _lws_log(level, "%s\n", message); }

@@ -56,8 +56,10 @@ final class SendCrew: @unchecked Sendable {
         pieces = .allocate(capacity: capacity * Self.maximumPieces)
         pieces.initialize(repeating: iovec(), count: capacity * Self.maximumPieces)
         for index in 0..<threads {
-            let thread = Thread { [self] in work() }
-            thread.name = "cowatch-send-\(index + 1)"
+            let thread = Thread { [self] in
+                cw_name_this_thread("cowatch-send-\(index + 1)")
+                work()
+            }
             thread.start()
         }
     }
