@@ -190,7 +190,8 @@ let package = Package(
         // `commands/bench`: commands per second through the core alone.
         .executableTarget(name: "CoreBenchmark", dependencies: ["CowatchTime", "CowatchCore", "SlashCommands"], path: "Tools/CoreBenchmark"),
         // `commands/bench floor`: the cost of one send() of a small message over loopback TCP.
-        .executableTarget(name: "SendFloor", path: "Tools/SendFloor"),
+        .systemLibrary(name: "CEpoll", path: "Shims/CEpoll"),
+        .executableTarget(name: "SendFloor", dependencies: ["CEpoll"], path: "Tools/SendFloor"),
         // Fuzz targets, one folder each. `commands/fuzz` builds them with libFuzzer and
         // the address sanitizer (-sanitize=fuzzer,address -DCOWATCH_FUZZING); an
         // ordinary build makes replay tools that run saved inputs through the same checks.

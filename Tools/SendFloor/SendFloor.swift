@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CEpoll
 import Foundation
 
 /// The floor under the gateway's fan-out: what one `send()` of a small message
@@ -18,6 +19,14 @@ import Foundation
 /// since the kernel merges small writes while the previous one is still queued
 /// (tcp_autocorking). --per-send sends that many messages in one send(): what
 /// coalescing the frames queued for one connection would cost per message.
+///
+/// --burst N sends as a room's broadcast does: one message to each of N
+/// connections, then nothing for --gap milliseconds (the kernel's and the
+/// caches' state goes cold, as between a room's commands), --threads threads
+/// sharing each burst's sends in contiguous slices. It reports how long each
+/// burst took until the reader had every message (p50, p99) and the senders' CPU
+/// per send: the floor for a room that is told something every half second,
+/// rather than for a stream of sends.
 @main
 struct SendFloor {
     struct Options {
@@ -25,15 +34,22 @@ struct SendFloor {
         var size = 150
         var perSend = 1
         var connections = 1
+        var burst = 0
+        var gapMilliseconds = 0
+        var threads = 1
     }
 
     static func main() {
         guard let options = parse(Array(CommandLine.arguments.dropFirst())) else {
-            FileHandle.standardError.write(Data("usage: SendFloor [--count N] [--size BYTES] [--connections K] [--per-send MESSAGES]\n".utf8))
+            FileHandle.standardError.write(Data("usage: SendFloor [--count N] [--size BYTES] [--connections K] [--per-send MESSAGES] [--burst N [--gap MS] [--threads T]]\n".utf8))
             exit(2)
         }
         do {
-            try run(options)
+            if options.burst > 0 {
+                try runBursts(options)
+            } else {
+                try run(options)
+            }
         } catch {
             FileHandle.standardError.write(Data("send floor: \(error)\n".utf8))
             exit(1)
@@ -44,8 +60,12 @@ struct SendFloor {
         var options = Options()
         var index = 0
         while index < arguments.count {
-            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value >= 1 else { return nil }
+            guard index + 1 < arguments.count, let value = Int(arguments[index + 1]), value >= 0 else { return nil }
+            guard value >= 1 || arguments[index] == "--gap" else { return nil }
             switch arguments[index] {
+            case "--burst": options.burst = min(value, 5_000)
+            case "--gap": options.gapMilliseconds = min(value, 10_000)
+            case "--threads": options.threads = min(value, 64)
             case "--count": options.count = value
             case "--size": options.size = min(value, 1 << 20)
             case "--per-send": options.perSend = min(value, 1_000)
@@ -97,6 +117,48 @@ struct SendFloor {
         print(String(format: "result: workload=send-floor size=%d per_send=%d connections=%d sends=%d ns_per_send=%.0f ns_per_message=%.0f wall_ns_per_send=%.0f reader_ns_per_message=%.0f",
                      options.size, options.perSend, options.connections, options.count, cpu.total * 1e9 / sends,
                      cpu.total * 1e9 / messages, wall / sends, readerCPU.total * 1e9 / messages))
+    }
+
+    /// Bursts of one message to each of `burst` connections, `gap` apart, each
+    /// timed until the reader has all of it.
+    static func runBursts(_ options: Options) throws {
+        let pairs = try loopbackPairs(max(options.connections, options.burst))
+        let senders = Array(pairs.map(\.sender).prefix(options.burst))
+        let message = Array(repeating: UInt8(ascii: "x"), count: options.size)
+        let drain = Drain(sockets: pairs.map(\.receiver), counting: true)
+        let reader = Thread { drain.run() }
+        reader.start()
+        let crew = BurstSenders(threads: options.threads, message: message, sockets: senders)
+        let bursts = max(1, options.count / options.burst)
+        let warmUp = min(5, bursts)
+        var completions: [Double] = []
+        var cpu = 0.0
+        for index in 0..<(warmUp + bursts) {
+            if options.gapMilliseconds > 0 { usleep(UInt32(options.gapMilliseconds) * 1000) }
+            let expected = drain.received + options.burst * options.size
+            let start = DispatchTime.now().uptimeNanoseconds
+            let burstCPU = try crew.sendOnce()
+            drain.wait(until: expected)
+            let took = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            if index >= warmUp {
+                completions.append(took)
+                cpu += burstCPU
+            }
+        }
+        crew.stop()
+        for sender in pairs.map(\.sender) { shutdown(sender, Int32(SHUT_WR)) }
+        _ = drain.finish()
+        for sender in pairs.map(\.sender) { close(sender) }
+        completions.sort()
+        let p50 = completions[completions.count / 2]
+        let p99 = completions[min(completions.count - 1, completions.count * 99 / 100)]
+        let sends = Double(bursts * options.burst)
+        print(String(format: "send floor, bursts: %d bursts of one %d-byte message to each of %d loopback TCP connections, %d ms apart, %d sending thread(s)",
+                     bursts, options.size, options.burst, options.gapMilliseconds, options.threads))
+        print(String(format: "until the reader has the whole burst: p50 %.3f ms, p99 %.3f ms; senders' cpu %.0f ns per send()",
+                     p50, p99, cpu * 1e9 / sends))
+        print(String(format: "result: workload=send-burst size=%d burst=%d gap_ms=%d threads=%d bursts=%d complete_p50_ms=%.3f complete_p99_ms=%.3f ns_per_send=%.0f",
+                     options.size, options.burst, options.gapMilliseconds, options.threads, bursts, p50, p99, cpu * 1e9 / sends))
     }
 
     /// Sends `message` `times` times, to each socket in turn.
@@ -156,19 +218,92 @@ struct SendFloor {
     }
 }
 
+/// A burst's sends, shared by threads in contiguous slices; the calling thread
+/// waits for them all.
+final class BurstSenders: @unchecked Sendable {
+    private let message: [UInt8]
+    private let sockets: [Int32]
+    private let starts: [DispatchSemaphore]
+    private let finished = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    /// Guarded by `lock`: the CPU the threads spent on the current burst, and whether to stop.
+    private var cpu = 0.0
+    private var failed = false
+    private var stopping = false
+
+    init(threads: Int, message: [UInt8], sockets: [Int32]) {
+        self.message = message
+        self.sockets = sockets
+        starts = (0..<threads).map { _ in DispatchSemaphore(value: 0) }
+        let share = (sockets.count + threads - 1) / threads
+        for index in 0..<threads {
+            let slice = min(index * share, sockets.count)..<min((index + 1) * share, sockets.count)
+            Thread { [self] in serve(slice, start: starts[index]) }.start()
+        }
+    }
+
+    /// Sends one burst and returns the sending threads' CPU for it.
+    func sendOnce() throws -> Double {
+        lock.withLock { cpu = 0 }
+        for start in starts { start.signal() }
+        for _ in starts { finished.wait() }
+        let (spent, failure) = lock.withLock { (cpu, failed) }
+        if failure { throw SendFloor.SocketError("send") }
+        return spent
+    }
+
+    func stop() {
+        lock.withLock { stopping = true }
+        for start in starts { start.signal() }
+    }
+
+    private func serve(_ slice: Range<Int>, start: DispatchSemaphore) {
+        while true {
+            start.wait()
+            if lock.withLock({ stopping }) { return }
+            let before = ThreadCPU.now()
+            var ok = true
+            message.withUnsafeBytes { bytes in
+                for socket in sockets[slice] where ok {
+                    ok = Glibc.send(socket, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count
+                }
+            }
+            let spent = (ThreadCPU.now() - before).total
+            lock.withLock {
+                cpu += spent
+                if !ok { failed = true }
+            }
+            finished.signal()
+        }
+    }
+}
+
 /// The reading ends: one thread reads whatever is ready (poll) until every
-/// sender has shut down, then reports its CPU.
+/// sender has shut down, then reports its CPU. It counts the bytes read, for
+/// a burst's sender to wait until all of them have arrived.
 final class Drain: @unchecked Sendable {
     private var sockets: [pollfd]
     private let done = DispatchSemaphore(value: 0)
+    private let arrived = NSCondition()
+    /// Guarded by `arrived`.
+    private var bytes = 0
     /// Written by the reading thread before `done` is signalled, read after.
     private var cpu = ThreadCPU.Reading(total: 0, user: 0, system: 0)
 
-    init(sockets: [Int32]) {
+    /// Whether bytes are counted (a lock per read, which the plain floor's reader
+    /// does without), on epoll.
+    private let counting: Bool
+
+    init(sockets: [Int32], counting: Bool = false) {
         self.sockets = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        self.counting = counting
     }
 
     func run() {
+        if counting {
+            runOnEpoll()
+            return
+        }
         let start = ThreadCPU.now()
         var open = sockets.count
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -191,6 +326,62 @@ final class Drain: @unchecked Sendable {
         }
         cpu = ThreadCPU.now() - start
         done.signal()
+    }
+
+    /// The bursts' reader: epoll, as the load generator's clients read (libev), so
+    /// that a wake-up costs what is ready rather than a scan of every socket.
+    private func runOnEpoll() {
+        let start = ThreadCPU.now()
+        let poller = epoll_create1(0)
+        for (index, socket) in sockets.enumerated() {
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.u64 = UInt64(index)
+            _ = epoll_ctl(poller, EPOLL_CTL_ADD, socket.fd, &event)
+        }
+        var open = sockets.count
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        while open > 0 {
+            let ready = events.withUnsafeMutableBufferPointer { epoll_wait(poller, $0.baseAddress, Int32($0.count), -1) }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for event in events.prefix(Int(ready)) {
+                let index = Int(event.data.u64)
+                let socket = sockets[index].fd
+                guard socket >= 0 else { continue }
+                let read = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if read > 0 {
+                    arrived.lock()
+                    bytes += read
+                    arrived.broadcast()
+                    arrived.unlock()
+                } else if read == 0 || (errno != EAGAIN && errno != EINTR) {
+                    close(socket)
+                    sockets[index].fd = -1
+                    open -= 1
+                }
+            }
+        }
+        close(poller)
+        cpu = ThreadCPU.now() - start
+        done.signal()
+    }
+
+    /// Bytes read so far.
+    var received: Int {
+        arrived.lock()
+        defer { arrived.unlock() }
+        return bytes
+    }
+
+    /// Returns once `count` bytes have been read in all.
+    func wait(until count: Int) {
+        arrived.lock()
+        while bytes < count { arrived.wait() }
+        arrived.unlock()
     }
 
     /// Waits for the reader to see every end, and returns its CPU time.

@@ -7,8 +7,11 @@ each member's copy of the change (SO_TIMESTAMPNS), so that how fast this
 harness reads does not count. A fresh server for each workload and server, the
 two servers one after the other for each workload.
 
-  python3 Tools/compare/syncplay_compare.py --cowatch BIN [--syncplay syncplay-server]
+  python3 Tools/compare/syncplay_compare.py --cowatch BIN [--before BIN] [--syncplay syncplay-server]
       [--rounds 40] [--duration 20] [--workloads together-1x500,together-100x10,spread-100x20]
+
+--before runs a second Cowatch server (a build of another commit) on each
+workload too, between Syncplay's and --cowatch's.
 
 Workloads (as commands/bench fanout names them):
   together-1x500    one room of 500; its controller pauses and plays in turn every 0.5 s
@@ -300,11 +303,11 @@ def parse_frame(buffer):
     return opcode, buffer[start:start + length], start + length
 
 
-def start_server(kind, arguments, work):
+def start_server(kind, binary, arguments, work):
     log = open(os.path.join(work, f"{kind}.log"), "w+")
     if kind == "cowatch":
         process = subprocess.Popen(
-            [arguments.cowatch, "serve", "--host", "127.0.0.1", "--port", "0", "--store", "memory",
+            [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--store", "memory",
              "--data-dir", os.path.join(work, "data"), "--max-connections-per-address", "100000",
              "--max-members", "5000", "--max-rooms", "100000", "--room-creation-rate", "0",
              "--media-check", "false", "--commands-per-second", "1000", "--command-burst", "1000",
@@ -335,8 +338,8 @@ def start_server(kind, arguments, work):
     raise SystemExit("compare: syncplay-server did not start")
 
 
-def run(kind, workload, arguments, work):
-    process, port = start_server(kind, arguments, work)
+def run(kind, binary, workload, arguments, work):
+    process, port = start_server(kind, binary, arguments, work)
     try:
         harness = Harness(kind, port)
         if workload == "together-1x500":
@@ -396,6 +399,7 @@ def run(kind, workload, arguments, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cowatch", required=True)
+    parser.add_argument("--before", help="another cowatch build, run on each workload too")
     parser.add_argument("--syncplay", default=shutil.which("syncplay-server") or "syncplay-server")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--duration", type=int, default=20)
@@ -407,13 +411,17 @@ def main():
             parser.error(f"unknown workload {workload}")
     results = []
     with tempfile.TemporaryDirectory(prefix="cowatch-compare.") as work:
+        servers = [("syncplay", "syncplay", None)]
+        if arguments.before:
+            servers.append(("cowatch before", "cowatch", arguments.before))
+        servers.append(("cowatch", "cowatch", arguments.cowatch))
         for workload in workloads:
-            for kind in ("syncplay", "cowatch"):
-                print(f"== {workload}, {kind}", flush=True)
-                result = run(kind, workload, arguments, work)
+            for label, kind, binary in servers:
+                print(f"== {workload}, {label}", flush=True)
+                result = run(kind, binary, workload, arguments, work)
                 print("result: " + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                                             for k, v in result.items()), flush=True)
-                results.append((workload, kind, result))
+                results.append((workload, label, result))
     print()
     print("| workload | server | per-member p50 ms | per-member p99 ms | max ms | last member p50 ms | last member p99 ms | deliveries | server µs per delivery |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -421,12 +429,13 @@ def main():
         print(f"| {workload} | {kind} | {r['p50']:.2f} | {r['p99']:.2f} | {r['max']:.2f} | {r['last_p50']:.2f} | "
               f"{r['last_p99']:.2f} | {r['deliveries']} | {r['server_us']:.1f} |")
     print()
-    print("| workload | Syncplay p99 / Cowatch p99 | Syncplay last p99 / Cowatch last p99 |")
-    print("|---|---|---|")
+    print("| workload | server | Syncplay p99 / its p99 | Syncplay last p99 / its last p99 |")
+    print("|---|---|---|---|")
     for workload in workloads:
-        pair = {kind: r for w, kind, r in results if w == workload}
-        print(f"| {workload} | {pair['syncplay']['p99'] / pair['cowatch']['p99']:.1f}x | "
-              f"{pair['syncplay']['last_p99'] / pair['cowatch']['last_p99']:.1f}x |")
+        pair = {label: r for w, label, r in results if w == workload}
+        for label in [label for label, _, _ in servers if label != "syncplay"]:
+            print(f"| {workload} | {label} | {pair['syncplay']['p99'] / pair[label]['p99']:.1f}x | "
+                  f"{pair['syncplay']['last_p99'] / pair[label]['last_p99']:.1f}x |")
 
 
 if __name__ == "__main__":
