@@ -9,7 +9,7 @@ from pathlib import Path
 
 from browser_window import By
 from page_js import CLOSED_JS, LOG_JS, MEMBERS_JS
-from report import log
+from report import Failure, log
 
 
 class People:
@@ -129,7 +129,14 @@ class People:
         first = self.wait_js(b, cue_js + " return cue === 'cue 9' && cue;", 5, "bob's cue after /seek 1:35")
         a.type("/seek 1:38")
         a.type("/play")
-        moved = self.wait_js(b, cue_js + " return cue === 'cue 10' && cue;", 8, "bob's next cue while playing")
+        try:
+            moved = self.wait_js(b, cue_js + " return cue === 'cue 10' && cue;", 8, "bob's next cue while playing")
+        except Failure as failure:
+            # What bob's video and room were doing, so that a miss says why.
+            seen = b.js(cue_js + "const v = document.getElementById('video'); const s = document.getElementById('player-status');"
+                        " return {cue, time: v.currentTime, paused: v.paused, seeking: v.seeking,"
+                        " readyState: v.readyState, status: s && s.textContent};")
+            raise Failure(f"{failure}; bob then: {json.dumps(seen)}") from failure
         a.type("/pause")
         shown_a = a.js("return [...document.getElementById('video').textTracks].filter((t) => t.mode === 'showing').length")
         self.check(first == "cue 9" and moved == "cue 10" and shown_a == 0,
