@@ -36,9 +36,10 @@ package struct WriteGathering: Equatable, Sendable {
     }
 
     /// Whether the writes waiting are made now that an event has been handled.
-    package func flushesAfterEvent(now: MonotonicInstant) -> Bool {
+    /// `now` is read only when a write waits within a turn: most events read no clock here.
+    package func flushesAfterEvent(now: @autoclosure () -> MonotonicInstant) -> Bool {
         guard inTurn else { return true }
         guard let waitingSince else { return false }
-        return now - waitingSince >= delay
+        return now() - waitingSince >= delay
     }
 }

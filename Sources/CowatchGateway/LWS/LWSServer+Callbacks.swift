@@ -282,17 +282,7 @@ extension LWSServer {
             gateway.wrote([], on: connection, stillBuffered: lws_partial_buffered(wsi) != 0)
             return 0
         case .frames(let frames):
-            let written: Bool
-            if frames.count == 1 {
-                written = writeRaw(wsi, frames[0].framed)
-            } else {
-                var offset = 0
-                for frame in frames {
-                    UnsafeMutableRawBufferPointer(start: writeBuffer + offset, count: frame.framedLength).copyMemory(from: frame.framed)
-                    offset += frame.framedLength
-                }
-                written = writeRaw(wsi, UnsafeRawBufferPointer(start: writeBuffer, count: offset))
-            }
+            let written = writeFrames(wsi, frames, from: 0)
             gateway.wrote(frames, on: connection, stillBuffered: lws_partial_buffered(wsi) != 0)
             return written ? 0 : -1
         case .close(let close):
@@ -303,15 +293,15 @@ extension LWSServer {
         }
     }
 
-    /// What a shared write left unsent, from byte `from` of its frames on,
-    /// through the library (which buffers what the socket cannot take yet);
-    /// false when the socket failed.
-    func writeRest(_ wsi: OpaquePointer, _ frames: [OutboundFrame], from: Int) -> Bool {
+    /// Frames in one write through the library, from byte `from` of them on
+    /// (0, or where a shared write stopped), which buffers what the socket
+    /// cannot take yet; false when the socket failed.
+    func writeFrames(_ wsi: OpaquePointer, _ frames: [OutboundFrame], from: Int) -> Bool {
         if frames.count == 1 {
             let framed = frames[0].framed
             return writeRaw(wsi, UnsafeRawBufferPointer(rebasing: framed[from...]))
         }
-        // Several frames fit the write budget together (`nextWrite`), so their rest fits the buffer.
+        // Several frames fit the write budget together (`nextWrite`), so they fit the buffer.
         var skip = from
         var offset = 0
         for frame in frames {

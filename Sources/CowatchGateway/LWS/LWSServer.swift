@@ -309,7 +309,7 @@ final class LWSServer {
                 gateway.wrote(write.frames, on: write.connection, stillBuffered: false)
             case .rest(let from):
                 gateway.metrics.sharedWritesCut += 1
-                let written = writeRest(write.wsi, write.frames, from: from)
+                let written = writeFrames(write.wsi, write.frames, from: from)
                 gateway.wrote(write.frames, on: write.connection, stillBuffered: lws_partial_buffered(write.wsi) != 0)
                 if !written { drop(write.connection) }
             case .failed:

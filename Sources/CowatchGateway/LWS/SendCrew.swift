@@ -51,10 +51,7 @@ final class SendCrew: @unchecked Sendable {
         threadCount = threads
         claims = SendClaims(chunk: chunk)
         capacity = 256
-        jobs = .allocate(capacity: capacity)
-        jobs.initialize(repeating: Job(), count: capacity)
-        pieces = .allocate(capacity: capacity * Self.maximumPieces)
-        pieces.initialize(repeating: iovec(), count: capacity * Self.maximumPieces)
+        (jobs, pieces) = Self.buffers(capacity)
         for index in 0..<threads {
             let thread = Thread { [self] in
                 cw_name_this_thread("cowatch-send-\(index + 1)")
@@ -67,15 +64,24 @@ final class SendCrew: @unchecked Sendable {
     /// Room for `count` writes; only between flushes, since the threads read the buffers during one.
     func reserve(_ count: Int) {
         guard count > capacity else { return }
+        freeBuffers()
+        capacity = Swift.max(count, capacity * 2)
+        (jobs, pieces) = Self.buffers(capacity)
+    }
+
+    private static func buffers(_ capacity: Int) -> (UnsafeMutablePointer<Job>, UnsafeMutablePointer<iovec>) {
+        let jobs = UnsafeMutablePointer<Job>.allocate(capacity: capacity)
+        jobs.initialize(repeating: Job(), count: capacity)
+        let pieces = UnsafeMutablePointer<iovec>.allocate(capacity: capacity * maximumPieces)
+        pieces.initialize(repeating: iovec(), count: capacity * maximumPieces)
+        return (jobs, pieces)
+    }
+
+    private func freeBuffers() {
         jobs.deinitialize(count: capacity)
         jobs.deallocate()
         pieces.deinitialize(count: capacity * Self.maximumPieces)
         pieces.deallocate()
-        capacity = Swift.max(count, capacity * 2)
-        jobs = .allocate(capacity: capacity)
-        jobs.initialize(repeating: Job(), count: capacity)
-        pieces = .allocate(capacity: capacity * Self.maximumPieces)
-        pieces.initialize(repeating: iovec(), count: capacity * Self.maximumPieces)
     }
 
     func begin() {
@@ -119,12 +125,8 @@ final class SendCrew: @unchecked Sendable {
         claims.seal()
         condition.broadcast()
         while true {
-            if let range = claims.claim() {
-                condition.unlock()
-                send(range)
-                made += range.count
-                condition.lock()
-                claims.complete(range)
+            if let sent = sendClaimed() {
+                made += sent
             } else if claims.isFinished {
                 break
             } else {
@@ -147,20 +149,14 @@ final class SendCrew: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
         for _ in 0..<threadCount { exited.wait() }
-        jobs.deinitialize(count: capacity)
-        jobs.deallocate()
-        pieces.deinitialize(count: capacity * Self.maximumPieces)
-        pieces.deallocate()
+        freeBuffers()
     }
 
     private func work() {
         condition.lock()
         while true {
-            if let range = claims.claim() {
-                condition.unlock()
-                send(range)
-                condition.lock()
-                claims.complete(range)
+            if sendClaimed() != nil {
+                // The service thread may be waiting for this last write.
                 if claims.isFinished { condition.broadcast() }
             } else if stopping {
                 break
@@ -170,6 +166,17 @@ final class SendCrew: @unchecked Sendable {
         }
         condition.unlock()
         exited.signal()
+    }
+
+    /// With `condition` held: claims the next writes, makes them with the lock
+    /// let go, and marks them done; how many, or nil when none was ready.
+    private func sendClaimed() -> Int? {
+        guard let range = claims.claim() else { return nil }
+        condition.unlock()
+        send(range)
+        condition.lock()
+        claims.complete(range)
+        return range.count
     }
 
     private func send(_ range: Range<Int>) {
