@@ -98,7 +98,7 @@ extension Room {
         modify(id) { $0.readySeq = Swift.max($0.readySeq, seq) }
         if member.suspensions.contains(.stallRecovery) {
             endSuspensions(of: id, matching: .stallRecovery, handState: true)
-        } else if !wasReady {
+        } else if !wasReady && playerCount <= configuration.readinessAnnouncedUpTo {
             announce(id, .ready)
         }
         startIfEveryoneReady(now: now)

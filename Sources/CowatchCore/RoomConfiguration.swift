@@ -55,6 +55,12 @@ public struct RoomConfiguration: Hashable, Sendable {
     /// client keeps under them rather than learning them from a refusal: the
     /// longest line (`max-line-bytes`) and message (`max-message-bytes`).
     public var announcedLimits = Welcome.Limits.defaults
+    /// Players a room may have for each one's `/ready` to be told to every member.
+    /// Every such `participant` goes to every member, so a start of N players
+    /// would send N x N frames (250,000 for 500, over a second of the server's
+    /// time); past this, a `/ready` changes the member's `ready` quietly and the
+    /// `state` that starts the group says that everyone is ready.
+    public var readinessAnnouncedUpTo = 50
 
     public init(
         maximumMembers: Int = 1_000,

@@ -131,6 +131,8 @@ extension SettingKey where Target == ServeSettings {
         .duration("room-expiry", .seconds(1)...(.seconds(31_536_000)), \.roomExpiry,
                   help: "seconds an empty room, with its owner, policy and bans, is kept"),
         .boolean("address-bans", \.gateway.room.addressBans, help: "whether bans and kicks also keep out the member's address"),
+        .integer("announce-ready-up-to", 0...1_000_000, \.gateway.room.readinessAnnouncedUpTo,
+                 help: "players a room may have for each one's /ready to be told to every member; in a bigger room it is not (a start would send players x players frames), and the state that starts the group says all are ready"),
         .integer("max-bans", 1...100_000, \.gateway.room.maximumBans, help: "bans and kick cooldowns a room keeps, the oldest going first"),
         Setting("password-hash-cost", help: "scrypt's cost N for room passwords set from now on, a power of two; each check at the door costs 128 x N x block size bytes and their time",
                 form: "N", bounds: "a power of two, \(SettingValue.bounds(PasswordHashing.costs))", shown: { String($0.gateway.room.passwordHashing.cost) }) { value, settings in

@@ -149,6 +149,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp(ServeSettings.help(for: "address-bans")))
     var addressBans: String?
 
+    @Option(help: ArgumentHelp(ServeSettings.help(for: "announce-ready-up-to")))
+    var announceReadyUpTo: String?
+
     @Option(help: ArgumentHelp(ServeSettings.help(for: "max-bans")))
     var maxBans: String?
 

@@ -81,6 +81,29 @@ struct CommandReadyTests {
         #expect(room.events(for: "alice").count == 1)
     }
 
+    @Test("past announce-ready-up-to players, /ready marks the player ready without telling everyone, and the start still comes")
+    func readyQuietInABigRoom() {
+        var configuration = RoomConfiguration()
+        configuration.readinessAnnouncedUpTo = 2
+        var room = Scenario.sharing("alice", "bob", "carol", players: ["alice", "bob", "carol"],
+                                    configuration: configuration)
+        room.say("alice", "/play")
+        #expect(room.playback.status == .waiting)
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.participant("bob")?.ready == true)
+        #expect(!room.announced("bob", .ready))
+        #expect(room.events(for: "alice").isEmpty)
+        room.say("alice", "/ready \(room.state.seq)")
+        #expect(!room.announced("alice", .ready))
+        room.expectStartsOnceReady("carol")
+
+        // With one player fewer the room is small enough to be told again.
+        room.say("carol", "/player off")
+        room.say("alice", "/seek 20")
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.announced("bob", .ready))
+    }
+
     @Test("/ready while paused marks the player ready for the held position")
     func readyWhilePaused() {
         var room = Scenario.twoPlayers()
