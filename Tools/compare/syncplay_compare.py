@@ -17,6 +17,12 @@ Workloads (as commands/bench fanout names them):
   together-1x500    one room of 500; its controller pauses and plays in turn every 0.5 s
   together-100x10   100 rooms of 10; every room's controller at the same instant every 0.5 s
   spread-100x20     100 rooms of 20; one change a second per room, room i at i/100 of a second
+  players-1x500     one room of 500 players; its controller pauses and plays in turn every 2 s.
+                    Cowatch's members are players (/player on) and answer each `waiting` state
+                    with /ready, as the page's player does, so a /play is measured until the
+                    `playing` state that starts the group: a round trip through every member
+                    more than the others. Syncplay has no coordinated start: for it this is
+                    together-1x500 at this pace.
 
 Latency: from the controller's send (CLOCK_REALTIME just before it) to each other
 member's kernel receive timestamp of the message that carries the change; "last":
@@ -97,14 +103,17 @@ class Room:
         self.wanted = []  # per change: paused (True) or playing (False)
         self.reached = []  # per change: members (not the controller) that have it
         self.last = []  # per change: latency to the last member, ns
+        self.ready_sent = {}  # players: per change, realtime ns of the last /ready sent for it
+        self.after_ready = []  # players: per start, from the last /ready to the last member's `playing`
         self.paused = True
         self.counted_from = 0  # changes before this one were the warm-up
 
 
 class Harness:
-    def __init__(self, kind, port):
+    def __init__(self, kind, port, players=False):
         self.kind = kind
         self.port = port
+        self.players = players
         self.selector = selectors.DefaultSelector()
         self.latencies = []
         self.rooms = []
@@ -128,6 +137,10 @@ class Harness:
                 self.read_ready(0)
         # The controller's opening, once everyone is in.
         self.pump_until(lambda: all(m.ready for r in self.rooms for m in r.members), 120)
+        if self.kind == "cowatch" and self.players:
+            for room in self.rooms:
+                for member in room.members:
+                    self.send(member, "/player on")
         for room in self.rooms:
             if self.kind == "cowatch":
                 self.send(room.members[0], "/watch https://example.org/compare.mp4 Compare")
@@ -222,6 +235,9 @@ class Harness:
             if kind != "state":
                 return
             status = (message.get("playback") or {}).get("status")
+            if status == "waiting" and self.players:
+                self.send(member, f"/ready {message.get('seq')}")
+                room.ready_sent[member.seen] = realtime_ns()
             paused = {"paused": True, "playing": False}.get(status)
         else:
             if "Hello" in message:
@@ -250,6 +266,8 @@ class Harness:
         room.reached[change] += 1
         if room.reached[change] == room.size - 1:
             room.last.append(latency)
+            if change in room.ready_sent:
+                room.after_ready.append(stamp - room.ready_sent[change])
 
     # Changes.
 
@@ -341,9 +359,13 @@ def start_server(kind, binary, arguments, work):
 def run(kind, binary, workload, arguments, work):
     process, port = start_server(kind, binary, arguments, work)
     try:
-        harness = Harness(kind, port)
+        harness = Harness(kind, port, players=workload == "players-1x500")
+        interval = 0.5
         if workload == "together-1x500":
             rooms, size, spread = 1, 500, False
+        elif workload == "players-1x500":
+            # A start of the build before announce-ready-up-to took 1.3 s: this pace lets it finish.
+            rooms, size, spread, interval = 1, 500, False, 2.0
         elif workload == "together-100x10":
             rooms, size, spread = 100, 10, False
         else:
@@ -355,7 +377,7 @@ def run(kind, binary, workload, arguments, work):
             interval, offset = 1.0, 1.0 / rooms
         else:
             changes = arguments.rounds + warm_up
-            interval, offset = 0.5, 0.0
+            offset = 0.0
         start = time.monotonic() + 0.2
         schedule = sorted((start + change * interval + number * offset, number)
                           for change in range(changes) for number in range(rooms))
@@ -369,6 +391,7 @@ def run(kind, binary, workload, arguments, work):
                 harness.latencies.clear()
                 for room in harness.rooms:
                     room.last.clear()
+                    room.after_ready.clear()
                     room.counted_from = len(room.sent)
                 cpu_before = (cpu_seconds(process.pid), realtime_ns())
             harness.change(harness.rooms[number])
@@ -376,7 +399,13 @@ def run(kind, binary, workload, arguments, work):
         cpu = cpu_seconds(process.pid) - cpu_before[0]
         deliveries = len(harness.latencies)
         last = [value for room in harness.rooms for value in room.last]
-        return {
+        after_ready = [value for room in harness.rooms for value in room.after_ready]
+        extra = {}
+        if after_ready:
+            # How long the server took to start the group once the last member had said /ready.
+            extra = {"after_ready_p50": percentile(after_ready, 0.5) / 1e6,
+                     "after_ready_p99": percentile(after_ready, 0.99) / 1e6}
+        return extra | {
             "p50": percentile(harness.latencies, 0.5) / 1e6, "p99": percentile(harness.latencies, 0.99) / 1e6,
             "max": max(harness.latencies) / 1e6, "last_p50": percentile(last, 0.5) / 1e6,
             "last_p99": percentile(last, 0.99) / 1e6, "deliveries": deliveries,
@@ -407,7 +436,7 @@ def main():
     arguments = parser.parse_args()
     workloads = arguments.workloads.split(",")
     for workload in workloads:
-        if workload not in ("together-1x500", "together-100x10", "spread-100x20"):
+        if workload not in ("together-1x500", "together-100x10", "spread-100x20", "players-1x500"):
             parser.error(f"unknown workload {workload}")
     results = []
     with tempfile.TemporaryDirectory(prefix="cowatch-compare.") as work:
@@ -428,6 +457,13 @@ def main():
     for workload, kind, r in results:
         print(f"| {workload} | {kind} | {r['p50']:.2f} | {r['p99']:.2f} | {r['max']:.2f} | {r['last_p50']:.2f} | "
               f"{r['last_p99']:.2f} | {r['deliveries']} | {r['server_us']:.1f} |")
+    starts = [(workload, label, r) for workload, label, r in results if "after_ready_p99" in r]
+    if starts:
+        print()
+        print("| workload | server | from the last /ready to the last member's `playing`, p50 ms | p99 ms |")
+        print("|---|---|---|---|")
+        for workload, label, r in starts:
+            print(f"| {workload} | {label} | {r['after_ready_p50']:.2f} | {r['after_ready_p99']:.2f} |")
     print()
     print("| workload | server | Syncplay p99 / its p99 | Syncplay last p99 / its last p99 |")
     print("|---|---|---|---|")
