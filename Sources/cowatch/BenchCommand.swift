@@ -58,6 +58,8 @@ struct BenchCommand: ParsableCommand {
           commands spread out in time (one client context per room)
             --rooms 400 --members 20 --schedule spread --duration 20 \\
               --connections-per-client-context 20
+          a start in a room of 500 players (waiting, every /ready, playing)
+            --rooms 1 --members 500 --players --rounds 60
           the same deliveries among 8,000 connections
             --rooms 10 --members 20 --schedule spread --duration 20 \\
               --connections-per-client-context 20 --idle-connections 7800 \\
@@ -151,6 +153,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Prefix of the room names (default: bench-<random>-).")
     var roomPrefix: String?
 
+    @Flag(help: "Members are players that answer each waiting state with /ready (json only); a /play is measured until the playing state that starts the group.")
+    var players = false
+
     /// The interval of the fixed schedules.
     private var scheduleInterval: Double { interval ?? (schedule == .spread ? 1 : 0.5) }
 
@@ -204,6 +209,9 @@ struct BenchCommand: ParsableCommand {
         }
         guard ClientEncoding.named(encoding) != nil else { throw ValidationError("--encoding is json or text") }
         guard FrameReading(rawValue: frameReading) != nil else { throw ValidationError("--frame-reading is scan or decode") }
+        if players && ClientEncoding.named(encoding) != .json {
+            throw ValidationError("--players needs --encoding json: text state lines carry no seq to answer")
+        }
         guard connectionsPerClientContext >= 0, idleConnectionsPerClientContext >= 0, connectWindow >= 1, connectRate >= 0 else {
             throw ValidationError("--connections-per-client-context must be 0 or more, --connect-window at least 1")
         }
@@ -238,6 +246,7 @@ struct BenchCommand: ParsableCommand {
             throw ExitCode.validationFailure
         }
         plan.placement = placement
+        plan.players = players
         if let sourceAddresses {
             let list = sourceAddresses.split(separator: ",").map { String($0) }
             guard !list.isEmpty, list.allSatisfy(Self.isAddressLiteral) else {

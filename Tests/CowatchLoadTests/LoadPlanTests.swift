@@ -103,6 +103,29 @@ struct LoadPlanTests {
         #expect(outcome.groupLastLatencies[0][0] <= outcome.lastMemberLatencies[0])
     }
 
+    @Test("in a room of players, a waiting state is answered, not counted: the playing state after it is the command's")
+    func playersWaitingNotCounted() throws {
+        let clients = try WebSocketClients()
+        defer { clients.shutdown() }
+        let address = try #require(WebSocketAddress("ws://127.0.0.1:7001/rooms/t-0"))
+        let room = BenchRoom(members: 2, encoding: .json, reading: .scan, players: true)
+        for member in 0..<2 {
+            room.attach(ClientConnection(id: UInt64(member + 1), address: address, encoding: .json,
+                                         handlers: ClientHandlers(received: { _ in }), owner: clients), as: member)
+        }
+        room.begin(commands: ["/play"], closedLoop: false, participants: 2)
+        #expect(room.sendNext())
+        let waiting = #"{"type":"state","seq":5,"playback":{"status":"waiting","item":"a1"}}"#
+        for member in 0..<2 { room.received(waiting, from: member) }
+        #expect(StateFrameScanner.isWaiting(waiting))
+        #expect(room.outcome.memberLatencies.isEmpty)
+        let playing = #"{"type":"state","seq":6,"playback":{"status":"playing","item":"a1"}}"#
+        #expect(!StateFrameScanner.isWaiting(playing))
+        for member in 0..<2 { room.received(playing, from: member) }
+        #expect(room.outcome.memberLatencies.count == 2)
+        #expect(room.outcome.lastMemberLatencies.count == 1)
+    }
+
     @Test("with one server nothing is kept per group")
     func noGroups() {
         let room = BenchRoom(members: 3, encoding: .json, reading: .scan)

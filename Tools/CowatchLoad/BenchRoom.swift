@@ -7,7 +7,8 @@ import Foundation
 /// so everything is behind `lock`.
 ///
 /// Each command brings exactly one `state` (the plan only sends commands that
-/// change the state), so the n-th new `seq` the room sees after a phase begins
+/// change the state; with players, a `/play` brings a `waiting` state too, which
+/// every member answers with `/ready` and which is not counted), so the n-th new `seq` the room sees after a phase begins
 /// is the result of its n-th command, whichever member sees it first. In the
 /// text encoding, where states carry no number, a member's n-th state line of
 /// the phase is the result of the n-th command.
@@ -34,6 +35,8 @@ final class BenchRoom: @unchecked Sendable {
     let memberCount: Int
     let encoding: ClientEncoding
     let reading: FrameReading
+    /// Members answer `waiting` states with `/ready` (`LoadPlan.players`).
+    let players: Bool
     weak var generator: LoadGenerator?
     /// Per member, its group: 0 on the first server, 1 on another. Nil with one
     /// server, where nothing is kept per group.
@@ -77,10 +80,12 @@ final class BenchRoom: @unchecked Sendable {
 
     /// `onFirstServer` tells, with several servers, whether a member connects to
     /// the first; nil with one server.
-    init(members: Int, encoding: ClientEncoding, reading: FrameReading, onFirstServer: ((Int) -> Bool)? = nil) {
+    init(members: Int, encoding: ClientEncoding, reading: FrameReading, players: Bool = false,
+         onFirstServer: ((Int) -> Bool)? = nil) {
         self.memberCount = members
         self.encoding = encoding
         self.reading = reading
+        self.players = players
         groups = onFirstServer.map { first in (0..<members).map { first($0) ? 0 : 1 } }
         connections = Array(repeating: nil, count: members)
         stateCount = Array(repeating: 0, count: members)
@@ -162,6 +167,14 @@ final class BenchRoom: @unchecked Sendable {
         if isError {
             lock.withLock { refusals += 1 }
             generator?.commandRefused()
+        }
+        if players, let seq, StateFrameScanner.isWaiting(text) {
+            let connection = lock.withLock { () -> ClientConnection? in
+                frames += 1
+                return connections[member]
+            }
+            connection?.send("/ready \(seq)")
+            return
         }
         var welcomed = false, finished = false
         let next = lock.withLock { () -> (ClientConnection, String)? in

@@ -28,7 +28,7 @@ public final class LoadGenerator: @unchecked Sendable {
         let onFirstServer: ((Int) -> Bool)? = plan.relays ? { plan.serverIndex(room: 0, member: $0) == 0 } : nil
         for _ in 0..<plan.rooms {
             rooms.append(BenchRoom(members: plan.members, encoding: plan.encoding, reading: plan.frameReading,
-                                   onFirstServer: onFirstServer))
+                                   players: plan.players, onFirstServer: onFirstServer))
         }
         for index in 0..<plan.idleRooms {
             let size = min(plan.idleRoomSize, plan.idleConnections - index * plan.idleRoomSize)
@@ -266,6 +266,7 @@ public final class LoadGenerator: @unchecked Sendable {
         address.path = "/rooms/\(roomName(roomIndex))"
         address.source = plan.sourceAddress(connection: roomIndex * plan.members + member)
         address = address.adding("name", "m\(member)")
+        if plan.players && roomIndex < plan.rooms { address = address.adding("player", "1") }
         let handlers = ClientHandlers(
             opened: { [self] in
                 lock.withLock { progress.opened += 1 }

@@ -30,6 +30,11 @@ public struct LoadPlan: Sendable {
         case byRoom = "by-room"
     }
     public var placement: Placement = .roundRobin
+    /// Members of the measured rooms are players (`player=1`) that answer every
+    /// `waiting` state with `/ready`, as the page's player does: a `/play` then
+    /// brings `waiting`, a round trip through every member, and the `playing`
+    /// state that starts the group, which is the one measured. JSON only.
+    public var players = false
     /// Local addresses the connections come from, in turn (empty: the kernel's
     /// choice). One local address reaches one server port from at most the
     /// ephemeral port range (about 28,000 ports): 100,000 connections need four

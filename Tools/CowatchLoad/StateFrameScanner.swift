@@ -31,7 +31,14 @@ enum StateFrameScanner {
         }
     }
 
+    /// Whether a state frame (JSON) holds the group `waiting` for its players.
+    static func isWaiting(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { find(statusWaiting, in: $0, from: 0) != nil }
+    }
+
     private static let typeState = Array(#""type":"state""#.utf8)
+    private static let statusWaiting = Array(#""status":"waiting""#.utf8)
     private static let typeError = Array(#""type":"error""#.utf8)
     private static let seqKey = Array(#""seq":"#.utf8)
     private static let timeLine = Array("= time ".utf8)
