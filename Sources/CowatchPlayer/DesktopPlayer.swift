@@ -105,7 +105,16 @@ public struct DesktopPlayer: Sendable {
     struct UserChange: Sendable, Hashable {
         var seq: Int
         var until: MonotonicInstant
+        /// For the user's pause: where mpv stopped.
+        var pausedAt: Double?
     }
+
+    /// How far from the room's paused position mpv may stay where its user
+    /// paused it. The room pauses where its timeline is when the `/pause`
+    /// arrives, a trip later than the key; seeking mpv there at once would race
+    /// the user's next key (an arrow's seek, asked before that seek and landing
+    /// under it, would be lost). Further than this, the room's place is shown.
+    public static let userPauseStandsWithin = 0.5
 
     /// How long after the user's own change the player waits for the room's answer.
     public static let userGrace = MonotonicDuration.milliseconds(2000)
@@ -169,6 +178,9 @@ public struct DesktopPlayer: Sendable {
     var ownLandedBeforeUser: MonotonicInstant?
     static let userSeekWait = MonotonicDuration.seconds(1)
     var userChange: UserChange?
+    /// The paused state that answered the user's pause near where mpv stopped:
+    /// while it is the room's state, mpv stays there.
+    var userPauseStands: Int?
     public private(set) var mode = "idle"
     /// More about the mode, in words, for a status line.
     public private(set) var detail = ""
@@ -275,7 +287,14 @@ public struct DesktopPlayer: Sendable {
         state = incoming
         appliedSeq = incoming.seq
         note("state \(incoming.seq) \(incoming.status.rawValue) pos=\(incoming.position) at=\(Self.lastDigits(incoming.at)) rate=\(incoming.rate)")
-        if let change = userChange, incoming.seq > change.seq { userChange = nil }
+        userPauseStands = nil
+        if let change = userChange, incoming.seq > change.seq {
+            if let stopped = change.pausedAt, incoming.status == .paused,
+               abs(stopped - incoming.position) <= Self.userPauseStandsWithin {
+                userPauseStands = incoming.seq
+            }
+            userChange = nil
+        }
         if previous?.item != incoming.item { endedSent = nil }
         if incoming.status != .playing { stall = nil }
         reconcile()
@@ -359,7 +378,8 @@ public struct DesktopPlayer: Sendable {
         guard state != nil, me?.joined == true else { return }
         note("the user in mpv: \(line)")
         send(line)
-        userChange = UserChange(seq: state?.seq ?? 0, until: monotonic + Self.userGrace)
+        userChange = UserChange(seq: state?.seq ?? 0, until: monotonic + Self.userGrace,
+                                pausedAt: line == "/pause" ? video.position : nil)
         readySent = nil
     }
 
@@ -482,7 +502,8 @@ public struct DesktopPlayer: Sendable {
         stopVideo()
         guard video.loaded, let position = video.position else { return }
         let target = clampToMedia(timeline.position, duration: video.duration)
-        if abs(position - target) > holdTolerance {
+        let userPaused = waitingSeq == nil && userPauseStands != nil && userPauseStands == state?.seq
+        if abs(position - target) > (userPaused ? Self.userPauseStandsWithin : holdTolerance) {
             if !(video.seeking && seekTarget == target) { seek(target) }
             return
         }

@@ -269,6 +269,38 @@ struct DesktopPlayerUserTests {
         #expect(desk.player.mode == "yours")
     }
 
+    @Test("the room's answer to the user's pause leaves mpv where it stopped, so that the user's next seek is not raced; the start after it is exact")
+    func userPauseStands() {
+        var desk = Desk.playing()
+        desk.pass(.milliseconds(2000))
+        #expect(desk.userPauses() == ["/pause"])
+        let stopped = desk.readings.position ?? 0
+        // The room paused a trip later, 40 ms further on.
+        desk.pass(.milliseconds(40))
+        #expect(Desk.seeks(desk.on(Desk.state(4, .paused, position: stopped + 0.04))).isEmpty)
+        desk.pass(.milliseconds(50))
+        #expect(Desk.seeks(desk.on(.tick)).isEmpty)
+        // A coordinated start from the room's place: mpv goes exactly there first.
+        #expect(Desk.seeks(desk.on(Desk.state(5, .waiting, position: stopped + 0.04))) == [stopped + 0.04])
+    }
+
+    @Test("the room's answer to the user's pause far from where mpv stopped, or another's change after it, is shown exactly")
+    func userPauseOverruled() {
+        var desk = Desk.playing()
+        desk.pass(.milliseconds(2000))
+        #expect(desk.userPauses() == ["/pause"])
+        let stopped = desk.readings.position ?? 0
+        let far = stopped + DesktopPlayer.userPauseStandsWithin + 0.1
+        #expect(Desk.seeks(desk.on(Desk.state(4, .paused, position: far))) == [far])
+
+        var other = Desk.playing()
+        other.pass(.milliseconds(2000))
+        #expect(other.userPauses() == ["/pause"])
+        let near = (other.readings.position ?? 0) + 0.04
+        #expect(Desk.seeks(other.on(Desk.state(4, .paused, position: near))).isEmpty)
+        #expect(Desk.seeks(other.on(Desk.state(5, .paused, position: 30))) == [30])
+    }
+
     @Test("a pause the player did not ask for, seen on a tick before mpv's word of it, is the user's all the same")
     func userPauseOnTick() {
         var desk = Desk.playing()
