@@ -8,10 +8,11 @@ import Foundation
 ///
 /// Each command brings exactly one `state` (the plan only sends commands that
 /// change the state; with players, a `/play` brings a `waiting` state too, which
-/// every member answers with `/ready` and which is not counted), so the n-th new `seq` the room sees after a phase begins
-/// is the result of its n-th command, whichever member sees it first. In the
-/// text encoding, where states carry no number, a member's n-th state line of
-/// the phase is the result of the n-th command.
+/// every member answers with `/ready` and which is not counted), so the n-th new
+/// `seq` the room sees after a phase begins is the result of its n-th command,
+/// whichever member sees it first. In the text encoding, where states carry no
+/// number, a member's n-th state line of the phase is the result of the n-th
+/// command.
 ///
 /// With several servers (the nodes of a cluster), the members are in two groups:
 /// those connected to the first server, where the room lives, and the others,
