@@ -89,6 +89,15 @@ struct Desk {
         return Self.sent(on(.mpv(.pauseChanged(true))))
     }
 
+    /// Playing for 2 s, the user pauses mpv, and the player sends `/pause`: where
+    /// mpv stopped.
+    static func pausedByUser() -> (desk: Desk, stopped: Double) {
+        var desk = playing()
+        desk.pass(.milliseconds(2000))
+        #expect(desk.userPauses() == ["/pause"])
+        return (desk, desk.readings.position ?? 0)
+    }
+
     /// mpv lands at `position` after a seek (its playback restarts there): what
     /// the player sends to the room.
     mutating func lands(at position: Double) -> [String] {
@@ -271,10 +280,7 @@ struct DesktopPlayerUserTests {
 
     @Test("the room's answer to the user's pause leaves mpv where it stopped, so that the user's next seek is not raced; the start after it is exact")
     func userPauseStands() {
-        var desk = Desk.playing()
-        desk.pass(.milliseconds(2000))
-        #expect(desk.userPauses() == ["/pause"])
-        let stopped = desk.readings.position ?? 0
+        var (desk, stopped) = Desk.pausedByUser()
         // The room paused a trip later, 40 ms further on.
         desk.pass(.milliseconds(40))
         #expect(Desk.seeks(desk.on(Desk.state(4, .paused, position: stopped + 0.04))).isEmpty)
@@ -286,17 +292,12 @@ struct DesktopPlayerUserTests {
 
     @Test("the room's answer to the user's pause far from where mpv stopped, or another's change after it, is shown exactly")
     func userPauseOverruled() {
-        var desk = Desk.playing()
-        desk.pass(.milliseconds(2000))
-        #expect(desk.userPauses() == ["/pause"])
-        let stopped = desk.readings.position ?? 0
+        var (desk, stopped) = Desk.pausedByUser()
         let far = stopped + DesktopPlayer.userPauseStandsWithin + 0.1
         #expect(Desk.seeks(desk.on(Desk.state(4, .paused, position: far))) == [far])
 
-        var other = Desk.playing()
-        other.pass(.milliseconds(2000))
-        #expect(other.userPauses() == ["/pause"])
-        let near = (other.readings.position ?? 0) + 0.04
+        var (other, near) = Desk.pausedByUser()
+        near += 0.04
         #expect(Desk.seeks(other.on(Desk.state(4, .paused, position: near))).isEmpty)
         #expect(Desk.seeks(other.on(Desk.state(5, .paused, position: 30))) == [30])
     }
