@@ -178,9 +178,9 @@ public struct DesktopPlayer: Sendable {
     var ownLandedBeforeUser: MonotonicInstant?
     static let userSeekWait = MonotonicDuration.seconds(1)
     var userChange: UserChange?
-    /// The paused state that answered the user's pause near where mpv stopped:
-    /// while it is the room's state, mpv stays there.
-    var userPauseStands: Int?
+    /// The room's state is the paused one that answered the user's pause near
+    /// where mpv stopped: until the next state, mpv stays there.
+    var userPauseStands = false
     public private(set) var mode = "idle"
     /// More about the mode, in words, for a status line.
     public private(set) var detail = ""
@@ -287,11 +287,10 @@ public struct DesktopPlayer: Sendable {
         state = incoming
         appliedSeq = incoming.seq
         note("state \(incoming.seq) \(incoming.status.rawValue) pos=\(incoming.position) at=\(Self.lastDigits(incoming.at)) rate=\(incoming.rate)")
-        userPauseStands = nil
+        userPauseStands = false
         if let change = userChange, incoming.seq > change.seq {
-            if let stopped = change.pausedAt, incoming.status == .paused,
-               abs(stopped - incoming.position) <= Self.userPauseStandsWithin {
-                userPauseStands = incoming.seq
+            if let stopped = change.pausedAt, incoming.status == .paused {
+                userPauseStands = abs(stopped - incoming.position) <= Self.userPauseStandsWithin
             }
             userChange = nil
         }
@@ -502,8 +501,7 @@ public struct DesktopPlayer: Sendable {
         stopVideo()
         guard video.loaded, let position = video.position else { return }
         let target = clampToMedia(timeline.position, duration: video.duration)
-        let userPaused = waitingSeq == nil && userPauseStands != nil && userPauseStands == state?.seq
-        if abs(position - target) > (userPaused ? Self.userPauseStandsWithin : holdTolerance) {
+        if abs(position - target) > (userPauseStands ? Self.userPauseStandsWithin : holdTolerance) {
             if !(video.seeking && seekTarget == target) { seek(target) }
             return
         }
