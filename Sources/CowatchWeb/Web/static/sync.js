@@ -20,6 +20,7 @@
 
 import { localNow } from './clock.js';
 import { PlayerCore } from './sync/player.js';
+import { ownReasonsOf } from './sync/apart.js';
 import { HAVE_CURRENT_DATA } from './sync/readiness.js';
 import { apiUrlFor, EMPTY_READINGS, importAdapter, sourceKind } from './players/player.js';
 import { correctionFor, seekPolicy } from './sync/correct.js';
@@ -72,7 +73,7 @@ export class PlayerSync extends EventTarget {
     const on = (type, handle) => player.addEventListener(type, () => {
       if (this.player === player) this.perform(handle(this.read()));
     });
-    for (const type of ['loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'progress']) {
+    for (const type of ['loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'pause', 'progress']) {
       on(type, (r) => this.core.tick(r));
     }
     on('waiting', (r) => this.core.waiting(r));
@@ -185,6 +186,35 @@ export class PlayerSync extends EventTarget {
     this.perform(this.core.retryMedia());
   }
 
+  /** The page hidden (its video not in picture-in-picture), or shown again. */
+  setHidden(hidden) {
+    this.perform(this.core.setHidden(hidden, this.read()));
+  }
+
+  /** "Pause just for me", and back to the group (sync/apart.js). */
+  pauseForMe() {
+    this.perform(this.core.pauseForMe(this.read()));
+  }
+
+  backToGroup() {
+    this.perform(this.core.backToGroup(this.read()));
+  }
+
+  /** Whether this page has set its member apart by itself (sync/apart.js). */
+  get setApartByPage() { return this.core.setApartByPage; }
+
+  /** An item only for me (or the current one, with none), out of the session;
+   *  joinGroup() ends it. The person drives the video with its own controls. */
+  playAlone(activity) {
+    this.perform(this.core.playAlone(activity ?? null, this.read()));
+  }
+
+  joinGroup() {
+    this.perform(this.core.joinGroup(this.read()));
+  }
+
+  get alone() { return this.core.alone; }
+
   /**
    * Test hook (used by Tests/e2e): behave exactly as if the network stopped
    * delivering for `ms`: the video freezes, fires `waiting`, and reports no
@@ -265,6 +295,9 @@ export class PlayerSync extends EventTarget {
           break;
       }
     }
+    // Alone, the person drives the video: the element's own controls.
+    const alone = this.core.mode === 'alone' && this.player?.video === this.video;
+    if (this.video.controls !== alone) this.video.controls = alone;
     if (this.core.notice !== this.notice) {
       // Said once, when it changes: what the player does that the room did not ask.
       this.notice = this.core.notice;
@@ -325,6 +358,10 @@ export class PlayerSync extends EventTarget {
       inSyncMs: inSyncMs(this.player?.capabilities),
       seekLatency: core.seekLatency,
       unseekable: core.unseekable,
+      apart: core.apart?.reason ?? null,
+      apartReasons: ownReasonsOf(core.me?.suspensions, core.apart),
+      hidden: core.hidden,
+      alone: !!core.alone,
     };
   }
 }

@@ -33,7 +33,7 @@
 //
 //   read() -> the readings of static/sync/actions.js, without `now` and
 //     `monotonic` (PlayerSync adds them):
-//       { currentTime, paused, seeking, readyState (HTMLMediaElement's 0..4),
+//       { currentTime, paused, ended?, seeking, readyState (HTMLMediaElement's 0..4),
 //         duration (NaN while unknown; Infinity for a live stream),
 //         playbackRate, buffered: [[start, end], ...],
 //         error: null | { code, message, words },
@@ -62,7 +62,8 @@
 //
 //   events (the adapter is an EventTarget), named as the <video>'s:
 //     loadedmetadata, canplay, canplaythrough, seeked, playing, waiting, ended,
-//     error, progress, ratechange, volumechange
+//     error, progress, ratechange, volumechange (and `pause`, where the player
+//     has one: a pause nobody here ordered is then seen at once, not at the next tick)
 //
 // The <video> adapter passes the element's own events and readings through
 // untouched; an embedded player's adapter maps its provider's states onto them

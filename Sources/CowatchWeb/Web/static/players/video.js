@@ -15,7 +15,7 @@ const LIVE_CAPABILITIES = Object.freeze({
 const KEPT_FRAMES = 24;
 
 const EVENTS = [
-  'loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'waiting', 'ended', 'error', 'progress',
+  'loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'pause', 'waiting', 'ended', 'error', 'progress',
   'ratechange', 'volumechange',
 ];
 
@@ -69,6 +69,7 @@ export default class VideoPlayer extends EventTarget {
     const readings = {
       currentTime: video.currentTime,
       paused: video.paused,
+      ended: video.ended,
       seeking: video.seeking,
       readyState: video.readyState,
       duration: video.duration,

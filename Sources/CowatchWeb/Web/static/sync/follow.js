@@ -12,6 +12,7 @@
 // run() when the plan says play along, and provides reconcile().
 
 import { Actions } from './actions.js';
+import { pausedUnordered } from './apart.js';
 import {
   capabilitiesOf, correctionFor, firstSeekLatency, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS,
   seekAim, seekDecision, seekPolicy,
@@ -80,6 +81,10 @@ export class Follower extends Actions {
       this.cancelJoin();
     }
     const now = video.now;
+    // A pause nobody here ordered (the system's, the browser's) is not undone:
+    // the player is set apart with its reason and the group goes on (apart.js).
+    if (pausedUnordered({ running: this.running, paused: video.paused, ended: video.ended })
+      && !atEnd(positionAt(timeline, now), video.duration)) return this.interrupted();
     if (!this.running || video.paused) {
       // At the end of the item there is nothing to start.
       if (atEnd(positionAt(timeline, Math.max(now, timeline.at)), video.duration)) {

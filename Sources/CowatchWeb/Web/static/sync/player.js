@@ -7,8 +7,12 @@
 // what only a player can know: `/ready <seq>` when it holds the requested
 // position with enough data, `/buffering` when it stalls (stall.js), `/ended
 // <seq>` at the end, and suspensions when it cannot follow (media that does not
-// load, autoplay refused).
+// load, autoplay refused) or when it is set apart by what neither the room nor
+// the person ordered (apart.js: a pause by the system or the browser, a page
+// in the background), or by the person alone ("Pause just for me", an item
+// played only for me).
 
+import { AWAY, interruptionReason, ownReasonsOf, PAUSED_FOR_ME } from './apart.js';
 import { catchupOver, catchupTimeline } from './catchup.js';
 import { capabilitiesOf, holdTolerance } from './correct.js';
 import { Follower } from './follow.js';
@@ -38,6 +42,10 @@ export class PlayerCore extends Follower {
     this.unseekable = null; // { position }: the group is where this video cannot seek (seekable.js)
     this.blocked = false; // autoplay refused: waiting for a click
     this.scrubbing = false; // the viewer drags the seek bar: hands off the video
+    this.hidden = false; // the page is hidden and its video is not in picture-in-picture
+    this.apart = null; // { reason }: a suspension this page asked for (apart.js), until it asks to end it
+    this.awayEnding = false; // `/resume away` sent, until the room drops the reason
+    this.alone = null; // { activity }: an item played only for me, the session going on without me
 
     this.readySent = null; // seq of the last /ready
     this.durationSent = null; // url of the item whose /duration was sent
@@ -63,7 +71,7 @@ export class PlayerCore extends Follower {
       const p = state.playback;
       this.note(`state ${state.seq} ${p.status} pos=${p.position} at=${p.at % 100000} rate=${p.rate} cause=${p.cause}`);
       const activity = state.session?.state === 'joined' ? state.session.activity : null;
-      if (activity && activity.url !== this.src) this.load(activity);
+      if (activity && activity.url !== this.src && !this.alone) this.load(activity);
       if (previous?.playback.item !== state.playback.item) this.endedSent = null;
       // Under `stall wait` the group answers our /buffering by waiting: the hold
       // logic reports readiness from here on.
@@ -82,6 +90,7 @@ export class PlayerCore extends Follower {
         this.readySent = null;
         this.stallReadySentAt = -Infinity;
         if (!participant.suspensions.includes('stallRecovery')) this.stall = null;
+        if (!participant.suspensions.includes(AWAY)) this.awayEnding = false;
       }
       this.reconcile();
     });
@@ -116,6 +125,98 @@ export class PlayerCore extends Follower {
     if (!this.src) return [];
     this.mediaError = null;
     return [{ type: 'reload' }];
+  }
+
+  /** The page was hidden (and its video is not in picture-in-picture) or shown:
+   *  shown again, a member set apart as `away` comes back to the group at once. */
+  setHidden(hidden, r) {
+    return this.act(r, () => {
+      if (this.hidden === hidden) return;
+      this.hidden = hidden;
+      this.note(hidden ? 'page hidden' : 'page shown');
+      this.reconcile();
+    });
+  }
+
+  /** "Pause just for me": this player alone stops, the group goes on. */
+  pauseForMe(r) {
+    return this.act(r, () => {
+      if (!this.me?.joined || this.alone) return;
+      this.setApart(PAUSED_FOR_ME, 'paused just for me');
+      this.reconcile();
+    });
+  }
+
+  /** Back with the group from every suspension this page began (apart.js): the
+   *  room hands the current state when the last one ends, and the player
+   *  starts along with it. */
+  backToGroup(r) {
+    return this.act(r, () => {
+      this.endApart('back to the group');
+      this.reconcile();
+    });
+  }
+
+  /** Whether this page has set its member apart by itself (a reason of apart.js in effect). */
+  get setApartByPage() {
+    return ownReasonsOf(this.me?.suspensions, this.apart).length > 0;
+  }
+
+  /**
+   * Plays `activity` only for me (or, with none, the item already loaded, from
+   * where it is), out of the session: the room's state is no longer followed
+   * and the person drives the video. joinGroup() ends it.
+   */
+  playAlone(activity, r) {
+    return this.act(r, () => {
+      this.endApart('playing alone');
+      this.alone = { activity: activity ?? null, start: !!activity };
+      if (this.me?.joined) this.send('/leave');
+      this.cancelJoin();
+      this.running = null;
+      if (activity && activity.url !== this.src) this.load(activity);
+      this.note(`alone: ${activity ? activity.url : 'the current item'}`);
+      this.reconcile();
+    });
+  }
+
+  /** Back from playing alone: into the session, the group's item loaded again. */
+  joinGroup(r) {
+    return this.act(r, () => {
+      if (!this.alone) return;
+      this.alone = null;
+      this.stopVideo();
+      if (this.me && !this.me.joined) this.send('/join');
+      const activity = this.state?.session?.state === 'joined' ? this.state.session.activity : null;
+      if (activity && activity.url !== this.src) this.load(activity);
+      this.reconcile();
+    });
+  }
+
+  /** Asks the room to set this member apart for `reason` (said once) and stops the video. */
+  setApart(reason, why) {
+    this.cancelJoin();
+    this.stopVideo();
+    if (this.apart?.reason === reason) return;
+    this.apart = { reason };
+    this.note(`${why}: /suspend ${reason}`);
+    if (!this.me?.suspensions.includes(reason)) this.send(`/suspend ${reason}`);
+  }
+
+  /** Ends every suspension this page began. */
+  endApart(why) {
+    for (const reason of ownReasonsOf(this.me?.suspensions, this.apart)) {
+      this.note(`${why}: /resume ${reason}`);
+      this.send(`/resume ${reason}`);
+      if (reason === AWAY) this.awayEnding = true;
+    }
+    this.apart = null;
+  }
+
+  /** Called by follow.js: the video stood still though nobody here paused it
+   *  (apart.js). The group goes on; this member is set apart with the reason. */
+  interrupted() {
+    this.setApart(interruptionReason(this.hidden), 'paused by the system or the browser');
   }
 
   /** Every tick, and after the video's progress events. */
@@ -250,6 +351,16 @@ export class PlayerCore extends Follower {
       return;
     }
     switch (plan.kind) {
+      case 'alone':
+        // The person drives the video (its own controls); nothing is reported.
+        // An item picked only for me starts at once, where it can.
+        this.cancelJoin();
+        this.running = null;
+        if (this.alone.start && this.video.readyState >= HAVE_METADATA) {
+          this.alone.start = false;
+          this.play(this.video.now, 1);
+        }
+        break;
       case 'none':
         this.cancelJoin();
         this.stopVideo();
@@ -260,6 +371,7 @@ export class PlayerCore extends Follower {
         this.cancelJoin();
         this.reportRecovery(plan);
         if (plan.mode === 'blocked' || plan.mode === 'stalled') this.stopVideo();
+        if (plan.mode === 'suspended') this.apartCourse(plan.reasons);
         break;
       case 'hold':
         this.hold(plan);
@@ -267,6 +379,26 @@ export class PlayerCore extends Follower {
       case 'run':
         this.run(plan);
         break;
+    }
+  }
+
+  /** Set apart by this page (apart.js): paused just for me stays still; an
+   *  interruption that the system ends by playing the video again (a short
+   *  call, the audio given back), or a page shown again, is the person back. */
+  apartCourse(reasons) {
+    if (reasons.includes(PAUSED_FOR_ME)) {
+      this.stopVideo();
+      return;
+    }
+    if (!ownReasonsOf(reasons, null).length) return;
+    const video = this.video;
+    if (this.apart && !video.paused) {
+      this.endApart('the video plays again');
+      return;
+    }
+    if (!this.hidden && reasons.includes(AWAY) && !this.awayEnding) {
+      // Shown again (or a page loaded afresh while the room still had it away).
+      this.endApart('the page is shown');
     }
   }
 
