@@ -125,6 +125,8 @@ public enum TextEventEncoding {
         case .catchup: "is catching up"
         case .audioSessionInterrupted: "was interrupted"
         case .playingInterstitial: "is watching an interstitial"
+        case .away: "is away (their page is in the background)"
+        case .pausedForMe: "paused just for themselves"
         // Said by a player that cannot play the item at all (a provider's player
         // refused it, a format it lacks): the room does not wait for them.
         case .coordinatedPlaybackNotPossible: "cannot play this item in their player, so the room does not wait for them"

@@ -29,6 +29,12 @@ public struct SuspensionReason: Hashable, Sendable, RawRepresentable {
     public static let coordinatedPlaybackNotPossible = SuspensionReason(known: "coordinatedPlaybackNotPossible")
     public static let userActionRequired = SuspensionReason(known: "userActionRequired")
     public static let userIsChangingCurrentTime = SuspensionReason(known: "userIsChangingCurrentTime")
+    /// The browser paused the video of a page in the background (the room page
+    /// says so itself, and ends it when the page is shown again).
+    public static let away = SuspensionReason(known: "away")
+    /// The person paused for themselves only ("Pause just for me"; a member who
+    /// may not pause the room and pauses from the lock screen).
+    public static let pausedForMe = SuspensionReason(known: "pausedForMe")
     /// Held during `/catchup`; it ends by itself when the member is level with the group.
     public static let catchup = SuspensionReason(known: "catchup")
 

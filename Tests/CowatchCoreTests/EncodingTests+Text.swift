@@ -173,6 +173,10 @@ struct TextEncodingTests {
         // A player that cannot play the item at all says what and what follows, not "cannot follow".
         #expect(TextEventEncoding.lines(.participant(bob, change: .suspended(.coordinatedPlaybackNotPossible)))
                 == ["* bob cannot play this item in their player, so the room does not wait for them"])
+        // The room page's own reasons (a page in the background, a pause just for one person).
+        #expect(TextEventEncoding.lines(.participant(bob, change: .suspended(.away)))
+                == ["* bob is away (their page is in the background)"])
+        #expect(TextEventEncoding.lines(.participant(bob, change: .suspended(.pausedForMe))) == ["* bob paused just for themselves"])
         bob.suspensions = []
         #expect(TextEventEncoding.lines(.participant(bob, change: .resumed(nil))) == ["* bob rejoined the group"])
         #expect(WireJSON.text(.participant(F.bob, change: .suspended(.stallRecovery))).contains("stallRecovery"))
