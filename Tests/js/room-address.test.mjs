@@ -36,20 +36,32 @@ test('room names: 1 to 64 letters, digits, ".", "_" or "-"', () => {
 
 test('an owner key and an invite are taken from a link, and the address is left without them', () => {
   assert.deepEqual(linkSecrets('http://h/rooms/lobby?owner=k1&invite=i1&name=olivia#x'), {
-    taken: { owner: 'k1', invite: 'i1' }, clean: 'http://h/rooms/lobby?name=olivia#x',
+    taken: { owner: 'k1', invite: 'i1', watch: null }, clean: 'http://h/rooms/lobby?name=olivia#x',
   });
   assert.deepEqual(linkSecrets('http://h/rooms/lobby?invite=i1'), {
-    taken: { owner: null, invite: 'i1' }, clean: 'http://h/rooms/lobby',
+    taken: { owner: null, invite: 'i1', watch: null }, clean: 'http://h/rooms/lobby',
   });
   // Empty, they are nothing to present, but still leave the address.
   assert.deepEqual(linkSecrets('http://h/rooms/lobby?owner=&name=a'), {
-    taken: { owner: null, invite: null }, clean: 'http://h/rooms/lobby?name=a',
+    taken: { owner: null, invite: null, watch: null }, clean: 'http://h/rooms/lobby?name=a',
   });
 });
 
+test('what to watch is taken from a link once, and only a web address', () => {
+  assert.deepEqual(linkSecrets('http://h/rooms/lobby?watch=https%3A%2F%2Fexample.org%2Fa.mp4&name=a'), {
+    taken: { owner: null, invite: null, watch: 'https://example.org/a.mp4' }, clean: 'http://h/rooms/lobby?name=a',
+  });
+  // Not a web address: nothing to watch, and it leaves the address all the same.
+  for (const odd of ['javascript%3Aalert(1)', 'not%20a%20link', '']) {
+    assert.deepEqual(linkSecrets(`http://h/rooms/lobby?watch=${odd}`), {
+      taken: { owner: null, invite: null, watch: null }, clean: 'http://h/rooms/lobby',
+    });
+  }
+});
+
 test('an address without secrets is left alone', () => {
-  assert.deepEqual(linkSecrets('http://h/rooms/lobby?name=olivia'), { taken: { owner: null, invite: null }, clean: null });
-  assert.deepEqual(linkSecrets('http://h/rooms/lobby'), { taken: { owner: null, invite: null }, clean: null });
+  assert.deepEqual(linkSecrets('http://h/rooms/lobby?name=olivia'), { taken: { owner: null, invite: null, watch: null }, clean: null });
+  assert.deepEqual(linkSecrets('http://h/rooms/lobby'), { taken: { owner: null, invite: null, watch: null }, clean: null });
 });
 
 test('the room entered comes first among those remembered, once, and the list is bounded', () => {

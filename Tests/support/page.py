@@ -66,13 +66,14 @@ class Browser(Chromium):
     document records what the Content-Security-Policy refused. `autoplay`:
     its pages may start playing without a click (as a viewer's who clicked
     once); `font_size`: the viewer's text size, as set in the browser's
-    settings (16 px unless changed)."""
+    settings (16 px unless changed); `throttled`: a hidden page's timers
+    throttled as in a browser a person uses."""
 
-    def __init__(self, driver_port=0, font_size=None, autoplay=None):
+    def __init__(self, driver_port=0, font_size=None, autoplay=None, throttled=False):
         prefs = {"webkit": {"webprefs": {"default_font_size": font_size}}} if font_size else None
         super().__init__(WINDOW, profile_prefix="cowatch-page-chromium-",
                          profile_dir=REPO / ".build-e2e" if autoplay else None, autoplay=autoplay,
-                         console=True, prefs=prefs, driver_port=driver_port)
+                         console=True, prefs=prefs, driver_port=driver_port, throttled=throttled)
         self.watch_violations()
 
     def watch_violations(self):

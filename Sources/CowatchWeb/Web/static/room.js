@@ -8,13 +8,16 @@ import { Subtitles } from './subtitles.js';
 import { $, ChatLog } from './ui.js';
 import { chooseName, enterRoom, roomOfThisPage, takeLinkSecrets } from './room/arrival.js';
 import { RoomPage } from './room/page.js';
-import { keepMembership } from './room/membership.js';
+import { keepMembership, quitRoom } from './room/membership.js';
 import { handleEvent } from './room/events.js';
 import { wireChat } from './room/chat.js';
 import { wireLinkBox, wireSessionControls, wireTransport } from './room/controls.js';
 import { wireSoundAndKeys } from './room/sound-and-keys.js';
 import { wireSeekBar } from './room/seek-bar.js';
 import { wirePlayback } from './room/playback.js';
+import { wireAloneOrTogether } from './room/alone.js';
+import { wireMediaSession } from './room/media-session.js';
+import { wirePictureInPicture } from './room/picture-in-picture.js';
 
 const fromLink = takeLinkSecrets(); // first: the owner key and invite leave the address bar
 const room = roomOfThisPage();
@@ -28,12 +31,15 @@ async function main() {
   const page = new RoomPage({ room, name, fromLink, log, video, subtitles });
   keepMembership(page);
   page.connection.addEventListener('event', ({ detail }) => handleEvent(page, detail));
-  wireLinkBox(page);
+  const together = wireAloneOrTogether(page, fromLink, () => quitRoom(page));
+  wireLinkBox(page, together.watch);
   wireChat(page);
   wireTransport(page);
   wireSoundAndKeys(video, (line) => page.command(line));
   wireSessionControls(page);
   wireSeekBar(page);
+  const pip = wirePictureInPicture(page);
+  page.mediaSession = wireMediaSession(page, { ...together, enterPictureInPicture: pip.enter });
   wirePlayback(page);
   window.cowatch = page.debugHandle();
   page.connection.open();

@@ -12,21 +12,35 @@ export const RECENT_ROOMS = 10;
 export const isRoomName = (room) => ROOM_PATTERN.test(room);
 
 /**
- * What a link carries for this page alone: an owner key (`owner=`) and an
- * invite (`invite=`), each null when absent or empty.
+ * What a link carries for this page alone: an owner key (`owner=`), an
+ * invite (`invite=`) and what to watch (`watch=`, an http(s) link), each null
+ * when absent, empty or (for `watch`) not a web address.
  *
  * @param {string} href the page's address
- * @returns {{ taken: { owner: string|null, invite: string|null }, clean: string|null }}
- *   `clean`: the address without them, or null when it carried neither.
+ * @returns {{ taken: { owner: string|null, invite: string|null, watch: string|null }, clean: string|null }}
+ *   `clean`: the address without them, or null when it carried none.
  */
 export function linkSecrets(href) {
   const url = new URL(href);
   const params = url.searchParams;
-  const taken = { owner: params.get('owner') || null, invite: params.get('invite') || null };
-  if (!params.has('owner') && !params.has('invite')) return { taken, clean: null };
+  const taken = { owner: params.get('owner') || null, invite: params.get('invite') || null, watch: watchLink(params.get('watch')) };
+  if (!params.has('owner') && !params.has('invite') && !params.has('watch')) return { taken, clean: null };
   params.delete('owner');
   params.delete('invite');
+  // What to watch is asked once: a reload, a bookmark or the link copied from the bar does not ask again.
+  params.delete('watch');
   return { taken, clean: url.href };
+}
+
+/** A `?watch=` link: an http(s) address, or null. */
+function watchLink(value) {
+  if (!value) return null;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

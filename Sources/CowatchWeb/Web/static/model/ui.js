@@ -21,8 +21,10 @@ const REASONS = {
   catchup: 'catching up',
   coordinatedPlaybackNotPossible: 'cannot play this video',
   userActionRequired: 'needs a click to play',
-  audioSessionInterrupted: 'audio interrupted',
+  audioSessionInterrupted: 'interrupted by their device (a call, another app or the browser)',
   playingInterstitial: 'playing an interstitial',
+  away: 'away: the page is in the background',
+  pausedForMe: 'paused just for themselves',
 };
 
 /** What a suspension reason means to a person: words, never the protocol's
@@ -84,6 +86,8 @@ export function overlayWords(snapshot, { ended, othersPlay }) {
       };
     case 'left':
       return { message: 'You left the group session. You are still in the room and its chat.', button: 'Join the session again' };
+    case 'suspended':
+      return apartWords(snapshot.apartReasons || []);
     case 'error':
       return { message: cannotPlayWords(snapshot.mediaError, othersPlay()), button: 'Try again' };
     case 'blocked':
@@ -91,6 +95,19 @@ export function overlayWords(snapshot, { ended, othersPlay }) {
     default:
       return { message: null, button: null };
   }
+}
+
+/** Over the video of a player this page set apart (sync/apart.js): why, and the way back. */
+function apartWords(reasons) {
+  const back = 'Back to the group';
+  if (reasons.includes('pausedForMe')) return { message: 'Paused just for you. The others watch on.', button: back };
+  if (reasons.includes('away')) {
+    return { message: 'Your browser paused the video while the page was in the background. The others watch on.', button: back };
+  }
+  if (reasons.includes('audioSessionInterrupted')) {
+    return { message: 'Your device paused the video (a call, another app or the browser). The others watch on.', button: back };
+  }
+  return { message: null, button: null };
 }
 
 // MARK: the player's status
@@ -143,11 +160,14 @@ export function describeStatus(snapshot, state, me, clock) {
       return null;
     case 'left':
       return say('neutral', 'You left the group session.');
+    case 'alone':
+      return say('neutral', 'Playing only for you: the room watches on without you.');
     case 'error':
       return say('problem', `Cannot play: ${snapshot.mediaError}.`);
     case 'blocked':
       return say('problem', 'Your browser did not let playback start: click to join.');
     case 'suspended': {
+      if ((snapshot.apartReasons || []).includes('pausedForMe')) return say('neutral', 'Paused just for you: the others watch on.');
       const reasons = (me?.suspensions || []).filter((r) => r !== 'catchup').map(describeReason).join(', ');
       return say('problem', `Separated from the group (${reasons}).${snapshot.detail === 'buffering' ? ' Buffering…' : ''}`);
     }

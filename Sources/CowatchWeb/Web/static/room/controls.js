@@ -6,14 +6,16 @@
 import { copyText } from '../copy.js';
 import { $ } from '../ui.js';
 
-/** The link box: a video's address shared with /watch, or queued with /queue (no command to learn). */
-export function wireLinkBox(page) {
+/** The link box: a video's address shared with /watch (`watch` asks first
+ *  when it would replace what the room watches), or queued with /queue. */
+export function wireLinkBox(page, watch) {
   $('share-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const url = $('share-url').value.trim();
     if (!url) return;
     const queueIt = event.submitter?.dataset.action === 'queue';
-    page.command(`${queueIt ? '/queue' : '/watch'} ${url}`);
+    if (queueIt) page.command(`/queue ${url}`);
+    else watch(url); // shared, or asked first while the room watches something (room/alone.js)
     $('share-url').value = '';
   });
 }
@@ -22,14 +24,20 @@ export function wireLinkBox(page) {
 export function wireTransport(page) {
   const command = (line) => page.command(line);
   $('play').addEventListener('click', () => {
+    // Set apart by this page (paused just for me, an interruption): play is the way back.
+    if (page.sync.setApartByPage) {
+      $('pause-me').click();
+      return;
+    }
     const status = page.model.state?.playback.status;
     command(status === 'playing' || status === 'waiting' ? '/pause' : '/play');
   });
   $('rate').addEventListener('change', (event) => command(`/rate ${event.target.value}`));
 }
 
-/** Catch up, the next item, autoplay, leaving, joining and ending the session,
- *  sharing the room's address, and what the player's overlay offers. */
+/** Catch up, the next item, autoplay, ending the session, sharing the room's
+ *  address, and what the player's overlay offers (leaving and joining the
+ *  session are room/alone.js's: leaving watches on alone). */
 export function wireSessionControls(page) {
   const { sync } = page;
   const command = (line) => page.command(line);
@@ -39,8 +47,6 @@ export function wireSessionControls(page) {
     command(`/autoplay ${event.target.checked ? 'on' : 'off'}`);
     event.target.checked = !!page.me()?.autoplay; // shown as the server confirms it
   });
-  $('leave').addEventListener('click', () => command('/leave'));
-  $('join').addEventListener('click', () => command('/join'));
   $('end').addEventListener('click', () => $('end-dialog').showModal());
   $('end-dialog').addEventListener('close', () => {
     if ($('end-dialog').returnValue === 'end') command('/end');
@@ -51,6 +57,7 @@ export function wireSessionControls(page) {
       case 'blocked': sync.unblock(); break;
       case 'error': sync.retryMedia(); break;
       case 'left': command('/join'); break;
+      case 'suspended': if (sync.setApartByPage) $('pause-me').click(); break;
       default: break;
     }
   });

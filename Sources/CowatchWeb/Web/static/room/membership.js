@@ -1,6 +1,6 @@
 // This tab's member of the room: kept across a reload, welcomed (the owner key
 // answered, what was said before shown), closed for good at the door, left on
-// purpose with Quit.
+// purpose with Quit (quitRoom).
 
 import { showSecret } from '../secret-box.js';
 import { $, renderConnection } from '../ui.js';
@@ -47,13 +47,15 @@ export function keepMembership(page) {
   });
 
   $('retry').addEventListener('click', () => connection.retryNow());
-  $('quit').addEventListener('click', async () => {
-    // Leaving on purpose: the member goes at once (1000), this tab keeps nothing to resume.
-    page.leaving = true;
-    slot.forget();
-    await connection.close();
-    location.assign('/');
-  });
+}
+
+/** Leaves the room on purpose ("Leave room", room/alone.js asks a host first):
+ *  the member goes at once (1000), this tab keeps nothing to resume. */
+export async function quitRoom(page) {
+  page.leaving = true;
+  page.slot.forget();
+  await page.connection.close();
+  location.assign('/');
 }
 
 /** The server's `welcome`: this page is a member again (first, or after a reconnect). */

@@ -73,6 +73,8 @@ export class RoomPage {
     this.limits = { ...DEFAULT_LIMITS };
     // The chat line typed last, until the room takes or refuses it (room/chat.js).
     this.chat = { last: null, measure: null };
+    // The operating system's media controls (room/media-session.js), once wired.
+    this.mediaSession = { render() {}, act() { return { do: 'none' }; } };
   }
 
   /** This page's member, once welcomed. */
@@ -100,6 +102,8 @@ export class RoomPage {
     const { connection, clock, sync, model } = this;
     return {
       connection, clock, sync, model,
+      // What a media-session action (the lock screen's, a headset's) does, as the browser would call it.
+      mediaAction: (action, details = {}) => this.mediaSession.act(action, details),
       snapshot: () => ({ ...sync.snapshot(), me: this.me(), reasons: (this.me()?.suspensions || []).map(describeReason) }),
     };
   }

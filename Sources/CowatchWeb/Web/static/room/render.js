@@ -49,12 +49,27 @@ export function renderControls(page) {
     if (![...rate.options].some((o) => o.value === value)) rate.add(new Option(`${value}×`, value));
     rate.value = value;
   }
+  // Alone or together (room/alone.js): a pause of one's own and the way back, a start without waiting.
+  const apart = page.sync.setApartByPage;
+  const alone = !!page.sync.alone;
+  const pauseMe = $('pause-me');
+  pauseMe.hidden = !(active && joined && !lacking) || alone;
+  pauseMe.disabled = !apart && status !== 'playing' && status !== 'waiting';
+  pauseMe.textContent = apart ? 'Back to the group' : 'Pause just for me';
+  pauseMe.title = apart ? 'Play along with the room again, from where it is now' : 'Pause your video only; the others watch on';
+  if (apart) {
+    play.disabled = false;
+    play.textContent = 'Play (back to the group)';
+    play.setAttribute('aria-label', 'Play, back with the group');
+  }
+  $('play-now').hidden = !(transport && status === 'waiting' && !apart);
   $('catchup').disabled = !(active && joined) || lacking;
   $('next').disabled = !(mayControl && (state?.queue?.length ?? 0) > 0);
   $('autoplay').checked = !!self?.autoplay;
   $('autoplay').disabled = !self;
-  $('leave').hidden = !joined;
-  $('join').hidden = joined || !(state?.session?.state === 'joined');
+  $('leave').hidden = !joined || alone;
+  $('join').hidden = !alone && (joined || !(state?.session?.state === 'joined'));
+  $('join').textContent = alone ? 'Join session (stop watching alone)' : 'Join session';
   $('end').disabled = !(state?.session?.state === 'joined' && joined && mayControl);
 }
 
@@ -85,6 +100,7 @@ export function renderPlayer(page) {
   const overlay = $('overlay');
   const text = $('overlay-text');
   const action = $('overlay-action');
+  page.mediaSession.render();
   let { message, button } = overlayWords(snapshot, {
     ended: state?.session?.state === 'invalidated',
     othersPlay: () => someoneElseCanPlay(page.model.participants, page.model.meId),

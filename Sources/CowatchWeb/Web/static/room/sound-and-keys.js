@@ -71,6 +71,9 @@ export function wireSoundAndKeys(video, command) {
       case 'f': case 'F':
         toggleFullscreen();
         break;
+      case 'p': case 'P':
+        if (!$('pip').disabled) $('pip').click();
+        break;
       case '/':
         if ($('chat-input').disabled) return;
         $('chat-input').focus();
