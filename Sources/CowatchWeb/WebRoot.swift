@@ -69,6 +69,7 @@ public struct WebRoot: Sendable {
         case "png": "image/png"
         case "ico": "image/x-icon"
         case "json": "application/json"
+        case "webmanifest": "application/manifest+json"
         default: "application/octet-stream"
         }
     }

@@ -4,6 +4,8 @@
 // allows scripts from this server only (docs/browser.md, "Under a strict
 // Content-Security-Policy").
 
+import { rememberedRooms, sharedLink, suggestRoomName, watchAddress } from './model/share.js';
+
 const form = document.getElementById('open-room');
 // The terminal's address is this page's own (cowatch connect takes the page's
 // link), so its scheme is the one the page came over: https:// behind TLS.
@@ -45,3 +47,46 @@ form.addEventListener('submit', (event) => {
   if (name) localStorage.setItem('cowatch.name', name);
   location.href = '/rooms/' + encodeURIComponent(room) + (name ? '?name=' + encodeURIComponent(name) : '');
 });
+
+// A link shared with this page (it is the web app's share target: a phone's share
+// sheet opens /?url=...&text=...&title=...): "Watch this together", in a new room
+// or one this browser remembers, then the room with ?watch=<link>. What is
+// shared is only ever shown as text; model/share.js decides the rest.
+const shared = sharedLink(new URLSearchParams(location.search));
+if (shared) showShared(shared);
+
+function showShared(shared) {
+  const status = document.getElementById('shared-status');
+  const watch = document.getElementById('watch-shared');
+  // A long link wraps rather than making a phone's page scroll sideways.
+  status.style.overflowWrap = 'anywhere';
+  document.getElementById('shared').hidden = false;
+  let words;
+  if (shared.found) {
+    document.title = 'Watch this together - Cowatch';
+    words = `Shared with you: ${shared.title ? `"${shared.title}", ` : ''}${shared.link}`;
+    let kept = [];
+    try { kept = JSON.parse(localStorage.getItem('cowatch.rooms') || '[]'); } catch { kept = []; }
+    watch.choice.append(...rememberedRooms(kept).map((room) => new Option(room, room)));
+    watch.room.value = suggestRoomName(shared.link, shared.title);
+    const fresh = document.getElementById('shared-new');
+    const choose = () => {
+      // Only a new room has a name to type (a disabled field is not checked on submit).
+      fresh.hidden = watch.choice.value !== '';
+      watch.room.disabled = fresh.hidden;
+    };
+    watch.choice.addEventListener('change', choose);
+    choose();
+    watch.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const address = watchAddress(watch.choice.value || watch.room.value, shared.link);
+      if (address) location.href = address;
+      else watch.room.reportValidity();
+    });
+    watch.hidden = false;
+  } else {
+    words = `${shared.words} What was shared: "${shared.shared}"`;
+  }
+  // The status is on the page before its words, so that a screen reader says them.
+  setTimeout(() => { status.textContent = words; }, 100);
+}
