@@ -8,6 +8,9 @@ are the source tree's, through COWATCH_WEB_ROOT):
   room, a playing room, a host's view with its controls, the dialogs, every
   refusal (locked, password, banned, kicked), the phone layout, the dark scheme,
   forced colours, more contrast, and text at 200 %; any violation fails;
+- reflow (WCAG 1.4.10) in each of those states: at 320 CSS px wide (a phone,
+  or 1280 px at 400 %), as a desktop's window and as a phone's, nothing
+  scrolls sideways and no element or text is wider than the viewport;
 - a keyboard-only walk: joining from the landing page, sharing a video, playing,
   the shortcuts, chatting, and a host's moderation (lock, kick), each control in
   a sensible order with a visible focus;
@@ -58,6 +61,8 @@ except ImportError as error:  # commands/setup --browser installs it
 AXE_OPTIONS = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "best-practice"]}}
 LAPTOP = (1280, 680, 1, False)  # a 1280 x 800 screen less the system's and browser's bars
 PHONE = (390, 664, 3, True)  # a 390 x 844 phone less its browser's bars
+# WCAG 1.4.10's width: 1280 CSS px at 400 %, or a small phone; a desktop's window, then a phone's.
+REFLOW = [(320, 640, 1, False), (320, 640, 1, True)]
 AUDITED = []  # (page and state, violations, rules passed, left to a person), for COWATCH_A11Y_REPORT
 
 
@@ -120,11 +125,74 @@ def report():
 def screen(browser, size, scheme="light", features=()):
     """The viewport at `size` (width, height, pixel ratio, phone?), the colour
     scheme and any other media features (forced-colors, prefers-contrast...)."""
+    viewport(browser, size)
+    browser.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
+        {"name": "prefers-color-scheme", "value": scheme}, *({"name": n, "value": v} for n, v in features)]})
+
+
+def viewport(browser, size):
+    """The viewport at `size` (width, height, pixel ratio, phone?); kept, for
+    reflows() to come back to."""
     width, height, ratio, mobile = size
     browser.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
         "width": width, "height": height, "deviceScaleFactor": ratio, "mobile": mobile})
-    browser.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
-        {"name": "prefers-color-scheme", "value": scheme}, *({"name": n, "value": v} for n, v in features)]})
+    browser.viewport = size
+
+
+# What sticks out sideways past `limit` CSS px: the page's width, the elements
+# whose box does (the innermost first: those that cause it), and the elements
+# whose text does (a word, a key or a link that does not wrap).
+OVERFLOW_JS = """
+// A window's scrollbar takes its width from the page; a phone's is drawn over it.
+const limit = Math.min(arguments[0], document.documentElement.clientWidth, innerWidth);
+const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+  + [...e.classList].map((c) => '.' + c).join('');
+const out = (box) => box.width > 0 && box.height > 0
+  && (box.right + scrollX > limit + 0.5 || box.left + scrollX < -0.5);
+// A closed <details> keeps a box for what it hides (but its summary): not on screen.
+const shown = (e) => !e.closest('details:not([open]) > :not(summary), .visually-hidden');
+const wide = [...document.body.querySelectorAll('*')].filter((e) => shown(e) && out(e.getBoundingClientRect()));
+const innermost = wide.filter((e) => !wide.some((o) => o !== e && e.contains(o)));
+const texts = new Set();
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  if (!node.data.trim() || !node.parentElement || node.parentElement.closest('script, style, select') || !shown(node.parentElement)) continue;
+  const range = document.createRange();
+  range.selectNodeContents(node);
+  if ([...range.getClientRects()].some(out)) texts.add(node.parentElement);
+}
+const box = (e) => { const b = e.getBoundingClientRect(); return `${name(e)} (${Math.round(b.left + scrollX)}..${Math.round(b.right + scrollX)} px)`; };
+return {scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth,
+        innerWidth: innerWidth, elements: innermost.map(box).concat(wide.filter((e) => !innermost.includes(e)).map(name)),
+        texts: [...texts].map(box)};
+"""
+
+
+def reflows(browser, found, state):
+    """WCAG 1.4.10, reflow: the page as it is now, 320 CSS px wide (as a
+    desktop's window, then as a phone's), scrolls nothing sideways and has no
+    element or text wider than the viewport; what does is recorded in `found`
+    under the state. The viewport then comes back as it was."""
+    was = getattr(browser, "viewport", None)
+    problems = []
+    try:
+        for size in REFLOW:
+            viewport(browser, size)
+            settle(browser)
+            seen = browser.js(OVERFLOW_JS, size[0])
+            width = min(size[0], seen["clientWidth"], seen["innerWidth"])
+            if seen["scrollWidth"] > width or seen["elements"] or seen["texts"]:
+                problems.append(f"at {size[0]} px ({'phone' if size[3] else 'window'}): the page is"
+                                f" {seen['scrollWidth']} px wide for {width}; elements wider, the innermost first:"
+                                f" {seen['elements'][:12]}; text sticking out of: {seen['texts'][:12]}")
+    finally:
+        if was:
+            viewport(browser, was)
+        else:
+            browser.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            browser.viewport = None
+        settle(browser)
+    found[f"{state}: reflow at 320 px"] = problems
 
 
 def audit(browser, state):
@@ -143,8 +211,10 @@ def audit(browser, state):
 
 
 def audits(browser, found, state):
-    """Audits the page into `found` ({state: violations}), for one assertion at the end."""
+    """Audits the page into `found` ({state: violations}), for one assertion at
+    the end: axe-core's rules, then reflow at 320 px."""
     found[state] = audit(browser, state)
+    reflows(browser, found, state)
 
 
 def audits_here_and_on_a_phone(browser, found, state):
@@ -208,6 +278,28 @@ def test_the_landing_page_passes_the_audit(server, browser):
         audits(browser, found, "landing page, dark")
     finally:
         observer.close()
+    assert_no_violations(found)
+
+
+def test_the_landing_page_with_a_shared_link_passes_the_audit(server, browser):
+    """The landing page as a share sheet opens it (test_installable.py): "Watch
+    this together" with a long link and a remembered room, then a share with no link."""
+    found = {}
+    browser.driver.get(server.url("/"))
+    browser.js("localStorage.setItem('cowatch.rooms', JSON.stringify(['movie-night']))")
+    shared = "/?text=look%20https://example.org/film.mp4%3Ftoken%3D" + "0123456789abcdef" * 12  # nowhere to break
+    said = "return !document.getElementById('shared').hidden && document.getElementById('shared-status').textContent"
+    for name, size, scheme in (("landing page, a shared link", LAPTOP, "light"),
+                               ("landing page, a shared link, phone", PHONE, "light"),
+                               ("landing page, a shared link, dark", LAPTOP, "dark")):
+        screen(browser, size, scheme)
+        browser.driver.get(server.url(shared))
+        browser.wait(said, "the shared link said")
+        audits(browser, found, name)
+    screen(browser, LAPTOP)
+    browser.driver.get(server.url("/?text=no%20link%20here"))
+    browser.wait(said, "the missing link said")
+    audits(browser, found, "landing page, a share without a link")
     assert_no_violations(found)
 
 
@@ -279,6 +371,49 @@ def test_a_room_passes_the_audit_in_every_state_a_member_and_a_host_see(server, 
         screen(browser, PHONE)
         settle(browser)
         audits(browser, found, "nothing playing, a member, phone")
+    finally:
+        observer.close()
+    assert_no_violations(found)
+
+
+def test_alone_or_together_passes_the_audit(server, media, browser):
+    """The states of docs/browser.md's "On a phone and in the background": the
+    question before a link replaces what the room watches, a host's question on
+    leaving, a video the device paused (its overlay and the way back), paused
+    just for me, and an item playing only for me (the video's own controls)."""
+    found = {}
+    room = room_name("audit-alone")
+    screen(browser, LAPTOP)
+    browser.enter(server, room, "hana")
+    observer = Observer(server, room, name="mallory")
+    try:
+        browser.js("localStorage.removeItem('cowatch.watch.share-without-asking')")
+        share_and_play(browser, media)
+        field = browser.driver.find_element(By.ID, "share-url")
+        field.send_keys(media.url("grey.mp4"))
+        browser.driver.find_element(By.CSS_SELECTOR, "#share-form button[data-action=watch]").click()
+        browser.wait("return document.getElementById('watch-dialog').open", "the question before replacing")
+        audits_here_and_on_a_phone(browser, found, "\"Share it with the room?\" dialog")
+        browser.driver.find_element(By.CSS_SELECTOR, "#watch-dialog button[value=cancel]").click()
+        browser.driver.find_element(By.ID, "quit").click()
+        browser.wait("return document.getElementById('quit-dialog').open", "a host's question on leaving")
+        audits(browser, found, "\"End for everyone, or only leave?\" dialog")
+        browser.driver.find_element(By.CSS_SELECTOR, "#quit-dialog button[value=cancel]").click()
+        browser.js("document.getElementById('video').pause()")  # the device takes the audio
+        browser.wait("return document.getElementById('overlay-action').textContent === 'Back to the group'"
+                     " && !document.getElementById('overlay').hidden", "the interruption's overlay")
+        audits_here_and_on_a_phone(browser, found, "interrupted by the device")
+        browser.driver.find_element(By.ID, "overlay-action").click()
+        browser.wait("return window.cowatch.sync.mode === 'playing' && !document.getElementById('pause-me').disabled",
+                     "back with the group")
+        browser.driver.find_element(By.ID, "pause-me").click()
+        browser.wait("return document.getElementById('pause-me').textContent === 'Back to the group'", "paused just for me")
+        audits(browser, found, "paused just for me")
+        browser.driver.find_element(By.ID, "pause-me").click()
+        browser.wait("return window.cowatch.sync.mode === 'playing'", "back again")
+        browser.driver.find_element(By.ID, "leave").click()
+        browser.wait("return window.cowatch.sync.mode === 'alone' && document.getElementById('video').controls", "alone")
+        audits_here_and_on_a_phone(browser, found, "playing only for me")
     finally:
         observer.close()
     assert_no_violations(found)

@@ -21,7 +21,7 @@ const REASONS = {
   catchup: 'catching up',
   coordinatedPlaybackNotPossible: 'cannot play this video',
   userActionRequired: 'needs a click to play',
-  audioSessionInterrupted: 'interrupted by their device (a call, another app or the browser)',
+  audioSessionInterrupted: 'interrupted by their device',
   playingInterstitial: 'playing an interstitial',
   away: 'away: the page is in the background',
   pausedForMe: 'paused just for themselves',
