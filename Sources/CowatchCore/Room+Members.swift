@@ -123,7 +123,7 @@ extension Room {
             }
             room.announce(id, .disconnected)
             room.actions.append(.schedule(.resumeExpires(id, serial: serial),
-                                          at: now.advanced(by: room.configuration.resumeGrace)))
+                                          at: now.advanced(by: room.configuration.grace(for: member))))
             room.coordinationLost(now: now)
         }
     }

@@ -80,6 +80,6 @@ extension Room {
         member.scope = record.scope
         member.tokenNumber = record.tokenNumber
         insertMember(member, stored: record)
-        actions.append(.schedule(.resumeExpires(record.id, serial: 1), at: now.advanced(by: configuration.resumeGrace)))
+        actions.append(.schedule(.resumeExpires(record.id, serial: 1), at: now.advanced(by: configuration.grace(for: member))))
     }
 }

@@ -61,6 +61,11 @@ public struct RoomConfiguration: Hashable, Sendable {
     /// time); past this, a `/ready` changes the member's `ready` quietly and the
     /// `state` that starts the group says that everyone is ready.
     public var readinessAnnouncedUpTo = 50
+    /// How long the identity of a member whose connection closed while it was
+    /// `away` (a page in the background: on a phone the connection goes with the
+    /// screen) is kept, when that is longer than `resumeGrace`: the room shows
+    /// them away, not gone, and they come back as themselves.
+    public var awayGrace = ServerInterval(milliseconds: 1_800_000)
 
     public init(
         maximumMembers: Int = 1_000,
@@ -100,5 +105,13 @@ public struct RoomConfiguration: Hashable, Sendable {
         self.passwordHashing = passwordHashing
         self.maximumInvites = maximumInvites
         self.mediaHosts = mediaHosts
+    }
+}
+
+extension RoomConfiguration {
+    /// How long a disconnected member's identity is kept: the resume grace, or
+    /// the away grace for a member that was away (a page in the background).
+    func grace(for member: Member) -> ServerInterval {
+        member.suspensions.contains(.away) && awayGrace > resumeGrace ? awayGrace : resumeGrace
     }
 }

@@ -127,6 +127,8 @@ extension SettingKey where Target == ServeSettings {
                   help: "seconds of silence after which a connection is dropped"),
         .duration("resume-grace", .zero...(.seconds(86_400)), \.resumeGrace,
                   help: "seconds a disconnected member can come back with its resume token"),
+        .duration("away-grace", .zero...(.seconds(86_400)), \.awayGrace,
+                  help: "seconds a member whose connection closed while away (a page in the background, suspended as away) can come back; the longer of this and resume-grace"),
         .duration("kick-cooldown", .zero...(.seconds(31_536_000)), \.kickCooldown, help: "seconds a /kick keeps the member out"),
         .duration("room-expiry", .seconds(1)...(.seconds(31_536_000)), \.roomExpiry,
                   help: "seconds an empty room, with its owner, policy and bans, is kept"),
@@ -294,6 +296,11 @@ extension ServeSettings {
     var resumeGrace: Duration {
         get { .milliseconds(gateway.room.resumeGrace.milliseconds) }
         set { gateway.room.resumeGrace = ServerInterval(newValue) }
+    }
+
+    var awayGrace: Duration {
+        get { .milliseconds(gateway.room.awayGrace.milliseconds) }
+        set { gateway.room.awayGrace = ServerInterval(newValue) }
     }
 
     var kickCooldown: Duration {

@@ -125,6 +125,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp(ServeSettings.help(for: "resume-grace")))
     var resumeGrace: String?
 
+    @Option(help: ArgumentHelp(ServeSettings.help(for: "away-grace")))
+    var awayGrace: String?
+
     @Option(help: ArgumentHelp(ServeSettings.help(for: "kick-cooldown")))
     var kickCooldown: String?
 

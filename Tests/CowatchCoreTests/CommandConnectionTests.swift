@@ -80,6 +80,26 @@ struct CommandConnectionTests {
         #expect(room.departures.first?.1 == .left)
     }
 
+    @Test("a member away (a page in the background) when its connection closes is kept for the away grace, others for the resume grace")
+    func awayIsNotGone() {
+        var room = Scenario.sharing("alice", "bob", "carol")
+        room.say("bob", "/suspend away")
+        let bob = room.id("bob")
+        room.disconnect("bob")
+        room.disconnect("carol")
+        room.advance(seconds: 61)
+        #expect(room.member("carol") == nil)
+        #expect(room.member("bob") != nil, "bob was away, not gone")
+        room.advance(seconds: 1_700)
+        #expect(room.reconnect("bob") == bob)
+        #expect(room.participant("bob")?.suspensions == [.away])
+        // Once back, a close without being away again has the usual grace.
+        room.say("bob", "/resume away")
+        room.disconnect("bob")
+        room.advance(seconds: 60)
+        #expect(room.member("bob") == nil)
+    }
+
     @Test("an expired resume token makes a new member")
     func expiredTokenMakesANewMember() {
         var room = Scenario.sharing("alice", "bob")

@@ -85,6 +85,19 @@ test('hidden, the browser\'s pause is `away`; shown again, /resume away at once'
   assert.ok(Math.abs(sim.driftMs(GROUP)) < 5, `back in step (${sim.driftMs(GROUP)} ms)`);
 });
 
+test('a hidden page the browser freezes is away before its connection goes, and back when shown', () => {
+  const sim = playingAlong();
+  sim.perform(sim.core.setHidden(true, sim.read()));
+  sim.perform(sim.core.freezing(sim.read()));
+  assert.deepEqual(sim.lines(), ['/suspend away']);
+  assert.equal(sim.video.paused, true);
+  sim.perform(sim.core.freezing(sim.read()));
+  assert.deepEqual(sim.lines(), ['/suspend away'], 'said once');
+  sim.setMe(member(['away']));
+  sim.perform(sim.core.setHidden(false, sim.read()));
+  assert.deepEqual(sim.lines(), ['/suspend away', '/resume away']);
+});
+
 test('a page loaded while the room still has it away says it is back', () => {
   const sim = new SimulatedPlayer();
   sim.open(roomState(2, { status: 'playing', position: 0, at: T0 - 1000 }), member(['away']));

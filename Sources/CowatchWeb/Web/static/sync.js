@@ -191,6 +191,11 @@ export class PlayerSync extends EventTarget {
     this.perform(this.core.setHidden(hidden, this.read()));
   }
 
+  /** The browser freezes the hidden page (the Page Lifecycle's `freeze`). */
+  freezing() {
+    this.perform(this.core.freezing(this.read()));
+  }
+
   /** "Pause just for me", and back to the group (sync/apart.js). */
   pauseForMe() {
     this.perform(this.core.pauseForMe(this.read()));

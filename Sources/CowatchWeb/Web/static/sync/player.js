@@ -138,6 +138,17 @@ export class PlayerCore extends Follower {
     });
   }
 
+  /** The browser freezes the hidden page (a phone does with its screen, and its
+   *  connection may go next): the member is away, so that the room says so and
+   *  keeps it for the away grace rather than showing it gone. */
+  freezing(r) {
+    return this.act(r, () => {
+      if (!this.me?.joined || this.alone || this.setApartByPage) return;
+      this.setApart(AWAY, 'the page is frozen in the background');
+      this.reconcile();
+    });
+  }
+
   /** "Pause just for me": this player alone stops, the group goes on. */
   pauseForMe(r) {
     return this.act(r, () => {
