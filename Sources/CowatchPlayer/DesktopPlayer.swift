@@ -24,6 +24,11 @@ import CowatchTime
 ///   the user's (`/seek <t>` once it lands). Then it leaves mpv alone until the
 ///   room answers (or `userGrace` passes: a refused command is undone by the
 ///   room's own state);
+/// - a user's pause the room refuses because the member may not pause it (the
+///   room's `/policy control hosts`) steps that member out alone, as the page's
+///   media controls do: `/suspend pausedForMe`, mpv stays paused, the user is
+///   told why in words, and their next play is `/resume pausedForMe`, back in
+///   step with the room;
 /// - plays an own-copy item from the file it was given only when that file is
 ///   the item (size, hash, then the length mpv reads), says `/have <seq> yes|no`,
 ///   and without it stays in the room not watching; and shares that file as the
@@ -178,6 +183,10 @@ public struct DesktopPlayer: Sendable {
     var ownLandedBeforeUser: MonotonicInstant?
     static let userSeekWait = MonotonicDuration.seconds(1)
     var userChange: UserChange?
+    /// The user paused where they may not pause the room, and the player stepped
+    /// them out (`/suspend pausedForMe`); until they play again.
+    var pausedForMe = false
+    static let pausedForMeReason = "pausedForMe"
     /// The room's state is the paused one that answered the user's pause near
     /// where mpv stopped: until the next state, mpv stays there.
     var userPauseStands = false
@@ -272,6 +281,17 @@ public struct DesktopPlayer: Sendable {
                 share = nil
                 reconcile()
             }
+            // The user's own pause refused because they may not pause the room:
+            // paused just for them, the others watch on.
+            if code == "forbidden", command == "pause", userChange?.pausedAt != nil, me?.joined == true {
+                userChange = nil
+                pausedForMe = true
+                note("the user may not pause the room: /suspend \(Self.pausedForMeReason)")
+                send("/suspend \(Self.pausedForMeReason)")
+                tell("only hosts may pause this room: paused just for you while the others watch on; play again to go back to the group")
+                reconcile()
+                return
+            }
             // The user's own command refused: the room's state stands.
             if userChange != nil, ["forbidden", "suspended", "not-possible", "no-session", "rate-limited"].contains(code) {
                 userChange = nil
@@ -364,6 +384,14 @@ public struct DesktopPlayer: Sendable {
         wantPaused = paused
         cancelJoin()
         running = nil
+        if !paused, pausedForMe || me?.suspensions.contains(Self.pausedForMeReason) == true {
+            // Play after pausing just for themselves: back to the group, which
+            // hands the room's state again (docs/desktop.md).
+            pausedForMe = false
+            note("the user plays again: /resume \(Self.pausedForMeReason)")
+            send("/resume \(Self.pausedForMeReason)")
+            return
+        }
         userChanged(paused ? "/pause" : "/play")
     }
 
@@ -454,7 +482,8 @@ public struct DesktopPlayer: Sendable {
         }
         if mediaError != nil { return .none("error") }
         if userSeekPending || (userChange.map { monotonic < $0.until } ?? false) { return .detached("yours", reasons: []) }
-        let others = me.suspensions.filter { $0 != "catchup" }
+        var others = me.suspensions.filter { $0 != "catchup" }
+        if pausedForMe, !others.contains(Self.pausedForMeReason) { others.append(Self.pausedForMeReason) }
         if let catchup, others.isEmpty { return .run(catchup.timeline, mode: "catchup") }
         if !others.isEmpty { return .detached("suspended", reasons: others) }
         if stall != nil { return .detached("stalled", reasons: []) }
@@ -485,7 +514,7 @@ public struct DesktopPlayer: Sendable {
             cancelJoin()
             if mode == "yours" { return }
             reportRecovery(stalledAlone: mode == "suspended" && reasons.contains("stallRecovery"))
-            if mode == "stalled" { stopVideo() }
+            if mode == "stalled" || reasons.contains(Self.pausedForMeReason) { stopVideo() }
         case .hold(let timeline, let waitingSeq, _):
             hold(timeline, waitingSeq: waitingSeq)
         case .run(let timeline, _):

@@ -394,13 +394,39 @@ struct DesktopPlayerUserTests {
         #expect(!Desk.sent(desk.on(.mpv(.playbackRestart))).contains { $0.hasPrefix("/seek") })
     }
 
-    @Test("a refused /pause leaves the room's course standing: mpv plays again")
+    @Test("a refused /play leaves the room's course standing: mpv holds again")
     func refused() {
+        var desk = Desk.inRoom()
+        desk.readings.paused = false
+        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(false)))) == ["/play"])
+        let actions = desk.on(.room(.error(code: "forbidden", message: "only hosts", command: "play")))
+        #expect(actions.contains(.pause))
+    }
+
+    @Test("a pause the room refuses (only hosts may pause) steps the user out alone; their play takes them back")
+    func pausedForMe() {
         var desk = Desk.playing()
         desk.pass(.milliseconds(2000))
         #expect(desk.userPauses() == ["/pause"])
-        let actions = desk.on(.room(.error(code: "forbidden", message: "only hosts", command: "pause")))
-        #expect(!Desk.seeks(actions).isEmpty || Desk.wake(actions) != nil)
+        let refused = desk.on(.room(.error(code: "forbidden", message: "only hosts", command: "pause")))
+        #expect(Desk.sent(refused) == ["/suspend pausedForMe"])
+        #expect(refused.contains { if case .tell(let words) = $0 { words.contains("paused just for you") } else { false } })
+        #expect(desk.readings.paused, "mpv stays where the user paused it")
+        desk.pass(.milliseconds(3000))
+        #expect(Desk.sent(desk.on(.tick)).isEmpty)
+        #expect(desk.readings.paused)
+        _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["pausedForMe"]))))
+        desk.pass(.milliseconds(1000))
+        _ = desk.on(.tick)
+        #expect(desk.readings.paused, "held while apart")
+        // Space again: back to the group, not a /play for everyone.
+        desk.readings.paused = false
+        #expect(Desk.sent(desk.on(.mpv(.pauseChanged(false)))) == ["/resume pausedForMe"])
+        // The room ends it and hands its state again: mpv seeks to the room's place to start along with it.
+        let back = desk.on(.room(.participant(Member(id: "m1", suspensions: []))))
+            + desk.on(Desk.state(4, .playing, position: 0, at: desk.now - .milliseconds(6000)))
+        let target = Desk.seeks(back).last ?? 0
+        #expect(target > 5.9 && target < 7, "the room's place is sought: \(Desk.seeks(back))")
     }
 }
 
