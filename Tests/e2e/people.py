@@ -110,6 +110,12 @@ class People:
         page = self.media.url("watch.html")
         a.driver.find_element(By.ID, "share-url").send_keys(page)
         a.driver.find_element(By.XPATH, share.format("watch")).click()
+        # The room has an item: the page asks before replacing it for everyone
+        # (docs/browser.md, "On a phone and in the background"); alice shares.
+        asked = self.wait_js(a, "const d = document.getElementById('watch-dialog'); return d.open && d.textContent;", 5,
+                             "the question before replacing what the room watches")
+        self.check("only for you" in asked, f"\"Watch now\" over the room's item asks share or only for me: {asked!r}")
+        a.driver.find_element(By.CSS_SELECTOR, "#watch-dialog button[value=share]").click()
         refusal = self.wait_js(a, LOG_JS + "const l = lines.find((l) => l.kind === 'error' && l.text.includes('web page')); return l && l.text;",
                                10, "the refusal of a web page in alice's log")
         self.check("share the address of the video file itself" in refusal

@@ -12,7 +12,8 @@ member of the room (Observer) watching what the room is told:
   host's pause pauses the room and play resumes it; a member who may not
   pause is told so in words and paused just for themselves;
 - a page hidden behind another tab whose video the browser pauses is `away`,
-  and shown again it is back in step within a second;
+  and shown again it is back in step within a second (on a phone's screen, with
+  touch, as "Pause just for me" is);
 - picture in picture: a click opens the Document Picture-in-Picture window
   with the video, the page is hidden behind another tab for 60 s in a browser
   whose hidden pages' timers are throttled as a person's are, and the video
@@ -76,6 +77,15 @@ def media():
 @pytest.fixture
 def browser():
     yield from opened_browser(autoplay=True)
+
+
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+
+
+def as_a_phone(browser):
+    """This tab as a phone's: its screen, touch, and the page laid out for it."""
+    browser.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    browser.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
 
 
 def member_of(observer, name):
@@ -143,7 +153,7 @@ def test_a_pause_the_page_did_not_order_sets_the_member_apart_and_the_room_plays
                         " button: document.getElementById('overlay-action').textContent,"
                         " play: document.getElementById('play').textContent };", "the page says why")
     assert seen["paused"], f"the page undid the pause: {seen}"
-    assert "Your device paused the video" in seen["overlay"] and seen["button"] == "Back to the group", seen
+    assert "Your video was paused, not by the room" in seen["overlay"] and seen["button"] == "Back to the group", seen
     # The room was not moved: no new state, still playing.
     assert last_state(observer)["seq"] == playing["seq"] and last_state(observer)["playback"]["status"] == "playing"
     # Still paused a moment later: nothing restarts it behind the person's back.
@@ -205,6 +215,7 @@ def test_a_member_who_may_not_pause_is_told_and_paused_just_for_themselves(serve
 def test_a_hidden_page_paused_by_the_browser_is_away_and_back_in_step_within_a_second(server, browser, media):  # noqa: F811
     room = room_name("away")
     observer = Observer(server, room)
+    as_a_phone(browser)
     playing = playing_together(browser, observer, server, media, room)
     room_tab = browser.driver.current_window_handle
     cover = browser.driver.execute_cdp_cmd("Target.createTarget", {"url": "about:blank"})
@@ -283,7 +294,12 @@ def test_picture_in_picture_keeps_the_video_in_step_while_the_page_is_hidden(ser
 def test_pause_just_for_me_and_back(server, browser, media):  # noqa: F811
     room = room_name("for-me")
     observer = Observer(server, room)
+    as_a_phone(browser)
     playing = playing_together(browser, observer, server, media, room)
+    # On a phone's screen: the button there, within the page's width.
+    box = browser.js("const r = document.getElementById('pause-me').getBoundingClientRect();"
+                     " return { width: r.width, left: r.left, right: r.right, page: innerWidth };")
+    assert box["width"] > 0 and box["left"] >= 0 and box["right"] <= box["page"], box
     browser.driver.find_element(By.ID, "pause-me").click()
     told(observer, "ada", lambda p: p["suspensions"] == ["pausedForMe"], "ada paused just for herself")
     seen = browser.wait("const b = document.getElementById('pause-me'); return b.textContent === 'Back to the group' && {"

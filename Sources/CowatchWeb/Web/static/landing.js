@@ -58,8 +58,6 @@ if (shared) showShared(shared);
 function showShared(shared) {
   const status = document.getElementById('shared-status');
   const watch = document.getElementById('watch-shared');
-  // A long link wraps rather than making a phone's page scroll sideways.
-  status.style.overflowWrap = 'anywhere';
   document.getElementById('shared').hidden = false;
   let words;
   if (shared.found) {

@@ -105,7 +105,10 @@ function apartWords(reasons) {
     return { message: 'Your browser paused the video while the page was in the background. The others watch on.', button: back };
   }
   if (reasons.includes('audioSessionInterrupted')) {
-    return { message: 'Your device paused the video (a call, another app or the browser). The others watch on.', button: back };
+    return {
+      message: 'Your video was paused, not by the room: by your device (a call, another app), the browser or the video\'s own player. The others watch on.',
+      button: back,
+    };
   }
   return { message: null, button: null };
 }

@@ -16,6 +16,10 @@ export function wirePictureInPicture(page) {
   const inPictureInPicture = () => !!pip.window || document.pictureInPictureElement === video;
   const tellVisibility = () => sync.setHidden(document.visibilityState === 'hidden' && !inPictureInPicture());
   document.addEventListener('visibilitychange', tellVisibility);
+  // A hidden page the browser freezes (a phone's, with its screen) is away
+  // before its connection goes; unfrozen and shown, it is back.
+  document.addEventListener('freeze', () => { if (!inPictureInPicture()) sync.freezing(); });
+  document.addEventListener('resume', tellVisibility);
   video.addEventListener('enterpictureinpicture', () => { tellVisibility(); render(); });
   video.addEventListener('leavepictureinpicture', () => { tellVisibility(); render(); });
 
@@ -61,6 +65,8 @@ export function wirePictureInPicture(page) {
   async function openWindow() {
     const win = await window.documentPictureInPicture.requestWindow({ width: 480, height: 330 });
     const doc = win.document;
+    doc.documentElement.lang = 'en';
+    doc.title = `${page.room} · Cowatch`;
     const style = doc.createElement('link');
     style.rel = 'stylesheet';
     style.href = '/static/style.css';
