@@ -137,6 +137,12 @@ def in_step(browser, what):
                         what)
 
 
+def back_with_the_group(browser, observer, what):
+    """Waits until the room no longer has ada apart and her page plays in step again."""
+    told(observer, "ada", lambda p: not p["suspensions"], what)
+    in_step(browser, f"{what}: in step")
+
+
 PAUSE_FROM_OUTSIDE = "document.getElementById('video').pause()"
 
 
@@ -160,8 +166,7 @@ def test_a_pause_the_page_did_not_order_sets_the_member_apart_and_the_room_plays
     time.sleep(1.5)
     assert browser.js("return document.getElementById('video').paused"), "the page played the video again by itself"
     browser.driver.find_element(By.ID, "play").click()
-    told(observer, "ada", lambda p: not p["suspensions"], "ada back with the group")
-    in_step(browser, "ada's page back in step")
+    back_with_the_group(browser, observer, "ada back with the group")
     assert last_state(observer)["playback"]["status"] == "playing"
     observer.close()
 
@@ -207,8 +212,7 @@ def test_a_member_who_may_not_pause_is_told_and_paused_just_for_themselves(serve
     assert browser.js("return document.getElementById('video').paused")
     assert last_state(observer)["seq"] == playing["seq"], "the room was not moved"
     browser.js("window.cowatch.mediaAction('play')")
-    told(observer, "ada", lambda p: not p["suspensions"], "play takes ada back to the group")
-    in_step(browser, "back in step")
+    back_with_the_group(browser, observer, "play takes ada back to the group")
     observer.close()
 
 
@@ -309,8 +313,7 @@ def test_pause_just_for_me_and_back(server, browser, media):  # noqa: F811
     time.sleep(1)
     assert last_state(observer)["seq"] == playing["seq"] and browser.js("return document.getElementById('video').paused")
     browser.driver.find_element(By.ID, "pause-me").click()
-    told(observer, "ada", lambda p: not p["suspensions"], "ada back")
-    in_step(browser, "back in step")
+    back_with_the_group(browser, observer, "ada back")
     observer.close()
 
 
