@@ -254,8 +254,15 @@ public struct DesktopPlayer: Sendable {
 
     mutating func receive(_ message: RoomMessage) {
         switch message {
-        case .welcome(let you):
+        case .welcome(let you, let ownerKey):
             me = you
+            if let ownerKey {
+                // Shown once, as the page and the terminal show it: without it the
+                // room would have an owner nobody can be.
+                tell("you created this room: your owner key is \(ownerKey) (shown once: keep it)")
+                tell("to come back as its owner from any device: cowatch watch <this room's address> --owner \(ownerKey)"
+                     + " (or ?owner=\(ownerKey) in the room's address)")
+            }
             reconcile()
         case .participant(let member):
             guard member.id == me?.id else { return }

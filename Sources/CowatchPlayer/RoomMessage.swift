@@ -6,7 +6,8 @@ import SlashCommands
 /// (docs/protocol.md, "Events"), read from one event's text. Fields the player
 /// does not use are not read; an event it does not follow is `.other`.
 public enum RoomMessage: Sendable, Hashable {
-    case welcome(you: Member)
+    /// `ownerKey`: the room was created by this connection, and this is its owner key (shown once).
+    case welcome(you: Member, ownerKey: String? = nil)
     case state(RoomState)
     case participant(Member)
     /// A catch-up's replay: from media position `from` at `rate`, meeting the group at `until`.
@@ -26,7 +27,7 @@ public enum RoomMessage: Sendable, Hashable {
         switch type {
         case "welcome":
             guard let you = (object["you"] as? [String: Any]).flatMap(Member.init(object:)) else { return nil }
-            self = .welcome(you: you)
+            self = .welcome(you: you, ownerKey: object["ownerKey"] as? String)
         case "state":
             guard let state = RoomState(object: object) else { return nil }
             self = .state(state)

@@ -394,6 +394,20 @@ struct DesktopPlayerUserTests {
         #expect(!Desk.sent(desk.on(.mpv(.playbackRestart))).contains { $0.hasPrefix("/seek") })
     }
 
+    @Test("the owner key of a room this player created is shown once, in words; a member's welcome shows none")
+    func ownerKeyShown() {
+        let told = { (actions: [DesktopPlayer.Action]) in actions.compactMap { if case .tell(let words) = $0 { words } else { nil } } }
+        var creator = Desk()
+        _ = creator.on(.connected)
+        let words = told(creator.on(.room(.welcome(you: Member(id: "m1"), ownerKey: "k3y"))))
+        #expect(words.count == 2 && words[0].contains("your owner key is k3y") && words[1].contains("--owner k3y"), "\(words)")
+        var member = Desk()
+        _ = member.on(.connected)
+        #expect(told(member.on(.room(.welcome(you: Member(id: "m2"))))).isEmpty)
+        #expect(RoomMessage(json: #"{"type":"welcome","you":{"id":"m1","joined":true},"ownerKey":"k3y"}"#)
+                == .welcome(you: Member(id: "m1"), ownerKey: "k3y"))
+    }
+
     @Test("a refused /play leaves the room's course standing: mpv holds again")
     func refused() {
         var desk = Desk.inRoom()

@@ -12,6 +12,7 @@ account at the end.
 import json
 import math
 import os
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -44,7 +45,8 @@ def setup():
         wait_for(lambda: (bot.current() or {}).get("session"), 5, "the item shared")
 
         watcher = Watcher(work, room_url, "mpv", "--verbose")
-        context = {"bot": bot, "ipc": watcher.ipc, "work": work, "figures": {}, "errors": []}
+        context = {"bot": bot, "ipc": watcher.ipc, "work": work, "figures": {}, "errors": [],
+                   "server": f"ws://127.0.0.1:{port}"}
         yield context
         if os.environ.get("MPV_TEST_DEBUG"):
             print("cowatch watch still running:", watcher.process.poll() is None)
@@ -149,3 +151,24 @@ def test_all_transitions_together(setup):
                                "mean_ms": round(statistics.mean(errors), 2), "samples": len(errors)}
     print(f"all: {setup['figures']['all']}")
     assert p95 <= P95_BOUND_MS, setup["figures"]["all"]
+
+
+def test_a_room_watch_creates_shows_its_owner_key_once(setup):
+    """The first member of a new room owns it: `cowatch watch` says the owner key,
+    with how to come back as the owner; the next member is told no key."""
+    room_url = setup["server"] + "/rooms/mpv-owner"
+    founder = Watcher(setup["work"], room_url, "founder")
+    second = None
+    try:
+        said = wait_for(lambda: re.search(r"your owner key is (\S+) \(shown once", founder.output()), 15,
+                        "the owner key said by cowatch watch")
+        key = said.group(1)
+        assert f"cowatch watch <this room's address> --owner {key}" in founder.output(), founder.output()
+        second = Watcher(setup["work"], room_url, "second", "--verbose")
+        # Its welcome read (the player follows the room's first state), it was told no key.
+        wait_for(lambda: "cowatch: state " in second.output(), 15, "the second member's first state")
+        assert "owner key" not in second.output(), second.output()
+    finally:
+        founder.stop()
+        if second:
+            second.stop()
