@@ -192,7 +192,7 @@ struct BridgeSettingsTests {
         #expect(settings.pairs.first?.connection.realName == "Cowatch #1 # of 2")
     }
 
-    @Test("deploy/bridge.conf.example shows every setting, and is itself a valid config")
+    @Test("deploy/bridge.conf.example shows every setting, has no active pair (nothing to bridge until one is made), and its first pair uncommented is a valid config")
     func example() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let path = root.appendingPathComponent("deploy/bridge.conf.example").path
@@ -200,7 +200,13 @@ struct BridgeSettingsTests {
         for key in BridgeSettings.keyNames {
             #expect(text.contains("\n# \(key) = ") || text.contains("\n\(key) = "), "\(key) is missing from \(path)")
         }
-        let settings = try BridgeSettings.resolve(file: (path, text), environment: [:], flags: [:])
+        // Installed as it is, it joins nothing: a host makes a pair of their own first.
+        #expect(!text.contains("\n[pair]"))
+        #expect(throws: SettingsError.self) { try BridgeSettings.resolve(file: (path, text), environment: [:], flags: [:]) }
+        let firstPair = text.replacingOccurrences(of: "# [pair]\n# irc = ircs://irc.libera.chat/#my-movie-night\n# room = movie-night",
+                                                  with: "[pair]\nirc = ircs://irc.libera.chat/#my-movie-night\nroom = movie-night")
+        #expect(firstPair != text)
+        let settings = try BridgeSettings.resolve(file: (path, firstPair), environment: [:], flags: [:])
         #expect(settings.pairs.map(\.room) == ["movie-night"])
     }
 }
