@@ -143,6 +143,13 @@ def back_with_the_group(browser, observer, what):
     in_step(browser, f"{what}: in step")
 
 
+def page_lives_on(browser, seconds):
+    """Waits until the page's own clock (the room's time as it reads it) has gone
+    `seconds` further: that long of its player's ticks, for a check that nothing changed."""
+    since = browser.js("return window.cowatch.clock.now()")
+    browser.wait("return window.cowatch.clock.now() >= arguments[0]", f"{seconds} s of the page's time", since + seconds * 1000)
+
+
 PAUSE_FROM_OUTSIDE = "document.getElementById('video').pause()"
 
 
@@ -163,7 +170,7 @@ def test_a_pause_the_page_did_not_order_sets_the_member_apart_and_the_room_plays
     # The room was not moved: no new state, still playing.
     assert last_state(observer)["seq"] == playing["seq"] and last_state(observer)["playback"]["status"] == "playing"
     # Still paused a moment later: nothing restarts it behind the person's back.
-    time.sleep(1.5)
+    page_lives_on(browser, 1.5)
     assert browser.js("return document.getElementById('video').paused"), "the page played the video again by itself"
     browser.driver.find_element(By.ID, "play").click()
     back_with_the_group(browser, observer, "ada back with the group")
@@ -226,7 +233,7 @@ def test_a_hidden_page_paused_by_the_browser_is_away_and_back_in_step_within_a_s
     browser.wait("return document.visibilityState === 'hidden'", "the room's page is hidden behind another tab")
     browser.js(PAUSE_FROM_OUTSIDE)  # the browser pauses a background video
     told(observer, "ada", lambda p: "away" in p["suspensions"], "ada away")
-    time.sleep(3)
+    page_lives_on(browser, 3)
     assert last_state(observer)["seq"] == playing["seq"], "the room played on without ada"
     browser.driver.execute_cdp_cmd("Target.activateTarget", {"targetId": room_tab})
     browser.driver.execute_cdp_cmd("Target.closeTarget", {"targetId": cover["targetId"]})
@@ -310,7 +317,7 @@ def test_pause_just_for_me_and_back(server, browser, media):  # noqa: F811
                         " paused: document.getElementById('video').paused, status: document.getElementById('player-status').textContent };",
                         "the button says the way back")
     assert seen["paused"] and "Paused just for you" in seen["status"], seen
-    time.sleep(1)
+    page_lives_on(browser, 1)
     assert last_state(observer)["seq"] == playing["seq"] and browser.js("return document.getElementById('video').paused")
     browser.driver.find_element(By.ID, "pause-me").click()
     back_with_the_group(browser, observer, "ada back")
@@ -424,7 +431,7 @@ def test_no_page_undoes_what_the_person_did_while_a_state_arrives(server, browse
     observer.socket.send("/pause")
     observer.wait_for(lambda e: e.get("type") == "state" and e["playback"]["status"] == "paused", "paused by the room")
     browser.wait("return window.cowatch.sync.mode === 'paused' && document.getElementById('video').paused", "the page holds")
-    time.sleep(1)
+    page_lives_on(browser, 1)
     assert not member_of(observer, "ada")["suspensions"], member_of(observer, "ada")
     assert json.dumps(browser.js("return window.cowatch.sync.snapshot().apartReasons")) == "[]"
     observer.close()
