@@ -56,6 +56,10 @@ public final class ClientConnection: @unchecked Sendable {
     var finished = false
     /// OpenSSL's verdict on the server's certificate when it refused it.
     var certificateError: Int32?
+    /// The names the server's certificate is for, when it was judged.
+    var certificateNames: String?
+    /// The CA files this connection trusted besides the system's store.
+    var caFiles: [String] = []
 
     init(id: UInt64, address: WebSocketAddress, encoding: ClientEncoding, handlers: ClientHandlers, owner: WebSocketClients) {
         self.id = id

@@ -80,4 +80,18 @@ public struct WebSocketAddress: Sendable, Hashable {
 
     /// `host:port`, as a message names the server.
     public var authority: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
+
+    /// An IPv4 or IPv6 address rather than a name: its certificate must list it
+    /// as an IP address, and it is never sent as a server name (RFC 6066, 3).
+    public var isAddressLiteral: Bool {
+        host.contains(":") || (host.split(separator: ".", omittingEmptySubsequences: false).count == 4
+                                && host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { UInt8($0) != nil })
+    }
+
+    /// The request's `Host` field (RFC 9110, 7.2): an IPv6 address in brackets,
+    /// the port unless it is the scheme's own, as a browser sends it; a server
+    /// (or nginx) reads a bare `::1` as no host at all.
+    public var hostHeader: String {
+        (host.contains(":") ? "[\(host)]" : host) + (port == (secure ? 443 : 80) ? "" : ":\(port)")
+    }
 }

@@ -113,6 +113,11 @@ public struct ClientLife: Sendable {
     private var awaySince: MonotonicInstant?
     /// The last close was 4010: the room moved to another node.
     private var movedNow = false
+    /// The open connection's welcome came, and whether any connection's ever did.
+    private var welcomed = false
+    private var everWelcomed = false
+    /// The server refused something on the open connection before its welcome.
+    private var refusedBeforeWelcome: String?
 
     public init(settings: Settings, resume: String? = nil, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
         self.settings = settings
@@ -129,7 +134,8 @@ public struct ClientLife: Sendable {
         case .opened(let number):
             guard number == attempt, case .connecting(let everOpened) = phase else { return [] }
             phase = .open
-            backoff.succeeded()
+            welcomed = false
+            refusedBeforeWelcome = nil
             awaySince = nil
             var actions: [Action] = everOpened ? [.say("cowatch: reconnected")] : []
             actions += held.map { .send($0) }
@@ -223,8 +229,19 @@ public struct ClientLife: Sendable {
             phase = .leaving
             return [.close]
         }
-        if let token = Self.resumeToken(inWelcome: text) { resumeToken = token }
-        if let refusal = Self.refusal(in: text) { refusals.append(refusal) }
+        if let token = Self.resumeToken(inWelcome: text) {
+            resumeToken = token
+            // Tries count again from the first delay once the room has let us in,
+            // not when the socket opens: a room that refuses every join (full,
+            // say) is not asked again at once, over and over.
+            if !welcomed { backoff.succeeded() }
+            welcomed = true
+            everWelcomed = true
+        }
+        if let refusal = Self.refusal(in: text) {
+            refusals.append(refusal)
+            if !welcomed { refusedBeforeWelcome = refusal }
+        }
         return [.print(text)]
     }
 
@@ -240,6 +257,11 @@ public struct ClientLife: Sendable {
         case .open:
             let why = info.code.map { Self.describe(code: $0, reason: info.reason) }
                 ?? "the connection dropped" + (info.reason.isEmpty ? "" : " (\(info.reason))")
+            // Refused at the door (a full room) by a room that never let this
+            // session in: said, and over, as an upgrade's refusal is.
+            if !welcomed, !everWelcomed, refusedBeforeWelcome != nil || !Self.comesBack(after: info.code) {
+                return end("cowatch: could not join: \(why)", code: 1)
+            }
             guard Self.comesBack(after: info.code), settings.reconnectFor > .zero else {
                 let code: Int32 = info.code == 1000 ? (failedExit ? 1 : 0) : 1
                 return end("cowatch: disconnected: \(why)", code: code)

@@ -59,16 +59,25 @@ public struct ClientTrust: Sendable, Hashable {
 /// the person who typed the address: which of "not trusted", "not for this name",
 /// "expired" or "not TLS at all" it was, and what to do about it.
 public enum TLSRefusal {
-    /// OpenSSL's certificate verification result (`X509_V_ERR_*`) for `host`.
-    public static func describe(verifyError code: Int32, host: String, port: Int) -> String {
-        let server = "the server at \(host):\(port)"
+    /// OpenSSL's certificate verification result (`X509_V_ERR_*`) for `host`;
+    /// `certificateNames`, the names the certificate is for; `caFiles`, the CA
+    /// files trusted besides the system's store (advice differs once one is given).
+    public static func describe(verifyError code: Int32, host: String, port: Int, certificateNames: String? = nil,
+                                caFiles: [String] = []) -> String {
+        let server = "the server at \(host.contains(":") ? "[\(host)]" : host):\(port)"
         let detail = String(cString: X509_verify_cert_error_string(Int(code)))
         switch code {
         case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
-            return "\(server) presented a certificate for another name, not \(host) (\(detail))"
+            let names = certificateNames.map { $0.isEmpty ? "" : "; it is for \($0)" } ?? ""
+            return "\(server) presented a certificate for another name, not \(host) (\(detail))\(names)"
         case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
              X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
              X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_UNTRUSTED:
+            guard caFiles.isEmpty else {
+                return "\(server) presented a certificate this machine does not trust (\(detail)); "
+                    + "\(caFiles.joined(separator: ", ")) does not vouch for it either: "
+                    + "pass the certificate of the CA that signed the server's"
+            }
             return "\(server) presented a certificate this machine does not trust (\(detail)); "
                 + "if it comes from a private CA, pass that CA's certificate with --ca-file FILE"
         case X509_V_ERR_CERT_HAS_EXPIRED:
@@ -80,10 +89,22 @@ public enum TLSRefusal {
         }
     }
 
+    /// The DNS names and addresses a certificate is for, as one line; nil when it
+    /// lists none.
+    static func names(of certificate: OpaquePointer) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = buffer.withUnsafeMutableBufferPointer { pointer in
+            pointer.baseAddress.map { $0.withMemoryRebound(to: CChar.self, capacity: pointer.count) {
+                cw_x509_alt_names(certificate, $0, pointer.count) } } ?? 0
+        }
+        guard count > 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+    }
+
     /// A TLS handshake that failed before any certificate was judged: most often a
     /// server that speaks plain HTTP on that port. (OpenSSL's own words for it,
     /// "wrong version number" or a bare error number, tell a person nothing.)
     public static func describeHandshake(host: String, port: Int) -> String {
-        "\(host):\(port) did not answer in TLS (is it a plain ws:// or http:// server?)"
+        "\(host.contains(":") ? "[\(host)]" : host):\(port) did not answer in TLS (is it a plain ws:// or http:// server?)"
     }
 }

@@ -49,6 +49,8 @@ public final class WebSocketClients: @unchecked Sendable {
     /// The OpenSSL context every `wss://` connection verifies its server with; nil
     /// when the clients were made without TLS (a load generator on loopback).
     private let tlsContext: OpaquePointer?
+    /// The CA files trusted besides the system's store, for telling a refusal.
+    private let caFiles: [String]
 
     /// `connectTimeout`: how long a connection may take to open before it
     /// fails (libwebsockets counts whole seconds: rounded up, 1 s to an hour).
@@ -58,6 +60,7 @@ public final class WebSocketClients: @unchecked Sendable {
     }
 
     private init(connectTimeoutSeconds connectTimeout: Double, trust: ClientTrust?) throws {
+        caFiles = trust?.caFiles ?? []
         do {
             tlsContext = try trust?.makeContext()
         } catch {
@@ -68,7 +71,9 @@ public final class WebSocketClients: @unchecked Sendable {
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(protocolName)
         protocols[0].callback = lwsClientCallback
-        lws_set_log_level(LLL_ERR, nil)
+        // libwebsockets' own lines ("E: SSL error: ...") would come before the
+        // sentence this client prints for the same failure (`connectionError`).
+        lws_set_log_level(0, nil)
 
         guard let loop = ev_loop_new(UInt32(EVFLAG_AUTO) | UInt32(EVFLAG_NOSIGMASK)) else {
             protocols.deallocate()
@@ -204,8 +209,8 @@ public final class WebSocketClients: @unchecked Sendable {
         info.address = keep(connection.address.host)
         info.port = Int32(connection.address.port)
         info.path = keep(connection.address.path)
-        info.host = keep(connection.address.host)
-        info.origin = keep(connection.address.host)
+        info.host = keep(connection.address.hostHeader)
+        // No Origin: it is a page's (RFC 6455, 10.2), and the server judges pages by it.
         info.protocol = keep(connection.subprotocol)
         info.local_protocol_name = UnsafePointer(protocolName)
         info.ietf_version_or_minus_one = -1
@@ -216,9 +221,16 @@ public final class WebSocketClients: @unchecked Sendable {
                 return
             }
             info.ssl_connection = Int32(LCCSCF_USE_SSL.rawValue)
+            // libwebsockets checks the certificate against `host` as a DNS name cut
+            // at its first ':'; an address is checked here instead, against the
+            // certificate's IP addresses (the verification callback).
+            if connection.address.isAddressLiteral {
+                info.ssl_connection |= Int32(LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue)
+            }
         }
         if let source = connection.address.source { info.iface = keep(source) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(connection.id))
+        connection.caFiles = caFiles
         connections[connection.id] = connection
         connection.wsi = lws_client_connect_via_info(&info)
         if connection.wsi == nil {
@@ -250,10 +262,20 @@ public final class WebSocketClients: @unchecked Sendable {
         switch reason {
         case LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION:
             // `user` is OpenSSL's store context and `length` its verdict so far: a
-            // refusal is kept, to say which it was when the connection fails.
-            if length == 0, let user, let connection = connection(for: wsi) {
-                connection.certificateError = X509_STORE_CTX_get_error(OpaquePointer(user))
+            // refusal is kept, to say which it was when the connection fails, with
+            // the names the server's certificate is for.
+            guard let user, let connection = connection(for: wsi) else { return 0 }
+            let store = OpaquePointer(user)
+            if X509_STORE_CTX_get_error_depth(store) == 0, let certificate = X509_STORE_CTX_get_current_cert(store) {
+                connection.certificateNames = TLSRefusal.names(of: certificate)
+                if length != 0, connection.address.isAddressLiteral,
+                   X509_check_ip_asc(certificate, connection.address.host, 0) != 1 {
+                    X509_STORE_CTX_set_error(store, X509_V_ERR_IP_ADDRESS_MISMATCH)
+                    connection.certificateError = X509_V_ERR_IP_ADDRESS_MISMATCH
+                    return 1
+                }
             }
+            if length == 0 { connection.certificateError = X509_STORE_CTX_get_error(store) }
             return 0
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainRequests()
@@ -318,13 +340,17 @@ public final class WebSocketClients: @unchecked Sendable {
         let address = connection.address
         // The upgrade's refusal ("HS: ...") is read again by the caller, in words.
         if text.hasPrefix("HS:") { return text }
-        guard address.secure else { return "\(address.authority): \(text)" }
-        if let code = connection.certificateError, code != X509_V_OK {
-            return TLSRefusal.describe(verifyError: code, host: address.host, port: address.port)
+        if address.secure, let code = connection.certificateError, code != X509_V_OK {
+            return TLSRefusal.describe(verifyError: code, host: address.host, port: address.port,
+                                       certificateNames: connection.certificateNames, caFiles: connection.caFiles)
         }
         let lowered = text.lowercased()
-        if lowered.contains("ssl") || lowered.contains("tls") {
+        if address.secure, lowered.contains("ssl") || lowered.contains("tls") {
             return TLSRefusal.describeHandshake(host: address.host, port: address.port)
+        }
+        // libwebsockets says only "Unable to connect": ask the network why.
+        if let why = ConnectProbe.failure(host: address.host, port: address.port) {
+            return ConnectProbe.describe(why, address: address)
         }
         return "\(address.authority): \(text)"
     }

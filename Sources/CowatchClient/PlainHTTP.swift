@@ -15,7 +15,7 @@ public enum PlainHTTP {
 
     public static func request(_ method: String, _ address: WebSocketAddress, bearer: String?,
                                trust: ClientTrust = .system, timeout: Double = 10) throws -> (status: Int, body: String) {
-        var head = "\(method) \(address.path) HTTP/1.1\r\nHost: \(address.host):\(address.port)\r\nConnection: close\r\n"
+        var head = "\(method) \(address.path) HTTP/1.1\r\nHost: \(address.hostHeader)\r\nConnection: close\r\n"
         if let bearer { head += "Authorization: Bearer \(bearer)\r\n" }
         if method == "POST" { head += "Content-Length: 0\r\n" }
         return try exchange(head + "\r\n", address, trust: trust, timeout: timeout)
@@ -24,16 +24,17 @@ public enum PlainHTTP {
     /// The same WebSocket upgrade asked again, to read the answer libwebsockets
     /// hides when it is not 101 ("HS: ws upgrade response not 101"): the server says
     /// in its body why it refused (docs/protocol.md, "Connecting"). A 101 answer is
-    /// read no further.
+    /// read no further. Like the connection it stands for (`LWSClients`), it sends
+    /// no `Origin`: a program is not a page, and a made-up origin would be judged
+    /// before the reason the server refused the connection for.
     public static func upgradeAnswer(_ address: WebSocketAddress, subprotocol: String, trust: ClientTrust = .system,
                                      timeout: Double = 5) throws -> (status: Int, body: String) {
         var key = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
         for index in key.indices { key[index] = generator.next() }
-        let head = "GET \(address.path) HTTP/1.1\r\nHost: \(address.host):\(address.port)\r\n"
+        let head = "GET \(address.path) HTTP/1.1\r\nHost: \(address.hostHeader)\r\n"
             + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-            + "Sec-WebSocket-Key: \(Data(key).base64EncodedString())\r\nSec-WebSocket-Protocol: \(subprotocol)\r\n"
-            + "Origin: \(address.host)\r\n\r\n"
+            + "Sec-WebSocket-Key: \(Data(key).base64EncodedString())\r\nSec-WebSocket-Protocol: \(subprotocol)\r\n\r\n"
         return try exchange(head, address, trust: trust, timeout: timeout)
     }
 
@@ -52,7 +53,7 @@ public enum PlainHTTP {
         var wait = timeval(tv_sec: Int(timeout), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         guard connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
-            throw Failure(description: "cannot connect to \(address.host):\(address.port): \(String(cString: strerror(errno)))")
+            throw Failure(description: ConnectProbe.describe(String(cString: strerror(errno)), address: address))
         }
         let channel = address.secure ? try TLSChannel(descriptor: descriptor, address: address, trust: trust) : nil
         defer { channel?.close() }
@@ -112,7 +113,7 @@ private final class TLSChannel {
             throw PlainHTTP.Failure(description: "OpenSSL could not start a TLS session")
         }
         self.session = session
-        let literal = address.host.contains(":") || address.host.allSatisfy { $0.isNumber || $0 == "." }
+        let literal = address.isAddressLiteral
         let named = literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(session), address.host)
             : X509_VERIFY_PARAM_set1_host(SSL_get0_param(session), address.host, 0)
         // Server Name Indication carries names only (RFC 6066, 3).
@@ -124,11 +125,16 @@ private final class TLSChannel {
         }
         guard SSL_connect(session) == 1 else {
             let verdict = Int32(SSL_get_verify_result(session))
+            let names = SSL_get1_peer_certificate(session).map { certificate in
+                defer { X509_free(certificate) }
+                return TLSRefusal.names(of: certificate)
+            } ?? nil
             ERR_clear_error()
             SSL_free(session)
             SSL_CTX_free(context)
             throw PlainHTTP.Failure(description: verdict != X509_V_OK
-                ? TLSRefusal.describe(verifyError: verdict, host: address.host, port: address.port)
+                ? TLSRefusal.describe(verifyError: verdict, host: address.host, port: address.port,
+                                      certificateNames: names, caFiles: trust.caFiles)
                 : TLSRefusal.describeHandshake(host: address.host, port: address.port))
         }
     }

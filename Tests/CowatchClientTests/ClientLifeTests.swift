@@ -93,6 +93,38 @@ struct ClientLifeCloseTests {
         #expect(Terminal.delay(closed) == nil)
     }
 
+    @Test("a room that refuses the first join (full) ends the program with its words, not a loop of tries")
+    func refusedBeforeWelcome() {
+        var terminal = Terminal()
+        _ = terminal.on(.start(now: terminal.now))
+        _ = terminal.on(.opened(1))
+        _ = terminal.on(.received(1, "! room crowded is full (1 members)"))
+        let closed = terminal.on(.closed(1, CloseInfo(code: 1008, reason: "room crowded is full (1 members)"),
+                                         now: Terminal.at(101)))
+        #expect(Terminal.said(closed) == "cowatch: could not join: refused by the server's limits (1008): room crowded is full (1 members)")
+        #expect(closed.last == .exit(1))
+        #expect(Terminal.delay(closed) == nil)
+    }
+
+    @Test("a room that refuses a way back (full by then) is asked again later and later: an open socket is not a welcome")
+    func refusedComingBack() {
+        var terminal = Terminal()
+        terminal.joined()
+        var delays: [Double] = []
+        for number in 1...4 {
+            let attempt = ClientLife.Attempt(number)
+            if number > 1 {
+                _ = terminal.on(.opened(attempt))
+                _ = terminal.on(.received(attempt, "! room crowded is full (1 members)"))
+            }
+            let closed = terminal.on(.closed(attempt, CloseInfo(code: 1008, reason: "full"), now: Terminal.at(100 + Double(number))))
+            delays.append(Terminal.delay(closed) ?? 0)
+            _ = terminal.on(.timerFired(.reconnect(attempt), now: Terminal.at(100.5 + Double(number))))
+        }
+        #expect(delays.allSatisfy { $0 > 0 })
+        #expect(delays[3] > delays[0] * 2, "\(delays)")
+    }
+
     @Test("a normal close by the server ends the program with 0")
     func normalClose() {
         var terminal = Terminal()

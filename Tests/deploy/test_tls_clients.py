@@ -6,8 +6,12 @@ default verify paths) or `--ca-file`.
 - a bot pipes `/watch` and `/play` into `cowatch connect wss://...`;
 - the page's own `https://` link works in `cowatch connect`;
 - `cowatch watch https://...` joins with a headless mpv and plays the item;
-- refusals in words, each with a failing exit code: a certificate nobody
-  trusts, a certificate for another name, a server that does not speak TLS;
+- refusals in words, each with a failing exit code and no line of
+  libwebsockets' before them: a certificate nobody trusts, one the given
+  `--ca-file` does not vouch for, a certificate for another name (naming the
+  names it is for), a server that does not speak TLS;
+- an IPv6 address (`wss://[::1]:PORT`) sent as a bracketed `Host` and checked
+  against the certificate's IP addresses;
 - the landing page served over https shows `wss://` / `https://` in its hints.
 
 COWATCH_BIN names the cowatch binary; nginx and openssl come from Debian
@@ -43,17 +47,20 @@ def run(*args, **kwargs):
 
 
 def make_ca(folder):
-    """A CA, the site's certificate for localhost signed by it, and a second,
-    unrelated self-signed certificate for localhost."""
+    """A CA, the site's certificate for localhost and ::1 signed by it, and a
+    second, unrelated CA (other-ca.pem)."""
     f = Path(folder)
     run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Cowatch test CA",
         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         "-keyout", f / "ca.key", "-out", f / "ca.pem")
     run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
         "-keyout", f / "site.key", "-out", f / "site.csr")
-    (f / "site.ext").write_text("subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    (f / "site.ext").write_text("subjectAltName=DNS:localhost,IP:::1\nextendedKeyUsage=serverAuth\n")
     run("openssl", "x509", "-req", "-in", f / "site.csr", "-CA", f / "ca.pem", "-CAkey", f / "ca.key",
         "-CAcreateserial", "-days", "2", "-extfile", f / "site.ext", "-out", f / "site.pem")
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Another CA",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        "-keyout", f / "other-ca.key", "-out", f / "other-ca.pem")
     return f / "ca.pem"
 
 
@@ -64,7 +71,7 @@ class Nginx:
     def __init__(self, folder, upstream_port, tls_port, http_port):
         self.folder = Path(folder)
         site = SITE.read_text()
-        site = site.replace("listen 443 ssl;", f"listen 127.0.0.1:{tls_port} ssl;")
+        site = site.replace("listen 443 ssl;", f"listen 127.0.0.1:{tls_port} ssl;\n    listen [::1]:{tls_port} ssl;")
         site = site.replace("listen 80;", f"listen 127.0.0.1:{http_port};")
         site = "\n".join(line for line in site.splitlines() if "listen [::]:" not in line)
         lines = []
@@ -220,23 +227,53 @@ def refusal(address, *extra):
     return result.returncode, result.stderr
 
 
+def only_our_words(said):
+    """Nothing of libwebsockets' own logging before the client's sentence."""
+    assert "E: " not in said and "SSL error" not in said, said
+
+
 def test_an_untrusted_certificate_is_refused_in_words(site):
     code, said = refusal(f"wss://localhost:{site['tls']}/rooms/refused")
     assert code != 0
     assert "does not trust" in said and "--ca-file" in said, said
+    only_our_words(said)
+
+
+def test_a_ca_file_that_does_not_vouch_is_named_not_advised(site):
+    other = site["folder"] / "other-ca.pem"
+    code, said = refusal(f"wss://localhost:{site['tls']}/rooms/refused", "--ca-file", str(other))
+    assert code != 0
+    assert f"{other} does not vouch for it either" in said, said
+    assert "pass that CA's certificate with --ca-file" not in said, said
+    only_our_words(said)
 
 
 def test_a_certificate_for_another_name_is_refused_in_words(site):
-    # The certificate names localhost only; the address names 127.0.0.1.
+    # The certificate names localhost and ::1; the address names 127.0.0.1.
     code, said = refusal(f"wss://127.0.0.1:{site['tls']}/rooms/refused", "--ca-file", str(site["ca"]))
     assert code != 0
     assert "certificate for another name" in said, said
+    assert "it is for localhost, ::1" in said, said
+    only_our_words(said)
+
+
+def test_an_ipv6_address_in_brackets(site):
+    # Host: [::1]:PORT (nginx answers 400 to a bare ::1), and the certificate
+    # checked for the address ::1, which it lists.
+    result = subprocess.run([BIN, "connect", f"wss://[::1]:{site['tls']}/rooms/six", "--name", "six",
+                             "--ca-file", str(site["ca"])], input="/who\n", capture_output=True, text=True,
+                            timeout=60, env=env_without_trust())
+    assert result.returncode == 0, result.stderr
+    assert "six" in result.stdout
+    access = (site["folder"] / "logs" / "access.log").read_text()
+    assert "/rooms/six" in access and '" 400 ' not in access.split("/rooms/six")[-1].splitlines()[0], access[-2000:]
 
 
 def test_a_server_without_tls_is_refused_in_words(site):
     code, said = refusal(f"wss://127.0.0.1:{site['plain']}/rooms/refused", "--ca-file", str(site["ca"]))
     assert code != 0
     assert "did not answer in TLS" in said, said
+    only_our_words(said)
 
 
 def test_an_unreadable_ca_file_is_refused_before_connecting(site):
