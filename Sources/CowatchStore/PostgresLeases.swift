@@ -58,6 +58,9 @@ public final class PostgresLeases: @unchecked Sendable {
         public var held: [RoomName: Int64]?
         public var asked: Set<RoomName>
         public var took: MonotonicDuration
+        /// The cluster's operator state, when it changed since the last heartbeat
+        /// that read it.
+        public var operatorState: SharedOperatorState?
     }
 
     public let settings: Settings
@@ -75,7 +78,14 @@ public final class PostgresLeases: @unchecked Sendable {
     private var stopped = false
     private var conflictCount = 0
     private var renewable: Set<RoomName> = []
+    /// The operator state's version this node last saw (heartbeat queue only).
+    private var operatorVersion: Int64?
+    /// Operator changes not yet written (work queue only): kept, in order, and
+    /// tried again after each heartbeat until the database takes them.
+    private var pendingOperatorChanges: [SharedOperatorChange] = []
     public var onRenewal: (@Sendable (Renewal) -> Void)?
+    /// The database took one of this node's operator changes.
+    public var onOperatorChangeWritten: (@Sendable (SharedOperatorChange) -> Void)?
 
     public init(url: String, settings: Settings, store: PostgresStore, logger: Logger = Logger(label: "cowatch.cluster"),
                 time: any TimeSource = SystemTime()) {
@@ -163,6 +173,7 @@ public final class PostgresLeases: @unchecked Sendable {
         // Read after `sentAt`: a room added later is not counted as asked for.
         let asked = lock.withLock { renewable }
         var held: [RoomName: Int64]?
+        var operatorState: SharedOperatorState?
         do {
             let connection = try connected(&heartbeatConnection)
             try connection.queryPrepared("""
@@ -179,12 +190,19 @@ public final class PostgresLeases: @unchecked Sendable {
                 if let name = row[0].flatMap({ RoomName($0) }), let epoch = row[1].flatMap({ Int64($0) }) { leases[name] = epoch }
             }
             held = leases
+            if try PostgresStore.readOperatorVersion(using: connection) != operatorVersion {
+                let read = try PostgresStore.readSharedOperatorState(using: connection)
+                operatorVersion = read.version
+                operatorState = read
+            }
         } catch {
             heartbeatConnection?.close()
             heartbeatConnection = nil
             logger.warning("lease renewal failed", metadata: ["error": "\(error)"])
         }
-        onRenewal?(Renewal(sentAt: sentAt, held: held, asked: asked, took: time.monotonic() - sentAt))
+        onRenewal?(Renewal(sentAt: sentAt, held: held, asked: asked, took: time.monotonic() - sentAt,
+                           operatorState: operatorState))
+        if held != nil { workQueue.async { [self] in writeOperatorChanges() } }
         // A failed heartbeat is tried again soon rather than a whole interval later:
         // once a database comes back (a restart, a standby promoted) the leases are
         // renewed within a moment, before the trust they still have runs out.
@@ -273,6 +291,50 @@ public final class PostgresLeases: @unchecked Sendable {
                 workConnection?.close()
                 workConnection = nil
                 logger.warning("lease release failed; it ends by itself", metadata: ["room": "\(room)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Keeps one change to the cluster's operator state; the other nodes read it
+    /// within a heartbeat. A change the database cannot take now waits, in order,
+    /// and is tried again after each heartbeat: it is never dropped.
+    public func shareOperatorChange(_ change: SharedOperatorChange) {
+        workQueue.async { [self] in
+            pendingOperatorChanges.append(change)
+            writeOperatorChanges()
+        }
+    }
+
+    private func writeOperatorChanges() {
+        while let change = pendingOperatorChanges.first {
+            do {
+                try PostgresStore.apply(change, using: try connected(&workConnection))
+                pendingOperatorChanges.removeFirst()
+                onOperatorChangeWritten?(change)
+                // The next heartbeat reads the state again, this change in it,
+                // even if nothing else changed since (its version was seen).
+                heartbeatQueue.async { [self] in operatorVersion = nil }
+            } catch {
+                workConnection?.close()
+                workConnection = nil
+                logger.warning("an operator change waits for the database", metadata: [
+                    "change": "\(change)", "waiting": "\(pendingOperatorChanges.count)", "error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// Every room some node holds now, and which node (nil: the database did not answer).
+    public func clusterRooms(completion: @escaping @Sendable ([(room: String, node: String)]?) -> Void) {
+        workQueue.async { [self] in
+            do {
+                let rows = try connected(&workConnection).query(
+                    "SELECT room, node FROM room_leases WHERE expires_at > now() ORDER BY room LIMIT 100000")
+                completion(rows.compactMap { row in row[0].flatMap { room in row[1].map { (room: room, node: $0) } } })
+            } catch {
+                workConnection?.close()
+                workConnection = nil
+                completion(nil)
             }
         }
     }

@@ -36,10 +36,14 @@ extension PostgresStore {
         }
     }
 
-    /// What every node shares at start: the operator's state (no rooms: each is
+    /// What every node shares at start: the operator's state, the cluster's and
+    /// each node's (no rooms: each is
     /// loaded by the node that takes it).
     public func loadShared() throws -> StoredRooms {
-        try reading { connection in StoredRooms(rooms: [], lastAlive: nil, serverState: try loadServerState(using: connection)) }
+        try reading { connection in
+            StoredRooms(rooms: [], lastAlive: nil, serverState: try loadServerState(using: connection),
+                        sharedOperator: try Self.readSharedOperatorState(using: connection))
+        }
     }
 
     /// One room as kept, for a node taking it over; nil when the database has none.

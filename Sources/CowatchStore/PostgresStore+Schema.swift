@@ -3,7 +3,7 @@ import Logging
 
 /// The schema: its tables, and how a database is brought up to date.
 extension PostgresStore {
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
     static let migrations: [String] = [
         """
         CREATE TABLE rooms (name text PRIMARY KEY, snapshot text NOT NULL);
@@ -19,6 +19,24 @@ extension PostgresStore {
         // found by node, not by reading every room's lease.
         """
         CREATE INDEX room_leases_by_node ON room_leases (node, room);
+        """,
+        // The cluster's operator state, a row per ban and per creation token
+        // (SharedOperatorState.swift), taken over from the one JSON value every
+        // node used to write whole; its drain was that node's, and is dropped.
+        """
+        CREATE TABLE operator_bans (address text PRIMARY KEY, until_ms bigint);
+        CREATE TABLE operator_creation_tokens (digest text PRIMARY KEY, uses integer NOT NULL);
+        INSERT INTO operator_bans (address, until_ms)
+            SELECT b.key, CASE WHEN jsonb_typeof(b.value) = 'number' THEN (b.value #>> '{}')::bigint END
+            FROM meta m, jsonb_each(m.value::jsonb -> 'bannedAddresses') b
+            WHERE m.key = 'server.operator' AND jsonb_typeof(m.value::jsonb -> 'bannedAddresses') = 'object';
+        INSERT INTO operator_creation_tokens (digest, uses)
+            SELECT t.key, (t.value #>> '{}')::integer
+            FROM meta m, jsonb_each(m.value::jsonb -> 'creationTokens') t
+            WHERE m.key = 'server.operator' AND jsonb_typeof(m.value::jsonb -> 'creationTokens') = 'object'
+              AND jsonb_typeof(t.value) = 'number' AND (t.value #>> '{}')::integer > 0;
+        DELETE FROM meta WHERE key = 'server.operator';
+        INSERT INTO meta (key, value) VALUES ('cluster.operator.version', '1') ON CONFLICT (key) DO NOTHING;
         """,
     ]
 

@@ -55,11 +55,15 @@ public struct StoredRooms: Sendable, Hashable {
     public var lastAlive: ServerInstant?
     /// What `serverState` changes kept, by name.
     public var serverState: [String: String]
+    /// A cluster's operator state (nil: not a cluster's store).
+    public var sharedOperator: SharedOperatorState?
 
-    public init(rooms: [Room] = [], lastAlive: ServerInstant? = nil, serverState: [String: String] = [:]) {
+    public init(rooms: [Room] = [], lastAlive: ServerInstant? = nil, serverState: [String: String] = [:],
+                sharedOperator: SharedOperatorState? = nil) {
         self.rooms = rooms
         self.lastAlive = lastAlive
         self.serverState = serverState
+        self.sharedOperator = sharedOperator
     }
 }
 

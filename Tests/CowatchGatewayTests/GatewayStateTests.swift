@@ -1,5 +1,6 @@
 @testable import CowatchGateway
 import CowatchCore
+import CowatchStore
 import CowatchTime
 import Testing
 
@@ -488,12 +489,44 @@ struct GatewayRelayLinkTests {
     @Test("a member joining on a link is judged by the operator's bans on its own address, until the ban ends")
     func relayedMemberBanned() {
         var door = Door(cluster: true)
-        #expect(door.state.operatorBans("192.0.2.9", until: door.now.server.advanced(by: ServerInterval(seconds: 60))) == [.saveOperatorState])
+        let until = door.now.server.advanced(by: ServerInterval(seconds: 60))
+        #expect(door.state.operatorBans("192.0.2.9", until: until)
+                == [.shareOperatorChange(.ban(address: "192.0.2.9", untilMilliseconds: until.milliseconds))])
         let banned = door.state.operatorBanned("192.0.2.9", at: door.now.server)
         let other = door.state.operatorBanned("192.0.2.8", at: door.now.server)
         #expect(banned && !other)
         door.advance(seconds: 60)
         let after = door.state.operatorBanned("192.0.2.9", at: door.now.server)
         #expect(!after)
+    }
+
+    @Test("a cluster node shares each ban, lift and token as one change, and keeps its own drain")
+    func clusterShares() {
+        var node = Door(cluster: true)
+        #expect(node.state.operatorBans("192.0.2.1", until: nil) == [.shareOperatorChange(.ban(address: "192.0.2.1", untilMilliseconds: nil))])
+        #expect(node.state.operatorLifts("192.0.2.1") == [.shareOperatorChange(.lift(address: "192.0.2.1"))])
+        #expect(node.state.operatorIssuesCreationToken(digest: "d1", uses: 2) == [.shareOperatorChange(.creationToken(digest: "d1", uses: 2))])
+        #expect(node.state.operatorDrains(true) == [.saveOperatorState])
+    }
+
+    @Test("another node's ban read from the database refuses here and names the address to close; this node's change not yet written is kept over what was read")
+    func clusterReads() {
+        var node = Door(cluster: true)
+        _ = node.state.operatorBans("192.0.2.5", until: nil)
+        // Read before this node's ban was written: the other node's ban, not ours yet.
+        let newly = node.state.operatorStateShared(SharedOperatorState(version: 4, bans: ["192.0.2.1": nil]), at: node.now.server)
+        #expect(newly == ["192.0.2.1"])
+        #expect(node.status(Door.request()) == 403)
+        #expect(node.state.operatorState.bannedAddresses.keys.sorted() == ["192.0.2.1", "192.0.2.5"])
+        // Written: what is read from then on is the database's word alone.
+        node.state.operatorChangeShared(.ban(address: "192.0.2.5", untilMilliseconds: nil))
+        _ = node.state.operatorStateShared(SharedOperatorState(version: 5, bans: [:]), at: node.now.server)
+        #expect(node.status(Door.request()) == nil)
+        #expect(node.state.operatorState.bannedAddresses.isEmpty)
+        // A ban that ended is a row until lifted, and bans nobody.
+        let ended = node.now.server.milliseconds - 1
+        #expect(node.state.operatorStateShared(SharedOperatorState(version: 6, bans: ["192.0.2.1": ended]), at: node.now.server) == [])
+        #expect(node.status(Door.request()) == nil)
+        #expect(!node.state.operatorDrains(false).isEmpty)
     }
 }

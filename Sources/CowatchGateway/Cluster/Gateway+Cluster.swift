@@ -84,6 +84,11 @@ extension Gateway {
     func renewed(_ renewal: PostgresLeases.Renewal) {
         guard let cluster else { return }
         cluster.databaseSeconds.observe(seconds: renewal.took.seconds)
+        if let shared = renewal.operatorState {
+            for address in state.operatorStateShared(shared, at: eventTime.server) {
+                closeOperatorBanned(address)
+            }
+        }
         if let held = renewal.held {
             cluster.renewals += 1
             if !cluster.databaseUp {

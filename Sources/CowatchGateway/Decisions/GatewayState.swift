@@ -1,5 +1,6 @@
 import CowatchConnection
 import CowatchCore
+import CowatchStore
 import CowatchTime
 import SlashCommands
 
@@ -110,6 +111,9 @@ struct GatewayState {
     private(set) var roomCreations: RoomCreationLimit
     /// What the operator decided (the admin API, Gateway+Admin.swift).
     private(set) var operatorState = OperatorState()
+    /// A cluster node's changes to the cluster's operator state that the database
+    /// has not confirmed yet, oldest first.
+    private(set) var unsharedOperatorChanges: [SharedOperatorChange] = []
     private(set) var adminTokenFailures = AdminTokenFailures()
     private(set) var nextConnectionID: UInt64 = 1
     /// The nonces of relay links' proofs taken lately: none is taken twice.
@@ -217,16 +221,15 @@ struct GatewayState {
 
     /// `address` may not connect until `until` (nil: until lifted).
     mutating func operatorBans(_ address: String, until: ServerInstant?) -> [GatewayAction] {
-        // updateValue: a subscript assignment of nil (no end) would remove the key.
-        operatorState.bannedAddresses.updateValue(until, forKey: address)
-        return [.saveOperatorState]
+        changeOperatorState(.ban(address: address, untilMilliseconds: until?.milliseconds))
     }
 
     /// The ban on `address` is lifted; nothing when there was none.
     mutating func operatorLifts(_ address: String) -> [GatewayAction] {
-        operatorState.bannedAddresses.removeValue(forKey: address) != nil ? [.saveOperatorState] : []
+        operatorState.bannedAddresses[address] != nil ? changeOperatorState(.lift(address: address)) : []
     }
 
+    /// This server (in a cluster: this node) takes no new rooms, or takes them again.
     mutating func operatorDrains(_ draining: Bool) -> [GatewayAction] {
         operatorState.draining = draining
         return [.saveOperatorState]
@@ -234,8 +237,37 @@ struct GatewayState {
 
     /// A room-creation token, kept as its digest, good for `uses` rooms.
     mutating func operatorIssuesCreationToken(digest: String, uses: Int) -> [GatewayAction] {
-        operatorState.creationTokens[digest] = uses
-        return [.saveOperatorState]
+        changeOperatorState(.creationToken(digest: digest, uses: uses))
+    }
+
+    /// A change to what is the cluster's in a cluster (bans, creation tokens):
+    /// made here at once, and shared as that one change (never the whole state
+    /// written back over other nodes' changes), kept over the shared state read
+    /// meanwhile until the database has it. A server alone saves its whole state.
+    private mutating func changeOperatorState(_ change: SharedOperatorChange) -> [GatewayAction] {
+        operatorState.apply(change)
+        guard settings.cluster else { return [.saveOperatorState] }
+        unsharedOperatorChanges.append(change)
+        return [.shareOperatorChange(change)]
+    }
+
+    /// The database has one of this node's changes: the shared state read from now
+    /// on holds it.
+    mutating func operatorChangeShared(_ change: SharedOperatorChange) {
+        if let index = unsharedOperatorChanges.firstIndex(of: change) { unsharedOperatorChanges.remove(at: index) }
+    }
+
+    /// The cluster's operator state as a heartbeat read it (every node's changes),
+    /// with this node's own not yet written kept over it; returns the addresses
+    /// banned now that were not before, whose open connections must close.
+    mutating func operatorStateShared(_ shared: SharedOperatorState, at now: ServerInstant) -> [String] {
+        let before = Set(operatorState.bannedAddresses.keys)
+        // A ban that has ended stays a row until lifted; it bans nobody.
+        operatorState.bannedAddresses = shared.bans.filter { $0.value.map { $0 > now.milliseconds } ?? true }
+            .mapValues { $0.map(ServerInstant.init(milliseconds:)) }
+        operatorState.creationTokens = shared.creationTokens
+        for change in unsharedOperatorChanges { operatorState.apply(change) }
+        return operatorState.bannedAddresses.keys.filter { !before.contains($0) }.sorted()
     }
 
     /// What the operator decided before a restart, read back from the store.
@@ -363,8 +395,8 @@ struct GatewayState {
             roomCreations.record(address, now: now)
             return []
         }
-        operatorState.useCreationToken(token)
-        return [.saveOperatorState]
+        guard let token else { return [] }
+        return changeOperatorState(.creationTokenUsed(digest: SecretDigest.hex(token)))
     }
 
     // MARK: Work done for strangers
@@ -515,8 +547,12 @@ enum GatewayAction: Equatable {
     /// Answers to a WebSocket upgrade.
     case admitUpgrade
     case refuseUpgrade(UpgradeRefusal)
-    /// The operator's decisions changed: keep them in the store.
+    /// The operator's decisions changed: keep them in the store (in a cluster,
+    /// this node's own: its drain).
     case saveOperatorState
+    /// A cluster node's change to the cluster's operator state: write it to the
+    /// shared database, for every node to read.
+    case shareOperatorChange(SharedOperatorChange)
     /// A room nobody ever used goes, with what the store kept of it, to make
     /// room for a new one under `max-rooms`.
     case giveUpUnusedRoom(RoomName)

@@ -1,4 +1,5 @@
 import CowatchCore
+import CowatchStore
 import CowatchTime
 
 /// What the operator decided, kept in the store (`serverState` "operator") so
@@ -37,11 +38,20 @@ struct OperatorState: Codable {
         return creationTokens.contains { SecretDigest.equal($0.key, digest) && $0.value > 0 }
     }
 
-    mutating func useCreationToken(_ token: String?) {
-        guard let token else { return }
-        let digest = SecretDigest.hex(token)
-        guard let uses = creationTokens[digest] else { return }
-        creationTokens[digest] = uses > 1 ? uses - 1 : nil
+    /// One change, as the cluster's database makes it (SharedOperatorState.swift).
+    mutating func apply(_ change: SharedOperatorChange) {
+        switch change {
+        case .ban(let address, let until):
+            // updateValue: a subscript assignment of nil (no end) would remove the key.
+            bannedAddresses.updateValue(until.map(ServerInstant.init(milliseconds:)), forKey: address)
+        case .lift(let address):
+            bannedAddresses[address] = nil
+        case .creationToken(let digest, let uses):
+            creationTokens[digest] = uses
+        case .creationTokenUsed(let digest):
+            guard let uses = creationTokens[digest] else { return }
+            creationTokens[digest] = uses > 1 ? uses - 1 : nil
+        }
     }
 
     static let storeName = "operator"

@@ -18,20 +18,48 @@ struct AdminRequest {
 extension Gateway {
     /// The admin API (docs/security.md, "The operator's controls"): off without
     /// an admin token; every request carries it as `Authorization: Bearer`.
-    func adminResponse(_ request: AdminRequest) -> HTTPResponse {
+    func adminAnswer(_ request: AdminRequest, id: UInt64) -> HTTPAnswer {
         metrics.httpRequests["admin", default: 0] += 1
-        guard let expected = configuration.adminToken else { return Self.json(404, ["error": "the admin API is off"]) }
-        let now = eventTime.server
+        guard let expected = configuration.adminToken else { return .respond(Self.json(404, ["error": "the admin API is off"])) }
         let right = request.token.map { SecretDigest.equal(SecretDigest.hex($0), SecretDigest.hex(expected)) } ?? false
-        switch state.adminRequested(from: request.address, rightToken: right, at: now) {
+        switch state.adminRequested(from: request.address, rightToken: right, at: eventTime.server) {
         case .tooManyWrongTokens:
-            return Self.json(429, ["error": "too many wrong admin tokens from your address; wait a minute"])
+            return .respond(Self.json(429, ["error": "too many wrong admin tokens from your address; wait a minute"]))
         case .wrongToken:
             metrics.refusedConnections["admin-token", default: 0] += 1
-            return Self.json(401, ["error": "the admin API needs the operator's token: Authorization: Bearer <token>"])
+            return .respond(Self.json(401, ["error": "the admin API needs the operator's token: Authorization: Bearer <token> "
+                                                 + "(cowatch admin reads it from --token-file or COWATCH_ADMIN_TOKEN)"]))
         case .open:
             break
         }
+        // A cluster's rooms are listed from the leases in the database (which node
+        // holds each), with this node's own in full: answered once read.
+        if let cluster, !request.post, request.path == "/admin/rooms" {
+            cluster.link.leases.clusterRooms { [weak self] found in self?.post(.clusterRoomsListed(id, found)) }
+            return .later(timeoutSeconds: 10)
+        }
+        return .respond(adminResponse(request))
+    }
+
+    /// On the service thread: the cluster's leases read for `GET /admin/rooms`.
+    func clusterRoomsListed(_ id: UInt64, _ found: [(room: String, node: String)]?) {
+        let node = clusterLink?.leases.settings.node ?? ""
+        guard let found else {
+            server?.answerDeferred(id, with: Self.json(503, ["error": "the database did not answer; this node's rooms alone: "
+                                                             + rooms.keys.map(\.rawValue).sorted().joined(separator: ", ")]))
+            return
+        }
+        let here = rooms.values.sorted { $0.room.name.rawValue < $1.room.name.rawValue }.map { entry in
+            describe(entry).merging(["node": node]) { $1 }
+        }
+        let elsewhere = found.filter { item in !rooms.keys.contains { $0.rawValue == item.room } }
+            .map { ["name": $0.room, "node": $0.node] as [String: Any] }
+        server?.answerDeferred(id, with: Self.json(200, ["node": node, "rooms": here, "elsewhere": elsewhere]))
+    }
+
+    /// One admin request, its token already checked.
+    func adminResponse(_ request: AdminRequest) -> HTTPResponse {
+        let now = eventTime.server
         let rest = Array(request.path.split(separator: "/").map(String.init).dropFirst())  // after "admin"
         let roomAction = rest.count == 3 && rest[0] == "rooms" ? (name: rest[1], action: rest[2]) : nil
         switch (request.post, rest.joined(separator: "/")) {
@@ -83,12 +111,7 @@ extension Gateway {
                 minutes = value
             }
             run(gateway: state.operatorBans(address, until: minutes.map { now.advanced(by: ServerInterval(seconds: $0 * 60)) }))
-            var closed = 0
-            for connection in Array(connections.values) + Array(carried.values) where connection.address == address && !connection.isGone {
-                close(connection, code: 4003, reason: "this address may not connect to this server")
-                closed += 1
-            }
-            return Self.json(200, ["banned": address, "closed": closed])
+            return Self.json(200, ["banned": address, "closed": closeOperatorBanned(address)])
         case (true, "bans/lift"):
             guard let given = request.arguments("address") else { return Self.json(400, ["error": "address=<client address>"]) }
             let address = Self.canonicalAddress(given) ?? given
@@ -108,7 +131,7 @@ extension Gateway {
                 return Self.json(400, ["error": "on= takes true or false (1, on, yes / 0, off, no), not \((given ?? "").prefix(20))"])
             }
             run(gateway: state.operatorDrains(on))
-            return Self.json(200, ["draining": state.operatorState.draining])
+            return Self.json(200, ["draining": state.operatorState.draining].merging(nodeField) { $1 })
         case (true, "creation-tokens"):
             let uses = request.arguments("uses").flatMap(Int.init) ?? 1
             guard (1...100_000).contains(uses) else { return Self.json(400, ["error": "uses=1..100000"]) }
@@ -118,6 +141,11 @@ extension Gateway {
         default:
             return Self.json(404, ["error": "no such admin request: \(request.post ? "POST" : "GET") \(request.path)"])
         }
+    }
+
+    /// In a cluster, which node answered (a drain is that node's).
+    private var nodeField: [String: Any] {
+        clusterLink.map { ["node": $0.leases.settings.node] } ?? [:]
     }
 
     private func describe(_ entry: RoomEntry) -> [String: Any] {
@@ -138,6 +166,19 @@ extension Gateway {
 }
 
 extension Gateway {
+    /// Closes this node's connections from an address the operator banned (here,
+    /// or on another node of the cluster); how many.
+    @discardableResult
+    func closeOperatorBanned(_ address: String) -> Int {
+        var closed = 0
+        for connection in Array(connections.values) + Array(carried.values) where connection.address == address && !connection.isGone {
+            close(connection, code: 4003, reason: "this address may not connect to this server")
+            closed += 1
+        }
+        if closed > 0 { logger.notice("connections of a banned address closed", metadata: ["address": "\(address)", "closed": "\(closed)"]) }
+        return closed
+    }
+
     /// `text` as one IPv4 or IPv6 address in the form libwebsockets reports peers
     /// in (`inet_ntop`'s), or nil when it is not one address.
     static func canonicalAddress(_ text: String) -> String? {

@@ -35,9 +35,9 @@ extension Gateway {
             return .respond(response)
         }
         if HTTPRequestRules.isAdmin(request.path) {
-            return .respond(adminResponse(AdminRequest(post: request.head.method == .post, path: request.path,
-                                                       token: request.token, address: request.address,
-                                                       arguments: request.arguments)))
+            return adminAnswer(AdminRequest(post: request.head.method == .post, path: request.path,
+                                            token: request.token, address: request.address,
+                                            arguments: request.arguments), id: request.id)
         }
         if let subtitles = SubtitleProxy.request(path: request.path) {
             switch subtitleRequest(subtitles, id: request.id, address: request.address) {

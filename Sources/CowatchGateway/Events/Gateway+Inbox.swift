@@ -11,6 +11,8 @@ enum ServiceMessage: Sendable {
     case subtitles(UInt64, SubtitleFetch.Outcome, address: String)
     case placement(RoomName, PostgresLeases.Placement)
     case renewal(PostgresLeases.Renewal)
+    case operatorChangeShared(SharedOperatorChange)
+    case clusterRoomsListed(UInt64, [(room: String, node: String)]?)
     case fenced(RoomName, epoch: Int64)
     case ceilingExtended(RoomName, epoch: Int64, ceiling: Int64, granted: Bool?)
     case relayOpened(UInt64)
@@ -37,6 +39,10 @@ extension Gateway {
             placed(room, placement)
         case .renewal(let renewal):
             renewed(renewal)
+        case .operatorChangeShared(let change):
+            state.operatorChangeShared(change)
+        case .clusterRoomsListed(let id, let found):
+            clusterRoomsListed(id, found)
         case .fenced(let room, let epoch):
             fenced(room, epoch: epoch)
         case .ceilingExtended(let room, let epoch, let ceiling, let granted):

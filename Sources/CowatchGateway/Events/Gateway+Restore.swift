@@ -8,7 +8,10 @@ extension Gateway {
     /// (or come back paused after a long downtime), members wait for their resume
     /// tokens.
     func restore(_ stored: StoredRooms) {
-        if let json = stored.serverState[OperatorState.storeName] {
+        // A cluster node: its own drain under its own name, the cluster's bans and
+        // creation tokens from their tables.
+        let ownName = clusterLink.map { PostgresStore.nodeOperatorName($0.leases.settings.node) } ?? OperatorState.storeName
+        if let json = stored.serverState[ownName] {
             do {
                 state.operatorStateRestored(try JSONDecoder().decode(OperatorState.self, from: Data(json.utf8)))
             } catch {
@@ -17,6 +20,10 @@ extension Gateway {
                 logger.error("the operator's saved state cannot be read; starting without its address bans, creation tokens and drain",
                              metadata: ["error": "\(error)"])
             }
+        }
+        if let shared = stored.sharedOperator {
+            // Nobody is connected yet: there is no one of a banned address to close.
+            for address in state.operatorStateShared(shared, at: eventTime.server) { closeOperatorBanned(address) }
         }
         let now = eventTime.server
         var members = 0

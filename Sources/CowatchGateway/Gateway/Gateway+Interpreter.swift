@@ -134,9 +134,21 @@ extension Gateway {
         case .refuseUpgrade(let refusal):
             if let counted = refusal.counted { metrics.refusedConnections[counted, default: 0] += 1 }
         case .saveOperatorState:
-            // Kept after each change, so that bans, drain and creation tokens outlive a restart.
+            // Kept after each change, so that bans, drain and creation tokens outlive a
+            // restart. A cluster node keeps only its own (its drain) under its own
+            // name: the cluster's part is shared change by change (below).
+            if let cluster {
+                var own = OperatorState()
+                own.draining = state.operatorState.draining
+                guard let data = try? JSONEncoder().encode(own) else { break }
+                cluster.link.store.write([.serverState(name: PostgresStore.nodeOperatorName(cluster.link.leases.settings.node),
+                                                       json: String(decoding: data, as: UTF8.self))])
+                break
+            }
             guard let store, let data = try? JSONEncoder().encode(state.operatorState) else { break }
             store.write([.serverState(name: OperatorState.storeName, json: String(decoding: data, as: UTF8.self))])
+        case .shareOperatorChange(let change):
+            cluster?.link.leases.shareOperatorChange(change)
         case .giveUpUnusedRoom(let name):
             run(.roomDropped(name))
             store?.write([.forgetRoom(name)])

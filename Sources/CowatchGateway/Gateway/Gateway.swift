@@ -134,6 +134,7 @@ public final class Gateway: @unchecked Sendable {
                 logger.error("this cluster node cannot relay: \(Self.cannotRelay)")
             }
             clusterLink.leases.onRenewal = { [weak self] renewal in self?.post(.renewal(renewal)) }
+            clusterLink.leases.onOperatorChangeWritten = { [weak self] change in self?.post(.operatorChangeShared(change)) }
             clusterLink.leases.start()
         }
         let started = DispatchSemaphore(value: 0)
