@@ -10,8 +10,11 @@ struct AdminCommand: ParsableCommand {
         abstract: "The operator's controls over a running server's admin API.",
         discussion: """
         The server must run with --admin-token-file; give the same token here with
-        --token-file (or COWATCH_ADMIN_TOKEN). Talks plain HTTP to the server's port:
-        run it on the server machine, or through an SSH tunnel.
+        --token-file (or COWATCH_ADMIN_TOKEN). --server is the server's own port over
+        plain HTTP (run it on the server machine, or through an SSH tunnel), or an
+        https:// address where a proxy passes /admin/ on. Answers are printed as
+        lines to read (--json: as the server sent them). In a cluster, bans and
+        creation tokens are the cluster's; a drain is the node's (docs/cluster.md).
 
           cowatch admin rooms
           cowatch admin close movie-night
@@ -25,8 +28,14 @@ struct AdminCommand: ParsableCommand {
         """
     )
 
-    @Option(help: "The server's address.")
+    @Option(help: "The server's address: http://HOST:PORT (its own port) or https://HOST.")
     var server = "http://127.0.0.1:7480"
+
+    @Option(help: ArgumentHelp("With an https:// server: a PEM file of CA certificates to trust besides the system's.", valueName: "file"))
+    var caFile: String?
+
+    @Flag(help: "Print the server's JSON answer as it is.")
+    var json = false
 
     @Option(help: "A file holding the admin token (default: the COWATCH_ADMIN_TOKEN environment variable).")
     var tokenFile: String?
@@ -72,20 +81,95 @@ struct AdminCommand: ParsableCommand {
         case "creation-token": (method, path) = ("POST", "/admin/creation-tokens?uses=\(uses)")
         default: throw ValidationError("unknown action \(action): rooms, close, ban, unban, bans, drain, token, revoke-token, creation-token")
         }
-        guard let base = WebSocketAddress(server), let address = WebSocketAddress("http://\(base.host):\(base.port)\(path)") else {
-            throw ValidationError("--server is http://HOST:PORT")
+        guard let base = WebSocketAddress(server), server.lowercased().hasPrefix("http") else {
+            throw ValidationError("--server is http://HOST:PORT (the server's own port) or https://HOST, not \(server)")
         }
+        var address = base
+        address.path = path
         let token: String?
         if let tokenFile {
             token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         } else {
             token = ProcessInfo.processInfo.environment["COWATCH_ADMIN_TOKEN"]
         }
-        let (status, body) = try PlainHTTP.request(method, address, bearer: token)
-        print(body, terminator: body.hasSuffix("\n") ? "" : "\n")
-        guard (200..<300).contains(status) else {
-            FileHandle.standardError.write(Data("cowatch admin: the server answered \(status)\n".utf8))
+        guard let token, !token.isEmpty else {
+            Output.error("cowatch admin: the admin API needs the operator's token: --token-file FILE (the server's "
+                         + "admin-token-file) or the COWATCH_ADMIN_TOKEN environment variable")
+            throw ExitCode(2)
+        }
+        let answer: (status: Int, body: String)
+        do {
+            answer = try PlainHTTP.request(method, address, bearer: token, trust: ClientTrust(caFile: caFile))
+        } catch {
+            Output.error("cowatch admin: \(error)")
             throw ExitCode(1)
         }
+        let object = (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8))) as? [String: Any]
+        guard let object else {
+            // Not the admin API's JSON: a proxy's page, or another server.
+            Output.error("cowatch admin: \(address.authority) answered \(answer.status) with something other than Cowatch's admin API "
+                         + "(is --server the Cowatch server's own port, or a proxy that passes /admin/ on?)")
+            throw ExitCode(1)
+        }
+        if json {
+            print(answer.body, terminator: answer.body.hasSuffix("\n") ? "" : "\n")
+        }
+        guard (200..<300).contains(answer.status) else {
+            Output.error("cowatch admin: the server answered \(answer.status): \(object["error"] as? String ?? answer.body)")
+            throw ExitCode(1)
+        }
+        if !json { print(AdminText.lines(action, object).joined(separator: "\n")) }
+    }
+}
+
+/// The admin API's answers as lines for a person: one room or ban a line,
+/// instants as UTC dates.
+enum AdminText {
+    static func lines(_ action: String, _ answer: [String: Any]) -> [String] {
+        var lines: [String] = []
+        if let node = answer["node"] as? String { lines.append("node \(node)") }
+        switch action {
+        case "rooms":
+            let rooms = answer["rooms"] as? [[String: Any]] ?? []
+            let elsewhere = answer["elsewhere"] as? [[String: Any]] ?? []
+            if rooms.isEmpty && elsewhere.isEmpty { lines.append("no rooms") }
+            for room in rooms { lines.append(describeRoom(room)) }
+            for room in elsewhere {
+                lines.append("\(room["name"] as? String ?? "?")  on node \(room["node"] as? String ?? "?") (ask it for more)")
+            }
+        case "bans":
+            let bans = answer["bans"] as? [[String: Any]] ?? []
+            if bans.isEmpty { lines.append("no bans") }
+            for ban in bans {
+                let until = (ban["until"] as? NSNumber).map { "until \(date($0.int64Value))" } ?? "until lifted"
+                lines.append("\(ban["address"] as? String ?? "?")  \(until)")
+            }
+        default:
+            for (key, value) in answer.sorted(by: { $0.key < $1.key }) where key != "node" {
+                lines.append("\(key): \(value)")
+            }
+        }
+        return lines
+    }
+
+    static func describeRoom(_ room: [String: Any]) -> String {
+        var parts = ["\(room["name"] as? String ?? "?")",
+                     "\(room["connected"] ?? 0)/\(room["members"] ?? 0) connected", "\(room["status"] ?? "?")"]
+        if let title = room["title"] as? String { parts.append("\"\(title)\"") }
+        if room["locked"] as? Bool == true { parts.append("locked") }
+        if room["owned"] as? Bool == false { parts.append("no owner") }
+        if let bans = room["bans"] as? Int, bans > 0 { parts.append("\(bans) bans") }
+        if let empty = room["emptySince"] as? NSNumber { parts.append("empty since \(date(empty.int64Value))") }
+        return parts.joined(separator: "  ")
+    }
+
+    /// Epoch milliseconds as `2026-12-06 15:04 UTC`.
+    static func date(_ milliseconds: Int64) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute],
+                                            from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        func two(_ value: Int?) -> String { String(format: "%02d", value ?? 0) }
+        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)) UTC"
     }
 }

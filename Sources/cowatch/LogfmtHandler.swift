@@ -20,13 +20,18 @@ struct LogfmtHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var line = "ts=\(SystemClock.date().formatted(.iso8601)) level=\(event.level) logger=\(label) msg=\(Self.quote("\(event.message)"))"
-        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-            line += " \(key)=\(Self.quote("\(value)"))"
+        let line = Self.line(level: "\(event.level)", label: label, message: "\(event.message)",
+                             metadata: metadata.merging(event.metadata ?? [:]) { $1 })
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// One event as a logfmt line, without its newline.
+    static func line(level: String, label: String, message: String, metadata: Logger.Metadata) -> String {
+        var line = "ts=\(SystemClock.date().formatted(.iso8601)) level=\(level) logger=\(label) msg=\(quote(message))"
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            line += " \(key)=\(quote("\(value)"))"
         }
-        line += "\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        return line
     }
 
     static func quote(_ value: String) -> String {

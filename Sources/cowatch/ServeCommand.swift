@@ -321,7 +321,11 @@ struct ServeCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let host = settings.gateway.host
-        Output.line("cowatch: serving on http://\(host):\(boundPort)/ (WebSocket ws://\(host):\(boundPort)/rooms/<room>); Ctrl-C stops")
+        // On standard output whatever the log level: scripts and people read the
+        // port from it ("serving on http://HOST:PORT/").
+        Output.line(LogfmtHandler.line(level: "notice", label: "cowatch.serve", message: "serving on http://\(host):\(boundPort)/",
+                                       metadata: ["websocket": "ws://\(host):\(boundPort)/rooms/<room>", "version": "\(CowatchVersion.current)",
+                                                  "stop": "Ctrl-C or SIGTERM"]))
 
         gateway.waitUntilStopped()
         roomStore.close()

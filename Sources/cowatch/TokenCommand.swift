@@ -31,7 +31,7 @@ struct TokenCommand: ParsableCommand {
         var tokenFile: String?
 
         func run() throws {
-            let admin = try AdminCommand.parse(["--server", server, "--scope", scope, "token", room, name]
+            let admin = try AdminCommand.parse(["--server", server, "--scope", scope, "--json", "token", room, name]
                 + (tokenFile.map { ["--token-file", $0] } ?? []))
             try admin.run()
         }

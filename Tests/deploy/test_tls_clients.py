@@ -334,3 +334,15 @@ def test_a_refused_upgrade_over_tls_is_read_again_in_words(site):
     code, said = refusal(f"wss://localhost:{site['tls']}/rooms/{'x' * 80}", "--ca-file", str(site["ca"]))
     assert code != 0
     assert "the server answered 4" in said, said
+
+
+def test_cowatch_admin_speaks_tls_to_an_https_address(site):
+    # This server runs without an admin token: the admin API's own answer, read
+    # over TLS through nginx (which passes /admin/ on from this machine), not
+    # nginx's page for plain HTTP sent to its TLS port.
+    result = subprocess.run([BIN, "admin", "--server", f"https://localhost:{site['tls']}", "--ca-file", str(site["ca"]),
+                             "rooms"], capture_output=True, text=True, timeout=30,
+                            env=env_without_trust(COWATCH_ADMIN_TOKEN="some-operator-token-0123"))
+    assert result.returncode != 0
+    assert "the server answered 404: the admin API is off" in result.stderr, result.stdout + result.stderr
+    assert "<html" not in result.stdout + result.stderr

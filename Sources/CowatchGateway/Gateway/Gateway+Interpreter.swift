@@ -312,6 +312,13 @@ extension Gateway {
             }
             var metadata: Logger.Metadata = ["room": "\(room)", "member": "\(member.id)", "name": "\(member.name)"]
             if let scope = member.scope { metadata["bot"] = "\(scope.rawValue)" }
+            // The address an operator bans (`cowatch admin ban`), as the server
+            // sees it: the client's own behind a trusted proxy.
+            if case .arrived = change, let address = rooms[room]?.connections[member.id]?.address {
+                metadata["address"] = "\(address)"
+            } else if case .reconnected = change, let address = rooms[room]?.connections[member.id]?.address {
+                metadata["address"] = "\(address)"
+            }
             logger.info("\(what)", metadata: metadata)
         case .participantLeft(let id, let name, let reason):
             logger.info("member left", metadata: ["room": "\(room)", "member": "\(id)", "name": "\(name)", "reason": "\(reason.rawValue)"])

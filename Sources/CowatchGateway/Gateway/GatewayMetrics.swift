@@ -1,3 +1,4 @@
+import CowatchCore
 /// The server's counters, gauges and latency histogram, rendered in the
 /// Prometheus text exposition format at `/metrics`. Touched only on the service
 /// thread, so plain integers suffice.
@@ -97,6 +98,8 @@ struct GatewayMetrics {
             family(name, type, help)
             out += "\(name) \(value)\n"
         }
+        family("cowatch_build_info", "gauge", "This server's version (always 1).")
+        out += "cowatch_build_info{version=\"\(CowatchVersion.current)\"} 1\n"
         single("cowatch_connections", "gauge", "Open WebSocket connections.", gauges.connections)
         single("cowatch_rooms", "gauge", "Rooms in memory, empty ones kept until their expiry included.", gauges.rooms)
         single("cowatch_rooms_expired_total", "counter", "Empty rooms forgotten at their expiry.", roomsExpired)
