@@ -41,10 +41,12 @@ export class SimulatedPlayer {
    *   (capabilities.positionUpdateMs): a coarse player such as YouTube's
    * @param {boolean} options.rangeRequests the media's server answers range requests; without them,
    *   as Chromium does, the video is seekable at 0 alone and a seek elsewhere lands at 0
+   * @param {string|null} options.pageProtocol the page's location.protocol ('https:': an http://
+   *   file is mixed content, sync/mixed-content.js); null, as on Node, by default
    */
   constructor({
     duration = 600, seekMs = 40, playLatencyMs = 5, speed = 1, metadataMs = 30, failLoads = false, refuseAutoplay = false,
-    capabilities = null, readingError = 0, rangeRequests = true,
+    capabilities = null, readingError = 0, rangeRequests = true, pageProtocol = null,
   } = {}) {
     Object.assign(this, {
       duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, capabilities, readingError, rangeRequests,
@@ -53,6 +55,7 @@ export class SimulatedPlayer {
     this.errorDrawnAt = -Infinity;
     this.random = 0x2545f491; // xorshift state: the same errors every run
     this.core = new PlayerCore();
+    this.core.pageProtocol = pageProtocol;
     this.now = T0;
     this.origin = T0 - 5000; // the page opened 5 s ago: monotonic = now - origin
     this.video = {
@@ -69,6 +72,7 @@ export class SimulatedPlayer {
     this.pendingRefusal = false;
     this.sent = []; // { at, line }
     this.notes = [];
+    this.told = []; // { at, words, url }: what the player said to the viewer
     this.actions = []; // { at, ...action }
     this.plays = []; // server instants play() was called at
     this.rates = []; // { at, rate }
@@ -269,6 +273,9 @@ export class SimulatedPlayer {
           break;
         case 'note':
           this.notes.push(action.text);
+          break;
+        case 'tell':
+          this.told.push({ at: this.now, words: action.words, url: action.url });
           break;
         default:
           throw new Error(`unknown action ${action.type}`);

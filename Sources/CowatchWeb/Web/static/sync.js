@@ -53,6 +53,8 @@ export class PlayerSync extends EventTarget {
     this.clock = clock;
     this.send = send;
     this.core = new PlayerCore();
+    // On an https:// page the browser does not load an http:// video as it is (sync/mixed-content.js).
+    this.core.pageProtocol = globalThis.location?.protocol ?? null;
     this.wakeTimer = null; // the scheduled start's timer
     this.simulatedStallUntil = 0; // test hook: see simulateStall()
     this.history = []; // the last things the player did, for debugging (and the e2e test)
@@ -298,6 +300,9 @@ export class PlayerSync extends EventTarget {
         case 'note':
           this.note(action.text);
           break;
+        case 'tell':
+          this.dispatchEvent(new CustomEvent('tell', { detail: { words: action.words, url: action.url } }));
+          break;
       }
     }
     // Alone, the person drives the video: the element's own controls.
@@ -358,6 +363,7 @@ export class PlayerSync extends EventTarget {
       joining: !!core.join,
       running: !!core.running,
       mediaError: core.mediaError,
+      mixedContent: core.mixedContent,
       blocked: core.blocked,
       notice: core.notice,
       inSyncMs: inSyncMs(this.player?.capabilities),

@@ -2,6 +2,7 @@
 // video that cannot play, and the player's one status line (describeStatus),
 // from values alone. ui.js puts them in the page.
 
+import { MIXED_CONTENT_ERROR, mixedContentWords } from '../sync/mixed-content.js';
 import { unseekableWords } from '../sync/seekable.js';
 
 /** 75.4 → "1:15", 3725 → "1:02:05". */
@@ -52,8 +53,10 @@ export function someoneElseCanPlay(participants, meId) {
 }
 
 /** The overlay's words when this player cannot play the item: what went wrong,
- *  and only when someone else can still play it, that the others keep watching. */
+ *  and only when someone else can still play it, that the others keep watching.
+ *  An http:// video on an https:// page says why, and what works instead. */
 export function cannotPlayWords(mediaError, othersPlay) {
+  if (mediaError === MIXED_CONTENT_ERROR) return mixedContentWords(othersPlay);
   const what = `This video cannot be played here: ${mediaError}.`;
   return othersPlay
     ? `${what} The others keep watching; your player stays apart from the group until you try again.`

@@ -2,7 +2,10 @@
 // a person picks something while the room watches another item, the page asks
 // whether to share it (replacing what everyone watches) or to play it only for
 // them while the session goes on; "don't ask again" is kept by the page
-// (room/alone.js). And the question a host is asked on leaving.
+// (room/alone.js). And the question a host is asked on leaving, and the
+// warning for a link browsers in the room will not play (sync/mixed-content.js).
+
+import { isMixedContent, mixedContentShareWarning } from '../sync/mixed-content.js';
 
 /** The key under which this browser keeps "share with the room without asking". */
 export const SHARE_WITHOUT_ASKING = 'cowatch.watch.share-without-asking';
@@ -58,4 +61,17 @@ export function aloneActivity(url, title) {
  */
 export function asksOnLeaving({ me, state, others }) {
   return me?.role === 'host' && state?.session?.state === 'joined' && others > 0;
+}
+
+/**
+ * The warning for whoever sends `line` from a page whose `location.protocol`
+ * is `pageProtocol`, or null: a `/watch` or `/queue` of an http:// file (not
+ * a provider's video, which its own player plays) from an https:// page, which
+ * browsers in the room will not play as it is (sync/mixed-content.js).
+ * @returns {null | { url: string, words: string }} `url` as the URL parser writes it
+ */
+export function sharedLinkWarning(line, pageProtocol) {
+  const found = /^\s*\/(?:watch|queue)\s+(\S+)/i.exec(typeof line === 'string' ? line : '');
+  if (!found || aloneTarget(found[1]) !== 'page' || !isMixedContent(found[1], pageProtocol)) return null;
+  return { url: new URL(found[1]).href, words: mixedContentShareWarning() };
 }

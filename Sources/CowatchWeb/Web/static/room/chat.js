@@ -33,6 +33,7 @@ export function wireChat(page) {
       log.add('reply', pageHelp({ host: page.me()?.role === 'host' }).join('\n'));
     } else {
       if (!connection.send(line, { queue: true })) log.add('system', 'Not connected: sent when the connection is back.');
+      page.warnOfInsecureLink(line); // an http:// link from an https:// page, said so
       page.chat.last = line;
     }
     typed.push(line);

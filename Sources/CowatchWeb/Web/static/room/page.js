@@ -14,6 +14,7 @@ import { Announcements } from './announcements.js';
 import { $ } from '../ui.js';
 import { describeReason } from '../model/ui.js';
 import { DEFAULT_LIMITS } from '../model/line-limit.js';
+import { sharedLinkWarning } from '../model/watch-choice.js';
 import { emptyModel } from '../model/events.js';
 
 export class RoomPage {
@@ -73,6 +74,9 @@ export class RoomPage {
     this.limits = { ...DEFAULT_LIMITS };
     // The chat line typed last, until the room takes or refuses it (room/chat.js).
     this.chat = { last: null, measure: null };
+    // The addresses this page has told its person about already (an http://
+    // link shared from this https:// page), so that the player does not say it again.
+    this.toldAbout = new Set();
     // The operating system's media controls (room/media-session.js), once wired.
     this.mediaSession = { render() {}, act() { return { do: 'none' }; } };
   }
@@ -89,7 +93,23 @@ export class RoomPage {
 
   /** Sends a command the viewer asked for; while disconnected, says it was not sent. */
   command(line) {
-    if (!this.connection.send(line)) this.log.add('error', `Not connected: ${line} was not sent.`);
+    if (!this.connection.send(line)) {
+      this.log.add('error', `Not connected: ${line} was not sent.`);
+      return;
+    }
+    this.warnOfInsecureLink(line);
+  }
+
+  /** A `/watch` or `/queue` line sent from this page: an http:// link shared
+   *  from an https:// page, which browsers in the room will not play as it
+   *  is, is said so (in the log and to screen readers). */
+  warnOfInsecureLink(line) {
+    const warning = sharedLinkWarning(line, location.protocol);
+    if (!warning) return;
+    this.toldAbout.add(warning.url);
+    this.log.add('notice', warning.words);
+    this.announcements.say(warning.words);
+    this.announcements.speak();
   }
 
   /** The room's address with a query (`owner=...`, `invite=...`). */

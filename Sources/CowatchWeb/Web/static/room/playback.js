@@ -1,5 +1,6 @@
 // The player's wiring beyond the room's state: what it follows when an own copy
-// is picked, and what it tells the page (repaints, notices).
+// is picked, and what it tells the page (repaints, notices, what it says about
+// the item it loads).
 
 import { renderAll, renderControls, renderPlayer } from './render.js';
 
@@ -22,4 +23,10 @@ export function wirePlayback(page) {
   });
   sync.addEventListener('loadedmetadata', () => renderAll(page));
   sync.addEventListener('notice', ({ detail }) => log.add('notice', detail));
+  // What the player tells about the item it loads (an http:// video on this
+  // https:// page), unless this page said it already when its person shared it.
+  sync.addEventListener('tell', ({ detail }) => {
+    if (detail.url && page.toldAbout.has(detail.url)) return;
+    log.add('notice', detail.words);
+  });
 }

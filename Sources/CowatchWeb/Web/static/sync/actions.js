@@ -21,6 +21,8 @@
 //   { type: 'cancelWake' }
 //   { type: 'send', line }       a report to the server
 //   { type: 'note', text }       the player's history, for debugging
+//   { type: 'tell', words, url }  a sentence for the viewer about the item at
+//                                `url` (as the URL parser writes it)
 //
 // Within one input the readings are kept up to date with the actions already
 // decided, as the element itself would be: a seek sets currentTime and seeking
@@ -50,6 +52,10 @@ export class Actions {
 
   send(line) {
     this.out.push({ type: 'send', line });
+  }
+
+  tell(words, url) {
+    this.out.push({ type: 'tell', words, url });
   }
 
   pause() {

@@ -16,6 +16,7 @@ import { AWAY, interruptionReason, ownReasonsOf, PAUSED_FOR_ME } from './apart.j
 import { catchupOver, catchupTimeline } from './catchup.js';
 import { capabilitiesOf, holdTolerance } from './correct.js';
 import { Follower } from './follow.js';
+import { isMixedContent, MIXED_CONTENT_ERROR, mixedContentNotice } from './mixed-content.js';
 import { planPlayer } from './plan.js';
 import { bufferedAhead, HAVE_METADATA, hasEnoughData } from './readiness.js';
 import { canSeekTo } from './seekable.js';
@@ -37,6 +38,8 @@ export class PlayerCore extends Follower {
     this.catchup = null; // { timeline, until } during a "what happened?" replay
 
     this.src = null; // the URL loaded in the video
+    this.pageProtocol = null; // the page's location.protocol (sync.js sets it): 'https:' loads no http:// file as it is
+    this.mixedContent = false; // the item loaded is an http:// file on an https:// page (mixed-content.js)
     this.mediaError = null; // text, when the current item failed to load
     this.suspendedForMedia = false; // we sent /suspend coordinatedPlaybackNotPossible
     this.unseekable = null; // { position }: the group is where this video cannot seek (seekable.js)
@@ -280,7 +283,11 @@ export class PlayerCore extends Follower {
     const error = r.error;
     if (!error || !this.src) return [];
     return this.act(r, () => {
-      this.mediaError = error.words || MEDIA_ERRORS[error.code] || error.message || 'unknown error';
+      // An http:// file on an https:// page: the browser asked for it at
+      // https:// (or refused it), and "could not be loaded" would not say why.
+      const mixed = this.mixedContent && !error.words && error.code !== 3;
+      this.mediaError = mixed ? MIXED_CONTENT_ERROR
+        : error.words || MEDIA_ERRORS[error.code] || error.message || 'unknown error';
       this.cancelJoin();
       this.running = null;
       if (!this.suspendedForMedia && this.me?.joined) {
@@ -515,6 +522,9 @@ export class PlayerCore extends Follower {
   load(activity) {
     this.src = activity.url;
     this.mediaError = null;
+    this.mixedContent = isMixedContent(activity.url, this.pageProtocol, activity.source);
+    // Said before the browser's attempt, which can take long to fail.
+    if (this.mixedContent) this.tell(mixedContentNotice(), new URL(activity.url).href);
     this.unseekable = null;
     this.cancelJoin();
     this.running = null;
