@@ -145,6 +145,9 @@ extension Room {
         if members.isEmpty, protection.ownerKeyDigest == nil, let key = request.newOwnerKey {
             protection.ownerKeyDigest = SecretDigest.hex(key)
             ownerKey = key
+            // The key is told to its founder once: a restart, or a cluster node's
+            // death, must not bring the room back without it.
+            needsPersisting = true
         }
         let owner = presentsKey || ownerKey != nil
         // A room with an owner waits for it (or its hosts) rather than handing host

@@ -34,6 +34,18 @@ struct MemberIdentityTests {
         #expect(![room.id("alice"), room.id("bob"), room.id("carol")].contains(first ?? MemberID("m1")))
     }
 
+    @Test("a room's founder is told its owner key once, and the room is kept with it at once: a restart before anything else happens in it does not bring it back without its owner")
+    func foundingIsKept() {
+        var room = Scenario()
+        room.connect("alice", newOwnerKey: "the-key")
+        let snapshot = room.last.compactMap { action -> RoomSnapshot? in
+            if case .persist(let snapshot) = action { snapshot } else { nil }
+        }.last
+        #expect(snapshot?.protection?.ownerKeyDigest == SecretDigest.hex("the-key"))
+        room.connect("bob")
+        #expect(!room.last.contains { if case .persist = $0 { true } else { false } }, "a second arrival saves nothing new")
+    }
+
     @Test("a member who is gone for good has its number kept in the snapshot, so a restart does not give it again")
     func departureKeepsCounter() {
         var room = Scenario.sharing("alice", "bob")
