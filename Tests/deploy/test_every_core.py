@@ -55,3 +55,10 @@ def test_nginx_takes_the_site_with_sixteen_nodes():
         assert site.count("server 127.0.0.1:90") == 16
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_help_is_the_scripts_comment_and_no_code():
+    shown = subprocess.run([SCRIPT, "--help"], capture_output=True, text=True, check=True).stdout
+    assert shown.startswith("One Cowatch node per core"), shown
+    assert "--first-port PORT" in shown and "standard error." in shown
+    assert "set -euo" not in shown and "#" not in shown, shown
