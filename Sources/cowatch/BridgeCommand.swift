@@ -2,6 +2,9 @@ import ArgumentParser
 import CowatchBridge
 import CowatchConfig
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 
 /// `cowatch bridge`: a bot that joins IRC channels and Matrix rooms to Cowatch
@@ -185,6 +188,10 @@ struct BridgeCommand: ParsableCommand {
     var flags: [String: String] { SettingOptions.values(of: self).filter { $0.key != "config" } }
 
     func run() throws {
+        // What it writes holds secrets (resume tokens in the store and its WAL,
+        // access tokens in the bridge's state): readable by its own user only,
+        // however it is started (the systemd units say UMask=0077 too).
+        umask(0o077)
         let settings: BridgeSettings
         do {
             let environment = ProcessInfo.processInfo.environment

@@ -7,6 +7,9 @@ import CowatchStore
 import CowatchTime
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 
 /// `cowatch serve`: the server. Settings come from flags, then `COWATCH_*`
@@ -243,6 +246,10 @@ struct ServeCommand: ParsableCommand {
     var flags: [String: String] { SettingOptions.values(of: self) }
 
     func run() throws {
+        // What it writes holds secrets (resume tokens in the store and its WAL,
+        // access tokens in the bridge's state): readable by its own user only,
+        // however it is started (the systemd units say UMask=0077 too).
+        umask(0o077)
         let settings: ServeSettings
         do {
             settings = try ServeSettings.resolve(flags: flags, environment: ProcessInfo.processInfo.environment)

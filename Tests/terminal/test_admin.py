@@ -102,3 +102,23 @@ def test_a_members_arrival_is_logged_with_the_address_to_ban(server):
                    "the arrival logged with its address")
     finally:
         alice.kill()
+
+
+def test_data_files_are_readable_by_the_servers_user_alone():
+    # Started by hand (no systemd UMask), with a permissive umask: the store, its
+    # WAL (resume tokens) and the data folder are still 0600 / 0700.
+    with tempfile.TemporaryDirectory() as parent:
+        data = os.path.join(parent, "data")
+        old = os.umask(0o022)
+        try:
+            with Serve("--data-dir", data, "--shutdown-grace", "0", start=False) as s:
+                alice = bot(s, "kept", "alice")
+                try:
+                    wait_until(lambda: any(name.endswith("-wal") for name in os.listdir(data)), 10, "the store's WAL")
+                finally:
+                    alice.kill()
+                modes = {name: os.stat(os.path.join(data, name)).st_mode & 0o777 for name in os.listdir(data)}
+                assert os.stat(data).st_mode & 0o777 == 0o700, oct(os.stat(data).st_mode)
+                assert modes and all(mode & 0o077 == 0 for mode in modes.values()), {k: oct(v) for k, v in modes.items()}
+        finally:
+            os.umask(old)
