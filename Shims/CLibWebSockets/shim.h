@@ -46,13 +46,22 @@ static inline void *cw_timer_owner(lws_sorted_usec_list_t *sul) {
  * kept for the next request or closed after this one. Returns what the HTTP
  * callback should return.
  */
-static inline int cw_http_respond_with(struct lws *wsi, unsigned int status, const char *content_type,
+static inline int cw_http_respond_with(struct lws *wsi, unsigned int status, const char *reason, const char *content_type,
                                        const char *headers, const unsigned char *body, size_t body_length,
                                        int send_body, int close) {
     unsigned char buffer[LWS_PRE + 4096];
     unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
     if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)body_length, &p, end))
         return -1;
+    /* libwebsockets 4.1 knows no reason phrase for some codes (421) and writes
+     * "HTTP/1.1 421 " with none: put ours in. */
+    size_t reason_length = reason ? strlen(reason) : 0;
+    unsigned char *line_end = memchr(start, '\r', (size_t)(p - start));
+    if (reason_length && line_end && line_end > start && line_end[-1] == ' ' && (size_t)(end - p) > reason_length + 64) {
+        memmove(line_end + reason_length, line_end, (size_t)(p - line_end));
+        memcpy(line_end, reason, reason_length);
+        p += reason_length;
+    }
     if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
                                      (const unsigned char *)"no-store", 8, &p, end))
         return -1;

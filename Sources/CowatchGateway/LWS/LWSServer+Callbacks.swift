@@ -180,10 +180,15 @@ extension LWSServer {
 
     static func reasonPhrase(_ status: UInt32) -> String {
         switch status {
+        case 200: "OK"
         case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
         case 404: "Not Found"
+        case 405: "Method Not Allowed"
         case 421: "Misdirected Request"
         case 429: "Too Many Requests"
+        case 502: "Bad Gateway"
         case 503: "Service Unavailable"
         default: "Error"
         }
@@ -228,7 +233,7 @@ extension LWSServer {
     private func respond(_ wsi: OpaquePointer, _ response: HTTPResponse, headOnly: Bool) -> Int32 {
         let headers = (gateway.securityHeaders + response.headers).map { $0 + "\n" }.joined()
         return response.body.withUnsafeBufferPointer { buffer in
-            cw_http_respond_with(wsi, response.status, response.contentType, headers, buffer.baseAddress, buffer.count,
+            cw_http_respond_with(wsi, response.status, Self.reasonPhrase(response.status), response.contentType, headers, buffer.baseAddress, buffer.count,
                                  headOnly ? 0 : 1, response.close ? 1 : 0)
         }
     }
