@@ -19,7 +19,9 @@ extension RoomRelay {
         case .help:
             return [.network(.notice(channel: settings.channel, text: "\(person.name): \(commands.helpLine())"))]
         case .refused(let words):
-            return [.network(.say(channel: settings.channel, text: "\(person.name): \(words)"))]
+            // A notice, as every answer of the bridge's is (docs: IRC's NOTICE,
+            // Matrix's m.notice), which bots never answer.
+            return [.network(.notice(channel: settings.channel, text: "\(person.name): \(words)"))]
         case .line(let line):
             return relay(line, from: person, now: now)
         }
@@ -113,7 +115,7 @@ extension RoomRelay {
             guard !Self.refusalCodes.contains(code) else { return [] }
             let words = commands.localized(message)
             if command != nil || code == "unknown-command" || code == "bad-arguments" {
-                return [.network(.say(channel: settings.channel, text: "\(person.name): \(words)"))]
+                return [.network(.notice(channel: settings.channel, text: "\(person.name): \(words)"))]
             }
             return [.network(.tell(speaker: person, text: words))]
         case .reply(_, let text):
@@ -132,6 +134,10 @@ extension RoomRelay {
             // the IRC pace every line of the bridge keeps.
             if let first = lines.first { lines[0] = "\(person.name): \(first)" }
             return lines.map { .network(.notice(channel: settings.channel, text: $0)) }
+        case .notice(let text, let cause) where cause == "unchecked":
+            // To this person alone (their link shared without a check): room-wide
+            // notices come through the watcher instead.
+            return [.network(.tell(speaker: person, text: commands.localized(text)))]
         case .chat, .notice, .state, .other:
             return []
         }

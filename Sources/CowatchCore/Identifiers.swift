@@ -73,6 +73,8 @@ public struct Cause: Hashable, Sendable, RawRepresentable, CustomStringConvertib
     public static let mute = Cause(rawValue: "mute")
     public static let slow = Cause(rawValue: "slow")
     public static let lock = Cause(rawValue: "lock")
+    /// The notice, to its sharer alone, that a link was shared without a check.
+    public static let unchecked = Cause(rawValue: "unchecked")
     public static let password = Cause(rawValue: "password")
     public static let host = Cause(rawValue: "host")
     public static let restore = Cause(rawValue: "restore")

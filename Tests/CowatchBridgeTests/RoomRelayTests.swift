@@ -214,10 +214,22 @@ struct RoomRelaySpeakerTests {
         #expect(Pair.sent(pair.welcomed(1, id: "m4", name: "ann")) == ["/play"])
         let bad = pair.said("ann", "!seek soon")
         #expect(Pair.sent(bad).isEmpty)
-        #expect(Pair.network(bad).first.map { if case .say(_, let text) = $0 { text.hasPrefix("ann: !seek: ") && text.hasSuffix("(usage: !seek <time>)") } else { false } } == true)
+        #expect(Pair.network(bad).first.map { if case .notice(_, let text) = $0 { text.hasPrefix("ann: !seek: ") && text.hasSuffix("(usage: !seek <time>)") } else { false } } == true)
         #expect(Pair.network(pair.said("ann", "!help")).first.map { if case .notice("#cowatch", let text) = $0 { text.hasPrefix("ann: Cowatch commands, in the room: !help !nick") } else { false } } == true)
         #expect(Pair.sent(pair.said("ann", "waves", action: true)) == ["/me waves"])
         #expect(Pair.sent(pair.said("ann", "/etc/hosts")) == ["//etc/hosts"])
+    }
+
+    @Test("a link shared without a check is told to its sharer alone; other notices on their connection are the watcher's to say")
+    func uncheckedLink() {
+        var pair = Pair.running()
+        _ = pair.said("ann", "!watch http://example.org/film.mp4")
+        _ = pair.welcomed(1, id: "m4", name: "ann")
+        let unchecked = pair.on(.received(.speaker(1), 1, Pair.notice("that link could not be checked (timed out); shared anyway", cause: "unchecked"),
+                                          now: Pair.at(101)))
+        #expect(Pair.told(unchecked) == ["that link could not be checked (timed out); shared anyway"])
+        let roomWide = pair.on(.received(.speaker(1), 1, Pair.notice("ann is now a host", cause: "op"), now: Pair.at(101)))
+        #expect(Pair.network(roomWide).isEmpty)
     }
 
     @Test("the room's refusal of a command and its answers are said in the channel, addressed to the person, cut short")
@@ -227,7 +239,7 @@ struct RoomRelaySpeakerTests {
         _ = pair.said("ann", "!pause")
         _ = pair.welcomed(1, id: "m4", name: "ann")
         let forbidden = pair.on(.received(.speaker(1), 1, Pair.error("forbidden", "/pause is for hosts here", command: "pause"), now: Pair.at(101)))
-        #expect(Pair.network(forbidden) == [.say(channel: "#cowatch", text: "ann: !pause is for hosts here")])
+        #expect(Pair.network(forbidden) == [.notice(channel: "#cowatch", text: "ann: !pause is for hosts here")])
         let muted = pair.on(.received(.speaker(1), 1, Pair.error("muted", "you are muted by a host", command: nil), now: Pair.at(101)))
         #expect(Pair.told(muted) == ["you are muted by a host"])
         let reply = "{\"type\":\"reply\",\"command\":\"who\",\"text\":\"= 5 here:\\n=   a\\n=   b\\n=   c\\n=   d\"}"

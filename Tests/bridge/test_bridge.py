@@ -270,9 +270,9 @@ def test_commands_typed_in_the_channel_change_the_room(world):
 
     # The table's own words for a bad command, written with the channel's prefix.
     ann.say("#cowatch", "!seek soon")
-    ann.wait_for(r"PRIVMSG #cowatch :ann: !seek: .*\(usage: !seek <time>\)", 5, irc_mark)
+    ann.wait_for(r"NOTICE #cowatch :ann: !seek: .*\(usage: !seek <time>\)", 5, irc_mark)
     ann.say("#cowatch", "!frobnicate now")
-    ann.wait_for(r"PRIVMSG #cowatch :ann: unknown command !frobnicate \(try !help\)", 5, irc_mark)
+    ann.wait_for(r"NOTICE #cowatch :ann: unknown command !frobnicate \(try !help\)", 5, irc_mark)
     # What the room answers one person is said in the channel, to them.
     ann.say("#cowatch", "!status")
     ann.wait_for(r"NOTICE #cowatch :ann: .*Episode 1", 5, irc_mark)

@@ -306,6 +306,10 @@ def test_slash_and_prefix_commands_from_matrix_drive_the_room(world):
     # Addressed to the person who asked, as a mention their client shows.
     assert reply["msgtype"] == "m.notice"
     assert reply.get("m.mentions", {}).get("user_ids") == [ann.id]
+    # A refusal is a notice too, as deploy/README.md says (bots never answer one).
+    ann.say(world.movies, "!frobnicate now")
+    refusal = ann.wait_bot(world.movies, lambda c: "unknown command !frobnicate" in c["body"], 20, "the refusal")
+    assert refusal["msgtype"] == "m.notice", refusal
 
 
 def test_chat_goes_both_ways_and_edits_and_redactions_are_not_replayed(world):

@@ -110,7 +110,7 @@ extension Gateway {
             toRoom(input, from: connection)
         case .shareWithNotice(let text):
             toRoom(input, from: connection)
-            send(.notice(Notice(text: text, cause: nil, by: nil)), to: connection)
+            send(.notice(Notice(text: text, cause: .unchecked, by: nil)), to: connection)
         case .refuse(let code, let message):
             send(.error(CommandError(code, command: command.name, message: message)), to: connection)
         }
