@@ -1,6 +1,7 @@
 import ArgumentParser
 import CowatchBridge
 import CowatchConfig
+import CowatchCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -230,11 +231,17 @@ struct BridgeCommand: ParsableCommand {
             done.signal()
         }
         runner.start()
+        // On standard output whatever the log level, in the log's own form.
         for pair in settings.matrixPairs {
-            Output.line("cowatch: bridging the Matrix room \(pair.matrixRoom) on \(pair.connection.homeserver) and the room \(pair.room) (\(pair.relay.link)); Ctrl-C stops")
+            Output.line(LogfmtHandler.line(level: "notice", label: "cowatch.bridge", message: "bridging", metadata: [
+                "matrix_room": "\(pair.matrixRoom)", "homeserver": "\(pair.connection.homeserver)", "room": "\(pair.room)",
+                "link": "\(pair.relay.link)", "version": "\(CowatchVersion.current)", "stop": "Ctrl-C or SIGTERM"]))
         }
         for pair in settings.pairs {
-            Output.line("cowatch: bridging \(pair.irc.channel) on \(pair.irc.tls ? "ircs" : "irc")://\(pair.irc.host):\(pair.irc.port) and the room \(pair.room) (\(pair.relay.link)); Ctrl-C stops")
+            Output.line(LogfmtHandler.line(level: "notice", label: "cowatch.bridge", message: "bridging", metadata: [
+                "channel": "\(pair.irc.channel)", "network": "\(pair.irc.tls ? "ircs" : "irc")://\(pair.irc.host):\(pair.irc.port)",
+                "room": "\(pair.room)", "link": "\(pair.relay.link)", "version": "\(CowatchVersion.current)",
+                "stop": "Ctrl-C or SIGTERM"]))
         }
         done.wait()
         withExtendedLifetime(signals) {}
