@@ -8,9 +8,11 @@
 # WebSocket client, keep it in SQLite across a restart, and, as a cluster node with
 # deploy/cluster/cluster.conf.example, keep it in a throwaway PostgreSQL. Copies
 # without libwebsockets-evlib-ev or libev4 must fail, each with its message. The
-# container image is built (its runtime stage, around the same binary, on the same
-# root imported as its base) and run with podman, where podman can run here; the
-# systemd units must pass systemd-analyze verify.
+# container image is built with deploy/README's own podman lines, run as they are
+# written (the default build, with stand-ins for the Swift and Debian images, and
+# the from-binary build around the same binary, on the same root imported as its
+# base), and run with podman, where podman can run here; the systemd units must
+# pass systemd-analyze verify.
 #
 #   COWATCH_BIN=path/to/cowatch Tests/deploy/clean_root_test.sh
 #
@@ -137,7 +139,7 @@ fi
 wanted=$(packages "$list" | tr '\n' ' ')
 if [ -n "$wanted" ]; then pass "$list lists the runtime packages: $wanted"; else abort "$list lists no package"; fi
 # The container's runtime stage installs from the file itself, and nothing else.
-runtime_stage=$(sed -n '/^FROM .* AS runtime/,$p' deploy/docker/Dockerfile)
+runtime_stage=$(sed -n '/^FROM .* AS runtime$/,/^FROM /p' deploy/docker/Dockerfile)
 if grep -q '^COPY deploy/runtime-packages ' <<<"$runtime_stage" &&
    [ "$(grep -c 'apt-get install' <<<"$runtime_stage")" -eq 1 ] &&
    grep 'apt-get install' <<<"$runtime_stage" | grep -q '/tmp/runtime-packages' &&
@@ -145,6 +147,14 @@ if grep -q '^COPY deploy/runtime-packages ' <<<"$runtime_stage" &&
   pass "deploy/docker/Dockerfile's runtime stage installs $list and only it"
 else
   fail "deploy/docker/Dockerfile's runtime stage must install $list (copied in, and let through its .dockerignore) and no list of its own"
+fi
+# Its two images (deploy/README, "Docker") put the binary in the same places, each
+# from its own stage.
+copies() { sed -n "/^FROM runtime AS $1\$/,/^FROM /p" deploy/docker/Dockerfile | sed -n "s/^COPY --from=$2 //p"; }
+if [ -n "$(copies from-binary binary)" ] && [ "$(copies from-binary binary)" = "$(copies from-source build)" ]; then
+  pass "deploy/docker/Dockerfile's from-binary and from-source copy the same files, from binary and from build"
+else
+  fail "deploy/docker/Dockerfile's from-binary (COPY --from=binary) and from-source (COPY --from=build) must copy the same files"
 fi
 # The hosts' instructions point at the file instead of keeping a copy that can drift.
 for doc in deploy/README.md deploy/cluster/cowatch@.service docs/cluster.md; do
@@ -356,41 +366,133 @@ done
 
 # podman here needs runc (crun refuses a machine with cgroup v1 and v2 controllers
 # both mounted) and explicit limits (its defaults raise RLIMIT_NOFILE and
-# RLIMIT_NPROC above this process's, which needs CAP_SYS_RESOURCE); see deploy/README.
+# RLIMIT_NPROC above this process's, which needs CAP_SYS_RESOURCE; nproc no higher
+# than the 32768 podman gives itself); see deploy/README.
 limits=(--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit "nproc=4096:4096")
+
+# The image is built with deploy/README's own commands, so that the two cannot
+# drift: the podman lines of the fenced blocks under HEADING (up to the next
+# heading), continuation lines joined, one a line.
+readme_podman_lines() {
+  awk -v heading="$1" '
+    index($0, heading) == 1 { section = 1; next }
+    section && !fence && /^#/ { exit }
+    section && /^```/ { fence = !fence; next }
+    section && fence { line = line $0; if (sub(/\\$/, "", line)) next; print line; line = "" }
+  ' deploy/README.md | grep -E '(^|[|] *)podman ' || true
+}
+default_build=$(readme_podman_lines '## Docker: ')
+offline_lines=$(readme_podman_lines '### Without a registry')
+offline_imports=$(grep -v '^podman build ' <<<"$offline_lines")
+offline_build=$(grep '^podman build ' <<<"$offline_lines")
+# What those lines name: the image they tag, the base and binary images imported.
+image=$(sed -n 's/.* -t \([^ ]*\).*/\1/p' <<<"$offline_build")
+base_image=$(sed -n 's/.*--build-arg RUNTIME_BASE=\([^ ]*\).*/\1/p' <<<"$offline_build")
+if grep -q '^podman build --format docker ' <<<"$default_build" && [ "$(grep -c . <<<"$default_build")" -eq 1 ] &&
+   grep -q '^podman build --format docker .*--target from-binary ' <<<"$offline_build" &&
+   [ "$(grep -c 'podman import - ' <<<"$offline_imports")" -eq 2 ] && [ -n "$image" ] && [ -n "$base_image" ] &&
+   [ "$image" = "$(sed -n 's/.* -t \([^ ]*\).*/\1/p' <<<"$default_build")" ]; then
+  pass "deploy/README gives podman's build with --format docker, and its offline route: $(tr '\n' ';' <<<"$offline_lines")"
+else
+  fail "deploy/README's \"Docker\" section must give \`podman build --format docker ... -t NAME .\`, and \"Without a registry\" the two podman imports and \`podman build --format docker ... --target from-binary ... --build-arg RUNTIME_BASE=... -t NAME .\`"
+fi
+
+# Runs deploy/README's LINES from the repository's root as they are written, as
+# root, with this check's podman: its own storage, and the sandbox's settings
+# (runc, the limits) added. root is the clean root, bin the binary's folder.
+documented() {
+  (
+    podman() {
+      case $1 in
+        build) shift; timeout 900 "${podman[@]}" build "${limits[@]}" "$@" ;;
+        run) shift; command "${podman[@]}" run "${limits[@]}" "$@" ;;
+        *) command "${podman[@]}" "$@" ;;
+      esac
+    }
+    sudo() { "$@"; }
+    root=$base
+    bin=$(dirname "$bin")
+    set -e -o pipefail
+    while IFS= read -r line; do
+      [ -n "$line" ] || continue
+      echo "+ $line"
+      eval "$line" </dev/null
+    done <<<"$1"
+  )
+}
+
+# The image keeps its HEALTHCHECK (podman drops it from an OCI-format image).
+keeps_healthcheck() {
+  "${podman[@]}" image inspect -f '{{json .HealthCheck}}' "$image" 2>&1 | grep -q '/healthz'
+}
+
 container_check() {
   if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
     apt_install podman runc uidmap || { echo "installing podman and runc failed: $(tail -n 3 "$tmp/apt.log")"; return 2; }
   fi
   install -d "$tmp/podman/tmp"
-  tar -C "$base" -c . | "${podman[@]}" import - localhost/cowatch-check-base:bookworm >"$tmp/podman.log" 2>&1 ||
+  # The clean root as the base, the binary as the BINARY image.
+  documented "$offline_imports" >"$tmp/podman.log" 2>&1 ||
     { echo "podman import: $(tail -n 3 "$tmp/podman.log")"; return 2; }
-  if ! "${podman[@]}" run --rm --network none "${limits[@]}" localhost/cowatch-check-base:bookworm /bin/true >"$tmp/podman.log" 2>&1; then
+  if ! "${podman[@]}" run --rm --network none "${limits[@]}" "$base_image" /bin/true >"$tmp/podman.log" 2>&1; then
     echo "podman cannot run a container here: $(tail -n 3 "$tmp/podman.log")"
     return 2
   fi
-  # The binary as an image whose /out holds it, for the runtime stage's BINARY.
-  install -d "$tmp/binary/out"
-  cp -a "$bin" "$resources" "$tmp/binary/out/"
-  tar -C "$tmp/binary" -c out | "${podman[@]}" import - localhost/cowatch-check-binary:latest >>"$tmp/podman.log" 2>&1 || return 1
-  # The repository's root is the context, as deploy/README builds it (its
-  # .dockerignore keeps it to what the build needs).
-  if ! timeout 900 "${podman[@]}" build --format docker --network host "${limits[@]}" -f deploy/docker/Dockerfile \
-       --target runtime --build-arg RUNTIME_BASE=localhost/cowatch-check-base:bookworm \
-       --build-arg BINARY=localhost/cowatch-check-binary:latest -t localhost/cowatch:check . >"$tmp/image.log" 2>&1; then
-    echo "the runtime stage did not build"; tail -n 20 "$tmp/image.log"; return 1
-  fi
-  echo "built"
+  # Stand-ins, in this check's storage, for the two images the default build
+  # pulls: the clean root as the runtime's base, and as the Swift image with a
+  # swift that hands over the binary already built and refuses any command the
+  # Dockerfile does not give.
+  local standin="$tmp/swift-stand-in" swift_version runtime_default
+  swift_version=$(sed -n 's/^ARG SWIFT_VERSION=//p' deploy/docker/Dockerfile)
+  runtime_default=$(sed -n 's/^ARG RUNTIME_BASE=//p' deploy/docker/Dockerfile)
+  "${podman[@]}" tag "$base_image" "localhost/$runtime_default" >>"$tmp/podman.log" 2>&1 || return 1
+  install -d "$standin/release"
+  cp -a "$bin" "$resources" "$standin/release/"
+  cat >"$standin/swift" <<'EOF'
+#!/bin/sh
+case "$*" in
+  "package resolve" | "build -c release --product cowatch --static-swift-stdlib") ;;
+  "build -c release --show-bin-path") echo /stand-in/release ;;
+  *) echo "the stand-in for swift: not the Dockerfile's command: swift $*" >&2; exit 1 ;;
+esac
+EOF
+  chmod 0755 "$standin/swift"
+  printf 'FROM %s\nCOPY swift /usr/local/bin/swift\nCOPY release /stand-in/release\n' "$base_image" >"$standin/Containerfile"
+  "${podman[@]}" build "${limits[@]}" -f "$standin/Containerfile" -t "localhost/swift:$swift_version-bookworm" "$standin" \
+    >>"$tmp/podman.log" 2>&1 || { echo "the stand-in for swift:$swift_version-bookworm: $(tail -n 3 "$tmp/podman.log")"; return 1; }
+  echo "ready"
 }
 
 [ "$container_mode" = skip ] || podman_ready=true
 container_result=$( [ "$container_mode" = skip ] && echo "COWATCH_CONTAINER=skip" && exit 2; container_check ); container_status=$?
+image_built=false
 if [ "$container_status" -eq 0 ]; then
-  pass "the image's runtime stage builds on a clean Debian 12 base from $list (podman)"
+  # The default build: the build stage, then from-source. A stage named through
+  # a build arg stopped Debian's podman here ('short-name "build" did not resolve').
+  if ! documented "$default_build" >"$tmp/image-default.log" 2>&1; then
+    fail "the documented default build with podman: $default_build" "$tmp/image-default.log"
+  elif ! keeps_healthcheck; then
+    fail "the default build's image has no HEALTHCHECK (podman image inspect)" "$tmp/image-default.log"
+  else
+    pass "the documented default build with podman (stand-ins for the Swift and Debian images) keeps its HEALTHCHECK: $default_build"
+  fi
+  # Without a registry: no build stage, no Swift image.
+  if ! documented "$offline_build" >"$tmp/image.log" 2>&1; then
+    fail "the documented from-binary build with podman: $offline_build" "$tmp/image.log"
+  elif grep -q 'FROM swift:' "$tmp/image.log"; then
+    fail "the from-binary build ran the build stage (the Swift image)" "$tmp/image.log"
+  elif ! keeps_healthcheck; then
+    fail "the from-binary build's image has no HEALTHCHECK (podman image inspect)" "$tmp/image.log"
+  else
+    image_built=true
+    pass "the documented from-binary build on a clean Debian 12 base from $list (podman, no build stage) keeps its HEALTHCHECK"
+  fi
+fi
+if $image_built; then
   port=$(free_port)
   # As deploy/README runs it, with the public name a proxy in front would pass on.
   if "${podman[@]}" run -d --name cowatch-check "${limits[@]}" -p "127.0.0.1:$port:7480" -v cowatch-check-data:/data \
-       -e COWATCH_ALLOWED_HOSTS=cowatch.example.org localhost/cowatch:check >"$tmp/run.log" 2>&1; then
+       -e COWATCH_ALLOWED_HOSTS=cowatch.example.org "$image" >"$tmp/run.log" 2>&1; then
     for _ in $(seq 1 300); do
       "${podman[@]}" logs cowatch-check 2>&1 | grep -q 'serving on' && break
       [ "$("${podman[@]}" inspect -f '{{.State.Running}}' cowatch-check 2>/dev/null)" = true ] || break
@@ -451,7 +553,7 @@ EOF
   fi
 elif [ "$container_status" -eq 2 ] && [ "$container_mode" != require ]; then
   skip "the container: $container_result (the clean-root checks above cover its package list and binary)"
-else
+elif [ "$container_status" -ne 0 ]; then
   echo "$container_result" | sed 's/^/    /'
   fail "the container image"
 fi
