@@ -15,10 +15,7 @@ controls in a cluster"), on three real nodes on one real PostgreSQL, through
 Clients give their address in X-Forwarded-For (the nodes trust 127.0.0.1 as a
 proxy, as behind nginx). COWATCH_BIN names the cowatch binary.
 """
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,18 +25,16 @@ from websockets.sync.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support.cluster import Node, postgres, psql  # noqa: E402,F401  (postgres: a fixture)
-from support.harness import BIN, wait_until  # noqa: E402
+from support.harness import wait_until  # noqa: E402
+from support.operator import admin as run_admin, admin_token_file  # noqa: E402
 
-TOKEN = "cluster-operator-token-0123456789"
 BANNED = "198.51.100.9"
 
 
 @pytest.fixture
 def token_file():
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "admin-token"
-        path.write_text(TOKEN + "\n")
-        yield str(path)
+    with admin_token_file() as path:
+        yield path
 
 
 def nodes_on(database, token_file, *extra):
@@ -47,10 +42,7 @@ def nodes_on(database, token_file, *extra):
 
 
 def admin(node, *words):
-    result = subprocess.run([BIN, "admin", "--server", f"http://127.0.0.1:{node.port}", *words],
-                            capture_output=True, text=True, timeout=20, env=dict(os.environ, COWATCH_ADMIN_TOKEN=TOKEN))
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+    return run_admin(node.port, *words)
 
 
 def upgrade(node, room, address, query=""):

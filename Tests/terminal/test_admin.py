@@ -20,27 +20,20 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support.harness import Serve, wait_until  # noqa: E402
+from support.operator import TOKEN, admin_token_file, run_admin  # noqa: E402
 from support.terminal import BIN, bot  # noqa: E402
-
-TOKEN = "admin-command-token-0123456789"
 
 
 @pytest.fixture
 def server():
-    with tempfile.TemporaryDirectory() as folder:
-        token_file = Path(folder) / "admin-token"
-        token_file.write_text(TOKEN + "\n")
-        s = Serve("--store", "memory", "--shutdown-grace", "0", "--admin-token-file", str(token_file))
+    with admin_token_file() as token_file:
+        s = Serve("--store", "memory", "--shutdown-grace", "0", "--admin-token-file", token_file)
         yield s
         s.stop()
 
 
 def admin(server, *words, token=TOKEN):
-    env = {k: v for k, v in os.environ.items() if k != "COWATCH_ADMIN_TOKEN"}
-    if token:
-        env["COWATCH_ADMIN_TOKEN"] = token
-    return subprocess.run([BIN, "admin", "--server", f"http://127.0.0.1:{server.port}", *words],
-                          capture_output=True, text=True, timeout=20, env=env)
+    return run_admin(server.port, *words, token=token)
 
 
 def test_without_a_token_it_says_where_the_token_goes(server):

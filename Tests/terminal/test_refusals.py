@@ -20,30 +20,23 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support.harness import Serve  # noqa: E402
+from support.operator import admin_token_file, admin as run_admin  # noqa: E402
 from support.terminal import BIN, bot, type_into  # noqa: E402
-
-TOKEN = "refusals-operator-token-0123456789"
 
 
 @pytest.fixture
 def server():
-    with tempfile.TemporaryDirectory() as folder:
-        token_file = Path(folder) / "admin-token"
-        token_file.write_text(TOKEN + "\n")
+    with admin_token_file() as token_file:
         # One member a room: the owner fills it. Room bans are by name here (every
         # client is 127.0.0.1); the operator's ban is by address.
         s = Serve("--store", "memory", "--shutdown-grace", "0", "--address-bans", "false",
-                  "--admin-token-file", str(token_file), "--max-members", "1")
+                  "--admin-token-file", token_file, "--max-members", "1")
         yield s
         s.stop()
 
 
 def admin(server, *words):
-    result = subprocess.run([BIN, "admin", "--server", f"http://127.0.0.1:{server.port}",
-                             *words], capture_output=True, text=True, timeout=20,
-                            env=dict(os.environ, COWATCH_ADMIN_TOKEN=TOKEN))
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+    return run_admin(server.port, *words)
 
 
 def connect(server, room, *extra):
