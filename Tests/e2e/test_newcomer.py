@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support.page import Observer, files, opened_browser, room_name, server  # noqa: E402,F401  (files, server: fixtures)
+from support.harness import wait_until  # noqa: E402
+from support.page import WAIT_S, Observer, files, opened_browser, room_name, server  # noqa: E402,F401  (files, server: fixtures)
 
 try:
     from selenium.webdriver.common.by import By
@@ -92,7 +93,13 @@ def test_an_own_copy_without_the_file_is_asked_for_over_the_video_in_view(server
     browser.enter(server, room, "bea")
     for name, size in (("desktop", DESKTOP), ("phone", PHONE)):
         screen(browser, size)
-        seen = browser.wait("const r = (() => {" + IN_VIEW_JS + "})(); return r.asked && r;", "bea is asked for her copy")
+        # Waits for the page laid out at this size (a resize settles after the
+        # call that made it), then says what was wrong if it never was.
+        read = "return (() => {" + IN_VIEW_JS + "})();"
+        settled = ("const r = (() => {" + IN_VIEW_JS + "})(); return r.asked && r.askInView && r.pickInView"
+                   " && r.pickLabelInView && r.duration === '0:30' && r;")
+        seen = wait_until(lambda: browser.js(settled), WAIT_S, "bea is asked for her copy, in view",  # noqa: B023
+                          failure=lambda: AssertionError(f"{name}: not asked in view: {browser.js(read)}"))  # noqa: B023
         shot(browser, f"own-copy-asked-{name}")
         assert "pick your copy of the file: " in seen["text"] and "Playing for the room" in seen["text"], seen
         assert seen["askInView"] and seen["pickInView"] and seen["pickLabelInView"], f"{name}: the ask is not in view: {seen}"
