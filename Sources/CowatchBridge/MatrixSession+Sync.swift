@@ -52,14 +52,17 @@ extension MatrixSession {
     private mutating func joinedRoom(_ index: Int, roomID: String, _ value: [String: Any], initial: Bool, now: MonotonicInstant) -> [Action] {
         var actions: [Action] = []
         let wasReported = rooms[index].reported
-        // The state before the timeline: who is in, names, encryption.
-        for event in Self.events(value["state"]) { _ = apply(state: event, index) }
+        // The state before the timeline: who is in, names, encryption. In a
+        // limited (gappy) sync of a room already reported, the renames and
+        // leaves that happened in the gap are here, not in the timeline: told.
+        for event in Self.events(value["state"]) { actions += apply(state: event, index) }
         let timeline = Self.events(value["timeline"])
         rooms[index].joined = true
         if !wasReported {
             // Newly in: the timeline's changes of membership are part of who is
             // present, not news; its lines are news unless this is the first sync.
-            for event in timeline where event["state_key"] != nil { _ = apply(state: event, index) }
+            // (Nothing is told of them: the room is not reported yet.)
+            for event in timeline where event["state_key"] != nil { actions += apply(state: event, index) }
             actions += encryptionChecked(index)
             guard !rooms[index].encrypted else { return actions }
             rooms[index].reported = true

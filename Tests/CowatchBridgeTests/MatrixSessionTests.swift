@@ -230,6 +230,22 @@ struct MatrixSessionTests {
         ])
     }
 
+    @Test("a gappy sync's state tells the renames and leaves of the gap, as its timeline would have")
+    func gappySync() throws {
+        var hs = Homeserver()
+        let sync = hs.ready(members: [("@ann:hs.test", "Sam"), ("@sam:other.test", "Sam")])
+        let actions = hs.answer(sync, 200, ["next_batch": "s2", "rooms": ["join": ["!movies:hs.test": [
+            "state": ["events": [member("@ann:hs.test", "join", "Ann"), member("@sam:other.test", "leave", nil)]],
+            "timeline": ["limited": true, "events": [text("@ann:hs.test", "after the gap")]],
+        ]]]])
+        let channel = "#movies:hs.test"
+        #expect(Homeserver.delivered(actions) == [
+            .renamed(from: NetworkSpeaker(id: "@ann:hs.test", name: "Sam"), to: NetworkSpeaker(id: "@ann:hs.test", name: "Ann")),
+            .left(channel: channel, speaker: NetworkSpeaker(id: "@sam:other.test", name: "Sam")),
+            .message(channel: channel, from: NetworkSpeaker(id: "@ann:hs.test", name: "Ann"), text: "after the gap", action: false),
+        ])
+    }
+
     @Test("an invite to a configured room is accepted, others declined; a kick is reported and the room joined again")
     func invites() throws {
         var hs = Homeserver(rooms: ["#movies:hs.test", "!byid:hs.test"])
