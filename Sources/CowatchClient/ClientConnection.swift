@@ -58,8 +58,6 @@ public final class ClientConnection: @unchecked Sendable {
     var certificateError: Int32?
     /// The names the server's certificate is for, when it was judged.
     var certificateNames: String?
-    /// The CA files this connection trusted besides the system's store.
-    var caFiles: [String] = []
 
     init(id: UInt64, address: WebSocketAddress, encoding: ClientEncoding, handlers: ClientHandlers, owner: WebSocketClients) {
         self.id = id

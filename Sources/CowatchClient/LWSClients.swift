@@ -51,16 +51,24 @@ public final class WebSocketClients: @unchecked Sendable {
     private let tlsContext: OpaquePointer?
     /// The CA files trusted besides the system's store, for telling a refusal.
     private let caFiles: [String]
+    /// Whether a failed connection's cause is asked of the network again
+    /// (`ConnectProbe`), which blocks this thread for up to its patience: for a
+    /// person's client, whose one connection it is, not for many at once.
+    private let probesFailures: Bool
 
     /// `connectTimeout`: how long a connection may take to open before it
     /// fails (libwebsockets counts whole seconds: rounded up, 1 s to an hour).
     /// `trust`: whom `wss://` connections believe (nil: this client opens none).
-    public convenience init(connectTimeout: MonotonicDuration = .seconds(20), trust: ClientTrust? = .system) throws {
-        try self.init(connectTimeoutSeconds: connectTimeout.seconds, trust: trust)
+    /// `probesFailures`: a failed connection says why in the network's words
+    /// ("connection refused"), asked again at the cost of a wait on this thread.
+    public convenience init(connectTimeout: MonotonicDuration = .seconds(20), trust: ClientTrust? = .system,
+                            probesFailures: Bool = false) throws {
+        try self.init(connectTimeoutSeconds: connectTimeout.seconds, trust: trust, probesFailures: probesFailures)
     }
 
-    private init(connectTimeoutSeconds connectTimeout: Double, trust: ClientTrust?) throws {
+    private init(connectTimeoutSeconds connectTimeout: Double, trust: ClientTrust?, probesFailures: Bool = false) throws {
         caFiles = trust?.caFiles ?? []
+        self.probesFailures = probesFailures
         do {
             tlsContext = try trust?.makeContext()
         } catch {
@@ -230,7 +238,6 @@ public final class WebSocketClients: @unchecked Sendable {
         }
         if let source = connection.address.source { info.iface = keep(source) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(connection.id))
-        connection.caFiles = caFiles
         connections[connection.id] = connection
         connection.wsi = lws_client_connect_via_info(&info)
         if connection.wsi == nil {
@@ -266,17 +273,17 @@ public final class WebSocketClients: @unchecked Sendable {
             // the names the server's certificate is for.
             guard let user, let connection = connection(for: wsi) else { return 0 }
             let store = OpaquePointer(user)
-            if X509_STORE_CTX_get_error_depth(store) == 0, let certificate = X509_STORE_CTX_get_current_cert(store) {
-                connection.certificateNames = TLSRefusal.names(of: certificate)
-                if length != 0, connection.address.isAddressLiteral,
-                   X509_check_ip_asc(certificate, connection.address.host, 0) != 1 {
-                    X509_STORE_CTX_set_error(store, X509_V_ERR_IP_ADDRESS_MISMATCH)
-                    connection.certificateError = X509_V_ERR_IP_ADDRESS_MISMATCH
-                    return 1
-                }
+            let leaf = X509_STORE_CTX_get_error_depth(store) == 0 ? X509_STORE_CTX_get_current_cert(store) : nil
+            if length != 0, let leaf, connection.address.isAddressLiteral,
+               X509_check_ip_asc(leaf, connection.address.host, 0) != 1 {
+                X509_STORE_CTX_set_error(store, X509_V_ERR_IP_ADDRESS_MISMATCH)
+            } else if length != 0 {
+                return 0
             }
-            if length == 0 { connection.certificateError = X509_STORE_CTX_get_error(store) }
-            return 0
+            connection.certificateError = X509_STORE_CTX_get_error(store)
+            // The names it is for, read only for a refusal's words.
+            if let leaf { connection.certificateNames = TLSRefusal.names(of: leaf) }
+            return length != 0 ? 1 : 0
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainRequests()
         case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
@@ -324,7 +331,7 @@ public final class WebSocketClients: @unchecked Sendable {
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
             guard let connection = connection(for: wsi) else { return 0 }
             let text = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection failed"
-            finish(connection, CloseInfo(code: nil, reason: Self.connectionError(text, connection)))
+            finish(connection, CloseInfo(code: nil, reason: connectionError(text, connection)))
         case LWS_CALLBACK_CLIENT_CLOSED:
             guard let connection = connection(for: wsi) else { return 0 }
             finish(connection, CloseInfo(code: connection.closeCode, reason: connection.closeReason))
@@ -336,20 +343,20 @@ public final class WebSocketClients: @unchecked Sendable {
 
     /// libwebsockets' words for a failed connection, or, over TLS, which of the
     /// certificate's faults or the handshake's it was.
-    static func connectionError(_ text: String, _ connection: ClientConnection) -> String {
+    func connectionError(_ text: String, _ connection: ClientConnection) -> String {
         let address = connection.address
         // The upgrade's refusal ("HS: ...") is read again by the caller, in words.
         if text.hasPrefix("HS:") { return text }
         if address.secure, let code = connection.certificateError, code != X509_V_OK {
             return TLSRefusal.describe(verifyError: code, host: address.host, port: address.port,
-                                       certificateNames: connection.certificateNames, caFiles: connection.caFiles)
+                                       certificateNames: connection.certificateNames, caFiles: caFiles)
         }
         let lowered = text.lowercased()
         if address.secure, lowered.contains("ssl") || lowered.contains("tls") {
             return TLSRefusal.describeHandshake(host: address.host, port: address.port)
         }
         // libwebsockets says only "Unable to connect": ask the network why.
-        if let why = ConnectProbe.failure(host: address.host, port: address.port) {
+        if probesFailures, let why = ConnectProbe.failure(host: address.host, port: address.port) {
             return ConnectProbe.describe(why, address: address)
         }
         return "\(address.authority): \(text)"

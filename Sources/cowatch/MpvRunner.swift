@@ -67,7 +67,7 @@ final class MpvRunner: @unchecked Sendable {
         player = DesktopPlayer(localFile: localFile, share: share)
         life = ClientLife(settings: ClientLife.Settings(interactive: true, confirmTimeout: connectTimeout))
         self.trust = trust
-        clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust)
+        clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust, probesFailures: true)
         monotonicAtStart = time.monotonic()
         wallAtStart = PreciseInstant(time.now())
     }

@@ -25,7 +25,7 @@ final class TerminalRunner: @unchecked Sendable {
         self.encoding = encoding
         self.trust = trust
         self.life = life
-        clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust)
+        clients = try WebSocketClients(connectTimeout: connectTimeout, trust: trust, probesFailures: true)
     }
 
     func start() {
