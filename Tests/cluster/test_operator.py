@@ -64,10 +64,9 @@ def status(node, room, address, query=""):
 
 
 def within_a_second(check, what):
+    """Waits for `check` for at most a second; how long it took."""
     started = time.monotonic()
-    while not check():
-        assert time.monotonic() - started < 1.0, f"{what} took over a second"
-        time.sleep(0.02)
+    wait_until(check, 1.0, what, failure=lambda: AssertionError(f"{what} took over a second"))
     return time.monotonic() - started
 
 

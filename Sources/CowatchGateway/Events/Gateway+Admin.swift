@@ -52,7 +52,8 @@ extension Gateway {
         let here = rooms.values.sorted { $0.room.name.rawValue < $1.room.name.rawValue }.map { entry in
             describe(entry).merging(["node": node]) { $1 }
         }
-        let elsewhere = found.filter { item in !rooms.keys.contains { $0.rawValue == item.room } }
+        let held = Set(rooms.keys.map(\.rawValue))
+        let elsewhere = found.filter { !held.contains($0.room) }
             .map { ["name": $0.room, "node": $0.node] as [String: Any] }
         server?.answerDeferred(id, with: Self.json(200, ["node": node, "rooms": here, "elsewhere": elsewhere]))
     }

@@ -314,10 +314,11 @@ extension Gateway {
             if let scope = member.scope { metadata["bot"] = "\(scope.rawValue)" }
             // The address an operator bans (`cowatch admin ban`), as the server
             // sees it: the client's own behind a trusted proxy.
-            if case .arrived = change, let address = rooms[room]?.connections[member.id]?.address {
-                metadata["address"] = "\(address)"
-            } else if case .reconnected = change, let address = rooms[room]?.connections[member.id]?.address {
-                metadata["address"] = "\(address)"
+            switch change {
+            case .arrived, .reconnected:
+                if let address = rooms[room]?.connections[member.id]?.address { metadata["address"] = "\(address)" }
+            default:
+                break
             }
             logger.info("\(what)", metadata: metadata)
         case .participantLeft(let id, let name, let reason):
