@@ -51,9 +51,10 @@ const WHY = "This video's address starts with http://, and this page is served o
 const INSTEAD = 'Ask whoever shared it for an https:// link, or watch it with cowatch watch (mpv plays it).';
 
 /** The overlay's words when such an item failed to load (`othersPlay`:
- *  whether another member can still play it). */
+ *  whether another member can still play it). Short enough to read over the
+ *  video on a phone: the notice in the log says how browsers try https://. */
 export function mixedContentWords(othersPlay) {
-  return `${WHY} (they ask for it at https:// instead, and its server did not answer there). ${INSTEAD}`
+  return `${WHY}. ${INSTEAD}`
     + (othersPlay ? ' The others keep watching.' : '');
 }
 
