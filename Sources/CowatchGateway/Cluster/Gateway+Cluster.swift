@@ -18,17 +18,20 @@ public struct ClusterLink: Sendable {
     }
 }
 
-/// The gateway's cluster state, on the service thread.
+/// The gateway's cluster state, on the service thread: its machines and
+/// counters. What it asks of the database and of other nodes are effects
+/// (`GatewayEffect`), carried out on the `ClusterLink`.
 final class ClusterState {
-    let link: ClusterLink
+    /// This node's lease settings (its name, address, lease and hold).
+    let settings: PostgresLeases.Settings
     var ownership: RoomOwnership
     /// Connections waiting to learn which node serves their room.
     var placements = Placements()
-    /// The client side of the shared links to rooms other nodes own.
-    let relays: WebSocketClients
-    /// Who is relayed on which of them (`RelayLinks`), and each link's client connection.
+    /// The client side of the shared links to rooms other nodes own (made at start).
+    var relays: WebSocketClients?
+    /// Who is relayed on which of them (`RelayLinks`); each link's client
+    /// connection is in `GatewayTables.upstreams`.
     var relayLinks: RelayLinks
-    var upstreams: [RelayLinks.LinkID: ClientConnection] = [:]
     var renewals = 0
     var renewalFailures = 0
     var roomsTaken = 0
@@ -39,33 +42,29 @@ final class ClusterState {
     /// failed. Until a while after it this node takes no lapsed lease of
     /// another node (`mayTakeLapsed`).
     var databaseBackSince: MonotonicInstant?
-    /// Timers of held rooms that came due, fired when the room goes on.
-    var heldTimers: [RoomName: [RoomTimer]] = [:]
     /// The `RoomOwnership.roomsChanged` the lease keeper last heard of.
     private var renewableShared = -1
     var databaseSeconds = GatewayMetrics.Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var databaseUp = true
     var storeWriteSeconds = GatewayMetrics.Histogram(bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5])
 
-    init(link: ClusterLink, relays: WebSocketClients, relayTimeout: MonotonicDuration) {
-        self.link = link
-        self.relays = relays
+    init(settings: PostgresLeases.Settings, relayTimeout: MonotonicDuration) {
+        self.settings = settings
         relayLinks = RelayLinks(timeout: relayTimeout)
-        ownership = RoomOwnership(lease: link.leases.settings.lease,
-                                  hold: link.leases.settings.hold, seqBlock: link.leases.settings.seqBlock)
+        ownership = RoomOwnership(lease: settings.lease, hold: settings.hold, seqBlock: settings.seqBlock)
     }
 
-    /// Tells the lease keeper which rooms to renew, when that changed.
-    func shareRenewable() {
-        guard ownership.roomsChanged != renewableShared else { return }
+    /// The rooms the lease keeper is to renew, when they changed since it was last told.
+    func renewableChanged() -> Set<RoomName>? {
+        guard ownership.roomsChanged != renewableShared else { return nil }
         renewableShared = ownership.roomsChanged
-        link.leases.renew(ownership.renewable)
+        return ownership.renewable
     }
 
     /// How long after finding the database again a node leaves other nodes'
     /// lapsed leases alone: an owner that held its rooms through the outage
     /// retries its heartbeat every 0.25 s and renews them well within it.
-    var takeoverPause: MonotonicDuration { .seconds(max(1, link.leases.settings.lease.seconds * 2)) }
+    var takeoverPause: MonotonicDuration { .seconds(max(1, settings.lease.seconds * 2)) }
 
     func mayTakeLapsed(now: MonotonicInstant) -> Bool {
         guard let since = databaseBackSince else { return databaseUp }
@@ -77,7 +76,7 @@ extension Gateway {
     /// How long a member may wait for its room to find an owner (a dead owner's
     /// lease must end first) before it is asked to come back later.
     var placementPatience: MonotonicDuration {
-        .seconds((cluster?.link.leases.settings.lease.seconds ?? 1) * 2 + 2)
+        .seconds((cluster?.settings.lease.seconds ?? 1) * 2 + 2)
     }
 
     /// The leases' heartbeat: which rooms the database still says are ours.
@@ -129,15 +128,15 @@ extension Gateway {
     /// members are told to reconnect, to whichever node now has it.
     func stepDown(_ room: RoomName, why: String) {
         guard let cluster else { return }
-        cluster.link.store.disown(room)
+        emit(.disown(room))
         run(ownership: cluster.ownership.handle(.released(room)))
-        cluster.heldTimers[room] = nil
+        tables.forgetHeldTimers(of: room)
         guard let entry = rooms[room] else { return }
-        run(.roomDropped(room))
+        dropRoom(room)
         cluster.roomsLost += 1
         logger.warning("room given up", metadata: ["room": "\(room)", "why": "\(why)"])
         for (member, connection) in entry.connections {
-            run(.unseated(connection, member, in: entry))
+            tables.unseated(connection, member, in: entry)
             close(connection, code: 4010, reason: "the room moved to another node; reconnect now")
         }
         // Each node's link goes after the closes it carries down for its members.
@@ -164,8 +163,7 @@ extension Gateway {
     }
 
     private func releaseHeldTimers(_ room: RoomName) {
-        guard let timers = cluster?.heldTimers.removeValue(forKey: room) else { return }
-        for timer in timers {
+        for timer in tables.takeHeldTimers(of: room) {
             guard let entry = rooms[room], !isHeld(room) else { return }
             run(entry.room.timerFired(timer, now: eventTime.server), in: entry)
         }
@@ -196,21 +194,20 @@ extension Gateway {
     /// once: another node takes each room as they come back.
     func handOver() {
         guard let cluster else { return }
-        cluster.link.store.flush()
-        for (room, held) in cluster.ownership.rooms {
-            cluster.link.store.disown(room)
-            cluster.link.leases.release(room, epoch: held.epoch)
+        emit(.flushStore)
+        for (room, held) in cluster.ownership.rooms.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            emit(.disown(room))
+            emit(.releaseLease(room, epoch: held.epoch))
             run(ownership: cluster.ownership.handle(.released(room)))
         }
-        cluster.link.leases.drain()
-        cluster.link.leases.stop()
+        emit(.stopLeases)
         logger.info("rooms handed over", metadata: ["rooms": "\(rooms.count)"])
     }
 
     func clusterHealth() -> String {
         guard let cluster else { return "" }
         let relayed = cluster.relayLinks.relayedMembers
-        return "\nnode: \(cluster.link.leases.settings.node)\nrooms owned: \(cluster.ownership.rooms.count)"
+        return "\nnode: \(cluster.settings.node)\nrooms owned: \(cluster.ownership.rooms.count)"
             + "\nrelayed members: \(relayed)\ndatabase: \(cluster.databaseUp ? "up" : "unreachable")"
             + "\nrelaying: " + (configuration.clusterSecret == nil ? Self.cannotRelay : "ready")
     }
@@ -223,7 +220,7 @@ extension Gateway {
 extension Gateway {
     /// The cluster's view, for /metrics (docs/cluster.md, "Watching a cluster").
     func clusterMetrics() -> String {
-        guard let cluster else { return "" }
+        guard let cluster, let clusterLink else { return "" }
         let relayed = cluster.relayLinks.relayedMembers
         var out = ""
         func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
@@ -247,13 +244,13 @@ extension Gateway {
                cluster.roomsHeld)
         single("cowatch_cluster_lines_refused_held_total", "counter", "Lines refused because they would change a held room.",
                cluster.linesRefusedWhileHeld)
-        let statistics = cluster.link.store.takeStatistics()
+        let statistics = clusterLink.store.takeStatistics()
         for took in statistics.writeTimes { cluster.storeWriteSeconds.observe(seconds: took.seconds) }
         single("cowatch_store_dropped_changes_total", "counter",
                "Changes dropped because the database stayed away longer than the write queue holds.", statistics.dropped)
         single("cowatch_database_conflicts_total", "counter",
                "Transactions (store writes, lease renewals) that lost a race to another (deadlock, serialization failure) and were tried again.",
-               statistics.conflicts + cluster.link.leases.conflicts)
+               statistics.conflicts + clusterLink.leases.conflicts)
         GatewayMetrics.histogram("cowatch_database_seconds", "Heartbeat round trips to the database.",
                                  cluster.databaseSeconds, into: &out)
         GatewayMetrics.histogram("cowatch_store_write_seconds", "Time to write one batch of changes to the database.",

@@ -16,7 +16,7 @@ extension Gateway {
     /// A connection to a room this node does not serve: held (with its lines) until
     /// the database says who owns the room.
     func place(_ connection: Connection, _ request: UpgradeRequest, in room: RoomName) {
-        run(.routed(connection, .placing(Route.Placement(request: request, since: eventTime.monotonic))))
+        tables.routed(connection, .placing(Route.Placement(request: request, since: eventTime.monotonic)))
         wait(connection, for: room, retryAfter: .zero)
     }
 
@@ -28,11 +28,7 @@ extension Gateway {
     private func ask(_ rooms: [RoomName]) {
         guard let cluster else { return }
         let mayTakeLapsed = cluster.mayTakeLapsed(now: eventTime.monotonic)
-        for room in rooms {
-            cluster.link.leases.acquire(room, mayTakeLapsed: mayTakeLapsed) { [weak self] placement in
-                self?.post(.placement(room, placement))
-            }
-        }
+        for room in rooms { emit(.acquireLease(room, mayTakeLapsed: mayTakeLapsed)) }
     }
 
     /// Every housekeeping pass: leases that lapsed, rooms to ask about again,
@@ -51,7 +47,7 @@ extension Gateway {
         for connection in connections.values {
             if case .placing(let placing) = connection.route,
                Placements.outwaited(since: placing.since, now: now, patience: placementPatience) {
-                run(.routed(connection, .local))
+                tables.routed(connection, .local)
                 close(connection, code: 4011, reason: "the room has no node to serve it right now; try again shortly")
             }
         }
@@ -66,23 +62,23 @@ extension Gateway {
         switch placement {
         case .owned(let epoch, let floor, let ceiling, let stored, let requestedAt):
             if !state.isServing {
-                cluster.link.leases.release(room, epoch: epoch)
+                emit(.releaseLease(room, epoch: epoch))
                 for connection in waiting { close(connection, code: 4010, reason: "this node is leaving; reconnect now") }
                 return
             }
             if rooms[room] == nil { takeOver(room, stored: stored, floor: floor) }
-            cluster.link.store.own(room, epoch: epoch)
+            emit(.own(room, epoch: epoch))
             run(ownership: cluster.ownership.handle(.acquired(room, epoch: epoch, ceiling: ceiling, requestedAt: requestedAt)))
             cluster.roomsTaken += 1
             logger.info("room taken", metadata: ["room": "\(room)", "epoch": "\(epoch)", "seq": "\(floor)"])
             for connection in waiting {
                 guard case .placing(let placing) = connection.route else { continue }
-                run(.routed(connection, .local))
+                tables.routed(connection, .local)
                 join(connection, placing.request, room: room)
                 releaseHeld(connection)
             }
         case .elsewhere(let node, let url):
-            guard !url.isEmpty, node != cluster.link.leases.settings.node else {
+            guard !url.isEmpty, node != cluster.settings.node else {
                 for connection in waiting { wait(connection, for: room, retryAfter: .milliseconds(150)) }
                 return
             }
@@ -111,7 +107,7 @@ extension Gateway {
             entry = RoomEntry(room: Room(name: room, configuration: configuration.room, now: now))
         }
         entry.room.continueNumbering(after: floor)
-        run(.roomKept(entry))
+        tables.kept(entry)
         run(actions, in: entry)
     }
 }

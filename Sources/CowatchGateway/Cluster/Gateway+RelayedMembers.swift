@@ -27,7 +27,7 @@ extension Gateway {
             close(link, code: 4010, reason: "this node does not serve the room; reconnect now")
             return
         }
-        run(.linkAttached(link, to: entry))
+        tables.attached(link, to: entry)
     }
 
     /// One message from a link.
@@ -48,7 +48,7 @@ extension Gateway {
             handleMessage(bytes, on: member)
         case .gone(let number, let leaving):
             guard let member = link.carried[number] else { return }
-            run(.leaving(member, leaving))
+            tables.leaving(member, leaving)
             detachCarried(member)
             leaveRoom(member)
         case .ping:
@@ -74,13 +74,12 @@ extension Gateway {
         }
         let now = eventTime.monotonic
         let member = Connection(
-            id: nextCarriedID, address: upgrade.address, encoding: upgrade.encoding == .text ? .text : .json,
+            id: tables.numberCarried(), address: upgrade.address, encoding: upgrade.encoding == .text ? .text : .json,
             state: ConnectionState(limits: connectionLimits,
                                    rules: ConnectionState.MessageRules(maximumBytes: configuration.maximumMessageBytes, acceptsBinary: false),
                                    now: now, firstPingAfter: connectionLimits.pingInterval),
             maximumHeldLines: configuration.maximumHeldLines)
-        nextCarriedID += 1
-        run(.carried(member, on: link, number))
+        tables.carried(member, on: link, number)
         // Whatever comes down after this may be for the member.
         sendDown(.joined(number), on: link)
         if state.operatorBanned(upgrade.address, at: eventTime.server) {
@@ -96,13 +95,13 @@ extension Gateway {
 
     /// The member is no longer on its link.
     func detachCarried(_ member: Connection) {
-        run(.uncarried(member))
+        tables.uncarried(member)
     }
 
     /// The link closed or is closing: the members it carried are gone from
     /// here, each keeping its resume grace (its node tells it to reconnect).
     func relayLinkGone(_ link: Connection) {
-        run(.linkDetached(link))
+        tables.detached(link)
         for number in link.carried.keys.sorted() {
             guard let member = link.carried[number] else { continue }
             detachCarried(member)
@@ -112,16 +111,21 @@ extension Gateway {
 
     /// A link's frame for these recipients: the payload the owner already
     /// made, behind the link's header.
-    func sendDown(_ recipients: RelayRecipients, _ frame: OutboundFrame, on link: Connection, now: MonotonicInstant) {
+    func sendDown(_ recipients: RelayRecipients, _ frame: OutboundFrame, on link: Connection) {
+        emit(.send([Self.linkFrame(recipients, frame)], to: link))
+    }
+
+    func sendDown(_ down: RelayDown, on link: Connection) {
+        emit(.send([OutboundFrame(RelayWire.encode(down), kind: .text, createdAt: eventTime.monotonic)], to: link))
+    }
+
+    /// The payload the owner already made, behind the link's header for these recipients.
+    static func linkFrame(_ recipients: RelayRecipients, _ frame: OutboundFrame) -> OutboundFrame {
         let header = RelayWire.header(recipients)
         var bytes = [UInt8]()
         bytes.reserveCapacity(header.count + frame.length)
         bytes += header
         bytes += frame.payload
-        enqueue(OutboundFrame(bytes, kind: .text, createdAt: frame.createdAt), on: link, now: now)
-    }
-
-    func sendDown(_ down: RelayDown, on link: Connection) {
-        enqueue(OutboundFrame(RelayWire.encode(down), kind: .text, createdAt: eventTime.monotonic), on: link)
+        return OutboundFrame(bytes, kind: .text, createdAt: frame.createdAt)
     }
 }

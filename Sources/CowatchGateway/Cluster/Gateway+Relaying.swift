@@ -13,7 +13,7 @@ extension Gateway {
         guard let cluster, case .placing(let placing) = connection.route, let room = placing.request.room else { return }
         let upgrade = RelayedUpgrade(placing.request, encoding: connection.encoding == .text ? .text : .json)
         // Placed until the link opens: its lines stay held until then.
-        run(.routed(connection, .relayed(nil, placing: placing)))
+        tables.routed(connection, .relayed(nil, placing: placing))
         run(relaying: cluster.relayLinks.relay(connection.id, upgrade, room: room, url: base))
     }
 
@@ -33,12 +33,8 @@ extension Gateway {
         }
         var generator = SystemRandomNumberGenerator()
         let nonce = (0..<2).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()
-        let proof = RelayProof.make(secret: secret, room: room, node: cluster.link.leases.settings.node, at: eventTime.server, nonce: nonce)
-        cluster.upstreams[id] = cluster.relays.connect(address, encoding: .json, handlers: ClientHandlers(
-            opened: { [weak self] in self?.post(.relayOpened(id)) },
-            received: { [weak self] text in self?.post(.relayReceived(id, text)) },
-            closed: { [weak self] info in self?.post(.relayClosed(id, info)) }),
-            headers: [(RelayProof.header, proof)], subprotocol: relaySubprotocol)
+        let proof = RelayProof.make(secret: secret, room: room, node: cluster.settings.node, at: eventTime.server, nonce: nonce)
+        emit(.openRelay(id, address, proof: proof))
     }
 
     // MARK: - The link's events
@@ -54,7 +50,7 @@ extension Gateway {
         cluster.relayLinks.heard(id, at: eventTime.monotonic)
         guard let down = RelayWire.decodeDown(text.utf8), let actions = cluster.relayLinks.received(down, on: id) else {
             logger.warning("a relay link said what it may not; closing it", metadata: ["link": "\(id)"])
-            cluster.upstreams[id]?.close(code: 1002)
+            emit(.closeRelay(id, code: 1002))
             return
         }
         run(relaying: actions)
@@ -62,7 +58,7 @@ extension Gateway {
 
     func relayClosed(_ id: RelayLinks.LinkID, _ info: CloseInfo) {
         guard let cluster else { return }
-        cluster.upstreams[id] = nil
+        tables.upstreamClosed(id)
         run(relaying: cluster.relayLinks.closed(id, code: info.code, reason: info.reason, movedCode: Self.relayCloseMeansMoved))
     }
 

@@ -6,7 +6,7 @@ import SlashCommands
 
 /// The gateway's own decisions as a value, in the shape of the core's `Room`:
 /// an event and `now` in, `GatewayAction`s out, carried out in one place
-/// (`Gateway.carry`, Gateway+Interpreter.swift). It reads no clock and touches
+/// (`Gateway.run`, Gateway+Interpreter.swift, and the executor). It reads no clock and touches
 /// no socket, store, room or log; what it must know about rooms comes with the
 /// event. Its rules are tested as sentences on a manual clock
 /// (Tests/CowatchGatewayTests/GatewayStateTests.swift).

@@ -34,8 +34,8 @@ extension Gateway {
         }
         // A cluster's rooms are listed from the leases in the database (which node
         // holds each), with this node's own in full: answered once read.
-        if let cluster, !request.post, request.path == "/admin/rooms" {
-            cluster.link.leases.clusterRooms { [weak self] found in self?.post(.clusterRoomsListed(id, found)) }
+        if cluster != nil, !request.post, request.path == "/admin/rooms" {
+            emit(.listClusterRooms(httpRequest: id))
             return .later(timeoutSeconds: 10)
         }
         return .respond(adminResponse(request))
@@ -43,10 +43,10 @@ extension Gateway {
 
     /// On the service thread: the cluster's leases read for `GET /admin/rooms`.
     func clusterRoomsListed(_ id: UInt64, _ found: [(room: String, node: String)]?) {
-        let node = clusterLink?.leases.settings.node ?? ""
+        let node = cluster?.settings.node ?? ""
         guard let found else {
-            server?.answerDeferred(id, with: Self.json(503, ["error": "the database did not answer; this node's rooms alone: "
-                                                             + rooms.keys.map(\.rawValue).sorted().joined(separator: ", ")]))
+            emit(.answer(httpRequest: id, Self.json(503, ["error": "the database did not answer; this node's rooms alone: "
+                                                             + rooms.keys.map(\.rawValue).sorted().joined(separator: ", ")])))
             return
         }
         let here = rooms.values.sorted { $0.room.name.rawValue < $1.room.name.rawValue }.map { entry in
@@ -55,7 +55,7 @@ extension Gateway {
         let held = Set(rooms.keys.map(\.rawValue))
         let elsewhere = found.filter { !held.contains($0.room) }
             .map { ["name": $0.room, "node": $0.node] as [String: Any] }
-        server?.answerDeferred(id, with: Self.json(200, ["node": node, "rooms": here, "elsewhere": elsewhere]))
+        emit(.answer(httpRequest: id, Self.json(200, ["node": node, "rooms": here, "elsewhere": elsewhere])))
     }
 
     /// One admin request, its token already checked.

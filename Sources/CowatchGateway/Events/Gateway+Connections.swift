@@ -11,7 +11,7 @@ extension Gateway {
     /// `.acceptSocket`, or `.refuseSocket` with what the peer reads first.
     func socketOffered(from address: String) -> GatewayAction {
         let decision = state.socketOffered(from: address, trusted: configuration.trustedProxies.contains(address))
-        run(.gateway(decision))
+        run(gateway: [decision])
         return decision
     }
 
@@ -37,7 +37,7 @@ extension Gateway {
     /// status and words to refuse it with.
     func admit(_ request: UpgradeRequest) -> UpgradeRefusal? {
         let decision = state.upgradeOffered(request, roomExists: request.room.map { rooms[$0] != nil } ?? false, at: eventTime)
-        run(.gateway(decision))
+        run(gateway: [decision])
         guard case .refuseUpgrade(let refusal) = decision else { return nil }
         if refusal.logged {
             logger.info("upgrade refused", metadata: ["room": "\(request.room.map { "\($0)" } ?? "-")",
@@ -69,7 +69,8 @@ extension Gateway {
             state: ConnectionState(limits: request.relay ? relayLinkLimits : connectionLimits, rules: rules, now: eventTime.monotonic,
                                    firstPingAfter: Self.firstPing(id: id, interval: configuration.pingInterval.asSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
-        run(.connectionOpened(connection))
+        tables.opened(connection)
+        metrics.connectionsOpened += 1
         guard !request.echo, let name = request.room else { return }
         // A link's upgrade and its subprotocol go together, or it is nothing this server serves.
         if request.relay != (encoding == .relay) {
@@ -112,7 +113,7 @@ extension Gateway {
             case .free:
                 break
             case .inPlaceOf(let unusedRoom):
-                run(.gateway(.giveUpUnusedRoom(unusedRoom)))
+                run(gateway: [.giveUpUnusedRoom(unusedRoom)])
             case .full(let error):
                 metrics.refusedConnections["rooms", default: 0] += 1
                 refuse(connection, error)
@@ -120,7 +121,7 @@ extension Gateway {
             }
             run(gateway: state.roomCreated(by: request.address, token: request.create, at: eventTime.monotonic))
             entry = RoomEntry(room: Room(name: name, configuration: configuration.room, now: now))
-            run(.roomKept(entry))
+            tables.kept(entry)
             run([.persist(entry.room.snapshot(at: now))], in: entry)
         }
         // Only the first member of a room without an owner needs a fresh owner key.
@@ -134,17 +135,17 @@ extension Gateway {
         case .accepted(let member, let actions):
             if let previous = entry.connections[member], previous !== connection {
                 // The same member reconnected before its old connection was noticed gone.
-                run(.unseated(previous, member, in: entry))
+                tables.unseated(previous, member, in: entry)
                 close(previous, code: 4002, reason: "replaced by a newer connection")
             }
-            run(.seated(connection, as: member, in: entry))
+            tables.seated(connection, as: member, in: entry)
             run(actions, in: entry)
         case .refused(let error):
             metrics.refusedConnections[error.code.rawValue, default: 0] += 1
             logger.info("connection refused", metadata: ["room": "\(name)", "address": "\(request.address)",
                                                          "code": "\(error.code.rawValue)", "reason": "\(error.message)"])
             refuse(connection, error)
-            if created && entry.room.isEmpty { run(.roomDropped(name)) }
+            if created && entry.room.isEmpty { dropRoom(name) }
         }
     }
 
@@ -174,11 +175,11 @@ extension Gateway {
             // Gone without a close frame either way (a reset, a dropped network).
             metrics.closes[GatewayMetrics.CloseKey(code: "unattributed", initiator: "unknown"), default: 0] += 1
         }
-        run(.connectionGone(connection))
+        tables.gone(connection)
         // The owner treats the member as this node saw it go: leaving, or dropped.
         relayedMemberGone(connection)
         if connection.encoding == .relay { relayLinkGone(connection) }
-        run(.routed(connection, .local))
+        tables.routed(connection, .local)
         let now = eventTime.monotonic
         for frame in connection.state.takeUnsent() { settle(frame, now: now) }
         leaveRoom(connection)
@@ -190,7 +191,7 @@ extension Gateway {
     func leaveRoom(_ connection: Connection) {
         guard let name = connection.room, let member = connection.member, let entry = rooms[name],
               entry.connections[member] === connection else { return }
-        run(.unseated(connection, member, in: entry))
+        tables.unseated(connection, member, in: entry)
         run(entry.room.connectionClosed(member, leaving: connection.leaving, now: eventTime.server), in: entry)
     }
 
@@ -217,8 +218,7 @@ extension Gateway {
     func handleMessage(_ message: [UInt8], on connection: Connection) {
         switch connection.route {
         case .relayed(let link?, placing: nil):
-            guard let upstream = cluster?.upstreams[link.link] else { return }
-            upstream.send(bytes: RelayWire.encode(.message(link.number, message)), binary: false)
+            emit(.relaySend(link.link, .message(link.number, message)))
         case .relayed, .placing:
             hold(.message(message), on: connection)
         case .local, .checking:
@@ -230,7 +230,7 @@ extension Gateway {
     /// `max-held-lines`, refused in words (the connection and its earlier lines
     /// carry on).
     func hold(_ line: HeldLine, on connection: Connection) {
-        guard !connection.held.hold(line) else { return }
+        guard !tables.hold(line, on: connection) else { return }
         metrics.heldLinesRefused += 1
         let why = connection.route.holdsBecause ?? "the connection waits"
         send(.error(CommandError(.rateLimited, command: nil, message: "too many lines while \(why); this one was dropped")),
@@ -240,14 +240,14 @@ extension Gateway {
     /// The held lines, in order, once the route lets them go, until one of
     /// them makes it hold again (a line that starts a check).
     func releaseHeld(_ connection: Connection) {
-        var pending = connection.held.takeAll()
+        var pending = tables.takeHeld(from: connection)
         while !pending.isEmpty, connection.route.holdsBecause == nil, connection.state.isOpen {
             switch pending.removeFirst() {
             case .message(let message): handleMessage(message, on: connection)
             case .parsed(let parsed): deliver(parsed, on: connection)
             }
         }
-        connection.held.restore(pending)
+        tables.restoreHeld(pending, on: connection)
     }
 
     /// A whole text message: one line or several, each admitted by the command
@@ -277,7 +277,7 @@ extension Gateway {
 
     /// The conformance endpoint: every message comes back as it was sent.
     private func echo(_ bytes: [UInt8], binary: Bool, on connection: Connection) {
-        enqueue(OutboundFrame(bytes, kind: binary ? .binary : .text, createdAt: eventTime.monotonic), on: connection)
+        emit(.send([OutboundFrame(bytes, kind: binary ? .binary : .text, createdAt: eventTime.monotonic)], to: connection))
     }
 
     static func metricName(_ input: InputLine) -> String {
@@ -297,7 +297,7 @@ extension Gateway {
             metrics.closes[GatewayMetrics.CloseKey(code: malformed ? "malformed" : code, initiator: "client"), default: 0] += 1
             // A client that closes with 1000 is leaving (docs/protocol.md, "Close
             // codes"); any other close keeps its member for the resume grace.
-            run(.leaving(connection, !malformed && code == "1000"))
+            tables.leaving(connection, !malformed && code == "1000")
         }
         leaveRoom(connection)
         // A malformed close fails the connection rather than being echoed; a
@@ -327,7 +327,7 @@ extension Gateway {
     /// limit would hit them all (deploy/README.md).
     func clientAddress(peer: String, forwardedFor: String?) -> String {
         if forwardedFor != nil, !configuration.trustedProxies.contains(peer),
-           untrustedForwarders.count < Self.untrustedForwardersWarned, untrustedForwarders.insert(peer).inserted {
+           tables.forwarderWarned(peer, limit: Self.untrustedForwardersWarned) {
             metrics.untrustedForwarding += 1
             logger.warning("a peer that is not a trusted proxy sent X-Forwarded-For; its clients all count as its address. If it is your proxy, add it to trusted-proxies",
                            metadata: ["peer": "\(peer)", "trusted-proxies": "\(configuration.trustedProxies.joined(separator: ","))"])

@@ -30,6 +30,7 @@ extension Gateway {
             // What came due in the skipped time runs now, as if its timers had fired.
             fireTimers()
             housekeeping()
+            eventEnds()
             then()
         case .mediaCheck(let id, let verdict, let started, let address):
             applyMediaCheck(id, verdict: verdict, started: started, address: address)

@@ -85,13 +85,8 @@ extension Gateway {
         case .granted:
             break
         }
-        run(.routed(connection, .checking(PendingMediaCheck(input: input, address: connection.address))))
-        let id = connection.id
-        let started = eventTime.monotonic
-        let address = connection.address
-        MediaProbe.check(link, settings: configuration.mediaCheck, time: time) { [weak self] verdict in
-            self?.mediaCheckFinished(id, verdict: verdict, started: started, address: address)
-        }
+        tables.routed(connection, .checking(PendingMediaCheck(input: input, address: connection.address)))
+        emit(.checkMedia(link, connection: connection.id, address: connection.address))
     }
 
     /// Carries out what `LinkDecision` makes of a checked (or unchecked) link.
@@ -130,7 +125,7 @@ extension Gateway {
         metrics.mediaChecks[verdict.label, default: 0] += 1
         metrics.mediaCheckTime.observe(seconds: Double((eventTime.monotonic - started).microseconds) / 1e6)
         guard let connection = connections[id] ?? carried[id], case .checking(let pending) = connection.route else { return }
-        run(.routed(connection, .local))
+        tables.routed(connection, .local)
         switch verdict {
         case .media, .mediaWithoutSeeking: break
         case .unchecked(let why):

@@ -40,7 +40,7 @@ extension Gateway {
                 continue
             }
             let entry = RoomEntry(room: room)
-            run(.roomKept(entry))
+            tables.kept(entry)
             members += saved.members.count
             run(actions, in: entry)
         }

@@ -27,9 +27,7 @@ extension Gateway {
         case .granted:
             break
         }
-        SubtitleFetch.fetch(link, settings: configuration.mediaCheck, time: time) { [weak self] outcome in
-            self?.post(.subtitles(id, outcome, address: address))
-        }
+        emit(.fetchSubtitles(link, httpRequest: id, address: address))
         return .later
     }
 
@@ -40,6 +38,6 @@ extension Gateway {
         if case .failure(let refusal) = outcome {
             logger.info("subtitles not served", metadata: ["why": "\(refusal.message)"])
         }
-        server?.answerDeferred(id, with: SubtitleProxy.response(outcome))
+        emit(.answer(httpRequest: id, SubtitleProxy.response(outcome)))
     }
 }

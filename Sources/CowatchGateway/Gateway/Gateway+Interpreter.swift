@@ -6,122 +6,56 @@ import Foundation
 import Logging
 import SlashCommands
 
-/// The one place where what is decided is carried out (`GatewayEffect`): the
-/// gateway's own decisions (`GatewayAction`, from `GatewayState`), a room's
-/// (`RoomAction`, from the core's `Room`), a connection's (`ConnectionAction`,
-/// from its `ConnectionState`; for a member another node relays here, on its
-/// link), in a cluster the room ownership's (`RoomOwnership.Action`) and the
-/// shared relay links' (`RelayLinks.Action`), and every change to the gateway's
-/// tables: its rooms, its connections, who sits where and where a connection's
-/// lines go. Each machine decides without touching anything; `run` carries out
-/// what they decide, and nothing else in the gateway writes those tables.
+/// Where each machine's decisions become the gateway's: the gateway's own
+/// (`GatewayAction`, from `GatewayState`), a room's (`RoomAction`, from the
+/// core's `Room`), a connection's (`ConnectionAction`, from its
+/// `ConnectionState`; for a member another node relays here, on its link), in a
+/// cluster the room ownership's (`RoomOwnership.Action`) and the shared relay
+/// links' (`RelayLinks.Action`). Each machine decides without touching
+/// anything; what they decide changes the tables (`GatewayTables`) and becomes
+/// effects (`GatewayEffect`), carried out at the event's edge
+/// (`Gateway+Executor.swift`).
 extension Gateway {
-    func run(_ effects: [GatewayEffect]) {
-        for effect in effects { run(effect) }
-    }
-
-    func run(_ effect: GatewayEffect) {
-        switch effect {
-        case .gateway(let action):
-            carryOut(action)
-        case .room(let actions, let entry):
-            carryOut(actions, in: entry)
-        case .connection(let actions, let connection):
-            carryOut(actions, on: connection)
-        case .ownership(let actions):
-            carryOut(actions)
-        case .relaying(let actions):
-            carryOut(relaying: actions)
-        case .send(let event, let connection):
-            countError(event)
-            let now = eventTime.monotonic
-            for frame in frames(for: event, encoding: connection.encoding, room: connection.room, now: now) {
-                enqueue(frame, on: connection, now: now)
-            }
-        case .close(let connection, let code, let reason):
-            carryOut([.close(ConnectionState.CloseFrame(code: code, reason: reason))], on: connection)
-        case .connectionOpened(let connection):
-            connections[connection.id] = connection
-            if !connectionSlices.isEmpty { connectionSlices[slice(of: connection.id)][connection.id] = connection }
-            metrics.connectionsOpened += 1
-        case .connectionGone(let connection):
-            if !connectionSlices.isEmpty { connectionSlices[slice(of: connection.id)][connection.id] = nil }
-            connections[connection.id] = nil
-            connection.isGone = true
-        case .roomKept(let entry):
-            rooms[entry.room.name] = entry
-        case .roomDropped(let name):
-            rooms[name] = nil
-            state.roomForgotten(name)
-        case .seated(let connection, let member, let entry):
-            connection.room = entry.room.name
-            connection.member = member
-            entry.bind(connection, as: member)
-        case .unseated(let connection, let member, let entry):
-            if entry.connections[member] === connection { entry.unbind(member) }
-            connection.member = nil
-        case .routed(let connection, let route):
-            connection.route = route
-        case .leaving(let connection, let leaving):
-            connection.leaving = leaving
-        case .carried(let member, let link, let number):
-            member.carrier = .link(link, number)
-            link.carried[number] = member
-            if member.encoding == .json { link.carriedJSON += 1 } else { link.carriedText += 1 }
-            carried[member.id] = member
-        case .uncarried(let member):
-            guard case .link(let link, let number) = member.carrier, link.carried[number] === member else { return }
-            link.carried[number] = nil
-            if member.encoding == .json { link.carriedJSON -= 1 } else { link.carriedText -= 1 }
-            carried[member.id] = nil
-            member.isGone = true
-        case .linkAttached(let link, let entry):
-            link.room = entry.room.name
-            entry.links[link.id] = link
-        case .linkDetached(let link):
-            if let name = link.room { rooms[name]?.links[link.id] = nil }
-        }
-    }
-
-    // The event handlers' shorthands: each hands one machine's decisions to `run`.
-
     func run(gateway actions: [GatewayAction]) {
-        for action in actions { run(.gateway(action)) }
+        for action in actions { carryOut(action) }
     }
 
     func run(_ actions: [RoomAction], in entry: RoomEntry) {
-        run(.room(actions, in: entry))
+        carryOut(actions, in: entry)
     }
 
     func run(_ actions: [ConnectionAction], on connection: Connection) {
-        if !actions.isEmpty { run(.connection(actions, on: connection)) }
+        if !actions.isEmpty { carryOut(actions, on: connection) }
     }
 
     func run(ownership actions: [RoomOwnership.Action]) {
-        run(.ownership(actions))
+        carryOut(actions)
     }
 
     func run(relaying actions: [RelayLinks.Action]) {
-        if !actions.isEmpty { run(.relaying(actions)) }
+        if !actions.isEmpty { carryOut(relaying: actions) }
     }
 
     /// An event for one connection alone.
     func send(_ event: RoomEvent, to connection: Connection) {
-        run(.send(event, to: connection))
+        countError(event)
+        emit(.send(frames(for: event, encoding: connection.encoding, room: connection.room, now: eventTime.monotonic), to: connection))
     }
 
     /// The server closes a connection: what is queued goes first, then the close
     /// frame with this code and reason.
     func close(_ connection: Connection, code: UInt16, reason: String) {
-        run(.close(connection, code: code, reason: reason))
+        emit(.close(connection, code: code, reason: reason))
     }
 
-    private func slice(of id: UInt64) -> Int {
-        Int(id % UInt64(connectionSlices.count))
+    /// A room is no longer served here (its timers go with it).
+    func dropRoom(_ name: RoomName) {
+        tables.dropped(name)
+        state.roomForgotten(name)
     }
 }
 
-// MARK: - Carrying out each machine's decisions (only `run` calls these)
+// MARK: - Each machine's decisions (only `run` calls these)
 
 extension Gateway {
     private func carryOut(_ action: GatewayAction) {
@@ -141,38 +75,38 @@ extension Gateway {
                 var own = OperatorState()
                 own.draining = state.operatorState.draining
                 guard let data = try? JSONEncoder().encode(own) else { break }
-                cluster.link.store.write([.serverState(name: PostgresStore.nodeOperatorName(cluster.link.leases.settings.node),
-                                                       json: String(decoding: data, as: UTF8.self))])
+                emit(.store([.serverState(name: PostgresStore.nodeOperatorName(cluster.settings.node),
+                                          json: String(decoding: data, as: UTF8.self))]))
                 break
             }
-            guard let store, let data = try? JSONEncoder().encode(state.operatorState) else { break }
-            store.write([.serverState(name: OperatorState.storeName, json: String(decoding: data, as: UTF8.self))])
+            guard store != nil, let data = try? JSONEncoder().encode(state.operatorState) else { break }
+            emit(.store([.serverState(name: OperatorState.storeName, json: String(decoding: data, as: UTF8.self))]))
         case .shareOperatorChange(let change):
-            cluster?.link.leases.shareOperatorChange(change)
+            emit(.shareOperatorChange(change))
         case .giveUpUnusedRoom(let name):
-            run(.roomDropped(name))
-            store?.write([.forgetRoom(name)])
+            dropRoom(name)
+            if store != nil { emit(.store([.forgetRoom(name)])) }
             metrics.unusedRoomsGivenUp += 1
             logger.info("unused room given up for a new one", metadata: ["room": "\(name)"])
         case .fireRoomTimer(let room, let timer, let now):
             guard let entry = rooms[room] else { break }
             if isHeld(room) {
                 // A held room may not change: its timer waits for the room to go on.
-                cluster?.heldTimers[room, default: []].append(timer)
+                tables.heldTimer(timer, of: room)
                 break
             }
             run(entry.room.timerFired(timer, now: now), in: entry)
         case .armRoomTimers:
-            server?.armTimers(nextDue: state.nextTimerDue())
+            emit(.armRoomTimers(nextDue: state.nextTimerDue()))
         case .armHousekeeping(let delay):
-            server?.armHousekeeping(afterMicroseconds: delay.microseconds)
+            emit(.armHousekeeping(after: delay))
         case .writeAliveMark(let instant):
-            store?.write([.alive(instant)])
+            if store != nil { emit(.store([.alive(instant)])) }
         case .keepChatWithinBudget:
             keepChatWithinBudget()
         case .tickConnections(let now, let slice, let slices):
-            if slices == connectionSlices.count, connectionSlices.indices.contains(slice) {
-                for connection in connectionSlices[slice].values {
+            if slices == tables.connectionSlices.count, tables.connectionSlices.indices.contains(slice) {
+                for connection in tables.connectionSlices[slice].values {
                     run(connection.state.tick(now: now, ping: pingFrame), on: connection)
                 }
             } else {
@@ -188,7 +122,7 @@ extension Gateway {
         case .closeEveryConnection(let code, let reason):
             for connection in connections.values { close(connection, code: code, reason: reason) }
         case .finish:
-            server?.wake()
+            emit(.wakeLoop)
         }
     }
 
@@ -204,26 +138,26 @@ extension Gateway {
                 guard let connection = entry.connections[member] else { continue }
                 send(event, to: connection)
             case .schedule(let timer, let instant):
-                run(.gateway(state.schedule(timer, in: name, at: instant)))
+                run(gateway: [state.schedule(timer, in: name, at: instant)])
             case .cancel(let timer):
                 state.cancel(timer, in: name)
             case .closeConnection(let member, let reason):
                 logger.info("member removed", metadata: ["room": "\(name)", "member": "\(member)", "reason": "\(reason)"])
                 guard let connection = entry.connections[member] else { continue }
-                run(.unseated(connection, member, in: entry))
-                run(.close(connection, code: 4001, reason: reason))
+                tables.unseated(connection, member, in: entry)
+                close(connection, code: 4001, reason: reason)
             case .persist(let snapshot): changes.append(.room(snapshot))
             case .persistMember(let record): changes.append(.member(name, record))
             case .forgetMember(let id): changes.append(.forgetMember(name, id))
             case .persistChat(let line): changes.append(.chat(name, line))
             case .forgetRoom:
                 // An empty room reached its expiry: it and all it kept go.
-                run(.roomDropped(name))
+                dropRoom(name)
                 changes.append(.forgetRoom(name))
                 metrics.roomsExpired += 1
             }
         }
-        if let store, !changes.isEmpty { store.write(changes) }
+        if store != nil, !changes.isEmpty { emit(.store(changes)) }
         if cluster != nil, rooms[name] === entry { numbered(entry) }
     }
 
@@ -239,54 +173,49 @@ extension Gateway {
             case .resume(let room):
                 roomResumed(room)
             case .extendCeiling(let room, let epoch, let ceiling):
-                cluster.link.leases.extendCeiling(room, epoch: epoch, to: ceiling) { [weak self] granted in
-                    self?.post(.ceilingExtended(room, epoch: epoch, ceiling: ceiling, granted: granted))
-                }
+                emit(.extendCeiling(room, epoch: epoch, to: ceiling))
             }
         }
-        cluster.shareRenewable()
+        if let renewable = cluster.renewableChanged() { emit(.renewLeases(renewable)) }
     }
 
     /// On a node that relays members: what its shared links decide
     /// (`RelayLinks`, events from `Gateway+Relaying.swift`).
     private func carryOut(relaying actions: [RelayLinks.Action]) {
-        guard let cluster else { return }
+        guard cluster != nil else { return }
         for action in actions {
             switch action {
             case .open(let id, let room, let url):
                 openLink(id, room: room, url: url)
             case .send(let id, let up):
-                cluster.upstreams[id]?.send(bytes: RelayWire.encode(up), binary: false)
+                emit(.relaySend(id, up))
             case .close(let id):
-                cluster.upstreams.removeValue(forKey: id)?.close(code: 1000)
+                emit(.closeRelay(id, code: 1000))
             case .deliver(let payload, let recipients):
                 // Framed once for all of them, as on the owner.
-                let now = eventTime.monotonic
-                let frame = OutboundFrame(payload, kind: .text, createdAt: now)
-                for id in recipients {
-                    guard let connection = connections[id], connection.state.isOpen else { continue }
-                    enqueue(frame, on: connection, now: now)
-                }
+                let frame = OutboundFrame(payload, kind: .text, createdAt: eventTime.monotonic)
+                let open = recipients.compactMap { id in connections[id].flatMap { $0.state.isOpen ? $0 : nil } }
+                emit(.deliver(frame, to: open))
             case .relaying(let id, let link, let number):
                 guard let connection = connections[id] else { continue }
-                connection.route = .relayed(RelayLink(link: link, number: number), placing: nil)
+                tables.routed(connection, .relayed(RelayLink(link: link, number: number), placing: nil))
                 // What the member sent meanwhile goes on to the owner, in order, after its join.
                 releaseHeld(connection)
             case .placeAgain(let id):
                 guard let connection = connections[id], case .relayed(_, let placing?) = connection.route,
                       let room = placing.request.room else { continue }
-                connection.route = .placing(placing)
+                tables.routed(connection, .placing(placing))
                 if state.isServing {
                     // The owner did not answer (it may have just died): ask again
                     // shortly, while the member waits, its lines still held.
                     wait(connection, for: room, retryAfter: .milliseconds(150))
                 } else {
-                    connection.route = .local
+                    tables.routed(connection, .local)
                     close(connection, code: 4010, reason: "this node is leaving; reconnect now")
                 }
             case .closeMember(let id, let code, let reason):
                 guard let connection = connections[id] else { continue }
-                connection.route = .local
+                tables.routed(connection, .local)
                 if connection.state.isOpen { close(connection, code: code, reason: reason) }
             }
         }
@@ -328,8 +257,8 @@ extension Gateway {
         }
     }
 
-    /// Encodes the event once per encoding in use and queues the same frames on
-    /// every recipient.
+    /// Encodes the event once per encoding in use, for the same frames to be
+    /// queued on every recipient.
     func broadcast(_ event: RoomEvent, in entry: RoomEntry, except: MemberID?) {
         metrics.broadcasts += 1
         countError(event)
@@ -338,13 +267,12 @@ extension Gateway {
         let text = entry.textConnections > 0
             ? TextEventEncoding.lines(event, now: eventTime.server, awaited: entry.room.playersAwaited)
                 .map { OutboundFrame(Array($0.utf8), createdAt: now) } : []
+        var recipients: [Connection] = []
+        recipients.reserveCapacity(entry.connections.count)
         for (member, connection) in entry.connections where member != except && !connection.isCarried {
-            switch connection.encoding {
-            case .json: if let json { enqueue(json, on: connection, now: now) }
-            case .text: for frame in text { enqueue(frame, on: connection, now: now) }
-            case .echo, .relay: break
-            }
+            recipients.append(connection)
         }
+        if !recipients.isEmpty { emit(.broadcast(json: json, text: text, to: recipients)) }
         // Members on other nodes: once down each node's link per encoding, for
         // that node to fan out (`Gateway+RelayedMembers.swift`).
         guard !entry.links.isEmpty else { return }
@@ -354,11 +282,11 @@ extension Gateway {
             var number: RelayNumber?
             if let excepted, case .link(let carrier, let carriedNumber) = excepted.carrier, carrier === link { number = carriedNumber }
             if let json, link.carriedJSON > 0 {
-                sendDown(isState ? .everyoneState(.json, except: number) : .everyone(.json, except: number), json, on: link, now: now)
+                sendDown(isState ? .everyoneState(.json, except: number) : .everyone(.json, except: number), json, on: link)
             }
             if link.carriedText > 0 {
                 for frame in text {
-                    sendDown(isState ? .everyoneState(.text, except: number) : .everyone(.text, except: number), frame, on: link, now: now)
+                    sendDown(isState ? .everyoneState(.text, except: number) : .everyone(.text, except: number), frame, on: link)
                 }
             }
         }
@@ -391,31 +319,23 @@ extension Gateway {
     var connectionLimits: ConnectionLimits { configuration.connectionLimits }
 
     private func carryOut(_ actions: [ConnectionAction], on connection: Connection) {
-        if case .link(let link, let number) = connection.carrier {
-            carryOutCarried(actions, on: connection, link: link, number: number)
+        if connection.isCarried {
+            carryOutCarried(actions, on: connection)
             return
         }
         for action in actions {
             switch action {
             case .requestWrite:
-                server?.requestWrite(connection)
+                emit(.requestWrite(connection))
             case .pauseReading:
                 metrics.readingPauses += 1
-                server?.setReading(connection, paused: true)
+                emit(.setReading(connection, paused: true))
             case .resumeReading:
-                server?.setReading(connection, paused: false)
+                emit(.setReading(connection, paused: false))
             case .warnRateLimited:
                 warnRateLimited(connection)
             case .close(let frame):
-                let now = eventTime.monotonic
-                let followUp = connection.state.close(frame, now: now)
-                guard !followUp.isEmpty else { continue }
-                metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
-                // A closing connection takes no more part in its room; a closing
-                // link's members are gone from here.
-                leaveRoom(connection)
-                if connection.encoding == .relay { relayLinkGone(connection) }
-                run(followUp, on: connection)
+                close(connection, code: frame.code, reason: frame.reason)
             case .resynchronize(let dropped):
                 let now = eventTime.monotonic
                 metrics.outboxDrops += dropped.count
@@ -442,7 +362,7 @@ extension Gateway {
             case .reportRoundTrip(let roundTrip):
                 metrics.roundTrip.observe(seconds: roundTrip.seconds)
                 if connection.encoding == .relay {
-                    connection.linkRoundTrip = roundTrip.roundedUpMilliseconds
+                    tables.measured(connection, roundTrip: roundTrip.roundedUpMilliseconds)
                     continue
                 }
                 if let cluster, connection.route.isRelayed {
@@ -454,24 +374,20 @@ extension Gateway {
                 run(entry.room.roundTripMeasured(measured, for: member, now: eventTime.server), in: entry)
             case .drop(let cause):
                 metrics.dropped[cause.rawValue, default: 0] += 1
-                server?.drop(connection)
+                emit(.drop(connection))
             case .hangUp:
                 metrics.closeRepliesMissing += 1
-                server?.drop(connection)
+                emit(.drop(connection))
             }
         }
     }
 
     /// What a carried member's connection decides, carried out on its link.
-    private func carryOutCarried(_ actions: [ConnectionAction], on member: Connection, link: Connection, number: RelayNumber) {
+    private func carryOutCarried(_ actions: [ConnectionAction], on member: Connection) {
         for action in actions {
             switch action {
             case .close(let frame):
-                guard !member.state.close(frame, now: eventTime.monotonic).isEmpty else { continue }
-                metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
-                leaveRoom(member)
-                detachCarried(member)
-                sendDown(.close(number, code: frame.code, reason: frame.reason), on: link)
+                close(member, code: frame.code, reason: frame.reason)
             case .warnRateLimited:
                 warnRateLimited(member)
             case .requestWrite, .pauseReading, .resumeReading, .resynchronize, .reportRoundTrip, .drop, .hangUp:
@@ -481,23 +397,30 @@ extension Gateway {
         }
     }
 
+    /// The close of a connection, as the executor carries it out after what was
+    /// queued before it: the close frame is queued, and a closing connection
+    /// takes no more part in its room (a closing link's members are gone from
+    /// here); a carried member's close goes down its link.
+    func closing(_ connection: Connection, _ frame: ConnectionState.CloseFrame) {
+        let followUp = connection.state.close(frame, now: eventTime.monotonic)
+        guard !followUp.isEmpty else { return }
+        metrics.closes[GatewayMetrics.CloseKey(code: "\(frame.code)", initiator: "server"), default: 0] += 1
+        leaveRoom(connection)
+        if case .link(let link, let number) = connection.carrier {
+            detachCarried(connection)
+            sendDown(.close(number, code: frame.code, reason: frame.reason), on: link)
+            return
+        }
+        if connection.encoding == .relay { relayLinkGone(connection) }
+        run(followUp, on: connection)
+    }
+
     /// The `rate-limited` error a connection gets once per episode of lines over its rate.
     func warnRateLimited(_ connection: Connection) {
         let rate = NumberText.decimal(configuration.commandsPerSecond, places: 1)
         send(.error(CommandError(.rateLimited, command: nil,
                                  message: "slow down: at most \(rate) commands per second; lines are being dropped")),
              to: connection)
-    }
-
-    /// Queues a frame for one connection (for a member on another node, on its link).
-    func enqueue(_ frame: OutboundFrame, on connection: Connection, now: MonotonicInstant? = nil) {
-        if case .link(let link, let number) = connection.carrier {
-            guard connection.state.isOpen, !connection.isGone else { return }
-            sendDown(.member(number), frame, on: link, now: now ?? eventTime.monotonic)
-            return
-        }
-        let actions = connection.state.enqueue(frame, now: now ?? eventTime.monotonic)
-        if !actions.isEmpty { run(actions, on: connection) }
     }
 
     /// Frames went to the socket in one write.

@@ -44,17 +44,18 @@ public final class Gateway: @unchecked Sendable {
     /// The gateway's own decisions (`GatewayState`): the front door, the work
     /// done for strangers, the rooms' timers, housekeeping and shutdown.
     var state: GatewayState
-    var connections: [UInt64: Connection] = [:]
-    /// The same connections by `id % connectionSlices`, for housekeeping passes
-    /// that each look at one slice (`GatewayState.Settings.connectionSlices`).
-    var connectionSlices: [[UInt64: Connection]] = []
-    var rooms: [RoomName: RoomEntry] = [:]
-    /// Members other nodes relay here on their shared links, by connection id
-    /// (`Gateway+RelayedMembers.swift`); numbered apart from sockets' connections.
-    var carried: [UInt64: Connection] = [:]
-    var nextCarriedID: UInt64 = 1 << 62
-    /// Peers that sent `X-Forwarded-For` without being trusted proxies, warned about once.
-    var untrustedForwarders: Set<String> = []
+    /// The rooms, connections, seats, routes and links (`GatewayTables`: only
+    /// its named changes write them).
+    let tables: GatewayTables
+    var connections: [UInt64: Connection] { tables.connections }
+    var rooms: [RoomName: RoomEntry] { tables.rooms }
+    var carried: [UInt64: Connection] { tables.carried }
+    /// What the event being handled does to the world, carried out at its edge
+    /// (`eventEnds`), in order.
+    var pendingEffects: [GatewayEffect] = []
+    var executingEffects = false
+    /// Set by tests: `eventEnds` returns the effects it carried out.
+    var recordsEffects = false
     var metrics = GatewayMetrics()
     /// Every connection's ping: libwebsockets drops pongs without payload, so it
     /// carries a few ASCII bytes; one ping is in flight at a time, so it needs no
@@ -69,8 +70,8 @@ public final class Gateway: @unchecked Sendable {
     private var inbox: [ServiceMessage] = []
     /// The cluster's PostgreSQL pieces; nil for a server on its own.
     let clusterLink: ClusterLink?
-    /// Service-thread state of the cluster, made at start.
-    var cluster: ClusterState?
+    /// Service-thread state of the cluster (its relay clients made at start).
+    let cluster: ClusterState?
 
     /// From any other thread (a link check, the database, a relay): hand a message
     /// to the service thread, which handles it when woken (`serviceWoken`).
@@ -95,9 +96,16 @@ public final class Gateway: @unchecked Sendable {
 
     /// `cluster`: this node is one of several sharing a PostgreSQL database
     /// (docs/cluster.md); `store` is then the cluster's store.
-    public init(configuration: GatewayConfiguration = GatewayConfiguration(), store: (any RoomStore)? = nil,
-                cluster: ClusterLink? = nil, logger: Logger = Logger(label: "cowatch.gateway"),
-                time: any TimeSource = SystemTime()) {
+    public convenience init(configuration: GatewayConfiguration = GatewayConfiguration(), store: (any RoomStore)? = nil,
+                            cluster: ClusterLink? = nil, logger: Logger = Logger(label: "cowatch.gateway"),
+                            time: any TimeSource = SystemTime()) {
+        self.init(configuration: configuration, store: store, cluster: cluster, clusterSettings: nil, logger: logger, time: time)
+    }
+
+    /// `clusterSettings` without `cluster`: a node of a cluster whose effects on
+    /// the database and other nodes are only decided, never carried out (tests).
+    init(configuration: GatewayConfiguration, store: (any RoomStore)?, cluster: ClusterLink?,
+         clusterSettings: PostgresLeases.Settings?, logger: Logger, time: any TimeSource) {
         self.time = time
         eventTime = GatewayState.Now(server: time.now(), monotonic: time.monotonic())
         var configuration = configuration
@@ -108,8 +116,12 @@ public final class Gateway: @unchecked Sendable {
         self.clusterLink = cluster
         self.logger = logger
         self.parser = LineParser(maximumLineBytes: configuration.maximumLineBytes)
-        self.state = GatewayState(settings: GatewayState.Settings(configuration, cluster: cluster != nil, store: store != nil))
-        self.connectionSlices = Array(repeating: [:], count: max(1, state.settings.connectionSlices))
+        self.state = GatewayState(settings: GatewayState.Settings(configuration, cluster: cluster != nil || clusterSettings != nil,
+                                                                  store: store != nil))
+        self.tables = GatewayTables(slices: state.settings.connectionSlices)
+        self.cluster = (cluster?.leases.settings ?? clusterSettings).map {
+            ClusterState(settings: $0, relayTimeout: MonotonicDuration(configuration.relayTimeout))
+        }
         self.web = WebRoot()
         self.securityHeaders = HTTPResponse.securityHeaders(configuration.playerScripts)
         if let directory = web.directory {
@@ -127,8 +139,7 @@ public final class Gateway: @unchecked Sendable {
         // takes its lease, when a member comes (Gateway+Cluster.swift).
         let stored = try clusterLink.map { try $0.store.loadShared() } ?? store?.load()
         if let clusterLink {
-            cluster = ClusterState(link: clusterLink, relays: try WebSocketClients(connectTimeout: .seconds(2), trust: nil),
-                                   relayTimeout: MonotonicDuration(configuration.relayTimeout))
+            cluster?.relays = try WebSocketClients(connectTimeout: .seconds(2), trust: nil)
             clusterLink.store.onFenced = { [weak self] room, epoch in self?.post(.fenced(room, epoch: epoch)) }
             if configuration.clusterSecret == nil {
                 logger.error("this cluster node cannot relay: \(Self.cannotRelay)")
@@ -148,6 +159,7 @@ public final class Gateway: @unchecked Sendable {
                 }
                 eventBegins()
                 if let stored { restore(stored) }
+                eventEnds()
                 started.signal()
                 serve(server)
             } catch {
@@ -188,17 +200,19 @@ public final class Gateway: @unchecked Sendable {
     private func serve(_ server: LWSServer) {
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(server.port)"])
         eventBegins()
-        run(.gateway(.armHousekeeping(after: state.settings.housekeepingInterval)))
+        run(gateway: [.armHousekeeping(after: state.settings.housekeepingInterval)])
         // A stop asked for while starting found no loop to wake.
         if isStopRequested { beginShutdown() }
+        eventEnds()
         while state.phase != .finished {
             if server.serviceOnce() < 0 { break }
         }
         let remaining = connections.count
-        cluster?.relays.shutdown()
+        cluster?.relays?.shutdown()
         eventBegins()
-        run(.gateway(.writeAliveMark(eventTime.server)))
-        store?.flush()
+        run(gateway: [.writeAliveMark(eventTime.server)])
+        emit(.flushStore)
+        eventEnds()
         lock.withLock { self.server = nil }
         server.destroy()
         logger.info("stopped", metadata: ["unclosed": "\(remaining)"])
@@ -216,6 +230,7 @@ public final class Gateway: @unchecked Sendable {
             // Each message is an event of its own: a skipped time, for one, is read after it.
             eventBegins()
             handle(message)
+            eventEnds()
         }
     }
 

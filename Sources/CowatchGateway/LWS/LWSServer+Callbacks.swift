@@ -9,157 +9,62 @@ import CowatchCore
 import CowatchTime
 
 extension LWSServer {
-    // swiftlint:disable:next cyclomatic_complexity
+    /// One libwebsockets callback, turned into the gateway's event; what the
+    /// gateway answers is turned back into what the library expects.
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                 _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_HTTP:
-            let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
-            let head = requestHead(wsi, path: path)
-            let headOnly = head.method == .head
-            let id = nextDeferredHTTPID
-            let request = HTTPRequestEvent(head: head, path: path, token: Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
-                                           address: clientAddress(wsi), arguments: { [self] name in argument(wsi, name) }, id: id)
-            switch gateway.httpRequested(request) {
-            case .respond(let response):
-                return respond(wsi, response, headOnly: headOnly)
-            case .later(let timeoutSeconds):
-                nextDeferredHTTPID += 1
-                deferredHTTP[id] = DeferredHTTP(wsi: wsi, headOnly: headOnly)
-                deferredHTTPIDs[wsi] = id
-                lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeoutSeconds)
-                return 0
-            }
-
+            return httpRequest(wsi, path: input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/")
         case LWS_CALLBACK_HTTP_WRITEABLE:
-            guard let id = deferredHTTPIDs[wsi], let deferred = deferredHTTP[id], let response = deferred.response else {
-                return lws_callback_http_dummy(wsi, reason, user, input, length)
-            }
-            deferredHTTPIDs[wsi] = nil
-            deferredHTTP[id] = nil
+            guard let answer = deferred.take(for: wsi) else { return lws_callback_http_dummy(wsi, reason, user, input, length) }
             lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
-            return respond(wsi, response, headOnly: deferred.headOnly)
-
+            return respond(wsi, answer.response, headOnly: answer.headOnly)
         case LWS_CALLBACK_RAW_ADOPT:
             // A CONNECT request, or one libwebsockets' parser gave up on, arrives here
             // as raw bytes: neither is anything this server serves.
             gateway.httpRefused(status: 400)
             cw_raw_refuse(wsi, Self.rawRefusal)
             return -1
-
         case LWS_CALLBACK_RAW_RX:
             return -1
-
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-            let request = upgradeRequest(wsi)
-            if let refusal = gateway.admit(request) {
-                let body = Array(refusal.body.utf8)
-                return body.withUnsafeBufferPointer { buffer in
-                    cw_http_refuse_upgrade(wsi, refusal.status, Self.reasonPhrase(refusal.status), buffer.baseAddress, buffer.count)
-                }
-            }
-            // The same upgrade's protocol is chosen next, in this same call into
-            // the library: it is not admitted twice.
-            admittedUpgrade = (wsi, request)
-            return 0
-
+            return confirmUpgrade(wsi)
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-            guard let user else { return -1 }
-            let request: UpgradeRequest
-            if let admitted = admittedUpgrade, admitted.wsi == wsi {
-                request = admitted.request
-            } else {
-                request = upgradeRequest(wsi)
-                if gateway.admit(request) != nil { return -1 }
-            }
-            admittedUpgrade = nil
-            user.storeBytes(of: gateway.upgradeAccepted(request), as: UInt64.self)
-            return 0
-
+            return chooseProtocol(wsi, user)
         case LWS_CALLBACK_ESTABLISHED:
-            guard let id = connectionID(user) else { return -1 }
-            let protocolID = lws_get_protocol(wsi).map { $0.pointee.id } ?? ProtocolID.text.rawValue
-            sockets[id] = wsi
-            cw_frame_guard_watch(lws_get_socket_fd(wsi))
-            let encoding: Connection.Encoding = switch ProtocolID(rawValue: protocolID) {
-            case .json: .json
-            case .relay: .relay
-            case .text, nil: .text
-            }
-            gateway.established(id: id, encoding: encoding)
-            return 0
-
+            return established(wsi, user)
         case LWS_CALLBACK_RECEIVE:
-            guard let id = connectionID(user), let connection = gateway.connections[id] else { return -1 }
-            if refuseUnmasked(wsi, connection) { return 0 }
-            let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
-            let midFrame = lws_remaining_packet_payload(wsi) != 0
-            let final = lws_is_final_fragment(wsi) != 0 && !midFrame
-            // The library may hold a pong to a ping that came in this same read; it
-            // goes out on the library's writeable pass, so this connection's own
-            // replies take that pass too, after it, rather than a direct write.
-            receiving = connection.id
-            defer { receiving = nil }
-            gateway.received(bytes, binary: lws_frame_is_binary(wsi) != 0, final: final, midFrame: midFrame, on: connection)
-            return 0
-
+            return receive(wsi, user, input, length)
         case LWS_CALLBACK_RECEIVE_PONG:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return 0 }
             if refuseUnmasked(wsi, connection) { return 0 }
             gateway.ponged(connection)
             return 0
-
         case LWS_CALLBACK_SERVER_WRITEABLE:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return -1 }
             writingDirectly = false
             defer { writingDirectly = true }
             return writeNext(wsi, connection)
-
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             guard let id = connectionID(user), let connection = gateway.connections[id] else { return 0 }
-            var code = "1005"
-            var malformed = length == 1
-            if let input, length >= 2 {
-                let bytes = UnsafeMutableRawBufferPointer(start: input, count: length)
-                // libwebsockets answers the codes RFC 6455 reserves with 1002 by
-                // rewriting them here, where its echo is made from, but lets codes
-                // of 5000 and above through: those are no close code either.
-                if UInt16(bytes[0]) << 8 | UInt16(bytes[1]) >= 5000 {
-                    bytes[0] = 0x03
-                    bytes[1] = 0xEA
-                }
-                code = String(UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
-                // The server checks UTF-8 itself (see `ConnectionState`), close reasons included.
-                malformed = !UTF8Validator.isValid(UnsafeRawBufferPointer(bytes).dropFirst(2))
+            let close = PeerClose.read(UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+            if let (high, low) = close.rewrite, let input {
+                input.storeBytes(of: high, as: UInt8.self)
+                input.storeBytes(of: low, toByteOffset: 1, as: UInt8.self)
             }
-            return gateway.peerClosed(connection, code: code, malformed: malformed) ? -1 : 0
-
+            return gateway.peerClosed(connection, code: close.code, malformed: close.malformed) ? -1 : 0
         case LWS_CALLBACK_CLOSED:
             cw_frame_guard_forget(lws_get_socket_fd(wsi))
             guard let id = connectionID(user) else { return 0 }
             sockets[id] = nil
             gateway.closed(id: id)
             return 0
-
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             gateway.serviceWoken()
             return 0
-
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-            guard let user else { return 1 }
-            let arguments = user.assumingMemoryBound(to: lws_filter_network_conn_args.self)
-            let address = Self.numericAddress(arguments)
-            if case .refuseSocket(let refusal) = gateway.socketOffered(from: address) {
-                if let refusal {
-                    let response = Array(refusal.response.utf8)
-                    _ = response.withUnsafeBytes { send(arguments.pointee.accept_fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
-                }
-                return 1
-            }
-            // The socket's wsi is made next, in this same call into the library.
-            acceptedAddress = address
-            return 0
-
+            return socketOffered(user)
         case LWS_CALLBACK_WSI_CREATE:
             if let address = acceptedAddress {
                 acceptedAddress = nil
@@ -167,16 +72,107 @@ extension LWSServer {
                 gateway.socketOpened(from: address)
             }
             return 0
-
         case LWS_CALLBACK_WSI_DESTROY:
             if let address = socketAddresses.removeValue(forKey: wsi) { gateway.socketClosed(from: address) }
-            if let id = deferredHTTPIDs.removeValue(forKey: wsi) { deferredHTTP[id] = nil }
+            deferred.forget(wsi)
             return 0
-
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }
     }
+
+    private func httpRequest(_ wsi: OpaquePointer, path: String) -> Int32 {
+        let head = requestHead(wsi, path: path)
+        let headOnly = head.method == .head
+        let request = HTTPRequestEvent(head: head, path: path, token: Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
+                                       address: clientAddress(wsi), arguments: { [self] name in argument(wsi, name) },
+                                       id: deferred.nextID)
+        switch gateway.httpRequested(request) {
+        case .respond(let response):
+            return respond(wsi, response, headOnly: headOnly)
+        case .later(let timeoutSeconds):
+            deferred.hold(wsi, headOnly: headOnly)
+            lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, timeoutSeconds)
+            return 0
+        }
+    }
+
+    private func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        let request = upgradeRequest(wsi)
+        if let refusal = gateway.admit(request) {
+            let body = Array(refusal.body.utf8)
+            return body.withUnsafeBufferPointer { buffer in
+                cw_http_refuse_upgrade(wsi, refusal.status, Self.reasonPhrase(refusal.status), buffer.baseAddress, buffer.count)
+            }
+        }
+        // The same upgrade's protocol is chosen next, in this same call into
+        // the library: it is not admitted twice.
+        admittedUpgrade = (wsi, request)
+        return 0
+    }
+
+    private func chooseProtocol(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user else { return -1 }
+        let request: UpgradeRequest
+        if let admitted = admittedUpgrade, admitted.wsi == wsi {
+            request = admitted.request
+        } else {
+            request = upgradeRequest(wsi)
+            if gateway.admit(request) != nil { return -1 }
+        }
+        admittedUpgrade = nil
+        user.storeBytes(of: gateway.upgradeAccepted(request), as: UInt64.self)
+        return 0
+    }
+
+    private func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let id = connectionID(user) else { return -1 }
+        let protocolID = lws_get_protocol(wsi).map { $0.pointee.id } ?? ProtocolID.text.rawValue
+        sockets[id] = wsi
+        cw_frame_guard_watch(lws_get_socket_fd(wsi))
+        let encoding: Connection.Encoding = switch ProtocolID(rawValue: protocolID) {
+        case .json: .json
+        case .relay: .relay
+        case .text, nil: .text
+        }
+        gateway.established(id: id, encoding: encoding)
+        return 0
+    }
+
+    private func receive(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
+                         _ length: Int) -> Int32 {
+        guard let id = connectionID(user), let connection = gateway.connections[id] else { return -1 }
+        if refuseUnmasked(wsi, connection) { return 0 }
+        let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+        let midFrame = lws_remaining_packet_payload(wsi) != 0
+        let final = lws_is_final_fragment(wsi) != 0 && !midFrame
+        // The library may hold a pong to a ping that came in this same read; it
+        // goes out on the library's writeable pass, so this connection's own
+        // replies take that pass too, after it, rather than a direct write.
+        receiving = connection.id
+        defer { receiving = nil }
+        gateway.received(bytes, binary: lws_frame_is_binary(wsi) != 0, final: final, midFrame: midFrame, on: connection)
+        // Carried out while this connection is still the one receiving.
+        gateway.eventEnds()
+        return 0
+    }
+
+    private func socketOffered(_ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user else { return 1 }
+        let arguments = user.assumingMemoryBound(to: lws_filter_network_conn_args.self)
+        let address = Self.numericAddress(arguments)
+        if case .refuseSocket(let refusal) = gateway.socketOffered(from: address) {
+            if let refusal {
+                let response = Array(refusal.response.utf8)
+                _ = response.withUnsafeBytes { send(arguments.pointee.accept_fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            }
+            return 1
+        }
+        // The socket's wsi is made next, in this same call into the library.
+        acceptedAddress = address
+        return 0
+    }
+
 
     static func reasonPhrase(_ status: UInt32) -> String {
         switch status {
@@ -277,7 +273,8 @@ extension LWSServer {
     /// (as many as fit the write buffer), as libwebsockets allows one write per
     /// writeable callback; then the close frame, once everything queued is gone.
     func writeNext(_ wsi: OpaquePointer, _ connection: Connection) -> Int32 {
-        perform(connection.state.nextWrite(budget: Self.writeBudget, now: gateway.eventTime.monotonic), wsi, connection)
+        defer { gateway.eventEnds() }
+        return perform(connection.state.nextWrite(budget: Self.writeBudget, now: gateway.eventTime.monotonic), wsi, connection)
     }
 
     /// Makes one write the connection's state asked for; -1 when the socket failed.

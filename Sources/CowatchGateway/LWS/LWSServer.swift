@@ -69,17 +69,8 @@ final class LWSServer {
     /// An upgrade admitted while it is confirmed, for the choice of its protocol
     /// that follows at once (`LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION`).
     var admittedUpgrade: (wsi: OpaquePointer, request: UpgradeRequest)?
-    /// A plain HTTP request answered later (a subtitle track fetched through the
-    /// server): its socket, whether it was a HEAD, and the answer once it is ready.
-    struct DeferredHTTP {
-        var wsi: OpaquePointer
-        var headOnly: Bool
-        var response: HTTPResponse?
-    }
-    /// By request id, and the ids by socket, so that a socket closed first is forgotten.
-    var deferredHTTP: [UInt64: DeferredHTTP] = [:]
-    var deferredHTTPIDs: [OpaquePointer: UInt64] = [:]
-    var nextDeferredHTTPID: UInt64 = 1
+    /// Plain HTTP requests answered later, by their sockets.
+    var deferred = DeferredAnswers<OpaquePointer>()
 
     init(gateway: Gateway) throws {
         self.gateway = gateway
@@ -265,6 +256,9 @@ final class LWSServer {
                 if writeNext(wsi, connection) < 0 { drop(connection) }
             }
         }
+        // What the writes decided (more to write, reading resumed) is carried out
+        // while this is still the flush.
+        gateway.eventEnds()
         flushing.removeAll(keepingCapacity: true)
     }
 
@@ -350,8 +344,7 @@ final class LWSServer {
     /// Answers a request held by `LWS_CALLBACK_HTTP`, on the socket's next
     /// writeable pass; nothing when the socket has closed meanwhile.
     func answerDeferred(_ id: UInt64, with response: HTTPResponse) {
-        guard let wsi = deferredHTTP[id]?.wsi else { return }
-        deferredHTTP[id]?.response = response
+        guard let wsi = deferred.answer(id, with: response) else { return }
         lws_callback_on_writable(wsi)
     }
 
@@ -421,6 +414,7 @@ private func timerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?, _ 
     // A timer's work (a housekeeping pass over many connections) holds back no write already asked for.
     server.flushWrites()
     fired(gateway)
+    gateway.eventEnds()
     server.eventEnded()
 }
 
@@ -440,6 +434,7 @@ private func lwsServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
     }
     gateway.eventBegins()
     let result = server.handle(wsi, reason, user, input, length)
+    gateway.eventEnds()
     server.eventEnded()
     return result
 }
