@@ -33,11 +33,11 @@ import CowatchTime
 ///   target, so a held position counts as reached within one frame, not 0.1 ms
 ///   (else it would seek forever).
 public enum Steadiness {
-    /// Beyond this (seconds), re-join with a scheduled start (drift.js).
-    public static let seek = 0.25
-    /// Nudge when the drift exceeds this; stop once below `nudgeStop` (drift.js).
-    public static let nudgeStart = 0.003
-    public static let nudgeStop = 0.001
+    /// Beyond this (seconds), re-join with a scheduled start (`SyncThresholds`, shared with the page).
+    public static let seek = SyncThresholds.seek
+    /// Nudge when the drift exceeds this; stop once below `nudgeStop` (`SyncThresholds`).
+    public static let nudgeStart = SyncThresholds.nudgeStart
+    public static let nudgeStop = SyncThresholds.nudgeStop
     /// The nudge absorbs the drift within about this long (proportional)...
     ///
     /// Not the page's 0.3 s: mpv plays a change of `speed` only once the audio
@@ -49,11 +49,11 @@ public enum Steadiness {
     /// while a few ms of drift are still absorbed within seconds.
     public static let nudgeHorizon = PreciseInterval.milliseconds(1500)
     /// ...changing the speed by at most this fraction (6 %, as the page).
-    public static let nudgeMax = 0.06
-    /// A held position is reached within this for a smooth reading (drift.js `hold`).
-    public static let hold = 0.0001
+    public static let nudgeMax = SyncThresholds.nudgeMax
+    /// A held position is reached within this for a smooth reading (`SyncThresholds.hold`).
+    public static let hold = SyncThresholds.hold
     /// Readings of a smooth position: the median of this many drives the nudge.
-    public static let medianWindow = 3
+    public static let medianWindow = SyncThresholds.medianWindow
     /// Readings of a frame-stepped position: the largest of this many (at the
     /// player's 50 ms tick: 0.4 s, a dozen frames at 30 fps).
     public static let frameWindow = 8
@@ -104,16 +104,16 @@ public enum Steadiness {
 public enum Starts {
     /// The last few ms before a scheduled unpause are waited out precisely by the
     /// interpreter (it sleeps to the instant): the timer aims this early.
-    public static let spin = PreciseInterval.milliseconds(10)
+    public static let spin = PreciseInterval.milliseconds(Double(SyncThresholds.spinMilliseconds))
     /// A start whose timer fires later than this is planned again.
-    public static let lateStart = PreciseInterval.milliseconds(100)
+    public static let lateStart = PreciseInterval.milliseconds(Double(SyncThresholds.lateStartMilliseconds))
     /// Unpausing mpv: from `set pause no` to the media moving (learned).
     /// Measured with `--ao=null`: the position moves within a few ms of the unpause.
-    public static let playLatencyInitial = PreciseInterval.milliseconds(5)
-    public static let playLatencyRange = PreciseInterval.zero...PreciseInterval.milliseconds(150)
+    public static let playLatencyInitial = PreciseInterval.milliseconds(Double(SyncThresholds.playLatencyMilliseconds.initial))
+    public static let playLatencyRange = PreciseInterval.milliseconds(Double(SyncThresholds.playLatencyMilliseconds.min))...PreciseInterval.milliseconds(Double(SyncThresholds.playLatencyMilliseconds.max))
     /// How far ahead a start that must seek first is planned (learned).
-    public static let joinLeadInitial = PreciseInterval.milliseconds(350)
-    public static let joinLeadRange = PreciseInterval.milliseconds(200)...PreciseInterval.milliseconds(4000)
+    public static let joinLeadInitial = PreciseInterval.milliseconds(Double(SyncThresholds.joinLeadMilliseconds.initial))
+    public static let joinLeadRange = PreciseInterval.milliseconds(Double(SyncThresholds.joinLeadMilliseconds.min))...PreciseInterval.milliseconds(Double(SyncThresholds.joinLeadMilliseconds.max))
     public static let latencyGain = 0.4
     /// A start error this large is a hiccup, not the latency of unpausing.
     public static let learnableError = PreciseInterval.milliseconds(60)
@@ -156,7 +156,7 @@ public enum Starts {
 /// Stalls (stall.js): mpv says it waits for data with `paused-for-cache`; a
 /// stall is reported only when it lasts.
 public enum Stalls {
-    public static let confirm = MonotonicDuration.milliseconds(500)
+    public static let confirm = MonotonicDuration.milliseconds(Int64(SyncThresholds.stallConfirmMilliseconds))
     /// While a stallRecovery suspension lasts, /ready is said again this often.
-    public static let readyRepeat = MonotonicDuration.milliseconds(3000)
+    public static let readyRepeat = MonotonicDuration.milliseconds(Int64(SyncThresholds.readyRepeatMilliseconds))
 }

@@ -26,6 +26,19 @@ public struct ServeSettings: Sendable {
     /// How long an owner holds its rooms unchanged while the database is out of
     /// its reach (docs/cluster.md, "Riding out the database's absence").
     public var databaseHold: Duration = .seconds(90)
+    /// This node's name in a cluster: `node-id`, or this machine's name (its
+    /// letters, digits, `-`, `_` and `.`, 40 at most) and the port.
+    public func node(hostName: String = ProcessInfo.processInfo.hostName) -> String {
+        nodeID ?? "\(hostName.prefix(40).filter { $0.isLetter || $0.isNumber || "-_.".contains($0) })-\(gateway.port)"
+    }
+
+    /// Where the other nodes reach this one: `advertise-url`, or this machine's loopback and the port.
+    public var advertise: String { advertiseURL ?? "ws://127.0.0.1:\(gateway.port)" }
+
+    /// How often a node renews its leases: a quarter of their length, so that a
+    /// late or lost renewal leaves three more before a lease lapses.
+    public var leaseRenewal: Duration { lease / 4 }
+
     /// Where each value came from (`--port`, `COWATCH_PORT`, `cowatch.conf:3`), for messages.
     public var origins: [String: String] = [:]
 

@@ -25,168 +25,32 @@ struct BridgeCommand: ParsableCommand {
         Several: cowatch bridge --config /etc/cowatch/bridge.conf (one [pair] section per channel and room;
                  deploy/bridge.conf.example shows every setting)
         Each option is also a config-file key (without the dashes) and a COWATCH_BRIDGE_ variable.
-        """
+
+        SETTINGS:
+        """ + "\n" + options.help(defaults: BridgeSettings.defaults)
     )
 
-    @Argument(help: ArgumentHelp(BridgeSettings.help(for: "irc")))
-    var irc: String?
+    /// Every option is a setting's declaration (`BridgeSettings.declarations`), save
+    /// `--config`, which names the file; a bare argument is the IRC channel.
+    static let options = SettingOptions(
+        keys: BridgeSettings.declarations,
+        own: [("config", "FILE", "A config file: settings for every pair, then one [pair] section per channel and room.")],
+        positional: "irc")
 
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix")))
-    var matrix: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room")))
-    var room: String?
-
-    @Option(help: "A config file: settings for every pair, then one [pair] section per channel and room.")
-    var config: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "homeserver")))
-    var homeserver: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-user")))
-    var matrixUser: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-token")))
-    var matrixToken: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-password")))
-    var matrixPassword: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-state-file")))
-    var matrixStateFile: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-lines-per-second")))
-    var matrixLinesPerSecond: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-burst")))
-    var matrixBurst: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-queue")))
-    var matrixQueue: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-sync-timeout")))
-    var matrixSyncTimeout: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-reconnect-max")))
-    var matrixReconnectMax: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "matrix-message-lines")))
-    var matrixMessageLines: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "server")))
-    var server: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "server-ca-file")))
-    var serverCaFile: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "public-url")))
-    var publicUrl: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-password")))
-    var roomPassword: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "token")))
-    var token: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "channel-key")))
-    var channelKey: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "network")))
-    var network: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "nick")))
-    var nick: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "alt-nicks")))
-    var altNicks: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-user")))
-    var ircUser: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-realname")))
-    var ircRealname: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-password")))
-    var ircPassword: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "tls-verify")))
-    var tlsVerify: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "tls-ca-file")))
-    var tlsCaFile: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "prefix")))
-    var prefix: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "bot-name")))
-    var botName: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-lines-per-second")))
-    var ircLinesPerSecond: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-burst")))
-    var ircBurst: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-queue")))
-    var ircQueue: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-line-bytes")))
-    var ircLineBytes: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-pieces")))
-    var ircPieces: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-keepalive")))
-    var ircKeepalive: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "irc-reconnect-max")))
-    var ircReconnectMax: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-lines-per-second")))
-    var roomLinesPerSecond: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-burst")))
-    var roomBurst: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-queue")))
-    var roomQueue: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-line-bytes")))
-    var roomLineBytes: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "max-speakers")))
-    var maxSpeakers: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "speaker-idle")))
-    var speakerIdle: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "reply-lines")))
-    var replyLines: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "kept-out-retry")))
-    var keptOutRetry: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "resume-grace")))
-    var resumeGrace: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "room-reconnect-max")))
-    var roomReconnectMax: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "connect-timeout")))
-    var connectTimeout: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "announce")))
-    var announce: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "owner-key-directory")))
-    var ownerKeyDirectory: String?
-
-    @Option(help: ArgumentHelp(BridgeSettings.help(for: "log-level")))
-    var logLevel: String?
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("An IRC channel's address, then settings as --KEY VALUE: every one is listed below.",
+                                                                  valueName: "settings"))
+    var arguments: [String] = []
 
     /// The settings given on the command line, by key; `--config` names the
     /// file that `run` reads, no setting.
-    var flags: [String: String] { SettingOptions.values(of: self).filter { $0.key != "config" } }
+    var flags: [String: String] { ((try? Self.options.parse(arguments)) ?? [:]).filter { $0.key != "config" } }
+
+    /// `--config`, the file of settings and pairs.
+    var config: String? { (try? Self.options.parse(arguments))?["config"] }
+
+    func validate() throws {
+        _ = try Self.options.parse(arguments)
+    }
 
     func run() throws {
         // What it writes holds secrets (resume tokens in the store and its WAL,

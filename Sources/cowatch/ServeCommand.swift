@@ -23,227 +23,24 @@ struct ServeCommand: ParsableCommand {
         Every option can also be set as an environment variable (COWATCH_PORT, COWATCH_DATA_DIR, ...) \
         or as `key = value` in the config file (port = 7480). Flags win over the environment, \
         which wins over the file.
-        """
+
+        SETTINGS:
+        """ + "\n" + options.help(defaults: ServeSettings())
     )
 
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "config")))
-    var config: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "host")))
-    var host: String?
-
-    @Flag(help: ArgumentHelp(ServeSettings.help(for: "all-interfaces")))
-    var allInterfaces = false
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "port")))
-    var port: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "data-dir")))
-    var dataDir: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "store")))
-    var store: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-downtime")))
-    var maxDowntime: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-message-bytes")))
-    var maxMessageBytes: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-line-bytes")))
-    var maxLineBytes: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-rooms")))
-    var maxRooms: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-members")))
-    var maxMembers: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-held-lines")))
-    var maxHeldLines: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "relay-outbox-limit")))
-    var relayOutboxLimit: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "relay-timeout")))
-    var relayTimeout: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-queue")))
-    var maxQueue: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-subtitles")))
-    var maxSubtitles: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-connections-per-address")))
-    var maxConnectionsPerAddress: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-connections")))
-    var maxConnections: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "http-request-timeout")))
-    var httpRequestTimeout: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "allowed-hosts")))
-    var allowedHosts: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "commands-per-second")))
-    var commandsPerSecond: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "command-burst")))
-    var commandBurst: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "rate-limit-grace")))
-    var rateLimitGrace: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "outbox-limit")))
-    var outboxLimit: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "send-threads")))
-    var sendThreads: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "send-threads-from")))
-    var sendThreadsFrom: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "flush-delay")))
-    var flushDelay: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "read-pause-backlog")))
-    var readPauseBacklog: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "close-timeout")))
-    var closeTimeout: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "closing-read-limit")))
-    var closingReadLimit: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "stuck-timeout")))
-    var stuckTimeout: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "ping-interval")))
-    var pingInterval: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "idle-timeout")))
-    var idleTimeout: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "resume-grace")))
-    var resumeGrace: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "away-grace")))
-    var awayGrace: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "kick-cooldown")))
-    var kickCooldown: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "room-expiry")))
-    var roomExpiry: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "unused-room-expiry")))
-    var unusedRoomExpiry: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "room-creation-rate")))
-    var roomCreationRate: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "chat-history-bytes")))
-    var chatHistoryBytes: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "chat-total-bytes")))
-    var chatTotalBytes: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-state-bytes")))
-    var maxStateBytes: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "address-bans")))
-    var addressBans: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "announce-ready-up-to")))
-    var announceReadyUpTo: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-bans")))
-    var maxBans: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "password-hash-cost")))
-    var passwordHashCost: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "password-hash-block-size")))
-    var passwordHashBlockSize: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "password-hash-parallelism")))
-    var passwordHashParallelism: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "default-control")))
-    var defaultControl: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "allowed-origins")))
-    var allowedOrigins: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "trusted-proxies")))
-    var trustedProxies: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "media-hosts")))
-    var mediaHosts: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "media-check")))
-    var mediaCheck: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "media-check-private")))
-    var mediaCheckPrivate: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "media-check-timeout")))
-    var mediaCheckTimeout: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-media-checks")))
-    var maxMediaChecks: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-media-checks-per-address")))
-    var maxMediaChecksPerAddress: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "max-subtitle-bytes")))
-    var maxSubtitleBytes: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "youtube-api-url")))
-    var youtubeApiUrl: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "vimeo-api-url")))
-    var vimeoApiUrl: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "database-url")))
-    var databaseUrl: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "node-id")))
-    var nodeId: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "advertise-url")))
-    var advertiseUrl: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "lease-seconds")))
-    var leaseSeconds: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "database-hold-seconds")))
-    var databaseHoldSeconds: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "admin-token-file")))
-    var adminTokenFile: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "cluster-secret-file")))
-    var clusterSecretFile: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "room-creation")))
-    var roomCreation: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "shutdown-grace")))
-    var shutdownGrace: String?
-
-    @Option(help: ArgumentHelp(ServeSettings.help(for: "log-level")))
-    var logLevel: String?
-
-    @Flag(help: ArgumentHelp(ServeSettings.help(for: "echo")))
-    var echo = false
-
-    @Flag(help: ArgumentHelp(ServeSettings.help(for: "permessage-deflate")))
-    var permessageDeflate = false
+    /// Every option is a setting's declaration (`ServeSettings.declarations`).
+    static let options = SettingOptions(keys: ServeSettings.declarations)
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Settings, as --KEY VALUE: every one is listed below.",
+                                                                  valueName: "settings"))
+    var arguments: [String] = []
 
     /// The settings given on the command line, by key.
-    var flags: [String: String] { SettingOptions.values(of: self) }
+    var flags: [String: String] { (try? Self.options.parse(arguments)) ?? [:] }
+
+    func validate() throws {
+        _ = try Self.options.parse(arguments)
+    }
 
     func run() throws {
         // What it writes holds secrets (resume tokens in the store and its WAL,
@@ -270,17 +67,15 @@ struct ServeCommand: ParsableCommand {
         case .postgres:
             // `ServeSettings.resolve` has refused a cluster node without these.
             guard let url = settings.databaseURL else { throw ExitCode.validationFailure }
-            let port = settings.gateway.port
-            let hostName = ProcessInfo.processInfo.hostName.prefix(40).filter { $0.isLetter || $0.isNumber || "-_.".contains($0) }
-            let node = settings.nodeID ?? "\(hostName)-\(port)"
-            let advertise = settings.advertiseURL ?? "ws://127.0.0.1:\(port)"
+            let node = settings.node()
+            let advertise = settings.advertise
             do {
                 let store = try PostgresStore(url: url, node: node, fencing: true, chatLimit: settings.gateway.room.chatHistory,
                                               chatBytes: settings.gateway.room.chatHistoryBytes,
                                               logger: Logger(label: "cowatch.store"))
                 let leases = PostgresLeases(url: url, settings: PostgresLeases.Settings(
                     node: node, advertiseURL: advertise, lease: MonotonicDuration(settings.lease),
-                    renew: MonotonicDuration(settings.lease / 4), hold: MonotonicDuration(settings.databaseHold)), store: store, logger: Logger(label: "cowatch.cluster"), time: time)
+                    renew: MonotonicDuration(settings.leaseRenewal), hold: MonotonicDuration(settings.databaseHold)), store: store, logger: Logger(label: "cowatch.cluster"), time: time)
                 roomStore = store
                 cluster = ClusterLink(store: store, leases: leases)
             } catch {

@@ -28,6 +28,11 @@ enum Repository {
         }
     }
 
+    /// A help text's words with the lines and columns its wrapping made undone.
+    static func unwrapped(_ help: String) -> String {
+        help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
     /// The `--name`s a command's help lists.
     static func options(inHelp help: String) -> Set<String> {
         var names: Set<String> = []
@@ -56,11 +61,12 @@ struct ServeSettingsAgreementTests {
 
     @Test("cowatch serve has no option that is not declared, and each says its declaration's words")
     func help() {
-        let help = ServeCommand.helpMessage(columns: 100_000)
+        let help = Repository.unwrapped(ServeCommand.helpMessage(columns: 80))
         let names = Set(Self.declarations.map(\.name))
         #expect(Repository.options(inHelp: help).subtracting(names) == ["help"])
         for key in Self.declarations {
-            #expect(help.contains(key.help(defaults: Self.defaults)), "--\(key.name)")
+            #expect(help.contains("--\(key.name)" + (key.isSwitch ? " " : " \(key.form) ") + key.help(defaults: Self.defaults)),
+                    "--\(key.name)")
         }
     }
 
@@ -120,7 +126,7 @@ struct BridgeSettingsAgreementTests {
 
     @Test("cowatch bridge has no option that is not declared, and each says its declaration's words")
     func help() {
-        let help = BridgeCommand.helpMessage(columns: 100_000)
+        let help = Repository.unwrapped(BridgeCommand.helpMessage(columns: 80))
         let names = Set(Self.declarations.map(\.name))
         // --config names the file itself; the example's own words are in the discussion.
         #expect(Repository.options(inHelp: help).subtracting(names) == ["help", "config"])
@@ -161,5 +167,93 @@ struct BridgeSettingsAgreementTests {
         let section = SettingTable.section("bridge", in: try Repository.text("docs/settings.md"))
         if section != expected { try? expected.write(toFile: NSTemporaryDirectory() + "bridge-settings.md", atomically: true, encoding: .utf8) }
         #expect(section == expected, "written to \(NSTemporaryDirectory())bridge-settings.md")
+    }
+}
+
+@Suite("A command's options, read from the settings' declarations")
+struct SettingOptionsTests {
+    @Test("--KEY VALUE, --KEY=VALUE and a switch alone; the last of a key given twice wins")
+    func forms() throws {
+        let flags = try ServeCommand.options.parse(["--port", "0", "--host=::1", "--echo", "--port", "7", "--permessage-deflate=false"])
+        #expect(flags == ["port": "7", "host": "::1", "echo": "true", "permessage-deflate": "false"])
+    }
+
+    @Test("an unknown key, a missing value and a stray argument are refused in words")
+    func refusals() {
+        #expect(throws: ValidationError.self) { try ServeCommand.options.parse(["--prot", "0"]) }
+        #expect((try? ServeCommand.options.parse(["--prot", "0"])) == nil)
+        #expect(throws: ValidationError.self) { try ServeCommand.options.parse(["--port"]) }
+        #expect(throws: ValidationError.self) { try ServeCommand.options.parse(["--port", "--host", "x"]) }
+        #expect(throws: ValidationError.self) { try ServeCommand.options.parse(["7480"]) }
+        #expect(throws: ValidationError.self) { try BridgeCommand.options.parse(["irc://a/#b", "irc://c/#d"]) }
+    }
+
+    @Test("a misspelt key is answered with the key meant")
+    func suggestion() {
+        do {
+            _ = try ServeCommand.options.parse(["--max-room", "3"])
+            Issue.record("taken")
+        } catch let error as ValidationError {
+            #expect(error.message == "unknown option '--max-room' (did you mean '--max-rooms'?)")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test("the bridge's channel is its bare argument, and --config is its own option, no setting")
+    func bridge() throws {
+        let command = try BridgeCommand.parse(["irc://irc.example.net/#movies", "--room", "movies", "--config", "b.conf"])
+        #expect(command.flags == ["irc": "irc://irc.example.net/#movies", "room": "movies"])
+        #expect(command.config == "b.conf")
+    }
+}
+
+@Suite("The docs' prose says the defaults the declarations have")
+struct SettingDefaultsInProseTests {
+    /// Every setting's default as a number (seconds for a length of time), by key.
+    static var defaults: [String: Double] {
+        var found: [String: Double] = [:]
+        for key in ServeSettings.declarations {
+            if let shown = key.shown(ServeSettings()), let value = Double(shown) { found[key.name] = value }
+        }
+        for key in BridgeSettings.declarations where found[key.name] == nil {
+            if let shown = key.shown(BridgeSettings.defaults), let value = Double(shown) { found[key.name] = value }
+        }
+        return found
+    }
+
+    static let units: [String: Double] = ["ms": 0.001, "s": 1, "second": 1, "seconds": 1, "minute": 60, "minutes": 60,
+                                          "hour": 3600, "hours": 3600, "day": 86_400, "days": 86_400,
+                                          "KiB": 1024, "MiB": 1_048_576, "GiB": 1_073_741_824]
+
+    /// "`KEY` ... N [unit] by default", "`KEY` ... (default N [unit]" and "`KEY`, N [unit] unless set",
+    /// within one clause of the key.
+    static var claim: Regex<(Substring, key: Substring, a: Substring?, ua: Substring?, b: Substring?, ub: Substring?)> { #/`(?<key>[a-z]+(?:-[a-z]+)+)`[^`;.]{0,50}?(?:\(default (?<a>[0-9][0-9,]*(?:\.[0-9]+)?)(?: (?<ua>[A-Za-z]+))?|(?<b>[0-9][0-9,]*(?:\.[0-9]+)?)(?: (?<ub>[A-Za-z]+))? (?:by default|unless set))/# }
+
+    @Test("a default the prose gives a setting is the declared one")
+    func prose() throws {
+        let documents = ["README.md", "deploy/README.md"] + (try FileManager.default.contentsOfDirectory(
+            atPath: Repository.root.appendingPathComponent("docs").path).filter { $0.hasSuffix(".md") }.map { "docs/" + $0 })
+        let defaults = Self.defaults
+        var checked = 0
+        var wrong: [String] = []
+        for path in documents {
+            // Benchmarks record the settings of their day.
+            guard path != "docs/benchmarks.md" else { continue }
+            let text = try Repository.text(path).split(separator: "\n").joined(separator: " ")
+            for match in text.matches(of: Self.claim) {
+                let key = String(match.output.key)
+                guard let declared = defaults[key], let number = match.output.a ?? match.output.b,
+                      let value = Double(number.filter { $0 != "," }) else { continue }
+                let unit = (match.output.ua ?? match.output.ub).map(String.init)
+                let scale = unit.flatMap { Self.units[$0] } ?? 1
+                checked += 1
+                if abs(value * scale - declared) > 1e-9 {
+                    wrong.append("\(path): `\(key)` said \(number)\(unit.map { " " + $0 } ?? ""), declared \(declared)")
+                }
+            }
+        }
+        #expect(checked >= 5, "the pattern finds the prose's defaults")
+        #expect(wrong.isEmpty, "\(wrong.joined(separator: "\n"))")
     }
 }

@@ -21,6 +21,17 @@ struct ServeSettingsTests {
         #expect(settings.dataDirectory == "./data")
     }
 
+    @Test("a cluster node's derived defaults: its name from the machine and port, its address on loopback, renewals at a quarter of the lease")
+    func clusterDefaults() throws {
+        let settings = try ServeSettings.resolve(flags: ["port": "7481", "lease-seconds": "2"], environment: [:])
+        #expect(settings.node(hostName: "web 1.example!") == "web1.example-7481")
+        #expect(settings.advertise == "ws://127.0.0.1:7481")
+        #expect(settings.leaseRenewal == .milliseconds(500))
+        let named = try ServeSettings.resolve(flags: ["node-id": "n2", "advertise-url": "ws://10.0.0.2:7480"], environment: [:])
+        #expect(named.node(hostName: "ignored") == "n2")
+        #expect(named.advertise == "ws://10.0.0.2:7480")
+    }
+
     @Test("flags win over the environment, which wins over the config file")
     func precedence() throws {
         let path = try Self.configFile("""

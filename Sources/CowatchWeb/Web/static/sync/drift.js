@@ -5,31 +5,18 @@
 // seek, start.js); small drift is absorbed by playing slightly slower or
 // faster than the group, which a viewer does not notice.
 
-export const THRESHOLDS = Object.freeze({
-  /** Beyond this, re-join with a scheduled start (a seek). A nudge of at most
-   *  nudgeMax would take more than about four seconds to absorb more. */
-  seek: 0.25,
-  /** Nudge when the median drift of the last ticks exceeds this. Chrome reports
-   *  currentTime to 0.1 ms and the clock estimate is good to about half a ms, so
-   *  3 ms is well above the noise, and small enough that players stay within a
-   *  few ms of each other. */
-  nudgeStart: 0.003,
-  /** A nudge ends (rate exact again) once the drift is below this. */
-  nudgeStop: 0.001,
-  /** A nudge aims to absorb the drift within about this many seconds (a
-   *  proportional controller: rate change = drift / horizon)... */
-  nudgeHorizon: 0.3,
-  /** ...changing the rate by at most this fraction (6 %: 0.25 s of drift is
-   *  absorbed in about 4.5 s; the browser preserves the pitch). */
-  nudgeMax: 0.06,
-  /** A held (paused, waiting) player farther than this from the position seeks
-   *  (browsers land exactly on the requested time, so every player shows the
-   *  same frame). */
-  hold: 0.0001,
-});
+import { DRIFT_WINDOW, SHARED_THRESHOLDS } from './thresholds.js';
 
-/** Median of this many drift readings drives the nudge (robust to one odd read). */
-export const DRIFT_WINDOW = 3;
+export { DRIFT_WINDOW };
+
+/** The thresholds shared with the desktop player (thresholds.js: seek, beyond
+ *  which a scheduled start re-joins; nudgeStart and nudgeStop, where a nudge
+ *  begins and ends; nudgeMax, the largest change of rate; hold, how far a held
+ *  player may be from its position), and the page's own nudgeHorizon: a nudge
+ *  aims to absorb the drift within about this many seconds (a proportional
+ *  controller: rate change = drift / horizon). The desktop player's is longer:
+ *  mpv plays a change of speed only after its queued audio (Steadiness.swift). */
+export const THRESHOLDS = Object.freeze({ ...SHARED_THRESHOLDS, nudgeHorizon: 0.3 });
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);

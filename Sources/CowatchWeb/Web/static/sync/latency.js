@@ -2,13 +2,14 @@
 // video leaves its position at the planned instant, not a few ms after), and the
 // join lead (how far ahead a start that must seek first is planned).
 
+import { JOIN_LEAD_MS, PLAY_LATENCY_MS } from './thresholds.js';
 import { clamp } from './timeline.js';
 
-/** Learned bounds, ms. The cap is high enough for a clip with sound: there the
- *  video's clock is the audio's, and it starts moving only once the audio output
- *  has started, 65-100 ms after play() in headless Chromium (docs/benchmarks.md). */
-export const PLAY_LATENCY_MS = Object.freeze({ initial: 5, min: 0, max: 150 });
-export const JOIN_LEAD_MS = Object.freeze({ initial: 350, min: 200, max: 4000 });
+/** Learned bounds, ms (thresholds.js). The cap of PLAY_LATENCY_MS is high enough
+ *  for a clip with sound: there the video's clock is the audio's, and it starts
+ *  moving only once the audio output has started, 65-100 ms after play() in
+ *  headless Chromium (docs/benchmarks.md). */
+export { JOIN_LEAD_MS, PLAY_LATENCY_MS };
 /** An error at least this large is not the latency of play() (a hiccup, a seek
  *  that moved the video): it is shown, not learned from. Above the largest
  *  latency a clip with sound shows, so that one is learned. */

@@ -5,14 +5,15 @@
 // /buffering separates the member from the group (or, under `stall wait`,
 // makes everyone wait), so it is said only for a stall that lasts.
 
-/** A `waiting` is a stall worth reporting only when the video is still stuck
- *  this long after it. */
-export const STALL_CONFIRM_MS = 500;
+import { READY_REPEAT_MS, STALL_CONFIRM_MS } from './thresholds.js';
+
+/** STALL_CONFIRM_MS: a `waiting` is a stall worth reporting only when the video
+ *  is still stuck this long after it. READY_REPEAT_MS: while a stallRecovery
+ *  suspension lasts, /ready is said again this often: a report can be lost to a
+ *  reconnect, or answer a state a newer one replaced (thresholds.js). */
+export { READY_REPEAT_MS, STALL_CONFIRM_MS };
 /** The video moving more than this (seconds) since the `waiting` means it plays. */
 const MOVED = 0.1;
-/** While a stallRecovery suspension lasts, /ready is said again this often: a
- *  report can be lost to a reconnect, or answer a state a newer one replaced. */
-export const READY_REPEAT_MS = 3000;
 
 /**
  * Whether a `waiting` event may be a stall: only while the player follows the

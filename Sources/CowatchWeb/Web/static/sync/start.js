@@ -9,14 +9,10 @@
 // first: the learned join lead (latency.js). Times are server epoch ms.
 
 import { THRESHOLDS } from './drift.js';
+import { LATE_START_MS, SPIN_MS } from './thresholds.js';
 import { clampToMedia, positionAt } from './timeline.js';
 
-/** The last few ms before a scheduled play() are waited out by spinning:
- *  setTimeout alone fires a few ms early or late. */
-export const SPIN_MS = 10;
-/** A scheduled start that fires later than this (a busy main thread) is planned
- *  again; a smaller delay is left to the drift correction. */
-export const LATE_START_MS = 100;
+export { LATE_START_MS, SPIN_MS };
 
 /**
  * When and where to start following `timeline`.
