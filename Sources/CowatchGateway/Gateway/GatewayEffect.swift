@@ -15,6 +15,10 @@ import CowatchTime
 /// room) back in after it. So a test reads what an event does without a
 /// socket, a database or another node (Tests/CowatchGatewayTests/GatewayEffectTests.swift).
 ///
+/// The rare effects with large payloads (a relay message, an HTTP answer) are
+/// `indirect`: every effect is appended and read once per recipient of a
+/// broadcast, and a value of 33 bytes is cheaper to move than one of 177.
+///
 /// The gateway's own tables are not effects: they change at once, through
 /// `GatewayTables`, because the handler that changes them reads them next.
 enum GatewayEffect {
@@ -41,7 +45,7 @@ enum GatewayEffect {
     /// Close the socket without a close frame.
     case drop(Connection)
     /// Answer a plain HTTP request held for later.
-    case answer(httpRequest: UInt64, HTTPResponse)
+    indirect case answer(httpRequest: UInt64, HTTPResponse)
     /// The rooms' timer goes off at the earliest due timer (nil: none).
     case armRoomTimers(nextDue: ServerInstant?)
     case armHousekeeping(after: MonotonicDuration)
@@ -67,20 +71,20 @@ enum GatewayEffect {
     /// The rooms the heartbeat renews.
     case renewLeases(Set<RoomName>)
     /// One change of the operator's, to the cluster's tables.
-    case shareOperatorChange(SharedOperatorChange)
+    indirect case shareOperatorChange(SharedOperatorChange)
     /// The leases' view of the cluster's rooms, for `GET /admin/rooms` request `id`.
     case listClusterRooms(httpRequest: UInt64)
     /// The node leaves: its lease keeper ends its leases and stops.
     case stopLeases
     /// A shared link to the node at `address` for a room it owns, proving the cluster's secret.
-    case openRelay(RelayLinks.LinkID, WebSocketAddress, proof: String)
-    case relaySend(RelayLinks.LinkID, RelayUp)
+    indirect case openRelay(RelayLinks.LinkID, WebSocketAddress, proof: String)
+    indirect case relaySend(RelayLinks.LinkID, RelayUp)
     case closeRelay(RelayLinks.LinkID, code: UInt16)
 
     // MARK: The work done for strangers
 
     /// Look at a shared link before its command reaches the room.
-    case checkMedia(String, connection: UInt64, address: String)
+    indirect case checkMedia(String, connection: UInt64, address: String)
     /// Fetch a subtitle track for the plain HTTP request `id`.
-    case fetchSubtitles(String, httpRequest: UInt64, address: String)
+    indirect case fetchSubtitles(String, httpRequest: UInt64, address: String)
 }
