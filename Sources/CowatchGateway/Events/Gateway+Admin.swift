@@ -146,7 +146,7 @@ extension Gateway {
 
     /// In a cluster, which node answered (a drain is that node's).
     private var nodeField: [String: Any] {
-        clusterLink.map { ["node": $0.leases.settings.node] } ?? [:]
+        cluster.map { ["node": $0.settings.node] } ?? [:]
     }
 
     private func describe(_ entry: RoomEntry) -> [String: Any] {

@@ -10,7 +10,7 @@ extension Gateway {
     func restore(_ stored: StoredRooms) {
         // A cluster node: its own drain under its own name, the cluster's bans and
         // creation tokens from their tables.
-        let ownName = clusterLink.map { PostgresStore.nodeOperatorName($0.leases.settings.node) } ?? OperatorState.storeName
+        let ownName = cluster.map { PostgresStore.nodeOperatorName($0.settings.node) } ?? OperatorState.storeName
         if let json = stored.serverState[ownName] {
             do {
                 state.operatorStateRestored(try JSONDecoder().decode(OperatorState.self, from: Data(json.utf8)))
