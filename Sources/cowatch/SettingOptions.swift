@@ -90,23 +90,26 @@ struct SettingOptions<Target>: Sendable {
     /// " (did you mean '--max-rooms'?)" for a key one or two letters off a declared one.
     private func suggestion(for name: String) -> String {
         let names = keys.map(\.name).filter { $0 != positional } + own.map(\.name)
-        guard let closest = names.min(by: { Self.distance($0, name) < Self.distance($1, name) }),
-              Self.distance(closest, name) <= 2 else { return "" }
-        return " (did you mean '--\(closest)'?)"
+        guard let closest = names.map({ (name: $0, distance: Self.distance($0, name)) }).min(by: { $0.distance < $1.distance }),
+              closest.distance <= 2 else { return "" }
+        return " (did you mean '--\(closest.name)'?)"
     }
 
+    /// Levenshtein's distance between two keys, by the usual one-row table:
+    /// written here because neither the standard library nor Foundation has one,
+    /// and keys are a few dozen letters.
     static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let b = Array(b)
         var row = Array(0...b.count)
-        for i in 1...max(1, a.count) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in stride(from: 1, through: b.count, by: 1) {
-                let current = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = current
+        for (i, x) in a.enumerated() {
+            var diagonal = row[0]
+            row[0] = i + 1
+            for (j, y) in b.enumerated() {
+                let above = row[j + 1]
+                row[j + 1] = min(above + 1, row[j] + 1, diagonal + (x == y ? 0 : 1))
+                diagonal = above
             }
         }
-        return a.isEmpty ? b.count : row[b.count]
+        return row[b.count]
     }
 }

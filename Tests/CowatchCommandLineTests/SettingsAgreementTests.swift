@@ -190,6 +190,9 @@ struct SettingOptionsTests {
 
     @Test("a misspelt key is answered with the key meant")
     func suggestion() {
+        #expect(SettingOptions<ServeSettings>.distance("kitten", "sitting") == 3)
+        #expect(SettingOptions<ServeSettings>.distance("", "port") == 4 && SettingOptions<ServeSettings>.distance("port", "port") == 0)
+        #expect((try? ServeCommand.options.parse(["--zzzzzz", "1"])) == nil)
         do {
             _ = try ServeCommand.options.parse(["--max-room", "3"])
             Issue.record("taken")

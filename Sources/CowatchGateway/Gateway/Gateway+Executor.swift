@@ -72,14 +72,7 @@ extension Gateway {
             store?.write(changes)
         case .flushStore:
             store?.flush()
-        default:
-            executeElsewhere(effect)
-        }
-    }
-
-    /// What reaches the database, other nodes and the web.
-    private func executeElsewhere(_ effect: GatewayEffect) {
-        switch effect {
+        // What reaches the database, other nodes and the web.
         case .own(let room, let epoch):
             clusterLink?.store.own(room, epoch: epoch)
         case .disown(let room):
@@ -123,9 +116,6 @@ extension Gateway {
             SubtitleFetch.fetch(link, settings: configuration.mediaCheck, time: time) { [weak self] outcome in
                 self?.post(.subtitles(id, outcome, address: address))
             }
-        case .send, .broadcast, .deliver, .close, .requestWrite, .setReading, .drop, .answer, .armRoomTimers,
-             .armHousekeeping, .wakeLoop, .store, .flushStore:
-            break
         }
     }
 

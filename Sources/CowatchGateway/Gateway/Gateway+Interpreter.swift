@@ -16,26 +16,6 @@ import SlashCommands
 /// effects (`GatewayEffect`), carried out at the event's edge
 /// (`Gateway+Executor.swift`).
 extension Gateway {
-    func run(gateway actions: [GatewayAction]) {
-        for action in actions { carryOut(action) }
-    }
-
-    func run(_ actions: [RoomAction], in entry: RoomEntry) {
-        carryOut(actions, in: entry)
-    }
-
-    func run(_ actions: [ConnectionAction], on connection: Connection) {
-        if !actions.isEmpty { carryOut(actions, on: connection) }
-    }
-
-    func run(ownership actions: [RoomOwnership.Action]) {
-        carryOut(actions)
-    }
-
-    func run(relaying actions: [RelayLinks.Action]) {
-        if !actions.isEmpty { carryOut(relaying: actions) }
-    }
-
     /// An event for one connection alone.
     func send(_ event: RoomEvent, to connection: Connection) {
         countError(event)
@@ -55,9 +35,13 @@ extension Gateway {
     }
 }
 
-// MARK: - Each machine's decisions (only `run` calls these)
+// MARK: - Each machine's decisions
 
 extension Gateway {
+    func run(gateway actions: [GatewayAction]) {
+        for action in actions { carryOut(action) }
+    }
+
     private func carryOut(_ action: GatewayAction) {
         switch action {
         case .acceptSocket, .admitUpgrade:
@@ -126,7 +110,7 @@ extension Gateway {
         }
     }
 
-    private func carryOut(_ actions: [RoomAction], in entry: RoomEntry) {
+    func run(_ actions: [RoomAction], in entry: RoomEntry) {
         var changes: [StoreChange] = []
         let name = entry.room.name
         for action in actions {
@@ -162,7 +146,7 @@ extension Gateway {
     }
 
     /// In a cluster, what the room ownership decides (`RoomOwnership`).
-    private func carryOut(_ actions: [RoomOwnership.Action]) {
+    func run(ownership actions: [RoomOwnership.Action]) {
         guard let cluster else { return }
         for action in actions {
             switch action {
@@ -181,7 +165,7 @@ extension Gateway {
 
     /// On a node that relays members: what its shared links decide
     /// (`RelayLinks`, events from `Gateway+Relaying.swift`).
-    private func carryOut(relaying actions: [RelayLinks.Action]) {
+    func run(relaying actions: [RelayLinks.Action]) {
         guard cluster != nil else { return }
         for action in actions {
             switch action {
@@ -318,9 +302,9 @@ extension Gateway {
 extension Gateway {
     var connectionLimits: ConnectionLimits { configuration.connectionLimits }
 
-    private func carryOut(_ actions: [ConnectionAction], on connection: Connection) {
+    func run(_ actions: [ConnectionAction], on connection: Connection) {
         if connection.isCarried {
-            carryOutCarried(actions, on: connection)
+            runCarried(actions, on: connection)
             return
         }
         for action in actions {
@@ -383,7 +367,7 @@ extension Gateway {
     }
 
     /// What a carried member's connection decides, carried out on its link.
-    private func carryOutCarried(_ actions: [ConnectionAction], on member: Connection) {
+    private func runCarried(_ actions: [ConnectionAction], on member: Connection) {
         for action in actions {
             switch action {
             case .close(let frame):

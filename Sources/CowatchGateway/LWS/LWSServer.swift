@@ -256,8 +256,8 @@ final class LWSServer {
                 if writeNext(wsi, connection) < 0 { drop(connection) }
             }
         }
-        // What the writes decided (more to write, reading resumed) is carried out
-        // while this is still the flush.
+        // What the shared writes decided (more to write, reading resumed) is
+        // carried out while this is still the flush (`writeNext` does it for its own).
         gateway.eventEnds()
         flushing.removeAll(keepingCapacity: true)
     }
