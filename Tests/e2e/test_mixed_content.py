@@ -186,3 +186,26 @@ def test_a_loopback_http_link_on_an_https_page_plays_unwarned(site, browser):
     log = browser.log_text()
     assert SHARE_WARNING not in log and WHY not in log, log
     assert browser.overlay() == ""
+
+
+def test_the_words_and_try_again_fit_a_phone(site, browser):
+    """At 390 and 320 CSS px wide the overlay's words and its Try again are in
+    view together, without scrolling inside the screen or sideways."""
+    room = room_name("phone")
+    browser.enter_https(site, room, "dana")
+    browser.share(f"http://{MEDIA_HOST}:{site['media'].port}/clip.webm")
+    browser.wait("return window.cowatch.sync.snapshot().mode === 'error'", "the video fails to load")
+    try:
+        for width, height in ((390, 844), (320, 640)):
+            browser.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+            fit = browser.wait(
+                "const o = document.getElementById('overlay'), b = document.getElementById('overlay-action');"
+                " const d = document.documentElement;"
+                " if (d.clientWidth !== arguments[0] || b.hidden) return null;"
+                " const ob = o.getBoundingClientRect(), bb = b.getBoundingClientRect();"
+                " return {inside: bb.top >= ob.top && bb.bottom <= ob.bottom, scrolls: o.scrollHeight > o.clientHeight + 1,"
+                " sideways: d.scrollWidth > d.clientWidth};", f"the page laid out at {width} px", width)
+            assert fit == {"inside": True, "scrolls": False, "sideways": False}, (width, fit)
+    finally:
+        browser.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
