@@ -24,6 +24,7 @@ public enum JSONEventEncoding {
             case .participant(let member, let change):
                 json.key("participant"); participant(member, into: &json)
                 json.key("change"); json.string(change.name)
+                if case .renamed(let old) = change { json.key("from"); json.string(old.text) }
             case .participantLeft(let id, let name, let reason):
                 json.key("id"); json.string(id.rawValue)
                 json.key("name"); json.string(name.text)
@@ -111,12 +112,16 @@ public enum JSONEventEncoding {
         }
         json.key("queue"); json.array(state.queue) { queueItem($1, into: &$0) }
         json.key("policy"); policy(state.policy, into: &json)
-        // Kept apart from `policy`, whose three fields the contract lists.
+        access(state.policy, into: &json)
+    }
+
+    /// Kept apart from `policy`, whose three fields the contract lists.
+    static func access(_ policy: RoomPolicy, into json: inout JSONWriter) {
         json.key("access")
         json.object { json in
-            json.key("locked"); json.bool(state.policy.locked)
-            json.key("password"); json.bool(state.policy.password)
-            json.key("public"); json.bool(state.policy.listed)
+            json.key("locked"); json.bool(policy.locked)
+            json.key("password"); json.bool(policy.password)
+            json.key("public"); json.bool(policy.listed)
         }
     }
 
@@ -188,7 +193,9 @@ public enum JSONEventEncoding {
             json.key("queue"); json.array(items) { queueItem($1, into: &$0) }
         case .policy(let value):
             json.key("policy"); policy(value, into: &json)
-        case .bans(let bans, _):
+            access(value, into: &json)
+        case .bans(let bans, let now):
+            json.key("serverTime"); json.integer(now.milliseconds)
             json.key("bans")
             json.array(bans) { json, ban in
                 json.object { json in
@@ -201,10 +208,12 @@ public enum JSONEventEncoding {
                     json.key("address"); json.bool(ban.address != nil)
                 }
             }
-        case .invite(let invite, let token, _):
+        case .invite(let invite, let token, let now):
+            json.key("serverTime"); json.integer(now.milliseconds)
             json.key("invite"); inviteObject(invite, into: &json)
             json.key("token"); json.string(token)
-        case .invites(let invites, _):
+        case .invites(let invites, let now):
+            json.key("serverTime"); json.integer(now.milliseconds)
             json.key("invites"); json.array(invites) { inviteObject($1, into: &$0) }
         case .token(let bot, let token):
             json.key("bot"); botObject(bot, into: &json)

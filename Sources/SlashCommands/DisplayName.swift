@@ -32,7 +32,7 @@ public struct DisplayName: Hashable, Sendable, CustomStringConvertible {
     /// are still read (a store that could not be read would lose every room in
     /// it); they keep the rules of their time: visible characters within the
     /// limits. A room gives them a suffix when they look like a name present.
-    init?(stored text: String) {
+    public init?(stored text: String) {
         let normal = Self.normalized(text)
         guard Self.visibilityProblem(normal) == nil else { return nil }
         self.text = normal

@@ -75,7 +75,8 @@ enum EncodingFixture {
     static let events: [RoomEvent] = [
         .welcome(welcome), .welcome(founding),
         .state(playing), .state(idle), .state(ended),
-        .participant(alice, change: .arrived), .participant(bob, change: .suspended(.stallRecovery)),
+        .participant(alice, change: .arrived), .participant(bob, change: .suspended(bob.suspensions[1])),
+        .participant(alice, change: .renamed(from: DisplayName("alicia")!)), .participant(bob, change: .resumed(nil)),
         .participantLeft(bob.id, name: bob.name, reason: .left),
         .participantLeft(bob.id, name: bob.name, reason: .kicked),
         .participantLeft(bob.id, name: bob.name, reason: .banned),

@@ -33,6 +33,8 @@ public struct RoomDriver {
     public var focus: String?
     /// When set, a line per input and per published state, for reports.
     public var trace: [String]?
+    /// When set, every event an open connection received, in order.
+    public var received: [RoomEvent]?
 
     var lastPublished: RoomState
     var statesBySeq: [Int64: RoomState] = [:]
@@ -293,6 +295,7 @@ public struct RoomDriver {
     }
 
     private mutating func receive(_ event: RoomEvent, slot index: Int) {
+        received?.append(event)
         switch event {
         case .state(let state):
             let who = slots[index].id.map(\.rawValue) ?? "?"
