@@ -168,7 +168,7 @@ let package = Package(
         // `cowatch watch`: mpv as a member of a room. The rules as pure values
         // (what to do now, from the room's state and mpv's readings); the
         // interpreter touching mpv's IPC socket is in the executable.
-        .target(name: "CowatchPlayer", dependencies: ["CowatchTime", "SlashCommands"]),
+        .target(name: "CowatchPlayer", dependencies: ["CowatchTime", "CowatchCore", "SlashCommands"]),
         .executableTarget(
             name: "cowatch",
             dependencies: [
@@ -208,7 +208,7 @@ let package = Package(
         .testTarget(name: "CowatchTimeTests", dependencies: ["CowatchTime"]),
         .testTarget(name: "CowatchCoreTests", dependencies: ["CowatchTime", "CowatchCore", "CowatchCoreChecks", "SlashCommands"]),
         .testTarget(name: "CowatchConnectionTests", dependencies: ["CowatchTime", "CowatchConnection"]),
-        .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer", "CowatchTime"]),
+        .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer", "CowatchCore", "CowatchTime", "SlashCommands"]),
         .testTarget(name: "CowatchLoadTests", dependencies: ["CowatchLoad", "CowatchClient"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchTime", "CowatchClient", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchTime", "CowatchBridge", "CowatchConfig", "CowatchClient", "SlashCommands"]),

@@ -1,3 +1,4 @@
+import CowatchCore
 import Foundation
 import SlashCommands
 
@@ -34,9 +35,9 @@ extension DesktopPlayer {
 
     /// The path to play for own-copy item `own`, or nil (and the reason kept,
     /// mpv emptied) when the given file cannot be it.
-    mutating func checkCopy(_ own: OwnItem, _ activity: Activity) -> String? {
+    mutating func checkCopy(_ own: OwnCopy, _ activity: Activity) -> String? {
         guard let localFile else {
-            refuseCopy(LocalCopy.askText(own, title: activity.title, duration: activity.duration))
+            refuseCopy(LocalCopy.askText(own, title: activity.title, duration: activity.duration?.seconds))
             return nil
         }
         if let why = localFile.refusal(of: own) {
@@ -61,10 +62,10 @@ extension DesktopPlayer {
 
     /// Once mpv has read the file's length: the item is the file, or it is not.
     mutating func checkCopyLength() {
-        guard copy == .checking, let activity = state?.activity, activity.identifier == src, let localFile,
+        guard copy == .checking, let activity = state?.joinedActivity, activity.identifier == src, let localFile,
               loadedTarget == localFile.path, video.loaded, let duration = video.duration, duration > 0 else { return }
         // The room knows every own copy's length: it was shared with it.
-        if let expected = activity.duration, let why = LocalCopy.durationRefusal(duration, expected: expected) {
+        if let expected = activity.duration, let why = LocalCopy.durationRefusal(duration, expected: expected.seconds) {
             refuseCopy("your file is not the room's: \(why)")
         } else {
             copy = .has
@@ -75,7 +76,7 @@ extension DesktopPlayer {
     /// `/have <seq> yes|no` once the answer is known, once per item and connection
     /// (and after a state on this connection: the one kept from before may be stale).
     mutating func reportCopy() {
-        guard appliedSeq != nil, let state, let activity = state.activity, activity.own != nil, activity.identifier == src,
+        guard appliedSeq != nil, let state, let activity = state.joinedActivity, activity.source.ownCopy != nil, activity.identifier == src,
               me?.joined == true, let copy else { return }
         let yes: Bool
         switch copy {
@@ -93,7 +94,7 @@ extension DesktopPlayer {
     /// joined to a session yet). Nothing is sent of the file's name.
     mutating func shareFile() {
         guard let share, let localFile, let state, me != nil else { return }
-        if state.activity?.identifier == localFile.identifier {
+        if state.joinedActivity?.identifier == localFile.identifier {
             // The room's item is this file already (shared from here, or by another).
             self.share = nil
             return

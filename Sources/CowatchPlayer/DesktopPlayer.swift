@@ -1,3 +1,4 @@
+import CowatchCore
 import CowatchTime
 
 /// mpv as a member of a room, decided without touching mpv or the socket: the
@@ -46,7 +47,7 @@ public struct DesktopPlayer: Sendable {
     public enum Input: Sendable, Hashable {
         /// A connection opened (before its welcome): reports may be needed again.
         case connected
-        case room(RoomMessage)
+        case room(RoomEvent)
         case mpv(MpvEvent)
         case tick
         /// The timer of scheduled start number `Int` fired.
@@ -78,7 +79,7 @@ public struct DesktopPlayer: Sendable {
     public enum Plan: Sendable, Hashable {
         case none(String)
         case detached(String, reasons: [String])
-        case hold(Timeline, waitingSeq: Int?, mode: String)
+        case hold(Timeline, waitingSeq: Int64?, mode: String)
         case run(Timeline, mode: String)
 
         public var mode: String {
@@ -108,7 +109,7 @@ public struct DesktopPlayer: Sendable {
     /// The user's own change, sent to the room: hands off mpv until the room
     /// answers with a newer state than `seq`, or until `until`.
     struct UserChange: Sendable, Hashable {
-        var seq: Int
+        var seq: Int64
         var until: MonotonicInstant
         /// For the user's pause: where mpv stopped.
         var pausedAt: Double?
@@ -140,20 +141,20 @@ public struct DesktopPlayer: Sendable {
     var share: Share?
 
     public private(set) var state: RoomState?
-    public private(set) var me: Member?
+    public private(set) var me: Participant?
     var catchup: (until: PreciseInstant, timeline: Timeline)?
     var src: String?
     public private(set) var mediaError: String?
     var suspendedForMedia = false
-    var readySent: Int?
+    var readySent: Int64?
     var durationSent: String?
-    var endedSent: Int?
+    var endedSent: Int64?
     /// Since when a confirmed stall lasts.
     var stall: MonotonicInstant?
     /// When `/ready` was last said while stalled (nil: not on this connection).
     var stallReadySentAt: MonotonicInstant?
     var stallCheck: (since: MonotonicInstant, position: Double)?
-    var appliedSeq: Int?
+    var appliedSeq: Int64?
 
     var join: Join?
     var joins = 0
@@ -252,11 +253,11 @@ public struct DesktopPlayer: Sendable {
 
     // MARK: inputs
 
-    mutating func receive(_ message: RoomMessage) {
-        switch message {
-        case .welcome(let you, let ownerKey):
-            me = you
-            if let ownerKey {
+    mutating func receive(_ event: RoomEvent) {
+        switch event {
+        case .welcome(let welcome):
+            me = welcome.you
+            if let ownerKey = welcome.ownerKey {
                 // Shown once, as the page and the terminal show it: without it the
                 // room would have an owner nobody can be.
                 tell("you created this room: your owner key is \(ownerKey) (shown once: keep it)")
@@ -264,7 +265,7 @@ public struct DesktopPlayer: Sendable {
                      + " (or ?owner=\(ownerKey) in the room's address)")
             }
             reconcile()
-        case .participant(let member):
+        case .participant(let member, _):
             guard member.id == me?.id else { return }
             let before = me?.suspensions
             me = member
@@ -273,24 +274,25 @@ public struct DesktopPlayer: Sendable {
                 // and that state may need a fresh /ready.
                 readySent = nil
                 stallReadySentAt = nil
-                if !member.suspensions.contains("stallRecovery") { stall = nil }
+                if !member.suspensions.contains(.stallRecovery) { stall = nil }
             }
             reconcile()
         case .state(let incoming):
             if let appliedSeq, incoming.seq < appliedSeq { return } // stale: crossed a newer one
             setState(incoming)
-        case .catchup(let from, let rate, let until):
+        case .catchup(let replay):
             guard let group = state?.timeline else { return }
-            catchup = (until, Timeline.catchup(from: from, rate: rate, until: until, group: group))
+            let until = PreciseInstant(milliseconds: Double(replay.until.milliseconds))
+            catchup = (until, Timeline.catchup(from: replay.from.seconds, rate: replay.rate.value, until: until, group: group))
             reconcile()
-        case .error(let code, _, let command):
-            if command == "watch", case .sent = share {
+        case .error(let error):
+            if error.command == .watch, case .sent = share {
                 share = nil
                 reconcile()
             }
             // The user's own pause refused because they may not pause the room:
             // paused just for them, the others watch on.
-            if code == "forbidden", command == "pause", userChange?.pausedAt != nil, me?.joined == true {
+            if error.code == .forbidden, error.command == .pause, userChange?.pausedAt != nil, me?.joined == true {
                 userChange = nil
                 pausedForMe = true
                 note("the user may not pause the room: /suspend \(Self.pausedForMeReason)")
@@ -300,11 +302,11 @@ public struct DesktopPlayer: Sendable {
                 return
             }
             // The user's own command refused: the room's state stands.
-            if userChange != nil, ["forbidden", "suspended", "not-possible", "no-session", "rate-limited"].contains(code) {
+            if userChange != nil, [.forbidden, .suspended, .notPossible, .noSession, .rateLimited].contains(error.code) {
                 userChange = nil
                 reconcile()
             }
-        case .time, .other:
+        case .participantLeft, .chat, .notice, .reply, .time:
             return
         }
     }
@@ -391,7 +393,7 @@ public struct DesktopPlayer: Sendable {
         wantPaused = paused
         cancelJoin()
         running = nil
-        if !paused, pausedForMe || me?.suspensions.contains(Self.pausedForMeReason) == true {
+        if !paused, pausedForMe || me?.isSuspended(for: Self.pausedForMeReason) == true {
             // Play after pausing just for themselves: back to the group, which
             // hands the room's state again (docs/desktop.md).
             pausedForMe = false
@@ -435,7 +437,7 @@ public struct DesktopPlayer: Sendable {
 
     /// `/duration <seq> <seconds>` once mpv knows the item's length and the room does not.
     mutating func reportDuration() {
-        guard let state, let activity = state.activity, activity.duration == nil, !activity.live, activity.identifier == src,
+        guard let state, let activity = state.joinedActivity, activity.duration == nil, !activity.live, activity.identifier == src,
               durationSent != src, video.loaded, let duration = video.duration, duration > 0, duration.isFinite else { return }
         send("/duration \(state.seq) \(Self.seconds(duration))")
         durationSent = src
@@ -451,13 +453,13 @@ public struct DesktopPlayer: Sendable {
         stallCheck = nil
         pause()
         copy = nil
-        if let own = activity.own {
+        if let own = activity.source.ownCopy {
             guard let target = checkCopy(own, activity) else { return }
             loadTarget(target)
         } else if let localFile {
             tell("playing \(localFile.path) in place of the room's link (a link has no identity to check a file against)")
             loadTarget(localFile.path)
-        } else if let url = activity.url {
+        } else if let url = activity.url?.text {
             loadTarget(url)
         }
     }
@@ -478,9 +480,9 @@ public struct DesktopPlayer: Sendable {
     public mutating func plan() -> Plan {
         if let catchup, now >= catchup.until { self.catchup = nil }
         if share?.holdsMpv == true { return .none("sharing") }
-        guard let state, let activity = state.activity, let timeline = state.timeline else { return .none("idle") }
+        guard let state, let activity = state.joinedActivity, let timeline = state.timeline else { return .none("idle") }
         guard let me, me.joined else { return .none("left") }
-        if activity.own != nil, activity.identifier == src {
+        if activity.source.ownCopy != nil, activity.identifier == src {
             switch copy {
             case .has: break
             case .checking: return .none("checking your copy")
@@ -489,7 +491,7 @@ public struct DesktopPlayer: Sendable {
         }
         if mediaError != nil { return .none("error") }
         if userSeekPending || (userChange.map { monotonic < $0.until } ?? false) { return .detached("yours", reasons: []) }
-        var others = me.suspensions.filter { $0 != "catchup" }
+        var others = me.suspensions.map(\.rawValue).filter { $0 != "catchup" }
         if pausedForMe, !others.contains(Self.pausedForMeReason) { others.append(Self.pausedForMeReason) }
         if let catchup, others.isEmpty { return .run(catchup.timeline, mode: "catchup") }
         if !others.isEmpty { return .detached("suspended", reasons: others) }
@@ -503,7 +505,7 @@ public struct DesktopPlayer: Sendable {
     mutating func reconcile() {
         if let change = userChange, monotonic >= change.until { userChange = nil }
         shareFile()
-        if share?.holdsMpv != true, let activity = state?.activity, activity.identifier != src { load(activity) }
+        if share?.holdsMpv != true, let activity = state?.joinedActivity, activity.identifier != src { load(activity) }
         checkCopyLength()
         reportCopy()
         if stallCheck != nil { confirmStall() }
@@ -532,7 +534,7 @@ public struct DesktopPlayer: Sendable {
 
     var holdTolerance: Double { Steadiness.holdTolerance(precision: max(video.precision, video.frame)) }
 
-    mutating func hold(_ timeline: Timeline, waitingSeq: Int?) {
+    mutating func hold(_ timeline: Timeline, waitingSeq: Int64?) {
         cancelJoin()
         stopVideo()
         guard video.loaded, let position = video.position else { return }

@@ -28,7 +28,7 @@ public struct LocalCopy: Sendable, Hashable {
 
     /// Why this file is not the room's item, known without playing it (size
     /// first, then contents); nil when both match.
-    public func refusal(of item: OwnItem) -> String? {
+    public func refusal(of item: OwnCopy) -> String? {
         if size != item.size {
             // Sizes that round alike are told in bytes, so that the two numbers differ.
             let alike = OwnCopy.sizeText(size) == OwnCopy.sizeText(item.size)
@@ -48,7 +48,7 @@ public struct LocalCopy: Sendable, Hashable {
     }
 
     /// What a player without the file is told: what to start it with.
-    public static func askText(_ item: OwnItem, title: String, duration: Double?) -> String {
+    public static func askText(_ item: OwnCopy, title: String, duration: Double?) -> String {
         let what = "\(OwnCopy.sizeText(item.size))" + (duration.map { ", \(MediaTime(seconds: $0).clockText)" } ?? "")
         return "the room plays \"\(title)\" (\(what)) from each member's own file: to watch, "
             + "start with your copy (cowatch watch ROOM-URL FILE)"

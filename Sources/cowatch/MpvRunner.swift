@@ -1,4 +1,5 @@
 import CowatchClient
+import CowatchCore
 import CowatchPlayer
 import CowatchTime
 import Foundation
@@ -49,7 +50,7 @@ final class MpvRunner: @unchecked Sendable {
     private var clockLastSent = PreciseInstant(milliseconds: 0)
     private var clockGeneration = 0
     /// Room events that came before the first clock estimate.
-    private var early: [RoomMessage] = []
+    private var early: [RoomEvent] = []
     private var lastMode = ""
     private var lastDriftNote: MonotonicInstant?
     private var signals: [DispatchSourceSignal] = []
@@ -335,11 +336,19 @@ final class MpvRunner: @unchecked Sendable {
     }
 
     private func received(_ text: String) {
-        guard let message = RoomMessage(json: text) else { return }
-        switch message {
+        let event: RoomEvent
+        do {
+            guard let decoded = try JSONEventDecoding.decode(text) else { return } // a type this version does not know
+            event = decoded
+        } catch {
+            Output.error("cowatch: an event that could not be read (\(error)): \(text.prefix(200))")
+            return
+        }
+        switch event {
         case .time(let client, let server):
             let wasSynced = clock.synced
-            clock.add(sent: client, server: server, received: local(time.monotonic()))
+            clock.add(sent: PreciseInstant(milliseconds: client), server: PreciseInstant(milliseconds: Double(server.milliseconds)),
+                      received: local(time.monotonic()))
             if !wasSynced, clock.synced {
                 if verbose {
                     Output.error(String(format: "cowatch: server clock offset %.1f ms (± %.1f)", clock.offset.milliseconds,
@@ -347,19 +356,19 @@ final class MpvRunner: @unchecked Sendable {
                 }
                 let waiting = early
                 early = []
-                for message in waiting { sampled(.room(message)) }
+                for event in waiting { sampled(.room(event)) }
             }
-        case .other:
+        case .participantLeft, .chat, .notice, .reply:
             return
-        case .error(let code, let words, _):
+        case .error(let error):
             // Reports that answer a state the room has moved on from are expected.
-            if code != "stale-report" { Output.error("cowatch: the room says: \(words)") }
-            if clock.synced { sampled(.room(message)) }
-        default:
+            if error.code != .staleReport { Output.error("cowatch: the room says: \(error.message)") }
+            if clock.synced { sampled(.room(event)) }
+        case .welcome, .state, .participant, .catchup:
             if clock.synced {
-                sampled(.room(message))
+                sampled(.room(event))
             } else {
-                early.append(message)
+                early.append(event)
                 if early.count > Self.maximumEarlyMessages { early.removeFirst() }
             }
         }

@@ -1,4 +1,5 @@
-import CowatchPlayer
+import CowatchCore
+@testable import CowatchPlayer
 import CowatchTime
 import Testing
 
@@ -35,17 +36,17 @@ struct Desk {
         }
     }
 
-    static func state(_ seq: Int, _ status: RoomState.Status, position: Double = 0,
+    static func state(_ seq: Int, _ status: PlaybackStatus, position: Double = 0,
                       at: PreciseInstant = PreciseInstant(milliseconds: 1_000_000), rate: Double = 1,
                       duration: Double? = 60) -> DesktopPlayer.Input {
-        .room(.state(RoomState(seq: seq, activity: Activity(url: "http://media/a.mp4", duration: duration), status: status,
-                               rate: rate, position: position, at: at)))
+        .room(RoomEvents.state(seq, status, activity: RoomEvents.link("http://media/a.mp4", duration: duration), rate: rate,
+                               position: position, at: at))
     }
 
     /// Welcomed as joined member "m1" and given the item, paused at 0.
     mutating func joined() {
         _ = on(.connected)
-        _ = on(.room(.welcome(you: Member(id: "m1"))))
+        _ = on(.room(RoomEvents.welcome("m1")))
         _ = on(Self.state(1, .paused))
     }
 
@@ -130,7 +131,7 @@ struct DesktopPlayerFollowTests {
         var desk = Desk()
         desk.readings.loaded = false
         _ = desk.on(.connected)
-        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        _ = desk.on(.room(RoomEvents.welcome("m1")))
         let actions = desk.on(Desk.state(1, .paused, duration: nil))
         #expect(actions.contains(.load("http://media/a.mp4")))
         desk.readings.duration = 42.5
@@ -141,7 +142,7 @@ struct DesktopPlayerFollowTests {
     @Test("a length mpv tells only after the file loaded is reported on the next look")
     func durationAfterLoad() {
         var desk = Desk()
-        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        _ = desk.on(.room(RoomEvents.welcome("m1")))
         _ = desk.on(Desk.state(1, .paused, duration: nil))
         desk.readings.duration = nil
         #expect(Desk.sent(desk.on(.mpv(.fileLoaded))).isEmpty)
@@ -152,7 +153,7 @@ struct DesktopPlayerFollowTests {
     @Test("a file given for a link's item is played in its place, and the viewer told it is not checked")
     func fileForALink() {
         var desk = Desk(player: DesktopPlayer(localFile: LocalCopy(path: "/home/me/a.mkv", hash: 1, size: 10)))
-        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        _ = desk.on(.room(RoomEvents.welcome("m1")))
         let actions = desk.on(Desk.state(1, .paused))
         #expect(actions.contains(.load("/home/me/a.mkv")))
         #expect(actions.contains { if case .tell(let words) = $0 { words.contains("in place of the room's link") } else { false } })
@@ -399,13 +400,11 @@ struct DesktopPlayerUserTests {
         let told = { (actions: [DesktopPlayer.Action]) in actions.compactMap { if case .tell(let words) = $0 { words } else { nil } } }
         var creator = Desk()
         _ = creator.on(.connected)
-        let words = told(creator.on(.room(.welcome(you: Member(id: "m1"), ownerKey: "k3y"))))
+        let words = told(creator.on(.room(RoomEvents.welcome("m1", ownerKey: "k3y"))))
         #expect(words.count == 2 && words[0].contains("your owner key is k3y") && words[1].contains("--owner k3y"), "\(words)")
         var member = Desk()
         _ = member.on(.connected)
-        #expect(told(member.on(.room(.welcome(you: Member(id: "m2"))))).isEmpty)
-        #expect(RoomMessage(json: #"{"type":"welcome","you":{"id":"m1","joined":true},"ownerKey":"k3y"}"#)
-                == .welcome(you: Member(id: "m1"), ownerKey: "k3y"))
+        #expect(told(member.on(.room(RoomEvents.welcome("m2")))).isEmpty)
     }
 
     @Test("a refused /play leaves the room's course standing: mpv holds again")
@@ -413,7 +412,7 @@ struct DesktopPlayerUserTests {
         var desk = Desk.inRoom()
         desk.readings.paused = false
         #expect(Desk.sent(desk.on(.mpv(.pauseChanged(false)))) == ["/play"])
-        let actions = desk.on(.room(.error(code: "forbidden", message: "only hosts", command: "play")))
+        let actions = desk.on(.room(RoomEvents.error(.forbidden, "only hosts", command: .play)))
         #expect(actions.contains(.pause))
     }
 
@@ -422,14 +421,14 @@ struct DesktopPlayerUserTests {
         var desk = Desk.playing()
         desk.pass(.milliseconds(2000))
         #expect(desk.userPauses() == ["/pause"])
-        let refused = desk.on(.room(.error(code: "forbidden", message: "only hosts", command: "pause")))
+        let refused = desk.on(.room(RoomEvents.error(.forbidden, "only hosts", command: .pause)))
         #expect(Desk.sent(refused) == ["/suspend pausedForMe"])
         #expect(refused.contains { if case .tell(let words) = $0 { words.contains("paused just for you") } else { false } })
         #expect(desk.readings.paused, "mpv stays where the user paused it")
         desk.pass(.milliseconds(3000))
         #expect(Desk.sent(desk.on(.tick)).isEmpty)
         #expect(desk.readings.paused)
-        _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["pausedForMe"]))))
+        _ = desk.on(.room(RoomEvents.participant("m1", suspensions: ["pausedForMe"])))
         desk.pass(.milliseconds(1000))
         _ = desk.on(.tick)
         #expect(desk.readings.paused, "held while apart")
@@ -437,7 +436,7 @@ struct DesktopPlayerUserTests {
         desk.readings.paused = false
         #expect(Desk.sent(desk.on(.mpv(.pauseChanged(false)))) == ["/resume pausedForMe"])
         // The room ends it and hands its state again: mpv seeks to the room's place to start along with it.
-        let back = desk.on(.room(.participant(Member(id: "m1", suspensions: []))))
+        let back = desk.on(.room(RoomEvents.participant("m1", suspensions: [])))
             + desk.on(Desk.state(4, .playing, position: 0, at: desk.now - .milliseconds(6000)))
         let target = Desk.seeks(back).last ?? 0
         #expect(target > 5.9 && target < 7, "the room's place is sought: \(Desk.seeks(back))")
@@ -488,7 +487,7 @@ struct DesktopPlayerReportTests {
     @Test("a suspended member stands aside: a playing state does not start mpv")
     func suspended() {
         var desk = Desk.inRoom()
-        _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["userActionRequired"]))))
+        _ = desk.on(.room(RoomEvents.participant("m1", suspensions: ["userActionRequired"])))
         let actions = desk.on(Desk.state(3, .playing, position: 0, at: desk.now + .milliseconds(300)))
         #expect(Desk.wake(actions) == nil)
         #expect(desk.player.mode == "suspended")
@@ -498,8 +497,8 @@ struct DesktopPlayerReportTests {
     func catchup() {
         var desk = Desk.inRoom()
         _ = desk.on(Desk.state(3, .playing, position: 40, at: desk.now - .milliseconds(1000)))
-        _ = desk.on(.room(.participant(Member(id: "m1", suspensions: ["catchup"]))))
-        let actions = desk.on(.room(.catchup(from: 30, rate: 2, until: desk.now + .milliseconds(11_000))))
+        _ = desk.on(.room(RoomEvents.participant("m1", suspensions: ["catchup"])))
+        let actions = desk.on(.room(RoomEvents.catchup(from: 30, rate: 2, until: desk.now + .milliseconds(11_000))))
         #expect(actions.contains(.speed(2)))
         #expect(desk.player.mode == "catchup")
     }
@@ -559,20 +558,21 @@ struct DesktopPlayerClockTests {
     }
 
     @Test("a state event's timeline and activity are read from the server's JSON")
-    func parsesState() {
+    func parsesState() throws {
         let text = """
         {"type":"state","seq":7,"session":{"state":"joined","activity":{"id":"a1","url":"http://x/a.mp4","title":"A","identifier":"http://x/a.mp4","source":{"kind":"file"},"live":false,"duration":null,"subtitles":[]}},"playback":{"status":"playing","item":"a1","rate":1.5,"position":12.5,"at":1700000000000,"by":null,"cause":"play"},"queue":[],"policy":{"control":"everyone","stall":"continue","wait":5}}
         """
-        guard case .state(let state) = RoomMessage(json: text) else { Issue.record("not a state"); return }
+        guard case .state(let state)? = try JSONEventDecoding.decode(text) else { Issue.record("not a state"); return }
         #expect(state.seq == 7)
-        #expect(state.activity?.url == "http://x/a.mp4")
-        #expect(state.activity?.duration == nil)
+        #expect(state.joinedActivity?.url?.text == "http://x/a.mp4")
+        #expect(state.joinedActivity?.duration == nil)
         #expect(state.timeline == Timeline(playing: true, position: 12.5, at: ms(1_700_000_000_000), rate: 1.5))
     }
 
     @Test("a time answer carries the client's value and the server's clock")
-    func parsesTime() {
-        #expect(RoomMessage(json: #"{"type":"time","client":123.5,"server":1700000000001}"#) == .time(client: ms(123.5), server: ms(1_700_000_000_001)))
+    func parsesTime() throws {
+        #expect(try JSONEventDecoding.decode(#"{"type":"time","client":123.5,"server":1700000000001}"#)
+                == .time(client: 123.5, server: ServerInstant(milliseconds: 1_700_000_000_001)))
     }
 }
 

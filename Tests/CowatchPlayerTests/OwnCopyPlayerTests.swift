@@ -1,4 +1,5 @@
-import CowatchPlayer
+import CowatchCore
+@testable import CowatchPlayer
 import CowatchTime
 import Testing
 
@@ -7,12 +8,13 @@ import Testing
 /// a player without the file not watching, and a file shared from mpv.
 @Suite("mpv and own copies")
 struct OwnCopyPlayerTests {
-    static let item = OwnItem(hash: 0x8e24_5d96_79d3_1e12, size: 1_400_000_000)
+    static let item = (hash: UInt64(0x8e24_5d96_79d3_1e12), size: Int64(1_400_000_000))
     static let mine = LocalCopy(path: "/home/me/Renamed.mkv", hash: item.hash, size: item.size)
 
-    static func ownState(_ seq: Int, _ status: RoomState.Status, duration: Double = 60.2, item: OwnItem = item) -> DesktopPlayer.Input {
-        .room(.state(RoomState(seq: seq, activity: Activity(url: nil, title: "Movie", duration: duration, own: item),
-                               status: status, position: 0, at: PreciseInstant(milliseconds: 1_000_000))))
+    static func ownState(_ seq: Int, _ status: PlaybackStatus, duration: Double = 60.2,
+                         item: (hash: UInt64, size: Int64) = item) -> DesktopPlayer.Input {
+        .room(RoomEvents.state(seq, status, activity: RoomEvents.own(hash: item.hash, size: item.size, duration: duration, title: "Movie"),
+                               position: 0, at: PreciseInstant(milliseconds: 1_000_000)))
     }
 
     static func told(_ actions: [DesktopPlayer.Action]) -> [String] {
@@ -24,7 +26,7 @@ struct OwnCopyPlayerTests {
         var desk = Desk(player: DesktopPlayer(localFile: file))
         desk.readings = MpvReadings(loaded: false, paused: true)
         _ = desk.on(.connected)
-        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        _ = desk.on(.room(RoomEvents.welcome("m1")))
         return desk
     }
 
@@ -51,15 +53,15 @@ struct OwnCopyPlayerTests {
     }
 
     @Test("an own copy's state is read with no address: its identity and file")
-    func parsesOwnState() {
+    func parsesOwnState() throws {
         let text = """
         {"type":"state","seq":4,"session":{"state":"joined","activity":{"id":"a2","url":null,"title":"Movie","identifier":"own:8e245d9679d31e12:1400000000","source":{"kind":"own","hash":"8e245d9679d31e12","size":1400000000},"live":false,"duration":6130.5,"subtitles":[]}},"playback":{"status":"paused","item":"a2","rate":1,"position":0,"at":1700000000000,"by":null,"cause":"watch"},"queue":[],"policy":{"control":"everyone","stall":"continue","wait":5}}
         """
-        guard case .state(let state) = RoomMessage(json: text) else { Issue.record("not a state"); return }
-        #expect(state.activity?.url == nil)
-        #expect(state.activity?.own == Self.item)
-        #expect(state.activity?.identifier == "own:8e245d9679d31e12:1400000000")
-        #expect(state.activity?.duration == 6130.5)
+        guard case .state(let state)? = try JSONEventDecoding.decode(text) else { Issue.record("not a state"); return }
+        #expect(state.joinedActivity?.url == nil)
+        #expect(state.joinedActivity?.source.ownCopy.map { ($0.hash, $0.size) } ?? (0, 0) == Self.item)
+        #expect(state.joinedActivity?.identifier == "own:8e245d9679d31e12:1400000000")
+        #expect(state.joinedActivity?.duration?.seconds == 6130.5)
     }
 
     @Test("a renamed copy with the item's size, hash and length is played, and the room told /have yes before /ready")
@@ -123,7 +125,7 @@ struct OwnCopyPlayerTests {
         desk.readings.duration = 60.2
         #expect(Desk.sent(desk.on(.mpv(.fileLoaded))) == ["/have 1 yes"])
         _ = desk.on(.connected)
-        _ = desk.on(.room(.welcome(you: Member(id: "m2"))))
+        _ = desk.on(.room(RoomEvents.welcome("m2")))
         #expect(Desk.sent(desk.on(Self.ownState(3, .paused))) == ["/have 3 yes"])
     }
 
@@ -133,7 +135,7 @@ struct OwnCopyPlayerTests {
         _ = desk.on(Self.ownState(1, .paused))
         desk.readings.duration = 60.2
         _ = desk.on(.mpv(.fileLoaded))
-        let other = OwnItem(hash: 7, size: 99)
+        let other = (hash: UInt64(7), size: Int64(99))
         let actions = desk.on(Self.ownState(2, .paused, item: other))
         #expect(actions.contains(.unload))
         #expect(Desk.sent(actions) == ["/have 2 no"])
@@ -144,7 +146,7 @@ struct OwnCopyPlayerTests {
         var desk = Desk(player: DesktopPlayer(localFile: Self.mine, share: "Movie night"))
         desk.readings = MpvReadings(loaded: false, paused: true)
         _ = desk.on(.connected)
-        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        _ = desk.on(.room(RoomEvents.welcome("m1")))
         let first = desk.on(Desk.state(1, .paused))
         #expect(first.contains(.load("/home/me/Renamed.mkv")))
         #expect(!first.contains(.load("http://media/a.mp4")))
@@ -160,11 +162,11 @@ struct OwnCopyPlayerTests {
     func shareRefused() {
         var desk = Desk(player: DesktopPlayer(localFile: Self.mine, share: ""))
         desk.readings = MpvReadings(loaded: false, paused: true)
-        _ = desk.on(.room(.welcome(you: Member(id: "m1"))))
+        _ = desk.on(.room(RoomEvents.welcome("m1")))
         _ = desk.on(Desk.state(1, .paused))
         desk.readings.duration = 60.2
         #expect(Desk.sent(desk.on(.mpv(.fileLoaded))) == ["/watch own 8e245d9679d31e12 1400000000 60.200"])
-        let refused = desk.on(.room(.error(code: "forbidden", message: "only hosts change the video", command: "watch")))
+        let refused = desk.on(.room(RoomEvents.error(.forbidden, "only hosts change the video", command: .watch)))
         // The file given stands in for the room's link (it cannot be checked against a link).
         #expect(desk.player.mode != "sharing")
         #expect(Self.told(refused).first?.contains("in place of the room's link") == true)
