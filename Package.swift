@@ -211,7 +211,7 @@ let package = Package(
         .testTarget(name: "CowatchPlayerTests", dependencies: ["CowatchPlayer", "CowatchCore", "CowatchTime", "SlashCommands"]),
         .testTarget(name: "CowatchLoadTests", dependencies: ["CowatchLoad", "CowatchClient"]),
         .testTarget(name: "CowatchClientTests", dependencies: ["CowatchTime", "CowatchClient", "CowatchCore", "SlashCommands"]),
-        .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchTime", "CowatchBridge", "CowatchConfig", "CowatchClient", "SlashCommands"]),
+        .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchTime", "CowatchBridge", "CowatchConfig", "CowatchClient", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchTime", "CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchConfigTests", dependencies: ["CowatchConfig"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchConfig", "CowatchGateway"]),

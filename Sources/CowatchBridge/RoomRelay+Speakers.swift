@@ -1,3 +1,4 @@
+import CowatchCore
 import CowatchClient
 import CowatchTime
 import SlashCommands
@@ -94,13 +95,14 @@ extension RoomRelay {
         return actions
     }
 
-    mutating func speakerReceived(_ key: String, _ message: RoomMessage, now: MonotonicInstant) -> [Action] {
+    mutating func speakerReceived(_ key: String, _ event: RoomEvent, now: MonotonicInstant) -> [Action] {
         guard let person = speakers[key]?.person else { return [] }
-        switch message {
-        case .welcome(let you, let name, let resume, _):
-            speakers[key]?.link.memberID = you
-            remember(you)
-            speakers[key]?.link.resume = resume
+        switch event {
+        case .welcome(let welcome):
+            let name = welcome.you.name.text
+            speakers[key]?.link.memberID = welcome.you.id.rawValue
+            remember(welcome.you.id.rawValue)
+            speakers[key]?.link.resume = welcome.resume
             speakers[key]?.link.phase = .open(welcomed: true)
             speakers[key]?.link.backoff.succeeded()
             var actions: [Action] = []
@@ -108,21 +110,22 @@ extension RoomRelay {
                 actions += tell(key, about: "name", "In the room \(settings.room) you are \(name) (\(person.name) is taken there, or is not a name the room accepts).", now: now)
             }
             return actions + pump(key, now: now)
-        case .error(let code, let message, let command):
-            speakers[key]?.link.refusal = message
+        case .error(let error):
+            let code = error.code.rawValue
+            speakers[key]?.link.refusal = error.message
             speakers[key]?.link.refusalCode = code
             // Told when the close that follows arrives.
             guard !Self.refusalCodes.contains(code) else { return [] }
-            let words = commands.localized(message)
-            if command != nil || code == "unknown-command" || code == "bad-arguments" {
+            let words = commands.localized(error.message)
+            if error.command != nil || error.code == .unknownCommand || error.code == .badArguments {
                 return [.network(.notice(channel: settings.channel, text: "\(person.name): \(words)"))]
             }
             return [.network(.tell(speaker: person, text: words))]
-        case .reply(_, let text):
-            // Without the `= ` a terminal shows before replies: in the channel they
-            // are addressed to the person who asked instead.
-            var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map { line in
-                commands.localized(String(line.hasPrefix("= ") ? line.dropFirst(2) : line))
+        case .reply(let reply):
+            // The words a terminal shows, without the `= ` before each line: in the
+            // channel they are addressed to the person who asked instead.
+            var lines = TextEventEncoding.lines(.reply(reply)).filter { !$0.isEmpty }.map { line in
+                commands.localized(line.hasPrefix("= ") ? String(line.dropFirst(2)) : line)
             }
             if lines.count > settings.maximumReplyLines {
                 let left = lines.count - max(0, settings.maximumReplyLines - 1)
@@ -134,11 +137,11 @@ extension RoomRelay {
             // the IRC pace every line of the bridge keeps.
             if let first = lines.first { lines[0] = "\(person.name): \(first)" }
             return lines.map { .network(.notice(channel: settings.channel, text: $0)) }
-        case .notice(let text, let cause) where cause == "unchecked":
+        case .notice(let notice) where notice.cause == .unchecked:
             // To this person alone (their link shared without a check): room-wide
             // notices come through the watcher instead.
-            return [.network(.tell(speaker: person, text: commands.localized(text)))]
-        case .chat, .notice, .state, .other:
+            return [.network(.tell(speaker: person, text: commands.localized(notice.text)))]
+        case .chat, .notice, .state, .participant, .participantLeft, .time, .catchup:
             return []
         }
     }

@@ -1,3 +1,4 @@
+import CowatchCore
 import CowatchClient
 import CowatchTime
 
@@ -13,19 +14,20 @@ extension RoomRelay {
         return [.open(.watcher, watcher.attempt, identity)]
     }
 
-    mutating func watcherReceived(_ message: RoomMessage) -> [Action] {
-        switch message {
-        case .welcome(let you, let name, let resume, let ownerKey):
+    mutating func watcherReceived(_ event: RoomEvent) -> [Action] {
+        switch event {
+        case .welcome(let welcome):
+            let you = welcome.you.id.rawValue
             if let old = watcher.memberID, old != you { ownIDs.remove(old) }
             watcher.memberID = you
             remember(you)
-            let resumed = watcher.resume != nil && watcher.resume == resume
-            watcher.resume = resume
+            let resumed = watcher.resume != nil && watcher.resume == welcome.resume
+            watcher.resume = welcome.resume
             watcher.phase = .open(welcomed: true)
             watcher.backoff.succeeded()
             var actions: [Action] = [.log(LogEntry(.info, resumed ? "back in the room" : "in the room",
-                                                   ["room": settings.room, "name": name]))]
-            if let ownerKey {
+                                                   ["room": settings.room, "name": welcome.you.name.text]))]
+            if let ownerKey = welcome.ownerKey {
                 // Nobody else holds the key of a room the bridge created: it is
                 // kept for the operator, who can hand it on. The room is opened at
                 // the bridge's start, not for one person from the channel, so
@@ -33,19 +35,21 @@ extension RoomRelay {
                 actions.append(.keepOwnerKey(ownerKey))
             }
             return actions
-        case .chat(let from, let name, let text, let me):
-            guard !ownIDs.contains(from) else { return [] }
-            return toChannel(me ? "* \(name) \(text)" : "<\(name)> \(text)", notice: false)
-        case .notice(let text, let cause):
-            return toChannel(cause == "watch" ? "\(text) · \(settings.link)" : text, notice: true)
-        case .state(let title, let url, let status):
-            nowPlaying = (title ?? url).map { ($0, status) }
+        case .chat(let line):
+            guard !ownIDs.contains(line.from.rawValue) else { return [] }
+            return toChannel(line.me ? "* \(line.name) \(line.text)" : "<\(line.name)> \(line.text)", notice: false)
+        case .notice(let notice):
+            return toChannel(notice.cause == .watch ? "\(notice.text) · \(settings.link)" : notice.text, notice: true)
+        case .state(let state):
+            let activity = state.session?.activity
+            nowPlaying = (activity?.title ?? activity?.url?.text).map { ($0, state.playback.status.rawValue) }
             return []
-        case .error(let code, let message, _):
-            watcher.refusal = message
-            watcher.refusalCode = code
-            return [.log(LogEntry(.warning, "the room refused the watcher", ["room": settings.room, "code": code, "message": message]))]
-        case .reply, .other:
+        case .error(let error):
+            watcher.refusal = error.message
+            watcher.refusalCode = error.code.rawValue
+            return [.log(LogEntry(.warning, "the room refused the watcher",
+                                  ["room": settings.room, "code": error.code.rawValue, "message": error.message]))]
+        case .participant, .participantLeft, .reply, .time, .catchup:
             return []
         }
     }

@@ -228,7 +228,8 @@ public struct RoomRelay: Sendable {
         case .opened(let connection, let attempt, _):
             return opened(connection, attempt)
         case .received(let connection, let attempt, let text, let now):
-            guard let message = RoomMessage.parse(text) else { return [] }
+            // An event this version does not know, or text that is not the protocol, changes nothing.
+            guard let message = (try? JSONEventDecoding.decode(text)) ?? nil else { return [] }
             switch connection {
             case .watcher:
                 guard attempt == watcher.attempt else { return [] }

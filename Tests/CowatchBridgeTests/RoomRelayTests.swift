@@ -1,6 +1,8 @@
 import CowatchClient
+@testable import CowatchCore
 @testable import CowatchBridge
 import CowatchTime
+import SlashCommands
 import Testing
 
 /// One channel-room pair driven by hand: network events and room frames in,
@@ -53,21 +55,42 @@ struct Pair {
 
     static func person(_ nick: String) -> NetworkSpeaker { NetworkSpeaker(id: nick.lowercased(), name: nick) }
 
+    /// A room's event as the server writes it (its JSON encoding).
+    static func frame(_ event: RoomEvent) -> String {
+        String(decoding: JSONEventEncoding.encode(event), as: UTF8.self)
+    }
+
+    static func member(_ id: String, _ name: String) -> Participant {
+        Participant(id: MemberID(id), name: DisplayName(name)!, role: .member, joined: false, player: false, ready: false,
+                    suspensions: [], autoplay: true, connected: true, owner: false, muted: false, copy: nil, scope: nil)
+    }
+
     static func welcome(_ id: String, _ name: String, _ resume: String, ownerKey: String? = nil) -> String {
-        let key = ownerKey.map { ",\"ownerKey\":\"\($0)\"" } ?? ""
-        return "{\"type\":\"welcome\",\"you\":{\"id\":\"\(id)\",\"name\":\"\(name)\"},\"room\":\"lobby\",\"resume\":\"\(resume)\"\(key),\"participants\":[],\"chat\":[{\"from\":\"m1\",\"name\":\"old\",\"text\":\"history\",\"at\":1,\"me\":false}]}"
+        let history = ChatLine(from: MemberID("m1"), name: DisplayName("old")!, text: "history", at: ServerInstant(milliseconds: 1), me: false)
+        return frame(.welcome(Welcome(you: member(id, name), room: RoomName("lobby")!, serverTime: ServerInstant(milliseconds: 1),
+                                      resume: resume, ownerKey: ownerKey, participants: [], chat: [history])))
     }
 
     static func chat(_ from: String, _ name: String, _ text: String, me: Bool = false) -> String {
-        "{\"type\":\"chat\",\"from\":\"\(from)\",\"name\":\"\(name)\",\"text\":\"\(text)\",\"at\":1,\"me\":\(me)}"
+        frame(.chat(ChatLine(from: MemberID(from), name: DisplayName(name)!, text: text, at: ServerInstant(milliseconds: 1), me: me)))
     }
 
     static func notice(_ text: String, cause: String?) -> String {
-        "{\"type\":\"notice\",\"text\":\"\(text)\",\"cause\":\(cause.map { "\"\($0)\"" } ?? "null"),\"by\":null}"
+        frame(.notice(Notice(text: text, cause: cause.map { Cause(rawValue: $0) }, by: nil)))
     }
 
     static func error(_ code: String, _ message: String, command: String?) -> String {
-        "{\"type\":\"error\",\"code\":\"\(code)\",\"message\":\"\(message)\",\"command\":\(command.map { "\"\($0)\"" } ?? "null")}"
+        frame(.error(CommandError(ErrorCode(rawValue: code)!, command: command.flatMap { CommandName(rawValue: $0) }, message: message)))
+    }
+
+    /// Paused on a link's item.
+    static func state(title: String, url: String) -> String {
+        let link = MediaURL(url)!
+        let activity = Activity(id: "a1", url: link, title: title, identifier: link.text)
+        return frame(.state(RoomState(seq: 1, session: GroupSession(state: .joined, reason: nil, activity: activity),
+                                      playback: Playback(status: .paused, item: activity.identifier, rate: .normal, position: .zero,
+                                                         at: ServerInstant(milliseconds: 1), by: nil, cause: .watch),
+                                      queue: [], policy: RoomPolicy())))
     }
 
     static func opened(_ actions: [RoomRelay.Action]) -> [(RoomRelay.Connection, Int, RoomRelay.Identity)] {
@@ -105,7 +128,7 @@ struct RoomRelayWatcherTests {
         #expect(identity.name == "IRC" && !identity.joinsSession && identity.isWatcher && identity.forwardedFor == nil)
         _ = pair.on(.opened(.watcher, 1, now: Pair.at(100)))
         _ = pair.on(.received(.watcher, 1, Pair.welcome("m9", "IRC", "w"), now: Pair.at(100)))
-        _ = pair.on(.received(.watcher, 1, "{\"type\":\"state\",\"seq\":1,\"session\":{\"state\":\"joined\",\"activity\":{\"title\":\"Episode 1\",\"url\":\"https://e/a.mp4\"}},\"playback\":{\"status\":\"paused\"}}", now: Pair.at(100)))
+        _ = pair.on(.received(.watcher, 1, Pair.state(title: "Episode 1", url: "https://e/a.mp4"), now: Pair.at(100)))
         let joined = Pair.network(pair.on(.network(.joined(channel: "#cowatch"), now: Pair.at(100))))
         #expect(joined == [.notice(channel: "#cowatch", text: "Cowatch room lobby: http://watch.test/rooms/lobby · paused \"Episode 1\" · commands start with !, !help lists them")])
         _ = pair.on(.network(.parted(channel: "#cowatch", reason: "kicked"), now: Pair.at(101)))
@@ -147,7 +170,7 @@ struct RoomRelayWatcherTests {
         var pair = Pair.running()
         #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana paused at 0:01:23", cause: "pause"), now: Pair.at(101))))
                 == [.notice(channel: "#cowatch", text: "dana paused at 0:01:23")])
-        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana shared \\\"A\\\"", cause: "watch"), now: Pair.at(101))))
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("dana shared \"A\"", cause: "watch"), now: Pair.at(101))))
                 == [.notice(channel: "#cowatch", text: "dana shared \"A\" · http://watch.test/rooms/lobby")])
     }
 
@@ -242,7 +265,7 @@ struct RoomRelaySpeakerTests {
         #expect(Pair.network(forbidden) == [.notice(channel: "#cowatch", text: "ann: !pause is for hosts here")])
         let muted = pair.on(.received(.speaker(1), 1, Pair.error("muted", "you are muted by a host", command: nil), now: Pair.at(101)))
         #expect(Pair.told(muted) == ["you are muted by a host"])
-        let reply = "{\"type\":\"reply\",\"command\":\"who\",\"text\":\"= 5 here:\\n=   a\\n=   b\\n=   c\\n=   d\"}"
+        let reply = Pair.frame(.reply(.help(lines: ["5 here:", "  a", "  b", "  c", "  d"])))
         #expect(Pair.network(pair.on(.received(.speaker(1), 1, reply, now: Pair.at(101))))
                 == ["ann: 5 here:", "  a", "(3 more lines: see http://watch.test/rooms/lobby)"].map { .notice(channel: "#cowatch", text: $0) })
     }
