@@ -138,7 +138,7 @@ let package = Package(
         // `cowatch bench`'s load generator: members over the client transport, a
         // schedule on the monotonic clock, latencies per group. Apart from
         // `CowatchClient` so that the server does not link it.
-        .target(name: "CowatchLoad", dependencies: ["CowatchClient", "CowatchTime"], path: "Tools/CowatchLoad"),
+        .target(name: "CowatchLoad", dependencies: ["CowatchClient", "CowatchCore", "CowatchTime"], path: "Tools/CowatchLoad"),
         // OpenSSL (Debian libssl-dev, which libwebsockets-dev brings): the trust
         // every client's wss:// connection verifies its server with, and the
         // bridge's TLS connections to IRC servers (ircs://).

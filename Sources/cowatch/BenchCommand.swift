@@ -117,8 +117,8 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Subprotocol: json or text.")
     var encoding = "json"
 
-    @Option(help: "How the generator reads each frame: scan (a byte scan for type and seq) or decode (JSONDecoder; json only). See docs/benchmarks.md.")
-    var frameReading = "scan"
+    @Option(help: "How the generator reads each frame with the protocol's decoder: head (type, seq and status, the rest not read) or full (the whole event; json only). See docs/benchmarks.md.")
+    var frameReading = "head"
 
     @Option(help: "Connections per client context (each context has its own service thread and polls all its connections on every wake-up); 0 puts all on one.")
     var connectionsPerClientContext = 0
@@ -208,7 +208,7 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("--interval and --duration go with --schedule together or spread")
         }
         guard ClientEncoding.named(encoding) != nil else { throw ValidationError("--encoding is json or text") }
-        guard FrameReading(rawValue: frameReading) != nil else { throw ValidationError("--frame-reading is scan or decode") }
+        guard FrameReading(rawValue: frameReading) != nil else { throw ValidationError("--frame-reading is head or full") }
         if players && ClientEncoding.named(encoding) != .json {
             throw ValidationError("--players needs --encoding json: text state lines carry no seq to answer")
         }
@@ -240,7 +240,7 @@ struct BenchCommand: ParsableCommand {
                             schedule: planSchedule, idleConnections: idleConnections, idleRoomSize: idleRoomSize,
                             encoding: encoding, connectionsPerContext: perContext, idleConnectionsPerContext: idlePerContext,
                             connectWindow: connectWindow, connectRate: connectRate, roomPrefix: prefix)
-        plan.frameReading = FrameReading(rawValue: frameReading) ?? .scan
+        plan.frameReading = FrameReading(rawValue: frameReading) ?? .head
         guard let placement = LoadPlan.Placement(rawValue: placement) else {
             Output.error("bench: --placement is round-robin or by-room, not \(placement)")
             throw ExitCode.validationFailure

@@ -86,7 +86,7 @@ struct LoadPlanTests {
         defer { clients.shutdown() }
         let address = try #require(WebSocketAddress("ws://127.0.0.1:7001/rooms/t-0"))
         // Members 0 and 3 on the first server, 1 and 2 on the others.
-        let room = BenchRoom(members: 4, encoding: .json, reading: .scan, onFirstServer: { $0 % 3 == 0 })
+        let room = BenchRoom(members: 4, encoding: .json, reading: .head, onFirstServer: { $0 % 3 == 0 })
         let controller = ClientConnection(id: 1, address: address, encoding: .json,
                                           handlers: ClientHandlers(received: { _ in }), owner: clients)
         room.attach(controller, as: 0)
@@ -108,7 +108,7 @@ struct LoadPlanTests {
         let clients = try WebSocketClients()
         defer { clients.shutdown() }
         let address = try #require(WebSocketAddress("ws://127.0.0.1:7001/rooms/t-0"))
-        let room = BenchRoom(members: 2, encoding: .json, reading: .scan, players: true)
+        let room = BenchRoom(members: 2, encoding: .json, reading: .head, players: true)
         for member in 0..<2 {
             room.attach(ClientConnection(id: UInt64(member + 1), address: address, encoding: .json,
                                          handlers: ClientHandlers(received: { _ in }), owner: clients), as: member)
@@ -117,10 +117,10 @@ struct LoadPlanTests {
         #expect(room.sendNext())
         let waiting = #"{"type":"state","seq":5,"playback":{"status":"waiting","item":"a1"}}"#
         for member in 0..<2 { room.received(waiting, from: member) }
-        #expect(StateFrameScanner.isWaiting(waiting))
+        #expect(FrameReading.head.read(waiting, encoding: .json) == .init(stateSeq: 5, waiting: true))
         #expect(room.outcome.memberLatencies.isEmpty)
         let playing = #"{"type":"state","seq":6,"playback":{"status":"playing","item":"a1"}}"#
-        #expect(!StateFrameScanner.isWaiting(playing))
+        #expect(FrameReading.head.read(playing, encoding: .json) == .init(stateSeq: 6, waiting: false))
         for member in 0..<2 { room.received(playing, from: member) }
         #expect(room.outcome.memberLatencies.count == 2)
         #expect(room.outcome.lastMemberLatencies.count == 1)
@@ -128,8 +128,25 @@ struct LoadPlanTests {
 
     @Test("with one server nothing is kept per group")
     func noGroups() {
-        let room = BenchRoom(members: 3, encoding: .json, reading: .scan)
+        let room = BenchRoom(members: 3, encoding: .json, reading: .head)
         room.begin(commands: ["/play"], closedLoop: false, participants: 3)
         #expect(room.outcome.groupLatencies.allSatisfy { $0.isEmpty })
+    }
+
+    @Test("both readings agree on the frames the server writes; a text line is read by its first characters")
+    func readingsAgree() {
+        let frames = [
+            #"{"type":"state","seq":9,"session":null,"playback":{"status":"waiting","item":null,"rate":1,"position":0,"at":5,"by":null,"cause":"play"},"queue":[],"policy":{"control":"everyone","stall":"continue","wait":5},"access":{"locked":false,"password":false,"public":false}}"#,
+            #"{"type":"error","code":"forbidden","message":"only hosts","command":"play"}"#,
+            #"{"type":"chat","from":"m1","name":"a","text":"{"type":"error"}","at":1,"me":false}"#,
+            #"{"type":"state","seq":"#,
+        ]
+        let expected: [FrameReading.Frame] = [.init(stateSeq: 9, waiting: true), .init(isError: true), .init(), .init()]
+        for reading in FrameReading.allCases {
+            #expect(frames.map { reading.read($0, encoding: .json) } == expected, "\(reading)")
+        }
+        #expect(FrameReading.head.read("= paused \"A\" at 0:00:01, rate 1", encoding: .text) == .init(stateSeq: 0))
+        #expect(FrameReading.head.read("= time 12 34", encoding: .text) == .init())
+        #expect(FrameReading.head.read("! forbidden: only hosts", encoding: .text) == .init(isError: true))
     }
 }

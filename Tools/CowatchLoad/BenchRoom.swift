@@ -164,12 +164,13 @@ final class BenchRoom: @unchecked Sendable {
     }
 
     func received(_ text: String, from member: Int) {
-        let (seq, isError) = reading.read(text, encoding: encoding, needError: member == 0)
-        if isError {
+        let frame = reading.read(text, encoding: encoding)
+        let seq = frame.stateSeq
+        if frame.isError, member == 0 {
             lock.withLock { refusals += 1 }
             generator?.commandRefused()
         }
-        if players, let seq, StateFrameScanner.isWaiting(text) {
+        if players, let seq, frame.waiting {
             let connection = lock.withLock { () -> ClientConnection? in
                 frames += 1
                 return connections[member]

@@ -55,7 +55,7 @@ public struct LoadPlan: Sendable {
     public var idleRoomSize: Int
     public var encoding: ClientEncoding
     /// How frames are read (a byte scan unless measuring the decoder).
-    public var frameReading: FrameReading = .scan
+    public var frameReading: FrameReading = .head
     /// Connections per libwebsockets client context (one service thread each).
     /// Each wake-up of a context polls all its connections, so a context per
     /// room or a few rooms keeps the generator's own cost low.
