@@ -325,24 +325,22 @@ extension Gateway {
                 metrics.outboxDrops += dropped.count
                 metrics.outboxResyncs += 1
                 for frame in dropped { settle(frame, now: now) }
-                if connection.route.isRelayed, let cluster {
-                    // A relayed member that fell behind gets the room's latest
-                    // state as its link brought it, as the owner's own members do.
+                switch Resynchronization.choose(relayedMember: connection.route.isRelayed && cluster != nil,
+                                                isRelayLink: connection.encoding == .relay) {
+                case .latestFromLink:
+                    guard let cluster else { continue }
                     guard let latest = cluster.relayLinks.latestState(for: connection.id) else {
                         run(relaying: cluster.relayLinks.askForState(connection.id))
                         continue
                     }
                     run(connection.state.enqueueResynchronization([OutboundFrame(latest, createdAt: now)]), on: connection)
-                    continue
+                case .closeLink(let code, let reason):
+                    close(connection, code: code, reason: reason)
+                case .roomState:
+                    guard let name = connection.room, let entry = rooms[name] else { continue }
+                    let frames = frames(for: .state(entry.room.state), encoding: connection.encoding, room: name, now: now)
+                    run(connection.state.enqueueResynchronization(frames), on: connection)
                 }
-                if connection.encoding == .relay {
-                    // All the members of a link that fell behind come back for the room's state.
-                    close(connection, code: 4010, reason: "too far behind; reconnect now")
-                    continue
-                }
-                guard let name = connection.room, let entry = rooms[name] else { continue }
-                let frames = frames(for: .state(entry.room.state), encoding: connection.encoding, room: name, now: now)
-                run(connection.state.enqueueResynchronization(frames), on: connection)
             case .reportRoundTrip(let roundTrip):
                 metrics.roundTrip.observe(seconds: roundTrip.seconds)
                 if connection.encoding == .relay {
@@ -399,12 +397,8 @@ extension Gateway {
         run(followUp, on: connection)
     }
 
-    /// The `rate-limited` error a connection gets once per episode of lines over its rate.
     func warnRateLimited(_ connection: Connection) {
-        let rate = NumberText.decimal(configuration.commandsPerSecond, places: 1)
-        send(.error(CommandError(.rateLimited, command: nil,
-                                 message: "slow down: at most \(rate) commands per second; lines are being dropped")),
-             to: connection)
+        send(.error(RateLimitWarning.error(commandsPerSecond: configuration.commandsPerSecond)), to: connection)
     }
 
     /// Frames went to the socket in one write.
@@ -427,35 +421,27 @@ extension Gateway {
     }
 }
 
-/// All rooms' chat kept for newcomers, held under one total (`chat-total-bytes`):
-/// each room keeps at most `chat-history-bytes`, but many rooms together could
-/// still take the server's memory.
+/// All rooms' chat kept for newcomers, held under one total (`chat-total-bytes`,
+/// `ChatBudget` decides which rooms lose it).
 extension Gateway {
     /// How often the total is added up: often enough that it is never far over,
     /// rarely enough that adding up every room's figure costs nothing.
     static let chatBudgetInterval = MonotonicDuration.seconds(5)
 
-    /// Drops the oldest chat of empty rooms first (the longest empty first), then
-    /// halves the largest histories of occupied rooms, until all together are
-    /// within the budget. Only what newcomers are shown is dropped: nobody's
-    /// screen changes.
     fileprivate func keepChatWithinBudget() {
-        var total = rooms.values.reduce(0) { $0 + $1.room.recentChatBytes }
-        guard total > configuration.chatTotalBytes else { return }
-        let before = total
-        let empty = rooms.values.filter { $0.room.isEmpty && $0.room.recentChatBytes > 0 }
-            .sorted { ($0.room.emptySince?.milliseconds ?? 0) < ($1.room.emptySince?.milliseconds ?? 0) }
-        for entry in empty where total > configuration.chatTotalBytes {
-            total -= entry.room.forgetChat(keepingBytes: 0)
+        let figures = rooms.map { name, entry in
+            ChatBudget.RoomChat(room: name, bytes: entry.room.recentChatBytes,
+                                emptySince: entry.room.isEmpty ? entry.room.emptySince ?? ServerInstant(milliseconds: 0) : nil)
         }
-        while total > configuration.chatTotalBytes {
-            guard let largest = rooms.values.max(by: { $0.room.recentChatBytes < $1.room.recentChatBytes }) else { break }
-            let dropped = largest.room.forgetChat(keepingBytes: largest.room.recentChatBytes / 2)
-            if dropped == 0 { break }
-            total -= dropped
+        let kept = ChatBudget.keep(figures, within: configuration.chatTotalBytes) { cut in
+            switch cut {
+            case .forget(let name): rooms[name]?.room.forgetChat(keepingBytes: 0) ?? 0
+            case .halve(let name, let bytes): rooms[name]?.room.forgetChat(keepingBytes: bytes) ?? 0
+            }
         }
-        metrics.chatBytesDropped += before - total
+        guard let (before, after) = kept else { return }
+        metrics.chatBytesDropped += before - after
         logger.notice("chat kept for newcomers over its total; oldest lines dropped",
-                      metadata: ["total_bytes": "\(before)", "now_bytes": "\(total)", "limit": "\(configuration.chatTotalBytes)"])
+                      metadata: ["total_bytes": "\(before)", "now_bytes": "\(after)", "limit": "\(configuration.chatTotalBytes)"])
     }
 }
