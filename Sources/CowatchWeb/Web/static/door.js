@@ -5,7 +5,7 @@
 // not in are hidden (style.css, body.shut), and so is the connection banner,
 // which would say the same again.
 
-import { el } from './ui.js';
+import { el } from './model/ui-dom.js';
 import { doorView } from './model/door.js';
 
 /** The door over the player: `shut(close)` shows it; `onPassword(password)`

@@ -2,10 +2,10 @@
 // under room/, and they share one RoomPage (room/page.js): the room's model, the
 // connection, the server clock, the player and the panels. Controls never act on
 // the video directly: they send the same slash commands a terminal user would
-// type, and the video follows the state the server sends back (sync.js).
+// type, and the video follows the state the server sends back (sync/player-sync.js).
 
 import { Subtitles } from './subtitles.js';
-import { $, ChatLog } from './ui.js';
+import { $, ChatLog } from './model/ui-dom.js';
 import { chooseName, enterRoom, roomOfThisPage, takeLinkSecrets } from './room/arrival.js';
 import { RoomPage } from './room/page.js';
 import { keepMembership, quitRoom } from './room/membership.js';

@@ -7,7 +7,7 @@ export const DOOR_ERRORS = new Set(['locked', 'password-required', 'wrong-passwo
 
 /**
  * What the door says for a close for good.
- * @param {{ code: number, reason: string, serverReason?: string }} close as connection.js reports it
+ * @param {{ code: number, reason: string, serverReason?: string }} close as connection-socket.js reports it
  * @returns {{ heading: string, words: string, askPassword: boolean }}
  */
 export function doorView({ code, reason, serverReason = '' }) {

@@ -6,7 +6,7 @@
 // room link's `?watch=URL`. The decisions are model/watch-choice.js's and
 // sync/apart.js's; this file wires the page's buttons and dialogs to them.
 
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import {
   aloneActivity, aloneTarget, asksOnLeaving, SHARE_WITHOUT_ASKING, watchChoice, watchQuestion,
 } from '../model/watch-choice.js';

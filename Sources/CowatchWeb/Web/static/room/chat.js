@@ -5,7 +5,7 @@
 // comes back into the field (unless something else was typed meanwhile).
 // `/help` alone is answered here (model/help.js).
 
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import { lineStatus, refusalOf } from '../model/line-limit.js';
 import { asksForHelp, pageHelp } from '../model/help.js';
 

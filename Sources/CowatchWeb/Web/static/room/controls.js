@@ -4,7 +4,7 @@
 // and the overlay's action.
 
 import { copyText } from '../copy.js';
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 
 /** The link box: a video's address shared with /watch (`watch` asks first
  *  when it would replace what the room watches), or queued with /queue. */

@@ -3,7 +3,7 @@
 // purpose with Quit (quitRoom).
 
 import { showSecret } from '../secret-box.js';
-import { $, renderConnection } from '../ui.js';
+import { $, renderConnection } from '../model/ui-dom.js';
 import { renderAll, renderPlayer } from './render.js';
 import { limitsOf } from '../model/line-limit.js';
 import { welcomed, welcomeLines } from '../model/events.js';

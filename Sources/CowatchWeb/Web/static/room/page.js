@@ -3,15 +3,15 @@
 // player, the host panel, the door, own copies), made in this order. The parts
 // are wired by the modules beside this one; room.js lists them.
 
-import { Connection, deviceIdentity } from '../connection.js';
+import { Connection, deviceIdentity } from '../model/connection-socket.js';
 import { ServerClock } from '../clock.js';
-import { PlayerSync } from '../sync.js';
+import { PlayerSync } from '../sync/player-sync.js';
 import { KeptOwnerKey, ResumeSlot } from '../model/kept.js';
 import { Door } from '../door.js';
-import { HostPanel } from '../host-panel.js';
-import { OwnCopies } from '../own-copy.js';
+import { HostPanel } from '../model/host-panel-dom.js';
+import { OwnCopies } from '../sync/own-copies.js';
 import { Announcements } from './announcements.js';
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import { describeReason } from '../model/ui.js';
 import { DEFAULT_LIMITS } from '../model/line-limit.js';
 import { sharedLinkWarning } from '../model/watch-choice.js';
@@ -23,7 +23,7 @@ export class RoomPage {
    * @param {string} p.room the room's name (valid)
    * @param {string} p.name the name to join with
    * @param {{ owner: string|null, invite: string|null }} p.fromLink what the link carried for this page
-   * @param {import('../ui.js').ChatLog} p.log the chat log
+   * @param {import('../model/ui-dom.js').ChatLog} p.log the chat log
    * @param {HTMLVideoElement} p.video the page's `<video>`
    * @param {import('../subtitles.js').Subtitles} p.subtitles the subtitle tracks
    */

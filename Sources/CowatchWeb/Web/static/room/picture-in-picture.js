@@ -7,7 +7,7 @@
 // hidden without picture in picture, a video the browser pauses sets this
 // member apart as away (sync/apart.js), and shown again it is back at once.
 
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import { pictureInPictureOffer } from '../model/media-session.js';
 
 export function wirePictureInPicture(page) {

@@ -2,8 +2,8 @@
 // panel, the queue, the title, the transport and the player's status, overlay
 // and seek bar.
 
-import { positionAt } from '../sync.js';
-import { $, renderMembers, renderQueue, renderRoomControls } from '../ui.js';
+import { positionAt } from '../sync/timeline.js';
+import { $, renderMembers, renderQueue, renderRoomControls } from '../model/ui-dom.js';
 import { describeStatus, formatTime, overlayWords, someoneElseCanPlay } from '../model/ui.js';
 
 export function renderAll(page) {
@@ -105,7 +105,7 @@ export function renderPlayer(page) {
     ended: state?.session?.state === 'invalidated',
     othersPlay: () => someoneElseCanPlay(page.model.participants, page.model.meId),
   });
-  // An own copy asked for over the video (own-copy.js) says what plays: no other sentence there.
+  // An own copy asked for over the video (sync/own-copies.js) says what plays: no other sentence there.
   const asking = !$('own-ask').hidden;
   if (door.isShut || asking) message = button = null; // the door, or the ask, says all there is
   overlay.hidden = message == null;

@@ -2,7 +2,7 @@
 // userIsChangingCurrentTime suspension) and previews locally; releasing
 // proposes the new time to everyone with /resume ... at <time>.
 
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import { formatTime } from '../model/ui.js';
 
 export function wireSeekBar(page) {

@@ -2,7 +2,7 @@
 //
 // No element, timer or socket in sync/. Each input (a state, a video event, a
 // tick, a timer firing) comes with the video's readings and returns the actions
-// to carry out, in order; sync.js reads the video and carries them out.
+// to carry out, in order; player-sync.js reads the video and carries them out.
 //
 // Readings: `{ now, monotonic, currentTime, paused, seeking, readyState,
 // duration, playbackRate, buffered: [[start, end], ...], seekable: [[start,
