@@ -15,7 +15,7 @@ import { heard, replyLine, resumeRefused } from '../model/events.js';
  * @param {import('../sync/player-sync.js').PlayerSync} p.sync
  * @param {import('../sync/own-copies.js').OwnCopies} p.own
  * @param {import('../subtitles.js').Subtitles} p.subtitles
- * @param {import('../clock.js').ServerClock} p.clock
+ * @param {import('../sync/server-clock.js').ServerClock} p.clock
  * @param {import('../model/ui-dom.js').ChatLog} p.log
  * @param {import('./announcements.js').Announcements} p.announcements
  * @param {import('../model/host-panel-dom.js').HostPanel} p.hostPanel

@@ -18,7 +18,7 @@ export const NO_MEDIA_SESSION = Object.freeze({ render() {}, act() { return { do
  * @param {() => object|null} p.me this page's member, once welcomed
  * @param {import('../sync/player-sync.js').PlayerSync} p.sync
  * @param {HTMLVideoElement} p.video the page's `<video>`
- * @param {import('../clock.js').ServerClock} p.clock
+ * @param {import('../sync/server-clock.js').ServerClock} p.clock
  * @param {import('../model/ui-dom.js').ChatLog} p.log
  * @param {import('./announcements.js').Announcements} p.announcements
  * @param {(line: string) => void} p.command a command the viewer asked for

@@ -14,8 +14,8 @@ const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> 
  * reload, the welcome and Quit.
  * @param {object} p
  * @param {import('../model/connection-socket.js').Connection} p.connection
- * @param {import('../clock.js').ServerClock} p.clock
- * @param {import('../door.js').Door} p.door
+ * @param {import('../sync/server-clock.js').ServerClock} p.clock
+ * @param {import('../model/door-dom.js').Door} p.door
  * @param {import('../model/ui-dom.js').ChatLog} p.log
  * @param {import('../model/kept.js').ResumeSlot} p.slot
  * @param {import('../model/kept.js').KeptOwnerKey} p.ownerKey

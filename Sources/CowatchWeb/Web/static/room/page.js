@@ -6,10 +6,10 @@
 // held, leaving on purpose), so that nothing here is written from outside.
 
 import { Connection, deviceIdentity } from '../model/connection-socket.js';
-import { ServerClock } from '../clock.js';
+import { ServerClock } from '../sync/server-clock.js';
 import { PlayerSync } from '../sync/player-sync.js';
 import { KeptOwnerKey, ResumeSlot } from '../model/kept.js';
-import { Door } from '../door.js';
+import { Door } from '../model/door-dom.js';
 import { HostPanel } from '../model/host-panel-dom.js';
 import { OwnCopies } from '../sync/own-copies.js';
 import { Announcements } from './announcements.js';

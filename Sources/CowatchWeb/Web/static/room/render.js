@@ -15,8 +15,8 @@ import { describeStatus, formatTime, overlayWords, someoneElseCanPlay } from '..
  * @param {import('../model/host-panel-dom.js').HostPanel} p.hostPanel
  * @param {import('../sync/own-copies.js').OwnCopies} p.own
  * @param {import('../sync/player-sync.js').PlayerSync} p.sync
- * @param {import('../clock.js').ServerClock} p.clock
- * @param {import('../door.js').Door} p.door
+ * @param {import('../sync/server-clock.js').ServerClock} p.clock
+ * @param {import('../model/door-dom.js').Door} p.door
  * @param {import('./announcements.js').Announcements} p.announcements
  * @param {() => boolean} p.seekBarHeld whether the viewer holds the seek bar (room/seek-bar.js)
  * @param {() => { render: () => void }} p.mediaSession the media controls (room/media-session.js), once wired

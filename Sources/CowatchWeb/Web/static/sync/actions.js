@@ -6,7 +6,7 @@
 //
 // Readings: `{ now, monotonic, currentTime, paused, seeking, readyState,
 // duration, playbackRate, buffered: [[start, end], ...], seekable: [[start,
-// end], ...], error: { code, message } | null }`, `now` being server time (ms, clock.js) and `monotonic`
+// end], ...], error: { code, message } | null }`, `now` being server time (ms, server-clock.js) and `monotonic`
 // the page's own steady clock (ms, performance.now()).
 //
 // Actions:

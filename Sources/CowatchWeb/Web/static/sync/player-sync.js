@@ -2,7 +2,7 @@
 //
 // The server is the one authority (docs/protocol.md). This page never decides
 // anything about group playback: its controls send commands, and the player
-// applies the `state` that comes back, using the server clock (static/clock.js) to
+// applies the `state` that comes back, using the server clock (server-clock.js) to
 // turn "playing from `position` since `at` at `rate`" into "where the video should
 // be right now". It reports back what only a player can know: `/ready <seq>` when it
 // holds the requested position with enough data, `/buffering` when it stalls,
@@ -18,7 +18,7 @@
 // page's <video> for media files, a provider's embedded player for a provider's
 // link, chosen from the item's `source.kind` and swapped when that changes.
 
-import { localNow } from '../clock.js';
+import { localNow } from './server-clock.js';
 import { PlayerCore } from './player.js';
 import { ownReasonsOf } from './apart.js';
 import { HAVE_CURRENT_DATA } from './readiness.js';
@@ -43,7 +43,7 @@ export class PlayerSync extends EventTarget {
   /**
    * @param {HTMLVideoElement} video the page's <video>; its parent hosts the
    *   other players
-   * @param {import('../clock.js').ServerClock} clock
+   * @param {import('./server-clock.js').ServerClock} clock
    * @param {(line: string) => boolean} send
    */
   constructor(video, clock, send) {
