@@ -66,7 +66,7 @@ public struct ServerClock: Sendable, Hashable {
 
     /// When (local time, from the first sample at `startedAt`) the next `/time`
     /// is due after one sent at `lastSent`: a burst of 8 at 40 ms, every half
-    /// second for ten seconds, then every two (static/clock.js's schedule).
+    /// second for ten seconds, then every two (static/sync/server-clock.js's schedule).
     public static func nextSample(startedAt: PreciseInstant, sentCount: Int, lastSent: PreciseInstant) -> PreciseInstant {
         if sentCount < 8 { return startedAt + .milliseconds(Double(sentCount) * 40) }
         if lastSent - startedAt < .milliseconds(10_000) { return lastSent + .milliseconds(500) }

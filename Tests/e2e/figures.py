@@ -37,7 +37,7 @@ def record(path, summary):
     lines = [
         "## Browser",
         "",
-        "Synchronization of the browser client (`Sources/CowatchWeb/Web/static/sync.js`), measured by "
+        "Synchronization of the browser client (`Sources/CowatchWeb/Web/static/sync/player-sync.js`), measured by "
         "`commands/e2e`: three headless Chromium windows, each its own browser process, on one room of a "
         "real `cowatch serve`, all on one machine, then a fourth, late joiner. After each transition settles "
         f"({SETTLE_S:g} s after every window applied it), {SAMPLES} rounds {SAMPLE_GAP_S * 1000:.0f} ms apart: "

@@ -71,7 +71,7 @@ def check_bundled_files(binary):
     bundle), without COWATCH_WEB_ROOT: what it serves is the source tree's files."""
     with serve_for_browsers(binary, web_root=None) as server:
         for path, source in [("/rooms/e2e-check", "room.html"), ("/", "index.html"),
-                             ("/static/room.js", "static/room.js"), ("/static/sync.js", "static/sync.js"),
+                             ("/static/room.js", "static/room.js"), ("/static/sync/player-sync.js", "static/sync/player-sync.js"),
                              ("/static/style.css", "static/style.css")]:
             with urllib.request.urlopen(server.url(path), timeout=5) as response:
                 body = response.read()

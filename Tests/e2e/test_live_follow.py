@@ -1,5 +1,5 @@
 """Two headless Chromium windows follow one HLS live room with the page's own
-player logic (static/sync.js, PlayerSync), the room's states handed to them by
+player logic (static/sync/player-sync.js, PlayerSync), the room's states handed to them by
 this test as the server would send them: the live rules of the room (an anchor
 from the first `/duration <seq> live <edge>`, `/play` at the edge, `/pause`
 holding everyone) are played here, from docs/protocol.md, so that the page's
@@ -50,7 +50,7 @@ SPREAD_LIMIT_MS = 1000
 PAGE = """<!doctype html><meta charset="utf-8"><title>live follow</title>
 <div class="screen"><video muted playsinline crossorigin="anonymous" width="320" height="180"></video><div class="overlay"></div></div>
 <script type="module">
-import { PlayerSync } from '/static/sync.js';
+import { PlayerSync } from '/static/sync/player-sync.js';
 const clock = {
   now: () => performance.timeOrigin + performance.now(), toLocal: (t) => t - 0, offset: 0, uncertainty: 0, rtt: 0,
 };

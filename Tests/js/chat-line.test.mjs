@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  commandOf, DEFAULT_LIMITS, limitsOf, lineStatus, packLines, refusalOf, utf8Bytes,
+  commandOf, DEFAULT_LIMITS, fateOfLine, limitsOf, lineStatus, packLines, refusalOf, utf8Bytes,
 } from '../../Sources/CowatchWeb/Web/static/model/line-limit.js';
 import { asksForHelp, pageHelp } from '../../Sources/CowatchWeb/Web/static/model/help.js';
 
@@ -56,6 +56,17 @@ test('a refusal is matched to the line typed last: chat to chat, a command to it
   assert.equal(refusalOf('hello', error('bad-arguments', 'seek')), false);
   assert.equal(refusalOf('/seek 1', error('stale-report', 'seek')), false);
   assert.equal(refusalOf(null, error('too-long')), false);
+});
+
+test('the line typed last is taken by its echo or a reply to its command, refused by its refusal, and else not known yet', () => {
+  const error = (code, command = null) => ({ type: 'error', code, command, message: '' });
+  assert.equal(fateOfLine('hello', 'm1', { type: 'chat', from: 'm1', text: 'hello' }), 'taken');
+  assert.equal(fateOfLine('hello', 'm1', { type: 'chat', from: 'm2', text: 'hello' }), null);
+  assert.equal(fateOfLine('/Invites', 'm1', { type: 'reply', command: 'invites', lines: [] }), 'taken');
+  assert.equal(fateOfLine('/bans', 'm1', { type: 'reply', command: 'invites', lines: [] }), null);
+  assert.equal(fateOfLine('/seek x', 'm1', error('bad-arguments', 'seek')), 'refused');
+  assert.equal(fateOfLine('hello', 'm1', error('bad-arguments', 'seek')), null);
+  assert.equal(fateOfLine(null, 'm1', { type: 'chat', from: 'm1', text: 'hello' }), null);
 });
 
 test('/help on the page is short, what the page can use, and host commands only for hosts', () => {

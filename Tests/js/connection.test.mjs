@@ -140,7 +140,7 @@ async function connectionWithFakes(t) {
     delete globalThis.WebSocket;
     delete globalThis.location;
   });
-  const { Connection } = await import('../../Sources/CowatchWeb/Web/static/connection.js');
+  const { Connection } = await import('../../Sources/CowatchWeb/Web/static/model/connection-socket.js');
   const connection = new Connection({ room: 'lobby', name: 'ann', player: true, device: 'd1' });
   const statuses = [];
   connection.addEventListener('status', ({ detail }) => statuses.push(detail));

@@ -143,7 +143,7 @@ test('a page opened again, whose file is gone while the room counts it, says no 
 });
 
 test('after any reconnection the page says again that it has the file (a restarted server\'s new member, or a resumed one)', async () => {
-  const { OwnCopies } = await import('../../Sources/CowatchWeb/Web/static/own-copy.js');
+  const { OwnCopies } = await import('../../Sources/CowatchWeb/Web/static/sync/own-copies.js');
   const element = () => Object.assign(new EventTarget(), { hidden: true, textContent: '', value: '', files: null });
   const sent = [];
   const own = new OwnCopies({

@@ -71,7 +71,7 @@ test('autoplay refused: /suspend userActionRequired and a click to join; the cli
   assert.deepEqual(sim.lines(), ['/suspend userActionRequired']);
   sim.setMe(member(['userActionRequired']));
 
-  // The click: play() within the gesture (sync.js), then the player goes on.
+  // The click: play() within the gesture (sync/player-sync.js), then the player goes on.
   sim.refuseAutoplay = false;
   sim.core.unblock();
   sim.perform(sim.core.afterUnblock(sim.read()));

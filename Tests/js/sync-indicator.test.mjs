@@ -1,4 +1,4 @@
-// The one status under the video (static/ui.js, describeStatus): what a viewer
+// The one status under the video (static/model/ui.js, describeStatus): what a viewer
 // is told from the player's snapshot and the clock estimate. One source, so the
 // dot's colour, the words and the number beside them never disagree.
 import { test } from 'node:test';

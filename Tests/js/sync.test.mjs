@@ -1,4 +1,4 @@
-// The player as the page runs it (static/sync.js, PlayerSync): the decisions of
+// The player as the page runs it (static/sync/player-sync.js, PlayerSync): the decisions of
 // static/sync/ carried out on a stand-in <video> and the provider adapters, with
 // Node's mocked timers for the 50 ms tick and the start's timer. The decisions
 // themselves are tested on their own (player.test.mjs and the others); here,
@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PlayerSync } from '../../Sources/CowatchWeb/Web/static/sync.js';
+import { PlayerSync } from '../../Sources/CowatchWeb/Web/static/sync/player-sync.js';
 import { FakeElement } from './support/fake-page.mjs';
 import { member, MEDIA_URL, roomState } from './support/simulated-player.mjs';
 

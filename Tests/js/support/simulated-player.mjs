@@ -1,5 +1,5 @@
 // A simulated <video> and page around the player's decisions (sync/player.js),
-// in place of sync.js: it carries out the actions as a browser would, moves the
+// in place of sync/player-sync.js: it carries out the actions as a browser would, moves the
 // video with time, fires its events, the 50 ms tick and the start's timer, and
 // records what the player sent. Time is simulated, one millisecond a step.
 
@@ -184,7 +184,7 @@ export class SimulatedPlayer {
     }
   }
 
-  /** The video's events, handled as sync.js handles them. */
+  /** The video's events, handled as player-sync.js handles them. */
   event(type) {
     const core = this.core;
     if (['loadedmetadata', 'canplay', 'canplaythrough', 'seeked', 'playing', 'progress'].includes(type)) {
@@ -243,7 +243,7 @@ export class SimulatedPlayer {
           this.rates.push({ at: this.now, rate: action.rate });
           break;
         case 'play': {
-          // sync.js spins up to the instant, then calls play().
+          // player-sync.js spins up to the instant, then calls play().
           const calledAt = Math.max(this.now, action.at);
           video.playbackRate = this.playable(action.rate);
           if (this.refuseAutoplay) {

@@ -4,7 +4,7 @@
 // The chat log scrolls; these must not.
 
 import { copyText } from './copy.js';
-import { el } from './ui.js';
+import { el } from './model/ui-dom.js';
 
 /**
  * Adds a box to `container` and returns it.

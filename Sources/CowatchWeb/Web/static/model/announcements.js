@@ -52,7 +52,7 @@ export class Announcer {
     this.enqueue(text, null);
   }
 
-  /** The connection's phase (connection.js): a loss and a return are said, not the first connection. */
+  /** The connection's phase (connection-socket.js): a loss and a return are said, not the first connection. */
   connection(phase, words) {
     const before = this.phase;
     this.phase = phase;

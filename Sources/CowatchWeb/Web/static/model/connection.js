@@ -1,5 +1,5 @@
 // The room connection's life, pure: whether a close is for good, what it is said
-// as, and when to try again. connection.js owns the socket and the timer and
+// as, and when to try again. connection-socket.js owns the socket and the timer and
 // asks this module at each turn; the rules are here, tested without a socket or
 // a clock (Tests/js/connection.test.mjs), as the terminal client's are in
 // Sources/CowatchClient/ClientLife.swift.
@@ -93,7 +93,7 @@ export class ConnectionLife {
     this.stopped = true;
   }
 
-  /** A new socket at once, as the same member (connection.js, reopen). */
+  /** A new socket at once, as the same member (connection-socket.js, reopen). */
   restart() {
     this.attempt = 0;
   }

@@ -1,5 +1,5 @@
 // What the door says, pure: which refusals are the door's to say, and its
-// heading and words for a close for good. door.js shows them.
+// heading and words for a close for good. door-dom.js shows them.
 
 /** Refusals the server explains with an `error` just before it closes
  *  (docs/protocol.md, "Close codes"): the door says them, the chat does not. */
@@ -7,7 +7,7 @@ export const DOOR_ERRORS = new Set(['locked', 'password-required', 'wrong-passwo
 
 /**
  * What the door says for a close for good.
- * @param {{ code: number, reason: string, serverReason?: string }} close as connection.js reports it
+ * @param {{ code: number, reason: string, serverReason?: string }} close as connection-socket.js reports it
  * @returns {{ heading: string, words: string, askPassword: boolean }}
  */
 export function doorView({ code, reason, serverReason = '' }) {

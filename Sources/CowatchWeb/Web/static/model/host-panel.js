@@ -1,6 +1,6 @@
 // A host's settings checked before they are sent, pure: why a password or a
 // bot's name cannot be used as typed, and what the front-page listing says.
-// host-panel.js shows them.
+// host-panel-dom.js shows them.
 
 /** As the server takes a password (Sources/SlashCommands/CommandTable.swift, /password). */
 export const PASSWORD_MAX = 64;

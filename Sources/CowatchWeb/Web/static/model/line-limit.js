@@ -93,3 +93,15 @@ export function refusalOf(line, error) {
   const named = commandOf(line);
   return (error.command ?? null) === named || (named != null && error.code === 'unknown-command');
 }
+
+/**
+ * What `event` says of `line`, the one typed last by this page's member
+ * (`meId`): 'taken' (the room's echo of it, or a reply to its command),
+ * 'refused' (refusalOf), or null while nothing is known yet.
+ */
+export function fateOfLine(line, meId, event) {
+  if (line == null) return null;
+  if (event.type === 'chat' && event.from === meId) return 'taken';
+  if (event.type === 'reply' && event.command != null && line.toLowerCase().startsWith(`/${event.command}`)) return 'taken';
+  return refusalOf(line, event) ? 'refused' : null;
+}

@@ -1,6 +1,6 @@
 // The words the page shows, pure: times, roles, reasons, a member gone, a
 // video that cannot play, and the player's one status line (describeStatus),
-// from values alone. ui.js puts them in the page.
+// from values alone. ui-dom.js puts them in the page.
 
 import { MIXED_CONTENT_ERROR, mixedContentWords } from '../sync/mixed-content.js';
 import { unseekableWords } from '../sync/seekable.js';
@@ -73,7 +73,7 @@ export function leftWords(name, reason) {
 /**
  * What the overlay over the video says, and its button's words, for the
  * player's mode: null for either when there is nothing to say or do.
- * @param {{ mode: string, mediaError?: string }} snapshot the player's (sync.js)
+ * @param {{ mode: string, mediaError?: string }} snapshot the player's (sync/player-sync.js)
  * @param {{ ended: boolean, othersPlay: () => boolean }} room `ended`: the
  *   session was ended (invalidated); `othersPlay`: whether another member can
  *   play the item (asked only when this player cannot)

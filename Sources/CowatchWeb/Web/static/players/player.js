@@ -1,6 +1,6 @@
 // One player interface for every kind of source.
 //
-// PlayerSync (static/sync.js) follows the room with whatever plays the item: the
+// PlayerSync (static/sync/player-sync.js) follows the room with whatever plays the item: the
 // page's <video> for media files (players/video.js), a provider's embedded player
 // for a provider's link (players/youtube.js, players/vimeo.js). Each adapter
 // looks to PlayerSync exactly as the <video> did, so that the decisions in

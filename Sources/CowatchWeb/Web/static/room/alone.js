@@ -6,18 +6,10 @@
 // room link's `?watch=URL`. The decisions are model/watch-choice.js's and
 // sync/apart.js's; this file wires the page's buttons and dialogs to them.
 
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import {
   aloneActivity, aloneTarget, asksOnLeaving, SHARE_WITHOUT_ASKING, watchChoice, watchQuestion,
 } from '../model/watch-choice.js';
-import { renderAll } from './render.js';
-
-/** Tells the person, in the log and to screen readers. */
-function tell(page, kind, words) {
-  page.log.add(kind, words);
-  page.announcements.say(words);
-  page.announcements.speak();
-}
 
 function shareWithoutAsking() {
   try {
@@ -37,32 +29,44 @@ function rememberShareWithoutAsking(value) {
 }
 
 /**
- * @param {object} page the RoomPage
+ * @param {object} p
+ * @param {import('../model/connection-socket.js').Connection} p.connection
+ * @param {import('../model/ui-dom.js').ChatLog} p.log
+ * @param {import('./announcements.js').Announcements} p.announcements
+ * @param {import('../sync/player-sync.js').PlayerSync} p.sync
+ * @param {object} p.model the room's model (model/events.js)
+ * @param {() => object|null} p.me this page's member, once welcomed
+ * @param {(line: string) => void} p.command a command the viewer asked for
+ * @param {{ all: () => void }} p.render room/render.js's
  * @param {{ watch: string|null }} fromLink what the room link carried
  * @param {() => void} quit leaves the room (room/membership.js)
  */
-export function wireAloneOrTogether(page, fromLink, quit) {
-  const { sync } = page;
-  const command = (line) => page.command(line);
+export function wireAloneOrTogether({ connection, log, announcements, sync, model, me, command, render }, fromLink, quit) {
+  /** Tells the person, in the log and to screen readers. */
+  function tell(kind, words) {
+    log.add(kind, words);
+    announcements.say(words);
+    announcements.speak();
+  }
 
   /** Steps this member out, the others watching on (the media controls' pause
    *  from a member who may not pause the room says why first). */
   function stepOut(words) {
-    if (words) tell(page, 'notice', words);
+    if (words) tell('notice', words);
     sync.pauseForMe();
   }
 
   /** Back with the group from a pause of one's own or an interruption. */
   function back() {
     sync.backToGroup();
-    tell(page, 'notice', 'Back with the group. Missed something? "What happened?" replays the last 10 seconds at 2×.');
+    tell('notice', 'Back with the group. Missed something? "What happened?" replays the last 10 seconds at 2×.');
   }
 
   $('pause-me').addEventListener('click', () => (sync.setApartByPage ? back() : stepOut(null)));
   $('play-now').addEventListener('click', () => command('/play now'));
   $('leave').addEventListener('click', () => {
     sync.playAlone(null);
-    tell(page, 'notice', 'You left the session: your video is yours now, and the room watches on. "Join session" takes you back to it.');
+    tell('notice', 'You left the session: your video is yours now, and the room watches on. "Join session" takes you back to it.');
   });
   $('join').addEventListener('click', () => {
     if (sync.alone) sync.joinGroup();
@@ -73,12 +77,12 @@ export function wireAloneOrTogether(page, fromLink, quit) {
   // be asked again), else the question.
   let pending = null;
   function watch(url, title = '') {
-    if (watchChoice({ state: page.model.state, shareWithoutAsking: shareWithoutAsking() }) === 'share') {
+    if (watchChoice({ state: model.state, shareWithoutAsking: shareWithoutAsking() }) === 'share') {
       command(`/watch ${url}${title ? ` ${title}` : ''}`);
       return;
     }
     pending = { url, title };
-    $('watch-dialog-text').textContent = watchQuestion(page.model.state, url);
+    $('watch-dialog-text').textContent = watchQuestion(model.state, url);
     $('watch-remember').checked = false;
     $('watch-dialog').showModal();
   }
@@ -98,7 +102,7 @@ export function wireAloneOrTogether(page, fromLink, quit) {
   $('share-ask-again').addEventListener('click', () => {
     rememberShareWithoutAsking(false);
     renderRemembered();
-    tell(page, 'notice', '"Watch now" will ask before it replaces what the room watches.');
+    tell('notice', '"Watch now" will ask before it replaces what the room watches.');
   });
   function renderRemembered() {
     $('share-remembered').hidden = !shareWithoutAsking();
@@ -108,25 +112,25 @@ export function wireAloneOrTogether(page, fromLink, quit) {
   function playOnlyForMe(url, title) {
     const target = aloneTarget(url);
     if (!target) {
-      tell(page, 'error', `${url} is not a web address (http or https).`);
+      tell('error', `${url} is not a web address (http or https).`);
       return;
     }
     if (target === 'tab') {
       // A provider's video plays alone on the provider's own site.
       window.open(url, '_blank', 'noopener');
-      tell(page, 'notice', 'Opened on its own site, only for you; the room watches on here.');
+      tell('notice', 'Opened on its own site, only for you; the room watches on here.');
       return;
     }
     sync.playAlone(aloneActivity(url, title));
-    tell(page, 'notice', `Playing ${title || url} only for you; the room watches on. "Join session" takes you back to it.`);
-    renderAll(page);
+    tell('notice', `Playing ${title || url} only for you; the room watches on. "Join session" takes you back to it.`);
+    render.all();
   }
 
   // Leaving the room: a host is asked whether to end the session for everyone.
   $('quit').addEventListener('click', () => {
-    const me = page.me();
-    const others = [...page.model.participants.values()].filter((p) => p.id !== me?.id && p.connected !== false).length;
-    if (asksOnLeaving({ me, state: page.model.state, others })) $('quit-dialog').showModal();
+    const self = me();
+    const others = [...model.participants.values()].filter((p) => p.id !== self?.id && p.connected !== false).length;
+    if (asksOnLeaving({ me: self, state: model.state, others })) $('quit-dialog').showModal();
     else quit();
   });
   $('quit-dialog').addEventListener('close', () => {
@@ -141,7 +145,7 @@ export function wireAloneOrTogether(page, fromLink, quit) {
 
   // A room link's `?watch=URL`: once this page is in the room and knows what it plays.
   let linkWatch = fromLink.watch;
-  page.connection.addEventListener('event', ({ detail }) => {
+  connection.addEventListener('event', ({ detail }) => {
     if (!linkWatch || detail.type !== 'state') return;
     const url = linkWatch;
     linkWatch = null;

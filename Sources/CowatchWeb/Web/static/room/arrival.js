@@ -2,7 +2,7 @@
 // address bar, the room this page is for, the name to join with. What these
 // read from the address is decided in model/address.js.
 
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import { isRoomName, linkSecrets, recentRooms, roomFromPath } from '../model/address.js';
 
 /**

@@ -8,30 +8,43 @@ import { mediaAction, playbackStateOf, positionStateOf, sessionMetadata } from '
 
 const ACTIONS = ['play', 'pause', 'seekbackward', 'seekforward', 'seekto', 'nexttrack'];
 
-/** @param {object} page the RoomPage; `stepOut(words)` and `back()` are room/alone.js's */
-export function wireMediaSession(page, { stepOut, back, enterPictureInPicture }) {
+/** Where the browser has no Media Session, or before it is wired: nothing shown, no action done. */
+export const NO_MEDIA_SESSION = Object.freeze({ render() {}, act() { return { do: 'none' }; } });
+
+/**
+ * @param {object} p
+ * @param {string} p.room the room's name
+ * @param {object} p.model the room's model (model/events.js)
+ * @param {() => object|null} p.me this page's member, once welcomed
+ * @param {import('../sync/player-sync.js').PlayerSync} p.sync
+ * @param {HTMLVideoElement} p.video the page's `<video>`
+ * @param {import('../sync/server-clock.js').ServerClock} p.clock
+ * @param {import('../model/ui-dom.js').ChatLog} p.log
+ * @param {import('./announcements.js').Announcements} p.announcements
+ * @param {(line: string) => void} p.command a command the viewer asked for
+ * @param {object} actions `stepOut(words)` and `back()` are room/alone.js's
+ */
+export function wireMediaSession({ room, model, me, sync, video, clock, log, announcements, command }, { stepOut, back, enterPictureInPicture }) {
   const session = navigator.mediaSession;
-  if (!session) return { render() {}, act() { return { do: 'none' }; } };
-  const { sync } = page;
+  if (!session) return NO_MEDIA_SESSION;
 
   /** What an action does here; also what the e2e test calls, as the browser would. */
   function act(action, details) {
-    const state = page.model.state;
-    const me = page.me();
+    const state = model.state;
+    const self = me();
     const decided = mediaAction(action, details, {
       status: state?.playback.status ?? null,
-      joined: !!me?.joined,
-      mayControl: state?.policy?.control !== 'hosts' || me?.role === 'host',
+      joined: !!self?.joined,
+      mayControl: state?.policy?.control !== 'hosts' || self?.role === 'host',
       apart: sync.setApartByPage,
       alone: !!sync.alone,
       queued: state?.queue?.length ?? 0,
     });
-    const video = page.video;
     switch (decided.do) {
-      case 'command': page.command(decided.line); break;
+      case 'command': command(decided.line); break;
       case 'back': back(); break;
       case 'pauseForMe': stepOut(decided.words); break;
-      case 'refuse': page.log.add('error', decided.words); page.announcements.say?.(decided.words); break;
+      case 'refuse': log.add('error', decided.words); announcements.say?.(decided.words); break;
       case 'local':
         if (decided.action === 'play') video.play().catch(() => {});
         else if (decided.action === 'pause') video.pause();
@@ -59,7 +72,7 @@ export function wireMediaSession(page, { stepOut, back, enterPictureInPicture })
 
   let shownTitle = null;
   function render() {
-    const metadata = sessionMetadata(page.model.state, page.room);
+    const metadata = sessionMetadata(model.state, room);
     const key = metadata ? `${metadata.title}|${metadata.artwork[0].src}` : null;
     if (key !== shownTitle) {
       shownTitle = key;
@@ -69,10 +82,10 @@ export function wireMediaSession(page, { stepOut, back, enterPictureInPicture })
     const readings = sync.readings();
     session.playbackState = playbackStateOf({ ...snapshot, videoPaused: readings.paused });
     if (typeof session.setPositionState !== 'function') return;
-    const activity = page.model.state?.session?.activity;
+    const activity = model.state?.session?.activity;
     const duration = Number.isFinite(readings.duration) ? readings.duration : activity?.duration;
     const position = positionStateOf({
-      state: page.model.state, now: page.clock.now(), duration, alone: !!sync.alone,
+      state: model.state, now: clock.now(), duration, alone: !!sync.alone,
       videoTime: readings.currentTime, videoRate: readings.playbackRate,
     });
     try {

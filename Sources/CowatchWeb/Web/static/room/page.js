@@ -1,19 +1,20 @@
-// What every part of the room page shares: the room's model as the server's
-// events leave it, and the page's parts (the connection, the server clock, the
-// player, the host panel, the door, own copies), made in this order. The parts
-// are wired by the modules beside this one; room.js lists them.
+// What the room page is made of: the room's model as the server's events leave
+// it, and the page's parts (the connection, the server clock, the player, the
+// host panel, the door, own copies), made in this order. The parts are wired by
+// the modules beside this one, each handed only what it reads; room.js lists
+// them. What those modules keep is their own (the line typed last, the seek bar
+// held, leaving on purpose), so that nothing here is written from outside.
 
-import { Connection, deviceIdentity } from '../connection.js';
-import { ServerClock } from '../clock.js';
-import { PlayerSync } from '../sync.js';
+import { Connection, deviceIdentity } from '../model/connection-socket.js';
+import { ServerClock } from '../sync/server-clock.js';
+import { PlayerSync } from '../sync/player-sync.js';
 import { KeptOwnerKey, ResumeSlot } from '../model/kept.js';
-import { Door } from '../door.js';
-import { HostPanel } from '../host-panel.js';
-import { OwnCopies } from '../own-copy.js';
+import { Door } from '../model/door-dom.js';
+import { HostPanel } from '../model/host-panel-dom.js';
+import { OwnCopies } from '../sync/own-copies.js';
 import { Announcements } from './announcements.js';
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import { describeReason } from '../model/ui.js';
-import { DEFAULT_LIMITS } from '../model/line-limit.js';
 import { sharedLinkWarning } from '../model/watch-choice.js';
 import { emptyModel } from '../model/events.js';
 
@@ -23,15 +24,12 @@ export class RoomPage {
    * @param {string} p.room the room's name (valid)
    * @param {string} p.name the name to join with
    * @param {{ owner: string|null, invite: string|null }} p.fromLink what the link carried for this page
-   * @param {import('../ui.js').ChatLog} p.log the chat log
+   * @param {import('../model/ui-dom.js').ChatLog} p.log the chat log
    * @param {HTMLVideoElement} p.video the page's `<video>`
-   * @param {import('../subtitles.js').Subtitles} p.subtitles the subtitle tracks
    */
-  constructor({ room, name, fromLink, log, video, subtitles }) {
+  constructor({ room, name, fromLink, log, video }) {
     this.room = room;
     this.log = log;
-    this.video = video;
-    this.subtitles = subtitles;
     /** Everything the page knows about the room, from the server's events (model/events.js). */
     this.model = emptyModel();
     // The owner key this browser keeps for the room, or a link's (model/kept.js).
@@ -42,7 +40,6 @@ export class RoomPage {
       room, name, player: true, device: deviceIdentity(), ownerKey: this.ownerKey.presented(),
       invite: fromLink.invite, resumeToken: this.slot.take(),
     });
-    this.leaving = false; // the viewer quit: the close that follows is not news
     // Player reports and clock samples are not queued while disconnected: the
     // state that follows a reconnect asks for them again.
     const send = (line) => this.send(line);
@@ -67,18 +64,9 @@ export class RoomPage {
     }, (line) => this.command(line), (kind, text) => log.add(kind, text));
     // What changes for everyone, said to screen readers without flooding them.
     this.announcements = new Announcements($('announcer'));
-    // The seek bar held by the viewer (room/seek-bar.js), and whether that
-    // suspended this player from the group.
-    this.scrub = { active: false, suspended: false };
-    // The server's limits on what is sent (model/line-limit.js), from its welcome.
-    this.limits = { ...DEFAULT_LIMITS };
-    // The chat line typed last, until the room takes or refuses it (room/chat.js).
-    this.chat = { last: null, measure: null };
     // The addresses this page has told its person about already (an http://
     // link shared from this https:// page), so that the player does not say it again.
     this.toldAbout = new Set();
-    // The operating system's media controls (room/media-session.js), once wired.
-    this.mediaSession = { render() {}, act() { return { do: 'none' }; } };
   }
 
   /** This page's member, once welcomed. */
@@ -117,13 +105,14 @@ export class RoomPage {
     return `${location.origin}/rooms/${encodeURIComponent(this.room)}?${query}`;
   }
 
-  /** For people debugging a room, and for the e2e test (`window.cowatch`). */
-  debugHandle() {
+  /** For people debugging a room, and for the e2e test (`window.cowatch`).
+   *  @param {() => { act: Function }} mediaSession the media controls (room/media-session.js) */
+  debugHandle(mediaSession) {
     const { connection, clock, sync, model } = this;
     return {
       connection, clock, sync, model,
       // What a media-session action (the lock screen's, a headset's) does, as the browser would call it.
-      mediaAction: (action, details = {}) => this.mediaSession.act(action, details),
+      mediaAction: (action, details = {}) => mediaSession().act(action, details),
       snapshot: () => ({ ...sync.snapshot(), me: this.me(), reasons: (this.me()?.suspensions || []).map(describeReason) }),
     };
   }

@@ -7,11 +7,19 @@
 // hidden without picture in picture, a video the browser pauses sets this
 // member apart as away (sync/apart.js), and shown again it is back at once.
 
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 import { pictureInPictureOffer } from '../model/media-session.js';
 
-export function wirePictureInPicture(page) {
-  const { sync, video } = page;
+/**
+ * @param {object} p
+ * @param {string} p.room the room's name
+ * @param {object} p.model the room's model (model/events.js)
+ * @param {import('../sync/player-sync.js').PlayerSync} p.sync
+ * @param {HTMLVideoElement} p.video the page's `<video>`
+ * @param {import('../model/ui-dom.js').ChatLog} p.log
+ * @returns {{ enter: () => Promise<void>, render: () => void }}
+ */
+export function wirePictureInPicture({ room, model, sync, video, log }) {
   const pip = { window: null }; // the Document Picture-in-Picture window, while open
   const inPictureInPicture = () => !!pip.window || document.pictureInPictureElement === video;
   const tellVisibility = () => sync.setHidden(document.visibilityState === 'hidden' && !inPictureInPicture());
@@ -42,14 +50,14 @@ export function wirePictureInPicture(page) {
   async function enter() {
     const { enabled, note } = offer();
     if (!enabled) {
-      page.log.add('error', note);
+      log.add('error', note);
       return;
     }
     try {
       if (typeof window.documentPictureInPicture?.requestWindow === 'function') await openWindow();
       else await video.requestPictureInPicture();
     } catch (error) {
-      page.log.add('error', `Picture in picture did not open: ${error.message}`);
+      log.add('error', `Picture in picture did not open: ${error.message}`);
     }
     tellVisibility();
     render();
@@ -66,7 +74,7 @@ export function wirePictureInPicture(page) {
     const win = await window.documentPictureInPicture.requestWindow({ width: 480, height: 330 });
     const doc = win.document;
     doc.documentElement.lang = 'en';
-    doc.title = `${page.room} · Cowatch`;
+    doc.title = `${room} · Cowatch`;
     const style = doc.createElement('link');
     style.rel = 'stylesheet';
     style.href = '/static/style.css';
@@ -75,7 +83,7 @@ export function wirePictureInPicture(page) {
     const home = video.parentElement;
     const next = video.nextSibling;
     const main = doc.createElement('main');
-    main.setAttribute('aria-label', `${page.room}: the room at a glance`);
+    main.setAttribute('aria-label', `${room}: the room at a glance`);
     const bar = doc.createElement('div');
     bar.className = 'pip-bar';
     const play = doc.createElement('button');
@@ -106,7 +114,7 @@ export function wirePictureInPicture(page) {
     play.textContent = $('play').textContent;
     play.disabled = $('play').disabled;
     play.setAttribute('aria-label', $('play').getAttribute('aria-label') || play.textContent);
-    const names = [...page.model.participants.values()].filter((p) => p.connected !== false).map((p) => p.name);
+    const names = [...model.participants.values()].filter((p) => p.connected !== false).map((p) => p.name);
     doc.getElementById('pip-who').textContent = `${names.length} here: ${names.join(', ')}`;
     const lines = document.querySelectorAll('#log > *');
     doc.getElementById('pip-chat').textContent = lines.length ? lines[lines.length - 1].textContent : '';

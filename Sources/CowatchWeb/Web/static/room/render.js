@@ -2,17 +2,36 @@
 // panel, the queue, the title, the transport and the player's status, overlay
 // and seek bar.
 
-import { positionAt } from '../sync.js';
-import { $, renderMembers, renderQueue, renderRoomControls } from '../ui.js';
+import { positionAt } from '../sync/timeline.js';
+import { $, renderMembers, renderQueue, renderRoomControls } from '../model/ui-dom.js';
 import { describeStatus, formatTime, overlayWords, someoneElseCanPlay } from '../model/ui.js';
 
-export function renderAll(page) {
-  const { model, room } = page;
-  const me = page.me();
-  const command = (line) => page.command(line);
+/**
+ * @param {object} p what the page is drawn from
+ * @param {string} p.room the room's name
+ * @param {object} p.model the room's model (model/events.js)
+ * @param {() => object|null} p.me this page's member, once welcomed
+ * @param {(line: string) => void} p.command a command the viewer asked for
+ * @param {import('../model/host-panel-dom.js').HostPanel} p.hostPanel
+ * @param {import('../sync/own-copies.js').OwnCopies} p.own
+ * @param {import('../sync/player-sync.js').PlayerSync} p.sync
+ * @param {import('../sync/server-clock.js').ServerClock} p.clock
+ * @param {import('../model/door-dom.js').Door} p.door
+ * @param {import('./announcements.js').Announcements} p.announcements
+ * @param {() => boolean} p.seekBarHeld whether the viewer holds the seek bar (room/seek-bar.js)
+ * @param {() => { render: () => void }} p.mediaSession the media controls (room/media-session.js), once wired
+ * @returns {{ all: () => void, controls: () => void, player: () => void }}
+ */
+export function pageRenderer(p) {
+  return { all: () => renderAll(p), controls: () => renderControls(p), player: () => renderPlayer(p) };
+}
+
+function renderAll(p) {
+  const { command, model, room } = p;
+  const me = p.me();
   renderMembers($('members'), model.participants, model.meId, command);
   renderRoomControls($('room-controls'), me, model.state?.access, command);
-  page.hostPanel.render(me, model.state?.access);
+  p.hostPanel.render(me, model.state?.access);
   renderQueue($('queue'), $('queue-empty'), model.state?.queue || [],
     me?.role === 'host' ? command : null);
   const activity = model.state?.session?.state === 'joined' ? model.state.session.activity : null;
@@ -20,20 +39,20 @@ export function renderAll(page) {
   $('title').textContent = title;
   $('title').hidden = !title; // no empty heading before anything plays
   document.title = activity ? `${title} · ${room} · Cowatch` : `${room} · Cowatch`;
-  renderControls(page);
-  renderPlayer(page);
+  renderControls(p);
+  renderPlayer(p);
 }
 
 /** The transport: who may play, pause, change the rate, catch up, skip, leave, join or end. */
-export function renderControls(page) {
-  const state = page.model.state;
-  const self = page.me();
+function renderControls({ me, model, own, sync }) {
+  const state = model.state;
+  const self = me();
   const active = state?.session?.state === 'joined' && state.playback.status !== 'idle';
   const joined = !!self?.joined;
   const mayControl = state?.policy?.control !== 'hosts' || self?.role === 'host';
   // An own copy this page has no file for: it is not watching, so nothing here
   // could play, pause or move its video; the video area asks for the copy.
-  const lacking = page.own.lacking();
+  const lacking = own.lacking();
   const transport = active && joined && mayControl && !lacking;
   const status = state?.playback.status;
   const play = $('play');
@@ -50,8 +69,8 @@ export function renderControls(page) {
     rate.value = value;
   }
   // Alone or together (room/alone.js): a pause of one's own and the way back, a start without waiting.
-  const apart = page.sync.setApartByPage;
-  const alone = !!page.sync.alone;
+  const apart = sync.setApartByPage;
+  const alone = !!sync.alone;
   const pauseMe = $('pause-me');
   pauseMe.hidden = !(active && joined && !lacking) || alone;
   pauseMe.disabled = !apart && status !== 'playing' && status !== 'waiting';
@@ -74,13 +93,12 @@ export function renderControls(page) {
 }
 
 /** The player's status line, its overlay (what the viewer must know or do) and the seek bar. */
-export function renderPlayer(page) {
-  const { clock, door, scrub, sync } = page;
+function renderPlayer({ announcements, clock, door, me, mediaSession, model, seekBarHeld, sync }) {
   const snapshot = sync.snapshot();
-  const state = page.model.state;
+  const state = model.state;
   // One status, from the snapshot alone: its colour, words and number agree.
   const status = door.isShut ? null
-    : describeStatus(snapshot, sync.state, page.me(), { offset: clock.offset, uncertainty: clock.uncertainty });
+    : describeStatus(snapshot, sync.state, me(), { offset: clock.offset, uncertainty: clock.uncertainty });
   $('player-line').hidden = !status;
   const words = status?.words ?? '';
   if ($('player-status').textContent !== words) $('player-status').textContent = words;
@@ -89,8 +107,8 @@ export function renderPlayer(page) {
   // in sync, but is not said: the room's notice says who paused. It counts as no
   // badge, so that "Playing in sync" is said again when the room plays, however
   // quickly the player got there (a paused badge of the same kind kept it unsaid).
-  page.announcements.status(performance.now(), snapshot.mode === 'paused' ? null : status?.kind ?? null, words);
-  page.announcements.speak();
+  announcements.status(performance.now(), snapshot.mode === 'paused' ? null : status?.kind ?? null, words);
+  announcements.speak();
   if (status) {
     const badge = $('sync-indicator');
     if (badge.dataset.kind !== status.kind) badge.dataset.kind = status.kind;
@@ -100,12 +118,12 @@ export function renderPlayer(page) {
   const overlay = $('overlay');
   const text = $('overlay-text');
   const action = $('overlay-action');
-  page.mediaSession.render();
+  mediaSession().render();
   let { message, button } = overlayWords(snapshot, {
     ended: state?.session?.state === 'invalidated',
-    othersPlay: () => someoneElseCanPlay(page.model.participants, page.model.meId),
+    othersPlay: () => someoneElseCanPlay(model.participants, model.meId),
   });
-  // An own copy asked for over the video (own-copy.js) says what plays: no other sentence there.
+  // An own copy asked for over the video (sync/own-copies.js) says what plays: no other sentence there.
   const asking = !$('own-ask').hidden;
   if (door.isShut || asking) message = button = null; // the door, or the ask, says all there is
   overlay.hidden = message == null;
@@ -123,7 +141,7 @@ export function renderPlayer(page) {
   const duration = Number.isFinite(shown.duration) || !Number.isFinite(activity?.duration) ? shown.duration : activity.duration;
   if (Number.isFinite(duration) && seek.max !== String(duration)) seek.max = String(duration);
   $('duration').textContent = formatTime(duration);
-  if (!scrub.active) {
+  if (!seekBarHeld()) {
     let position = shown.currentTime;
     if (shown.readyState < 1 && state && state.playback.status !== 'idle') {
       position = positionAt({ ...state.playback, playing: state.playback.status === 'playing' }, clock.now());

@@ -4,7 +4,7 @@
 // do. "/" goes to the chat and Esc leaves it, so that someone on a keyboard
 // alone is never more than a key away from either.
 
-import { $ } from '../ui.js';
+import { $ } from '../model/ui-dom.js';
 
 /** Inputs nobody types into. */
 const NOT_TYPED = new Set(['range', 'checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'color']);

@@ -2,11 +2,11 @@
 //
 // No element, timer or socket in sync/. Each input (a state, a video event, a
 // tick, a timer firing) comes with the video's readings and returns the actions
-// to carry out, in order; sync.js reads the video and carries them out.
+// to carry out, in order; player-sync.js reads the video and carries them out.
 //
 // Readings: `{ now, monotonic, currentTime, paused, seeking, readyState,
 // duration, playbackRate, buffered: [[start, end], ...], seekable: [[start,
-// end], ...], error: { code, message } | null }`, `now` being server time (ms, clock.js) and `monotonic`
+// end], ...], error: { code, message } | null }`, `now` being server time (ms, server-clock.js) and `monotonic`
 // the page's own steady clock (ms, performance.now()).
 //
 // Actions:

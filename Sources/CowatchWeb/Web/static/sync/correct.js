@@ -31,7 +31,7 @@
 import { positionAt } from './timeline.js';
 import { THRESHOLDS } from './drift.js';
 
-/** The decisions' tick (sync.js). */
+/** The decisions' tick (player-sync.js). */
 const TICK_MS = 50;
 
 /** What a player without declared capabilities is assumed to be: the <video>. */

@@ -1,6 +1,6 @@
 // Own copies (docs/protocol.md, "Own copies"): a file each member picks on their
 // own disk, known to the room by its OpenSubtitles hash, size and length. Pure:
-// bytes and numbers in, words and lines out; static/own-copy.js reads the file.
+// bytes and numbers in, words and lines out; own-copies.js reads the file.
 
 /** OpenSubtitles reads 64 KiB at each end of the file. */
 export const CHUNK = 65536;

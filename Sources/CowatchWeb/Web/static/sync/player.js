@@ -38,7 +38,7 @@ export class PlayerCore extends Follower {
     this.catchup = null; // { timeline, until } during a "what happened?" replay
 
     this.src = null; // the URL loaded in the video
-    this.pageProtocol = null; // the page's location.protocol (sync.js sets it): 'https:' loads no http:// file as it is
+    this.pageProtocol = null; // the page's location.protocol (player-sync.js sets it): 'https:' loads no http:// file as it is
     this.mixedContent = false; // the item loaded is an http:// file on an https:// page (mixed-content.js)
     this.mediaError = null; // text, when the current item failed to load
     this.suspendedForMedia = false; // we sent /suspend coordinatedPlaybackNotPossible
@@ -109,7 +109,7 @@ export class PlayerCore extends Follower {
     });
   }
 
-  /** The viewer clicked to join playback: sync.js calls play() within the
+  /** The viewer clicked to join playback: player-sync.js calls play() within the
    *  gesture, then afterUnblock(). */
   unblock() {
     this.blocked = false;

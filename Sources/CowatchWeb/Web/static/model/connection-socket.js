@@ -8,8 +8,8 @@
 //             'connecting' | 'open' | 'reconnecting' | 'closed' (for good)
 //   'event'   detail: one server event object ({ type: 'state', ... })
 
-import { ConnectionLife } from './model/connection.js';
-import { DEFAULT_LIMITS, limitsOf, packLines } from './model/line-limit.js';
+import { ConnectionLife } from './connection.js';
+import { DEFAULT_LIMITS, limitsOf, packLines } from './line-limit.js';
 
 /** A random identity this browser keeps (`device=`), so that a ban holds when
  *  someone comes back under another name (docs/security.md). */

@@ -9,7 +9,7 @@
 // The local clock is performance.timeOrigin + performance.now(): sub-millisecond
 // and monotonic, unlike Date.now(), which can be stepped under our feet.
 
-import { estimateOffset, keepRecent, sampleFrom } from './sync/clock.js';
+import { estimateOffset, keepRecent, sampleFrom } from './clock.js';
 
 /** Samples sent in a burst when a connection opens: enough to find a quick one. */
 const BURST = 8;

@@ -5,8 +5,8 @@
 // not in are hidden (style.css, body.shut), and so is the connection banner,
 // which would say the same again.
 
-import { el } from './ui.js';
-import { doorView } from './model/door.js';
+import { el } from './ui-dom.js';
+import { doorView } from './door.js';
 
 /** The door over the player: `shut(close)` shows it; `onPassword(password)`
  *  is called with what the person typed when the room asks a password. */

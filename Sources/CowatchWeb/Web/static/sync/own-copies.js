@@ -5,7 +5,7 @@
 
 import {
   askText, hashRanges, haveLine, localState, matchCopy, openSubtitlesHash, ownItem, watchOwnLine,
-} from './sync/own-copy.js';
+} from './own-copy.js';
 
 /** The length the browser reads from a file's object URL, or an Error in words. */
 function readDuration(url) {

@@ -2,8 +2,8 @@
 // banner; their words, and the player's status line, are model/ui.js's. Everything
 // from the server is put in the page as text (textContent), never as HTML.
 
-import { copyLabel } from './sync/own-copy.js';
-import { describeReason, roleWord } from './model/ui.js';
+import { copyLabel } from '../sync/own-copy.js';
+import { describeReason, roleWord } from './ui.js';
 
 export function $(id) {
   return document.getElementById(id);

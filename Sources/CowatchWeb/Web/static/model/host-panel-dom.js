@@ -5,9 +5,9 @@
 // secrets the server shows once (an invite link, a bot's token) go in a box
 // with a copy button (secret-box.js), not in the chat.
 
-import { showSecret } from './secret-box.js';
-import { el } from './ui.js';
-import { botNameProblem, listingStatus, PASSWORD_MAX, passwordProblem } from './model/host-panel.js';
+import { showSecret } from '../secret-box.js';
+import { el } from './ui-dom.js';
+import { botNameProblem, listingStatus, PASSWORD_MAX, passwordProblem } from './host-panel.js';
 
 const LISTS = ['bans', 'invites', 'tokens'];
 

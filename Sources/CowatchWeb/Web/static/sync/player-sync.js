@@ -2,32 +2,32 @@
 //
 // The server is the one authority (docs/protocol.md). This page never decides
 // anything about group playback: its controls send commands, and the player
-// applies the `state` that comes back, using the server clock (clock.js) to turn
-// "playing from `position` since `at` at `rate`" into "where the video should be
-// right now". It reports back what only a player can know: `/ready <seq>` when it
+// applies the `state` that comes back, using the server clock (server-clock.js) to
+// turn "playing from `position` since `at` at `rate`" into "where the video should
+// be right now". It reports back what only a player can know: `/ready <seq>` when it
 // holds the requested position with enough data, `/buffering` when it stalls,
 // `/ended <seq>` at the end, and suspensions when it cannot follow (media that
 // does not load, autoplay refused).
 //
-// The decisions are in sync/ (player.js composes them; docs/browser.md has the
-// rules). This file is what touches the world: it reads the <video>, feeds the
-// decisions its events, the ticks and the timer, and carries out the actions
-// they return, in one place (perform()).
+// The decisions are the modules beside this one in sync/ (player.js composes
+// them; docs/browser.md has the rules). This file is what touches the world: it
+// reads the <video>, feeds the decisions its events, the ticks and the timer,
+// and carries out the actions they return, in one place (perform()).
 //
 // What plays the item is an adapter (players/player.js has the contract): the
 // page's <video> for media files, a provider's embedded player for a provider's
 // link, chosen from the item's `source.kind` and swapped when that changes.
 
-import { localNow } from './clock.js';
-import { PlayerCore } from './sync/player.js';
-import { ownReasonsOf } from './sync/apart.js';
-import { HAVE_CURRENT_DATA } from './sync/readiness.js';
-import { apiUrlFor, EMPTY_READINGS, importAdapter, sourceKind } from './players/player.js';
-import { correctionFor, seekPolicy } from './sync/correct.js';
-import VideoPlayer from './players/video.js';
+import { localNow } from './server-clock.js';
+import { PlayerCore } from './player.js';
+import { ownReasonsOf } from './apart.js';
+import { HAVE_CURRENT_DATA } from './readiness.js';
+import { apiUrlFor, EMPTY_READINGS, importAdapter, sourceKind } from '../players/player.js';
+import { correctionFor, seekPolicy } from './correct.js';
+import VideoPlayer from '../players/video.js';
 
-export { THRESHOLDS } from './sync/drift.js';
-export { positionAt } from './sync/timeline.js';
+export { THRESHOLDS } from './drift.js';
+export { positionAt } from './timeline.js';
 
 const TICK_MS = 50;
 
@@ -43,7 +43,7 @@ export class PlayerSync extends EventTarget {
   /**
    * @param {HTMLVideoElement} video the page's <video>; its parent hosts the
    *   other players
-   * @param {import('./clock.js').ServerClock} clock
+   * @param {import('./server-clock.js').ServerClock} clock
    * @param {(line: string) => boolean} send
    */
   constructor(video, clock, send) {
@@ -131,7 +131,7 @@ export class PlayerSync extends EventTarget {
     this.perform(this.core.tick(this.read()));
   }
 
-  // What the rest of the page (room/, ui.js) and the e2e test read.
+  // What the rest of the page (room/, model/ui-dom.js) and the e2e test read.
   get state() { return this.core.state; }
   get mode() { return this.core.mode; }
   get detail() { return this.core.detail; }
