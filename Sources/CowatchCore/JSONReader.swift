@@ -232,10 +232,24 @@ public struct JSONReader {
     }
 
     private func utf8(from start: Int, to end: Int) throws -> String {
-        guard let text = String(validating: bytes[start..<end], as: UTF8.self) else {
-            throw Failure(offset: start, problem: "a string that is not UTF-8")
+        let slice = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        try checkUTF8(slice, at: start)
+        return String(decoding: slice, as: UTF8.self)
+    }
+
+    /// Checks UTF-8 without making a string: most of what is skipped is never read.
+    private func checkUTF8(_ slice: UnsafeBufferPointer<UInt8>, at start: Int) throws {
+        // ASCII, nearly all of the protocol's text, needs no more than a look at each byte.
+        guard slice.contains(where: { $0 >= 0x80 }) else { return }
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = slice.makeIterator()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid: continue
+            case .emptyInput: return
+            case .error: throw Failure(offset: start, problem: "a string that is not UTF-8")
+            }
         }
-        return text
     }
 
     private mutating func skipString() throws {
@@ -244,7 +258,7 @@ public struct JSONReader {
         while index < bytes.count {
             switch bytes[index] {
             case UInt8(ascii: "\""):
-                _ = try utf8(from: start, to: index)
+                try checkUTF8(UnsafeBufferPointer(rebasing: bytes[start..<index]), at: start)
                 index += 1
                 return
             case UInt8(ascii: "\\"):

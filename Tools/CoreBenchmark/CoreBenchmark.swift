@@ -22,6 +22,43 @@ struct CoreBenchmark {
         let micros = passwordCheck(attempts: 300)
         print("password check at the door (scrypt N=\(hashing.cost), r=\(hashing.blockSize), p=\(hashing.parallelism)): "
             + "\(NumberText.decimal(micros, places: 1)) us per connection")
+        let (frameBytes, head, full) = frameReading(rounds: rounds * 10)
+        print("reading a state frame of \(frameBytes) bytes (JSONEventDecoding): head \(NumberText.decimal(head, places: 0)) ns, "
+            + "the whole event \(NumberText.decimal(full, places: 0)) ns")
+    }
+
+    /// What the protocol's decoder costs per state frame, as a room writes it with
+    /// a link playing: its head (what the load generator reads of every frame) and
+    /// the whole event (what the desktop player and the bridges read).
+    static func frameReading(rounds: Int) -> (bytes: Int, headNanoseconds: Double, fullNanoseconds: Double) {
+        let now = ServerInstant(milliseconds: 1_700_000_000_000)
+        guard let name = RoomName("frames"), let url = MediaURL("https://media.example/episode-1.mp4") else { return (0, 0, 0) }
+        var room = Room(name: name, now: now)
+        guard case .accepted(let host, _) = room.connectionOpened(ConnectRequest(name: "host", newToken: "h"), now: now) else {
+            return (0, 0, 0)
+        }
+        _ = room.receive(.watch(url, title: "Episode 1"), from: host, now: now)
+        _ = room.receive(.play(now: false), from: host, now: now)
+        var frame = String(decoding: JSONEventEncoding.encode(.state(room.state)), as: UTF8.self)
+        let clock = ContinuousClock()
+        var seqs: Int64 = 0
+        let headStart = clock.now
+        for _ in 0..<rounds {
+            seqs &+= frame.withUTF8 { (try? JSONEventDecoding.head($0))?.seq ?? 0 }
+        }
+        let headTime = clock.now - headStart
+        let fullRounds = max(1, rounds / 10)
+        let fullStart = clock.now
+        for _ in 0..<fullRounds {
+            if case .state(let state)? = try? JSONEventDecoding.decode(frame) { seqs &+= state.seq }
+        }
+        let fullTime = clock.now - fullStart
+        // Used, so that the reads are not optimised away.
+        if seqs == -1 { print(seqs) }
+        func nanoseconds(_ duration: Duration, _ count: Int) -> Double {
+            (Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9) / Double(count)
+        }
+        return (frame.utf8.count, nanoseconds(headTime, rounds), nanoseconds(fullTime, fullRounds))
     }
 
     /// What a connection to a room with a password costs the service thread: each
