@@ -3,36 +3,50 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { emptyModel, heard, replyLine, resumeRefused, welcomed, welcomeLines } from '../../Sources/CowatchWeb/Web/static/model/events.js';
+import { applyChanges, emptyModel, heard, replyLine, resumeRefused, welcomed, welcomeLines } from '../../Sources/CowatchWeb/Web/static/model/events.js';
 
 const ann = { id: 'p1', name: 'ann', role: 'host' };
 const bob = { id: 'p2', name: 'bob', role: 'member' };
 
+/** A welcome, its changes written into the model as the page writes them; returns whether it was a reconnect. */
+function welcome(model, event) {
+  const { returning, changes } = welcomed(model, event);
+  applyChanges(model, changes);
+  return returning;
+}
+
+/** An event, its changes written into the model as room/events.js writes them. */
+function hear(model, event) {
+  const news = heard(model, event);
+  if (!news.stale) applyChanges(model, news.changes);
+  return news;
+}
+
 function welcomedAs(you = ann, others = [bob]) {
   const model = emptyModel();
-  welcomed(model, { type: 'welcome', you, participants: [you, ...others] });
+  welcome(model, { type: 'welcome', you, participants: [you, ...others] });
   return model;
 }
 
 test('a welcome makes this page its member, with the members as they are now', () => {
   const model = emptyModel();
   model.state = { seq: 9 };
-  assert.equal(welcomed(model, { you: { ...ann, resume: 'r' }, participants: [{ ...ann, joined: true }, bob] }), false);
+  assert.equal(welcome(model, { you: { ...ann, resume: 'r' }, participants: [{ ...ann, joined: true }, bob] }), false);
   assert.equal(model.meId, 'p1');
   assert.deepEqual(model.participants.get('p1'), { ...ann, joined: true, resume: 'r' });
   assert.equal(model.participants.size, 2);
   assert.equal(model.state, null, 'a restarted server may count seq anew: the next state is taken');
-  assert.equal(welcomed(model, { you: ann, participants: [ann] }), true, 'the same member again: a reconnect');
+  assert.equal(welcome(model, { you: ann, participants: [ann] }), true, 'the same member again: a reconnect');
   assert.equal(model.participants.size, 1, 'who left meanwhile is gone');
 });
 
 test('a state is taken unless it is older than the one applied', () => {
   const model = welcomedAs();
-  const first = heard(model, { type: 'state', seq: 2 });
+  const first = hear(model, { type: 'state', seq: 2 });
   assert.equal(first.state.seq, 2);
   assert.equal(first.render, true);
   assert.equal(model.state.seq, 2);
-  const old = heard(model, { type: 'state', seq: 1 });
+  const old = hear(model, { type: 'state', seq: 1 });
   assert.equal(old.stale, true);
   assert.equal(old.state, null);
   assert.equal(model.state.seq, 2);
@@ -40,30 +54,30 @@ test('a state is taken unless it is older than the one applied', () => {
 
 test('a newcomer arrives in the log and for screen readers; this page\'s own member is handed on', () => {
   const model = welcomedAs();
-  const cid = heard(model, { type: 'participant', change: 'joined', participant: { id: 'p3', name: 'cid' } });
+  const cid = hear(model, { type: 'participant', change: 'joined', participant: { id: 'p3', name: 'cid' } });
   assert.deepEqual(cid.log, [['system', 'cid arrived.']]);
   assert.deepEqual(cid.announce, [['say', 'cid arrived.']]);
   assert.equal(cid.me, null);
   assert.equal(model.participants.get('p3').lastChange, 'joined');
 
-  const me = heard(model, { type: 'participant', change: 'suspended', participant: { ...ann, suspensions: ['catchup'] } });
+  const me = hear(model, { type: 'participant', change: 'suspended', participant: { ...ann, suspensions: ['catchup'] } });
   assert.deepEqual(me.me, { ...ann, suspensions: ['catchup'], lastChange: 'suspended' });
   assert.deepEqual(me.log, [], 'a known member changing is not news');
 
-  const renamed = heard(model, { type: 'participant', change: 'renamed', participant: { ...bob, name: 'robert' } });
+  const renamed = hear(model, { type: 'participant', change: 'renamed', participant: { ...bob, name: 'robert' } });
   assert.deepEqual(renamed.log, [['system', 'bob is now known as robert.']]);
   assert.deepEqual(renamed.announce, []);
 });
 
 test('a member who leaves is said by name; a kick or a ban is the notice\'s to say, and the bans list is asked again', () => {
   const model = welcomedAs();
-  const left = heard(model, { type: 'participant-left', id: 'p2', reason: 'left' });
+  const left = hear(model, { type: 'participant-left', id: 'p2', reason: 'left' });
   assert.deepEqual(left.log, [['system', 'bob left.']]);
   assert.deepEqual(left.announce, [['say', 'bob left.']]);
   assert.equal(left.refresh, null);
   assert.equal(model.participants.has('p2'), false);
 
-  const kicked = heard(model, { type: 'participant-left', id: 'p9', name: 'eve', reason: 'banned' });
+  const kicked = hear(model, { type: 'participant-left', id: 'p9', name: 'eve', reason: 'banned' });
   assert.deepEqual(kicked.log, []);
   assert.equal(kicked.refresh, 'bans');
   assert.equal(kicked.render, true);
@@ -71,38 +85,58 @@ test('a member who leaves is said by name; a kick or a ban is the notice\'s to s
 
 test('chat is logged; another member\'s is also told, this page\'s own is not', () => {
   const model = welcomedAs();
-  const theirs = heard(model, { type: 'chat', from: 'p2', name: 'bob', text: 'hi', at: 5 });
+  const theirs = hear(model, { type: 'chat', from: 'p2', name: 'bob', text: 'hi', at: 5 });
   assert.deepEqual(theirs.log, [['chat', 'hi', { name: 'bob', at: 5 }]]);
   assert.deepEqual(theirs.announce, [['chat', 'bob', 'hi', undefined]]);
-  const mine = heard(model, { type: 'chat', from: 'p1', name: 'ann', text: 'waves', me: true, at: 6 });
+  const mine = hear(model, { type: 'chat', from: 'p1', name: 'ann', text: 'waves', me: true, at: 6 });
   assert.deepEqual(mine.log, [['me', 'waves', { name: 'ann', at: 6 }]]);
   assert.deepEqual(mine.announce, []);
   assert.equal(mine.render, false);
 });
 
 test('a notice is logged and told as news, with its cause', () => {
-  const news = heard(welcomedAs(), { type: 'notice', text: 'ann paused', cause: { command: 'pause' } });
+  const news = hear(welcomedAs(), { type: 'notice', text: 'ann paused', cause: { command: 'pause' } });
   assert.deepEqual(news.log, [['notice', 'ann paused']]);
   assert.deepEqual(news.announce, [['news', 'ann paused', { command: 'pause' }]]);
 });
 
 test('an error is logged and said, but not a raced player report nor a refusal the door says', () => {
   const model = welcomedAs();
-  assert.deepEqual(heard(model, { type: 'error', code: 'forbidden', command: 'play', message: 'Only hosts may.' }).log,
+  assert.deepEqual(hear(model, { type: 'error', code: 'forbidden', command: 'play', message: 'Only hosts may.' }).log,
     [['error', 'Only hosts may.']]);
-  assert.deepEqual(heard(model, { type: 'error', code: 'bad-args' }).announce, [['say', 'bad-args']]);
-  assert.deepEqual(heard(model, { type: 'error', code: 'stale-report', command: 'ready' }).log, []);
-  assert.deepEqual(heard(model, { type: 'error', code: 'locked' }).log, []);
-  assert.deepEqual(heard(model, { type: 'error', code: 'locked', command: 'lock', message: 'Already.' }).log,
+  assert.deepEqual(hear(model, { type: 'error', code: 'bad-args' }).announce, [['say', 'bad-args']]);
+  assert.deepEqual(hear(model, { type: 'error', code: 'stale-report', command: 'ready' }).log, []);
+  assert.deepEqual(hear(model, { type: 'error', code: 'locked' }).log, []);
+  assert.deepEqual(hear(model, { type: 'error', code: 'locked', command: 'lock', message: 'Already.' }).log,
     [['error', 'Already.']], 'a command\'s refusal is not the door\'s');
 });
 
 test('events the page carries out itself, and unknown ones, change nothing here', () => {
   const model = welcomedAs();
   for (const type of ['time', 'catchup', 'reply', 'something-new']) {
-    assert.deepEqual(heard(model, { type }),
-      { stale: false, state: null, me: null, log: [], announce: [], refresh: null, render: false });
+    assert.deepEqual(hear(model, { type }),
+      { changes: {}, stale: false, state: null, me: null, log: [], announce: [], refresh: null, render: false });
   }
+});
+
+test('deciding leaves the model as it is: its changes are returned, and written only by applyChanges', () => {
+  const model = welcomedAs();
+  const before = { meId: model.meId, participants: new Map(model.participants), state: model.state };
+  const news = heard(model, { type: 'participant-left', id: 'p2', reason: 'left' });
+  const state = heard(model, { type: 'state', seq: 4 });
+  const welcome = welcomed(model, { you: ann, participants: [ann] });
+  assert.deepEqual({ meId: model.meId, participants: model.participants, state: model.state }, before);
+  assert.deepEqual(news.changes, { remove: ['p2'] });
+  assert.deepEqual(state.changes, { state: { type: 'state', seq: 4 } });
+  assert.equal(welcome.returning, true);
+  applyChanges(model, news.changes);
+  assert.equal(model.participants.has('p2'), false);
+});
+
+test('a rename says the name before as the event gives it', () => {
+  const model = welcomedAs();
+  const renamed = heard(model, { type: 'participant', change: 'renamed', from: 'bobby', participant: { ...bob, name: 'robert' } });
+  assert.deepEqual(renamed.log, [['system', 'bobby is now known as robert.']]);
 });
 
 test('a reply the host panel showed only points there; any other is logged as it came', () => {

@@ -19,15 +19,30 @@ export function emptyModel() {
 /**
  * A `welcome` into the model: this page is a member again, with the room's
  * members as they are now. Returns whether it is the same member as before (a
- * reconnect) rather than a new one.
+ * reconnect) rather than a new one, and the model's changes (`applyChanges`).
  */
 export function welcomed(model, event) {
-  const returning = model.meId === event.you.id;
-  model.meId = event.you.id;
-  model.participants = new Map(event.participants.map((p) => [p.id, p]));
-  model.participants.set(event.you.id, { ...model.participants.get(event.you.id), ...event.you });
-  model.state = null; // the state follows; a restarted server may count seq anew
-  return returning;
+  const participants = new Map(event.participants.map((p) => [p.id, p]));
+  participants.set(event.you.id, { ...participants.get(event.you.id), ...event.you });
+  return {
+    returning: model.meId === event.you.id,
+    // The state follows; a restarted server may count seq anew.
+    changes: { meId: event.you.id, participants, state: null },
+  };
+}
+
+/**
+ * Writes what `welcomed` and `heard` decided into the model: the one place the
+ * model changes (called by room/membership.js and room/events.js).
+ * @param {ReturnType<typeof emptyModel>} model
+ * @param {{ meId?: string, participants?: Map<string, object>, set?: object[], remove?: string[], state?: object|null }} changes
+ */
+export function applyChanges(model, changes) {
+  if ('meId' in changes) model.meId = changes.meId;
+  if (changes.participants) model.participants = changes.participants;
+  for (const participant of changes.set ?? []) model.participants.set(participant.id, participant);
+  for (const id of changes.remove ?? []) model.participants.delete(id);
+  if ('state' in changes) model.state = changes.state;
 }
 
 /** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
@@ -68,8 +83,9 @@ export function welcomeLines(event, { returning, owner }) {
 }
 
 /**
- * One of the room's events into the model (changed in place), and what the page
- * does about it:
+ * What one of the room's events changes in the model (`changes`, for
+ * `applyChanges`: the model itself is left as it is), and what the page does
+ * about it:
  *   `stale`     a state older than the one applied: nothing at all
  *   `state`     the room's new state, for the player to follow
  *   `me`        this page's member as it is now, when the event changed it
@@ -82,14 +98,14 @@ export function welcomeLines(event, { returning, owner }) {
  * (room/events.js); here they change nothing.
  */
 export function heard(model, event) {
-  const out = { stale: false, state: null, me: null, log: [], announce: [], refresh: null, render: false };
+  const out = { changes: {}, stale: false, state: null, me: null, log: [], announce: [], refresh: null, render: false };
   switch (event.type) {
     case 'state':
       if (isStale(model.state, event)) {
         out.stale = true;
         break;
       }
-      model.state = event;
+      out.changes.state = event;
       out.state = event;
       out.render = true;
       break;
@@ -97,21 +113,22 @@ export function heard(model, event) {
       const participant = { ...event.participant, lastChange: event.change };
       const known = model.participants.has(participant.id);
       const previousName = model.participants.get(participant.id)?.name;
-      model.participants.set(participant.id, participant);
+      out.changes.set = [participant];
       if (participant.id === model.meId) out.me = participant;
       if (!known && participant.id !== model.meId) {
         out.log.push(['system', `${participant.name} arrived.`]);
         out.announce.push(['say', `${participant.name} arrived.`]);
       }
       if (event.change === 'renamed') {
-        out.log.push(['system', `${previousName || 'someone'} is now known as ${participant.name}.`]);
+        // The event says the name before; a server that does not, the page's own list.
+        out.log.push(['system', `${event.from || previousName || 'someone'} is now known as ${participant.name}.`]);
       }
       out.render = true;
       break;
     }
     case 'participant-left': {
       const gone = model.participants.get(event.id);
-      model.participants.delete(event.id);
+      out.changes.remove = [event.id];
       const words = leftWords(event.name || gone?.name || 'someone', event.reason);
       if (words) {
         out.log.push(['system', words]);

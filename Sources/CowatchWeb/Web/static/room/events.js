@@ -4,11 +4,11 @@
 // (the state it follows, the clock, a catch-up), the words (the chat log, the
 // live region, the host panel's replies) and the page drawn again.
 
-import { heard, replyLine, resumeRefused } from '../model/events.js';
+import { applyChanges, heard, replyLine, resumeRefused } from '../model/events.js';
 
 /**
  * @param {object} p what the events reach
- * @param {object} p.model the room's model (model/events.js), which the event changes
+ * @param {object} p.model the room's model (model/events.js), which the event's changes are written into here
  * @param {() => object|null} p.me this page's member, once welcomed
  * @param {{ heard: (meId: string|null, event: object) => void }} p.chat the chat input (room/chat.js)
  * @param {(event: object) => void} p.welcome the server's `welcome` (room/membership.js)
@@ -28,6 +28,7 @@ export function handleEvent(p, event) {
   if (event.type === 'welcome') p.welcome(event);
   const news = heard(p.model, event);
   if (news.stale) return;
+  applyChanges(p.model, news.changes);
   toPlayer(p, event, news);
   toWords(p, event, news);
   if (news.refresh) p.hostPanel.refresh(news.refresh);

@@ -5,7 +5,7 @@
 import { showSecret } from '../secret-box.js';
 import { $, renderConnection } from '../model/ui-dom.js';
 import { limitsOf } from '../model/line-limit.js';
-import { welcomed, welcomeLines } from '../model/events.js';
+import { applyChanges, welcomed, welcomeLines } from '../model/events.js';
 
 const CHAT_PLACEHOLDER = 'Say something, or type a command: /help, /watch <url> [title]…';
 
@@ -87,7 +87,8 @@ function welcome(p, event) {
   if (door.isShut) door.open();
   $('chat-input').disabled = false;
   $('chat-input').placeholder = CHAT_PLACEHOLDER;
-  const returning = welcomed(model, event);
+  const { returning, changes } = welcomed(model, event);
+  applyChanges(model, changes);
   p.limitsChanged(limitsOf(event));
   // A new connection is a new member after a restart, or one the server may
   // have lost track of: whether this page has the own copy is said again.
