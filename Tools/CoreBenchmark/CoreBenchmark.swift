@@ -4,7 +4,8 @@ import SlashCommands
 
 /// Commands per second through one room, the core alone: no sockets. Each
 /// broadcast is encoded once (JSON and text), as the gateway does, so the figure
-/// includes what the gateway pays before fanning bytes out.
+/// includes what the gateway pays before fanning bytes out. Then what a password
+/// check costs at the door, and what the protocol's decoder costs per state frame.
 ///
 /// Usage: CoreBenchmark [rounds]   (run in release: `commands/bench core`)
 @main
