@@ -228,8 +228,16 @@ public struct RoomRelay: Sendable {
         case .opened(let connection, let attempt, _):
             return opened(connection, attempt)
         case .received(let connection, let attempt, let text, let now):
-            // An event this version does not know, or text that is not the protocol, changes nothing.
-            guard let message = (try? JSONEventDecoding.decode(text)) ?? nil else { return [] }
+            // An event this version does not know changes nothing; text that is not
+            // the protocol changes nothing either, but is logged, as the desktop player does.
+            let message: RoomEvent
+            do {
+                guard let decoded = try JSONEventDecoding.decode(text) else { return [] }
+                message = decoded
+            } catch {
+                return [.log(LogEntry(.warning, "a room event that could not be read",
+                                      ["room": settings.room, "why": "\(error)"]))]
+            }
             switch connection {
             case .watcher:
                 guard attempt == watcher.attempt else { return [] }

@@ -174,6 +174,21 @@ struct RoomRelayWatcherTests {
                 == [.notice(channel: "#cowatch", text: "dana shared \"A\" · http://watch.test/rooms/lobby")])
     }
 
+    @Test("a frame that is not the protocol is logged and changes nothing; an event type this version does not know is skipped")
+    func unreadableFrames() {
+        var pair = Pair.running()
+        let unreadable = pair.on(.received(.watcher, 1, #"{"type":"chat","text":"no sender"}"#, now: Pair.at(101)))
+        #expect(unreadable.count == 1)
+        if case .log(let entry)? = unreadable.first {
+            #expect(entry.message == "a room event that could not be read")
+        } else {
+            Issue.record("not a log entry: \(unreadable)")
+        }
+        #expect(pair.on(.received(.watcher, 1, #"{"type":"voice","who":[]}"#, now: Pair.at(101))).isEmpty)
+        #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("still here", cause: nil), now: Pair.at(101))))
+                == [.notice(channel: "#cowatch", text: "still here")])
+    }
+
     @Test("while the bot is out of the channel the room's lines are counted, and the count is said on return")
     func missed() {
         var pair = Pair.running()

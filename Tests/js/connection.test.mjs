@@ -1,4 +1,4 @@
-// The room connection (static/model/connection.js, static/connection.js): which
+// The room connection (static/model/connection.js, static/model/connection-socket.js): which
 // closes are final and what they are said as, the backoff and its jitter, and the
 // socket's life against a stand-in WebSocket with Node's mocked timers.
 
