@@ -86,6 +86,8 @@ let package = Package(
                 "CFrameGuard",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                // HMAC-SHA1 for TURN's short-lived credentials (voice tickets).
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The browser client: plain HTML, CSS and JavaScript modules in `Web/`,

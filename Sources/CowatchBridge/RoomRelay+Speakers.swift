@@ -141,7 +141,15 @@ extension RoomRelay {
             // To this person alone (their link shared without a check): room-wide
             // notices come through the watcher instead.
             return [.network(.tell(speaker: person, text: commands.localized(notice.text)))]
-        case .chat, .notice, .state, .participant, .participantLeft, .time, .catchup:
+        case .voice(let roster) where roster.change == .list:
+            // `/voice` asked from the channel: who is in voice and who speaks,
+            // answered where it was asked, as a reply is.
+            guard let line = TextEventEncoding.voiceLine(roster, addressed: true) else { return [] }
+            let words = commands.localized(line.hasPrefix("* ") ? String(line.dropFirst(2)) : line)
+            return [.network(.notice(channel: settings.channel, text: "\(person.name): \(words)"))]
+        // A bridged person has no microphone here: a ticket or an answer has
+        // nothing to go to.
+        case .chat, .notice, .state, .participant, .participantLeft, .time, .catchup, .voice, .voiceTicket, .voiceAnswer:
             return []
         }
     }

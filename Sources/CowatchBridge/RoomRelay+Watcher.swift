@@ -49,7 +49,11 @@ extension RoomRelay {
             watcher.refusalCode = error.code.rawValue
             return [.log(LogEntry(.warning, "the room refused the watcher",
                                   ["room": settings.room, "code": error.code.rawValue, "message": error.message]))]
-        case .participant, .participantLeft, .reply, .time, .catchup:
+        case .voice(let roster) where roster.change == .joined || roster.change == .left:
+            // Who comes into voice and goes: speaking is told only when asked (/voice).
+            guard let line = TextEventEncoding.voiceLine(roster, addressed: false) else { return [] }
+            return toChannel(line.hasPrefix("* ") ? String(line.dropFirst(2)) : line, notice: true)
+        case .participant, .participantLeft, .reply, .time, .catchup, .voice, .voiceTicket, .voiceAnswer:
             return []
         }
     }

@@ -45,6 +45,9 @@ public enum JSONEventDecoding {
         case "error": event = .error(try commandError(&reader))
         case "time": event = try time(&reader)
         case "catchup": event = .catchup(try catchup(&reader))
+        case "voice": event = .voice(try voiceRoster(&reader))
+        case "voice-ticket": event = .voiceTicket(try voiceTicket(&reader))
+        case "voice-answer": event = try voiceAnswer(&reader)
         default: return nil
         }
         try reader.end()
@@ -216,6 +219,75 @@ public enum JSONEventDecoding {
         }
         return Catchup(from: try required(from, "from", reader), rate: try required(rate, "rate", reader),
                        until: try required(until, "until", reader))
+    }
+
+    // MARK: Voice
+
+    private static func voiceRoster(_ reader: inout JSONReader) throws -> VoiceRoster {
+        var change: VoiceChange?, member: MemberID?, name: DisplayName?, mode: VoiceMode?, seats: [VoiceRoster.Seat]?
+        try members(&reader) { reader, key in
+            switch key {
+            case "change": change = try closed(&reader, VoiceChange.self)
+            case "member": member = try optional(&reader, memberID)
+            case "name": name = try optional(&reader, Self.name)
+            case "mode": mode = try closed(&reader, VoiceMode.self)
+            case "seats": seats = try reader.readArray { reader in try object(&reader, voiceSeat) }
+            default: try reader.skipValue()
+            }
+        }
+        return VoiceRoster(change: try required(change, "change", reader), member: member, name: name,
+                           mode: try required(mode, "mode", reader), seats: try required(seats, "seats", reader))
+    }
+
+    private static func voiceSeat(_ reader: inout JSONReader) throws -> VoiceRoster.Seat {
+        var id: MemberID?, name: DisplayName?, muted: Bool?, speaking: Bool?
+        try membersOfOpenObject(&reader) { reader, key in
+            switch key {
+            case "id": id = try memberID(&reader)
+            case "name": name = try Self.name(&reader)
+            case "muted": muted = try reader.readBool()
+            case "speaking": speaking = try reader.readBool()
+            default: try reader.skipValue()
+            }
+        }
+        return VoiceRoster.Seat(id: try required(id, "id", reader), name: try required(name, "name", reader),
+                                muted: try required(muted, "muted", reader), speaking: try required(speaking, "speaking", reader))
+    }
+
+    private static func voiceTicket(_ reader: inout JSONReader) throws -> VoiceTicket {
+        var servers: [IceServer]?, expires: ServerInstant?
+        try members(&reader) { reader, key in
+            switch key {
+            case "iceServers": servers = try reader.readArray { reader in try object(&reader, iceServer) }
+            case "expires": expires = try instant(&reader)
+            default: try reader.skipValue()
+            }
+        }
+        return VoiceTicket(iceServers: try required(servers, "iceServers", reader), expires: try required(expires, "expires", reader))
+    }
+
+    private static func iceServer(_ reader: inout JSONReader) throws -> IceServer {
+        var urls: [String]?, username: String?, credential: String?
+        try membersOfOpenObject(&reader) { reader, key in
+            switch key {
+            case "urls": urls = try reader.readArray { reader in try reader.readString() }
+            case "username": username = try reader.readString()
+            case "credential": credential = try reader.readString()
+            default: try reader.skipValue()
+            }
+        }
+        return IceServer(urls: try required(urls, "urls", reader), username: username, credential: credential)
+    }
+
+    private static func voiceAnswer(_ reader: inout JSONReader) throws -> RoomEvent {
+        var sdp: String?
+        try members(&reader) { reader, key in
+            switch key {
+            case "sdp": sdp = try reader.readString()
+            default: try reader.skipValue()
+            }
+        }
+        return .voiceAnswer(sdp: try required(sdp, "sdp", reader))
     }
 
     // MARK: Replies

@@ -48,6 +48,30 @@ public enum JSONEventEncoding {
                 json.key("from"); json.number(catchup.from.seconds)
                 json.key("rate"); json.number(catchup.rate.value)
                 json.key("until"); json.integer(catchup.until.milliseconds)
+            case .voice(let roster):
+                json.key("change"); json.string(roster.change.rawValue)
+                json.key("member"); json.string(roster.member?.rawValue)
+                json.key("name"); json.string(roster.name?.text)
+                json.key("mode"); json.string(roster.mode.rawValue)
+                json.key("seats"); json.array(roster.seats) { json, seat in
+                    json.object { json in
+                        json.key("id"); json.string(seat.id.rawValue)
+                        json.key("name"); json.string(seat.name.text)
+                        json.key("muted"); json.bool(seat.muted)
+                        json.key("speaking"); json.bool(seat.speaking)
+                    }
+                }
+            case .voiceTicket(let ticket):
+                json.key("iceServers"); json.array(ticket.iceServers) { json, server in
+                    json.object { json in
+                        json.key("urls"); json.array(server.urls) { $0.string($1) }
+                        if let username = server.username { json.key("username"); json.string(username) }
+                        if let credential = server.credential { json.key("credential"); json.string(credential) }
+                    }
+                }
+                json.key("expires"); json.integer(ticket.expires.milliseconds)
+            case .voiceAnswer(let sdp):
+                json.key("sdp"); json.string(sdp)
             }
         }
         return json.bytes

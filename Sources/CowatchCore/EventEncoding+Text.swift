@@ -55,6 +55,37 @@ public enum TextEventEncoding {
         case .catchup(let catchup):
             let length = now.map { " for " + Room.duration(catchup.until.interval(since: $0)) } ?? ""
             return ["* catching up: replaying from \(catchup.from) at \(catchup.rate)x\(length), then back with the group"]
+        case .voice(let roster):
+            return voiceLine(roster, addressed: addressed).map { [$0] } ?? []
+        case .voiceTicket(let ticket):
+            let servers = ticket.iceServers.flatMap(\.urls).joined(separator: " ")
+            return ["= voice ticket: ICE servers \(servers.isEmpty ? "none" : servers); send /voice offer <session description in base64>"]
+        case .voiceAnswer(let sdp):
+            return ["= voice answer: \(sdp.utf8.count) bytes of session description (a page plays it)"]
+        }
+    }
+
+    /// The roster in words. Speaking and its end are left out but when asked
+    /// (`/voice`): a line each time someone draws breath would drown the chat; a
+    /// mode change comes with a notice that says who made it.
+    public static func voiceLine(_ roster: VoiceRoster, addressed: Bool) -> String? {
+        let name = roster.name?.text
+        switch roster.change {
+        case .list:
+            let who = roster.seats.map { seat in
+                seat.name.text + (seat.speaking ? " (speaking)" : seat.muted ? " (muted)" : "")
+            }
+            let mode = switch roster.mode {
+            case .on: "open to everyone"
+            case .off: "off"
+            case .hosts: "for hosts only"
+            }
+            return "* voice is \(mode); " + (who.isEmpty ? "nobody is in it" : "in it: " + who.joined(separator: ", "))
+        case .joined: return name.map { "* \($0) joined voice" }
+        case .left: return name.map { "* \($0) left voice" }
+        case .muted: return name.map { "* \($0) is muted in voice" }
+        case .unmuted: return name.map { "* \($0) can be heard in voice" }
+        case .speaking, .quiet, .mode: return nil
         }
     }
 

@@ -81,4 +81,6 @@ public struct Cause: Hashable, Sendable, RawRepresentable, CustomStringConvertib
     public static let subtitles = Cause(rawValue: "subtitles")
     /// A player told the room the item's length, or that it is a live stream (`/duration`).
     public static let media = Cause(rawValue: "media")
+    /// A host set who may take a seat in the room's voice (`/voice on|off|hosts`).
+    public static let voice = Cause(rawValue: "voice")
 }

@@ -39,6 +39,10 @@ public struct Member: Hashable, Sendable {
     /// The highest state seq this player reported ready for, or -1.
     public internal(set) var readySeq: Int64
     public internal(set) var connected: Bool
+    /// Its seat in the room's voice, while it has one.
+    public internal(set) var voice: VoiceSeat?
+    /// The parts of a voice offer longer than a line, so far (`/voice offer part`).
+    var voiceOfferParts = ""
     /// Order of arrival in the room: the lowest is the longest present.
     public let arrival: Int64
     let resumeToken: String

@@ -117,6 +117,7 @@ extension Room {
                 return
             }
             let serial = member.disconnectSerial + 1
+            room.leaveVoiceOnDeparture(id)
             room.modify(id) {
                 $0.connected = false
                 $0.disconnectSerial = serial
@@ -206,6 +207,7 @@ extension Room {
                               limits: configuration.announcedLimits)
         actions.append(.send(.welcome(welcome), to: id))
         handState(to: id)
+        greetWithVoice(id)
     }
 
     /// A disconnected member's grace period ended without a reconnect.
@@ -216,6 +218,7 @@ extension Room {
 
     /// A member leaves the room for good: after the grace period, or on `/kick`.
     mutating func remove(_ id: MemberID, reason: DepartureReason, now: ServerInstant) {
+        leaveVoiceOnDeparture(id)
         guard let member = deleteMember(id) else { return }
         actions.append(.broadcast(.participantLeft(id, name: member.name, reason: reason)))
         if member.role == .host && hostCount == 0 { promoteLongestPresent() }
@@ -301,6 +304,7 @@ extension Room {
         modify(other.id) { $0.role = .member }
         announce(other.id, .role)
         notify("\(displayName(id)) took host rights from \(other.name)", cause: .deop, by: id)
+        voiceRoleFollows(other.id)
     }
 
     mutating func requireMember(named target: String, from id: MemberID, _ command: CommandName) -> Member? {

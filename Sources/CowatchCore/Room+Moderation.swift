@@ -119,6 +119,7 @@ extension Room {
         }
         modify(other.id) { $0.muted = on }
         announce(other.id, on ? .muted : .unmuted)
+        voiceMuteFollows(other.id)
         notify("\(displayName(id)) \(on ? "muted" : "unmuted") \(other.name)", cause: .mute, by: id)
     }
 
@@ -154,7 +155,8 @@ extension Room {
         guard members[id]?.muted == true else { return true }
         switch line {
         case .empty, .command(.help), .command(.who), .command(.status), .command(.time), .command(.ready),
-             .command(.buffering), .command(.ended), .command(.duration), .command(.have), .command(.player), .command(.queue(nil, _)):
+             .command(.buffering), .command(.ended), .command(.duration), .command(.have), .command(.player), .command(.queue(nil, _)),
+             .command(.voice(.list)), .command(.voice(.leave)), .command(.voice(.mute(true))):
             return true
         case .chat, .command:
             let command: CommandName? = if case .command(let command) = line { command.name } else { nil }

@@ -88,6 +88,7 @@ extension Room {
         case .untoken(let number): revokeToken(number, from: id, now: now)
         case .listed(let on): list(on, from: id)
         case .me(let text): chat(text, me: true, from: id, now: now)
+        case .voice(let command): voice(command, from: id)
         }
     }
 

@@ -22,6 +22,8 @@ public enum RoomAction: Hashable, Sendable {
     case persistChat(ChatLine)
     /// The room expired (empty for the configured time): forget it and all it kept.
     case forgetRoom
+    /// To the media server's link (docs/voice.md): the room decided who speaks.
+    case voice(VoiceOrder)
 }
 
 /// The timers a room may arm. Each carries what it was armed for, so a timer that

@@ -66,6 +66,8 @@ public struct RoomConfiguration: Hashable, Sendable {
     /// screen) is kept, when that is longer than `resumeGrace`: the room shows
     /// them away, not gone, and they come back as themselves.
     public var awayGrace = ServerInterval(milliseconds: 1_800_000)
+    /// The room's voice: whether there is any, and its seats (docs/voice.md).
+    public var voice = VoiceLimits()
 
     public init(
         maximumMembers: Int = 1_000,

@@ -15,6 +15,12 @@ public enum RoomEvent: Hashable, Sendable {
     /// `/time`: the client's value echoed, and the server's clock when answered.
     case time(client: Double, server: ServerInstant)
     case catchup(Catchup)
+    /// Who is in the room's voice (docs/voice.md).
+    case voice(VoiceRoster)
+    /// To one member, the answer to `/voice join`.
+    case voiceTicket(VoiceTicket)
+    /// To one member, the media server's answer to its offer (a session description).
+    case voiceAnswer(sdp: String)
 
     /// The `type` field of the JSON encoding.
     public var type: String {
@@ -29,6 +35,9 @@ public enum RoomEvent: Hashable, Sendable {
         case .error: "error"
         case .time: "time"
         case .catchup: "catchup"
+        case .voice: "voice"
+        case .voiceTicket: "voice-ticket"
+        case .voiceAnswer: "voice-answer"
         }
     }
 }

@@ -24,12 +24,14 @@ public struct RoomProtection: Hashable, Sendable, Codable {
     /// Bots' tokens, oldest first.
     public var tokens: [BotToken] = []
     public var nextTokenNumber: Int64 = 1
+    /// Who may take a seat in the room's voice; nil: everyone but bots (`on`).
+    public var voiceMode: VoiceMode?
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case ownerKeyDigest, bans, slowMode, nextBanNumber, emptySince, password, invites, nextInviteNumber
-        case tokens, nextTokenNumber
+        case tokens, nextTokenNumber, voiceMode
     }
 
     /// Protections saved before passwords and invites existed read as none.
@@ -45,6 +47,7 @@ public struct RoomProtection: Hashable, Sendable, Codable {
         nextInviteNumber = try values.decodeIfPresent(Int64.self, forKey: .nextInviteNumber) ?? 1
         tokens = try values.decodeIfPresent([BotToken].self, forKey: .tokens) ?? []
         nextTokenNumber = try values.decodeIfPresent(Int64.self, forKey: .nextTokenNumber) ?? 1
+        voiceMode = try values.decodeIfPresent(VoiceMode.self, forKey: .voiceMode)
     }
 }
 

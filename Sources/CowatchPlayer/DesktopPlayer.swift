@@ -306,7 +306,8 @@ public struct DesktopPlayer: Sendable {
                 userChange = nil
                 reconcile()
             }
-        case .participantLeft, .chat, .notice, .reply, .time:
+        // Voice is the page's: the desktop player plays the video alone.
+        case .participantLeft, .chat, .notice, .reply, .time, .voice, .voiceTicket, .voiceAnswer:
             return
         }
     }

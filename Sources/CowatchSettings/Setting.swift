@@ -219,6 +219,58 @@ extension SettingKey where Target == ServeSettings {
             }
             settings.gateway.clusterSecret = secret
         },
+        Setting("voice-url", help: "the media server for voice: Janus's WebSocket API on this machine, ws://127.0.0.1:PORT (deploy/voice/janus-run starts it); unset: no voice",
+                form: "URL", shown: { $0.gateway.voice.janusURL }) { value, settings in
+            guard value.hasPrefix("ws://"), value.count <= 200, !value.contains(" ") else {
+                throw SettingsError("expected ws://127.0.0.1:PORT, where Janus's WebSocket transport listens")
+            }
+            settings.gateway.voice.janusURL = value
+        },
+        Setting("voice-secret-file", help: "a file holding Janus's API secret (deploy/voice/janus-run makes it when missing)",
+                form: "FILE") { value, settings in
+            // A file, so that the secret stays out of the command line and the environment.
+            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
+                throw SettingsError("cannot read the voice secret file")
+            }
+            let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard secret.count >= 16, secret.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) }) else {
+                throw SettingsError("the voice secret file must hold one secret of at least 16 letters, digits, - or _")
+            }
+            settings.gateway.voice.janusSecret = secret
+        },
+        .integer("voice-rooms", 1...1_000_000, \.gateway.voice.maximumRooms, help: "rooms with voice at once on this server; a seat in one more is refused"),
+        .integer("voice-seats", 1...10_000, \.gateway.room.voice.seats, help: "members of one room in its voice at once"),
+        .integer("voice-speakers", 1...10_000, \.gateway.room.voice.speakers,
+                 help: "members of one room who may have their microphone on at once; past it a newcomer joins muted"),
+        Setting("voice-turn-urls", help: "TURN servers for members' pages, comma-separated (turn:turn.example.org:3478?transport=udp); with voice-turn-secret-file",
+                form: "URLS", shown: { shownList($0.gateway.voice.turnURLs) }) { value, settings in
+            let urls = SettingValue.list(value)
+            guard urls.allSatisfy({ ($0.hasPrefix("turn:") || $0.hasPrefix("turns:")) && $0.count <= 200 && !$0.contains(" ") }) else {
+                throw SettingsError("expected turn:HOST:PORT or turns:HOST:PORT addresses, separated by commas")
+            }
+            settings.gateway.voice.turnURLs = urls
+        },
+        Setting("voice-turn-secret-file", help: "a file holding the TURN server's shared secret (coturn's static-auth-secret): each ticket's credentials are made from it",
+                form: "FILE") { value, settings in
+            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
+                throw SettingsError("cannot read the TURN secret file")
+            }
+            let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard secret.count >= 16, !secret.contains(where: \.isWhitespace) else {
+                throw SettingsError("the TURN secret file must hold one secret of at least 16 characters")
+            }
+            settings.gateway.voice.turnSecret = secret
+        },
+        Setting("voice-stun-urls", help: "STUN servers for members' pages, comma-separated (stun:HOST:PORT)",
+                form: "URLS", shown: { shownList($0.gateway.voice.stunURLs) }) { value, settings in
+            let urls = SettingValue.list(value)
+            guard urls.allSatisfy({ $0.hasPrefix("stun:") && $0.count <= 200 && !$0.contains(" ") }) else {
+                throw SettingsError("expected stun:HOST:PORT addresses, separated by commas")
+            }
+            settings.gateway.voice.stunURLs = urls
+        },
+        .duration("voice-credential-lifetime", .seconds(60)...(.seconds(86_400)), \.gateway.voice.credentialLifetime,
+                  help: "seconds a voice ticket's TURN credentials work"),
         Setting("room-creation", help: "who may create rooms: open (anyone) or token (holders of a creation token from cowatch admin)",
                 form: "open|token", shown: { $0.gateway.roomCreation.rawValue }) { value, settings in
             guard let creation = GatewayConfiguration.RoomCreation(rawValue: value.lowercased()) else {

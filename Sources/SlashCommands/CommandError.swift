@@ -45,6 +45,10 @@ public enum ErrorCode: String, Hashable, Sendable, CaseIterable {
     /// `/watch` or `/queue` of a link that certainly does not serve media (a web
     /// page, an image, a 404), as the server found when it looked.
     case notMedia = "not-media"
+    /// `/voice join` or `/voice offer` while the room's voice cannot take the
+    /// member: the server has no media server, it is out of reach, or the room
+    /// or the server has no seat left (the message says which).
+    case voiceUnavailable = "voice-unavailable"
 }
 
 /// A refusal: the line was not carried out, and the sender alone is told why.

@@ -18,6 +18,11 @@ public enum CommandTable {
     public static let maximumBanMinutes = 525_600.0
     /// The longest reason of a `/kick` or `/ban`, in characters.
     public static let maximumReasonCharacters = 200
+    /// The longest `/voice offer`, all its parts together, in base64
+    /// characters: a page's audio offer is about 2 KB with a handful of ICE
+    /// candidates, and each further one adds about 100 bytes. Longer than a
+    /// line, it comes in parts (`/voice offer part`).
+    public static let maximumVoiceOfferCharacters = 16_384
     /// The longest room password, in characters.
     public static let maximumPasswordCharacters = 64
     /// The largest length or live-edge position a player may report, in seconds
@@ -347,7 +352,40 @@ public enum CommandTable {
                 }
                 return .me(text)
             }
+        case .voice:
+            return CommandSpec(name: name, arguments: "[join|leave|mute|unmute|on|off|hosts]", summary: "Talk while watching: with no word, who is in the room's voice and who speaks; join and leave it, mute or unmute yourself (the page does this with its voice buttons, and sends its call's offer with /voice offer [part] <base64>); hosts set who may join: on (everyone but bots), off, or hosts.", audience: .anyone) { args throws(ArgumentProblem) in
+                try voice(&args)
+            }
         }
+    }
+
+    private static func voice(_ args: inout ArgumentReader) throws(ArgumentProblem) -> SlashCommand {
+        guard let word = args.word() else { return .voice(.list) }
+        let command: VoiceCommand
+        switch word.lowercased() {
+        case "join": command = .join
+        case "leave": command = .leave
+        case "mute": command = .mute(true)
+        case "unmute": command = .mute(false)
+        case "offer":
+            var word = try args.requireWord("the offer (a session description in base64)")
+            let part = word.lowercased() == "part"
+            if part { word = try args.requireWord("the offer's part (base64)") }
+            guard word.count <= maximumVoiceOfferCharacters,
+                  word.utf8.allSatisfy({ byte in
+                      (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                          || byte == 0x2B || byte == 0x2F || byte == 0x3D
+                  })
+            else { throw ArgumentProblem("an offer is a session description in base64, at most \(maximumVoiceOfferCharacters) characters in all") }
+            command = part ? .offerPart(String(word)) : .offer(String(word))
+        default:
+            guard let mode = VoiceMode(rawValue: word.lowercased()) else {
+                throw ArgumentProblem("/voice takes join, leave, mute, unmute, or (hosts) on, off or hosts")
+            }
+            command = .mode(mode)
+        }
+        try args.requireEnd()
+        return .voice(command)
     }
 
     private static func noArguments(_ name: CommandName, _ command: SlashCommand, _ summary: String, _ audience: CommandSpec.Audience) -> CommandSpec {

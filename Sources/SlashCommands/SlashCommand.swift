@@ -75,6 +75,8 @@ public enum SlashCommand: Hashable, Sendable {
     /// Listed on the landing page, or not.
     case listed(Bool)
     case me(String)
+    /// The room's voice: a seat, its microphone, or (hosts) who may talk.
+    case voice(VoiceCommand)
 
     public var name: CommandName {
         switch self {
@@ -127,6 +129,7 @@ public enum SlashCommand: Hashable, Sendable {
         case .untoken: .untoken
         case .listed: .public
         case .me: .me
+        case .voice: .voice
         }
     }
 }
@@ -151,7 +154,33 @@ public enum CommandName: String, CaseIterable, Hashable, Sendable {
     case help, nick, watch, join, leave, end, play, pause, seek, rate, suspend, resume
     case catchup, queue, next, dequeue, move, subtitles, autoplay, player, ready, buffering, ended, duration, have, time, who
     case status, policy, op, deop, kick, ban, unban, bans, mute, unmute, slow
-    case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, `public`, me
+    case lock, unlock, password, invite, invites, revoke, token, tokens, untoken, `public`, me, voice
+}
+
+/// What `/voice` asks (docs/voice.md).
+public enum VoiceCommand: Hashable, Sendable {
+    /// `/voice`: who is in the room's voice, who speaks, and who may join.
+    case list
+    /// `/voice join`: the first step of taking a seat. The answer is a ticket:
+    /// the ICE servers to connect through, with short-lived TURN credentials.
+    case join
+    /// `/voice offer <sdp>`: the second step, the page's WebRTC offer
+    /// (its session description in base64, ICE candidates included), or its
+    /// last part.
+    case offer(String)
+    /// `/voice offer part <base64>`: a part of an offer longer than a line,
+    /// followed by more parts and then the last one as `/voice offer`.
+    case offerPart(String)
+    case leave
+    /// `/voice mute` (true) and `/voice unmute`: one's own microphone.
+    case mute(Bool)
+    /// `/voice on|off|hosts` (hosts): who may take a seat.
+    case mode(VoiceMode)
+}
+
+/// Who may take a seat in a room's voice.
+public enum VoiceMode: String, Hashable, Sendable, CaseIterable, Codable {
+    case on, off, hosts
 }
 
 /// A player's report of what the item is (`/duration`).

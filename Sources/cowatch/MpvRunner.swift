@@ -358,7 +358,7 @@ final class MpvRunner: @unchecked Sendable {
                 early = []
                 for event in waiting { sampled(.room(event)) }
             }
-        case .participantLeft, .chat, .notice, .reply:
+        case .participantLeft, .chat, .notice, .reply, .voice, .voiceTicket, .voiceAnswer:
             return
         case .error(let error):
             // Reports that answer a state the room has moved on from are expected.

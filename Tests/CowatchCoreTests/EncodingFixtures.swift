@@ -72,6 +72,16 @@ enum EncodingFixture {
     static let catchup = Catchup(from: MediaTime(seconds: 713.5), rate: PlaybackRate(2)!,
                                  until: ServerInstant(milliseconds: 1_700_000_010_000))
 
+    static let roster = VoiceRoster(change: .speaking, member: alice.id, name: alice.name, mode: .on, seats: [
+        VoiceRoster.Seat(id: alice.id, name: alice.name, muted: false, speaking: true),
+        VoiceRoster.Seat(id: bob.id, name: bob.name, muted: true, speaking: false),
+    ])
+    static let ticket = VoiceTicket(iceServers: [
+        IceServer(urls: ["stun:turn.example.org:3478"]),
+        IceServer(urls: ["turn:turn.example.org:3478?transport=udp", "turns:turn.example.org:5349"],
+                  username: "1700014400:lobby.m1", credential: "bXlzZWNyZXQ="),
+    ], expires: ServerInstant(milliseconds: 1_700_014_400_000))
+
     static let events: [RoomEvent] = [
         .welcome(welcome), .welcome(founding),
         .state(playing), .state(idle), .state(ended),
@@ -96,6 +106,10 @@ enum EncodingFixture {
         .error(unknownCommand), .error(badSeek),
         .time(client: 1_700_000_000_000.5, server: now),
         .catchup(catchup),
+        .voice(roster), .voice(VoiceRoster(change: .left, member: bob.id, name: bob.name, mode: .hosts, seats: [])),
+        .voice(VoiceRoster(change: .list, member: nil, name: nil, mode: .off, seats: [])),
+        .voiceTicket(ticket), .voiceTicket(VoiceTicket(iceServers: [], expires: now)),
+        .voiceAnswer(sdp: "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"),
     ]
 
     /// The case name, exhaustively: a new case fails to compile here until the
@@ -124,6 +138,9 @@ enum EncodingFixture {
         case .error: "error"
         case .time: "time"
         case .catchup: "catchup"
+        case .voice: "voice"
+        case .voiceTicket: "voiceTicket"
+        case .voiceAnswer: "voiceAnswer"
         }
     }
 
@@ -131,7 +148,7 @@ enum EncodingFixture {
         "welcome", "state", "participant", "participantLeft", "chat", "notice", "reply.help", "reply.who",
         "reply.status", "reply.queue", "reply.policy", "reply.bans", "reply.invite", "reply.invites", "reply.token",
         "reply.tokens", "error", "time",
-        "catchup",
+        "catchup", "voice", "voiceTicket", "voiceAnswer",
     ]
 }
 

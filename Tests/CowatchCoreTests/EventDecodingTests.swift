@@ -134,7 +134,7 @@ struct EventDecodingTests {
 
     @Test("an unknown type is no event; unknown keys are skipped, in any order")
     func forwardCompatible() throws {
-        #expect(try JSONEventDecoding.decode(#"{"type":"voice","who":["m1"]}"#) == nil)
+        #expect(try JSONEventDecoding.decode(#"{"type":"whisper","who":["m1"]}"#) == nil)
         let chat = #"{"at":1700000000000,"extra":{"a":[1,2,{"b":null}]},"me":false,"text":"hi","name":"alice","from":"m1","type":"chat"}"#
         #expect(try JSONEventDecoding.decode(chat) == .chat(ChatLine(from: MemberID("m1"), name: DisplayName("alice")!, text: "hi",
                                                                     at: F.now, me: false)))

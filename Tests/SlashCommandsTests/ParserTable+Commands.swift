@@ -269,6 +269,26 @@ enum CommandRows {
         Row.bad("/nick   ", .nick),
     ]
 
+    static let voice: [ParserCase] = [
+        Row.command("/voice", .voice(.list)),
+        Row.command("/voice join", .voice(.join)),
+        Row.command("/voice LEAVE", .voice(.leave)),
+        Row.command("/voice mute", .voice(.mute(true))),
+        Row.command("/voice unmute", .voice(.mute(false))),
+        Row.command("/voice hosts", .voice(.mode(.hosts))),
+        Row.command("/voice Off", .voice(.mode(.off))),
+        Row.command("/voice on", .voice(.mode(.on))),
+        Row.command("/voice offer dj0wDQpvPS0=", .voice(.offer("dj0wDQpvPS0="))),
+        Row.command("/voice offer part dj0w", .voice(.offerPart("dj0w"))),
+        Row.command("/voice offer PART dj0w", .voice(.offerPart("dj0w"))),
+        Row.bad("/voice offer part", .voice),
+        Row.bad("/voice shout", .voice),
+        Row.bad("/voice offer", .voice),
+        Row.bad("/voice offer not-base64!", .voice),
+        Row.bad("/voice join now", .voice),
+        Row.bad("/voice offer dj0w dj0w", .voice),
+    ]
+
     static let all: [ParserCase] = help + noArguments + play + watchAndQueue + suspendAndResume
-        + catchup + toggles + moderationAndMe
+        + catchup + toggles + moderationAndMe + voice
 }

@@ -127,6 +127,7 @@ struct ParserMessageTests {
         .unban: "/unban", .bans: "/bans x", .mute: "/mute", .unmute: "/unmute", .slow: "/slow x",
         .lock: "/lock x", .unlock: "/unlock x", .password: "/password", .invite: "/invite x", .invites: "/invites x",
         .revoke: "/revoke", .token: "/token", .tokens: "/tokens x", .untoken: "/untoken", .public: "/public", .me: "/me",
+        .voice: "/voice shout",
     ]
 
     @Test("every command refuses bad arguments with its own usage", arguments: CommandName.allCases)

@@ -110,6 +110,12 @@ public struct RoomHost {
         carryOut(room.roundTripMeasured(roundTrip, for: member, now: now))
     }
 
+    /// What a media server link reports (`Room.voiceJoined` and the others),
+    /// as the gateway hands it to the room.
+    public mutating func voiceReport(_ report: (inout Room, ServerInstant) -> [RoomAction]) -> Outcome {
+        carryOut(report(&room, now))
+    }
+
     /// Fires the earliest timer due by `target`, `lateness` after its due instant
     /// but never after `target`; nil when none is due. The clock moves to the
     /// firing instant.
@@ -170,7 +176,8 @@ public struct RoomHost {
                 connections.removeAll { $0.member == member }
             case .forgetRoom:
                 forgotten = true
-            case .persist, .persistMember, .forgetMember, .persistChat:
+            // The media server's link is the gateway's; these checks have none.
+            case .persist, .persistMember, .forgetMember, .persistChat, .voice:
                 break
             }
         }

@@ -64,6 +64,13 @@ enum CanonicalLine {
         case .token(let bot, let scope): return name + argument(bot.text) + argument(scope.rawValue)
         case .lock, .unlock, .invites, .tokens: return name
         case .join, .leave, .end, .pause, .next, .buffering, .who, .status, .bans: return name
+        case .voice(.list): return name
+        case .voice(.join): return name + " join"
+        case .voice(.leave): return name + " leave"
+        case .voice(.mute(let on)): return name + (on ? " mute" : " unmute")
+        case .voice(.offer(let offer)): return name + " offer" + argument(offer)
+        case .voice(.offerPart(let part)): return name + " offer part" + argument(part)
+        case .voice(.mode(let mode)): return name + argument(mode.rawValue)
         }
     }
 

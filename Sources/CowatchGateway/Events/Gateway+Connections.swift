@@ -313,6 +313,7 @@ extension Gateway {
     /// The service loop's housekeeping timer went off (`GatewayState.housekeeping`).
     func housekeeping() {
         run(gateway: state.housekeeping(at: eventTime))
+        voiceTick()
     }
 
     /// Between half an interval and one and a half, spread by connection id, so

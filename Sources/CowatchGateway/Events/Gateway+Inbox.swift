@@ -18,6 +18,10 @@ enum ServiceMessage: Sendable {
     case relayOpened(UInt64)
     case relayReceived(UInt64, String)
     case relayClosed(UInt64, CloseInfo)
+    /// The media server's link (`Voice/Gateway+Voice.swift`), by the link's number.
+    case voiceOpened(UInt64)
+    case voiceReceived(UInt64, String)
+    case voiceClosed(UInt64)
     /// The time source was moved ahead (`Gateway.timeSkipped`); then, once handled.
     case timeSkipped(@Sendable () -> Void)
 }
@@ -54,6 +58,12 @@ extension Gateway {
             relayReceived(id, text)
         case .relayClosed(let id, let info):
             relayClosed(id, info)
+        case .voiceOpened(let number):
+            voiceLinkOpened(number)
+        case .voiceReceived(let number, let text):
+            voiceReceived(number, text)
+        case .voiceClosed(let number):
+            voiceLinkClosed(number)
         }
     }
 }

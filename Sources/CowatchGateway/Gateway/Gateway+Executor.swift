@@ -107,6 +107,12 @@ extension Gateway {
             tables.upstreams[id]?.send(bytes: RelayWire.encode(up), binary: false)
         case .closeRelay(let id, let code):
             tables.upstreamTaken(id)?.close(code: code)
+        case .openVoiceLink:
+            openVoiceLink()
+        case .closeVoiceLink:
+            voiceLink?.close(code: 1000)
+        case .voiceSend(let text):
+            voiceLink?.send(text)
         case .checkMedia(let link, let id, let address):
             let started = eventTime.monotonic
             MediaProbe.check(link, settings: configuration.mediaCheck, time: time) { [weak self] verdict in

@@ -134,6 +134,8 @@ extension Gateway {
             case .persistMember(let record): changes.append(.member(name, record))
             case .forgetMember(let id): changes.append(.forgetMember(name, id))
             case .persistChat(let line): changes.append(.chat(name, line))
+            case .voice(let order):
+                voiceOrder(order, in: entry)
             case .forgetRoom:
                 // An empty room reached its expiry: it and all it kept go.
                 dropRoom(name)

@@ -72,6 +72,11 @@ public final class Gateway: @unchecked Sendable {
     let clusterLink: ClusterLink?
     /// Service-thread state of the cluster (its relay clients made at start).
     let cluster: ClusterState?
+    /// The link to the media server for voice (`Voice/`); nil without one.
+    var voice: VoiceBridge?
+    var voiceClients: WebSocketClients?
+    var voiceLink: ClientConnection?
+    var voiceLinkNumber: UInt64 = 0
 
     /// From any other thread (a link check, the database, a relay): hand a message
     /// to the service thread, which handles it when woken (`serviceWoken`).
@@ -111,6 +116,7 @@ public final class Gateway: @unchecked Sendable {
         var configuration = configuration
         configuration.room.announcedLimits = Welcome.Limits(lineBytes: configuration.maximumLineBytes,
                                                             messageBytes: configuration.maximumMessageBytes)
+        configuration.room.voice.available = configuration.voice.isConfigured
         self.configuration = configuration
         self.store = store
         self.clusterLink = cluster
@@ -201,6 +207,7 @@ public final class Gateway: @unchecked Sendable {
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(server.port)"])
         eventBegins()
         run(gateway: [.armHousekeeping(after: state.settings.housekeepingInterval)])
+        startVoice()
         // A stop asked for while starting found no loop to wake.
         if isStopRequested { beginShutdown() }
         eventEnds()
@@ -209,6 +216,7 @@ public final class Gateway: @unchecked Sendable {
         }
         let remaining = connections.count
         cluster?.relays?.shutdown()
+        voiceClients?.shutdown()
         eventBegins()
         run(gateway: [.writeAliveMark(eventTime.server)])
         emit(.flushStore)

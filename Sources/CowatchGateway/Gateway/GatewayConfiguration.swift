@@ -94,6 +94,8 @@ public struct GatewayConfiguration: Sendable {
     /// link only with that proof (`RelayProof`). Nil: this node opens and takes
     /// no links.
     public var clusterSecret: String?
+    /// The node's media server for voice (docs/voice.md); unset: no voice.
+    public var voice = VoiceConfiguration()
     /// The operator's token for the admin API (`/admin/...`); nil: the API is off.
     public var adminToken: String?
     /// Who may create a room: anyone, or holders of a creation token the operator

@@ -80,6 +80,10 @@ enum GatewayEffect {
     indirect case openRelay(RelayLinks.LinkID, WebSocketAddress, proof: String)
     indirect case relaySend(RelayLinks.LinkID, RelayUp)
     case closeRelay(RelayLinks.LinkID, code: UInt16)
+    // The media server for voice (`Voice/`): its link, and a request on it.
+    case openVoiceLink
+    case closeVoiceLink
+    indirect case voiceSend(String)
 
     // MARK: The work done for strangers
 

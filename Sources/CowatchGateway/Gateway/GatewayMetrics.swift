@@ -37,6 +37,13 @@ struct GatewayMetrics {
     var unusedRoomsGivenUp = 0
     var untrustedForwarding = 0
     var chatBytesDropped = 0
+    /// Voice (`Voice/`): seats asked of the media server, seats lost or refused
+    /// by it, and what it holds now.
+    var voiceJoins = 0
+    var voiceFailures = 0
+    var voiceRooms = 0
+    var voiceSeats = 0
+    var voiceLinkUp = false
     var fanOut = Histogram(bounds: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
     var roundTrip = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1])
     /// One housekeeping pass over a slice of the connections' deadlines (pings,
@@ -110,6 +117,12 @@ struct GatewayMetrics {
         single("cowatch_chat_bytes_dropped_total", "counter", "Chat bytes dropped to keep all rooms under chat-total-bytes.",
                chatBytesDropped)
         single("cowatch_members", "gauge", "Connected room members.", gauges.members)
+        single("cowatch_voice_link_up", "gauge", "1 while the media server for voice is reached and its session stands.",
+               voiceLinkUp ? 1 : 0)
+        single("cowatch_voice_rooms", "gauge", "Rooms with a voice room on the media server.", voiceRooms)
+        single("cowatch_voice_seats", "gauge", "Members seated, or being seated, in voice.", voiceSeats)
+        single("cowatch_voice_joins_total", "counter", "Offers sent on to the media server.", voiceJoins)
+        single("cowatch_voice_failures_total", "counter", "Seats the media server refused or lost.", voiceFailures)
         single("cowatch_timers", "gauge", "Armed room timers.", gauges.timers)
         single("cowatch_store_failed_writes_total", "counter", "Store write batches that failed and were rolled back.", gauges.storeFailures)
         single("cowatch_store_pending_changes", "gauge", "Changes queued for the store and not yet written (a batch being written counts as one).",

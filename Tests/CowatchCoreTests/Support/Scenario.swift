@@ -89,6 +89,16 @@ struct Scenario {
         connect(name, player: player, resume: tokens[name])
     }
 
+    /// The media server's link reports to the room (`Room.voiceJoined`...).
+    mutating func voiceReport(_ report: (inout Room, ServerInstant) -> [RoomAction]) {
+        record(host.voiceReport(report))
+    }
+
+    /// The orders the room gave the media server's link in the last step.
+    var voiceOrders: [VoiceOrder] {
+        last.compactMap { if case .voice(let order) = $0 { order } else { nil } }
+    }
+
     mutating func measure(_ name: String, roundTrip milliseconds: Int64) {
         record(host.roundTripMeasured(ServerInterval(milliseconds: milliseconds), for: id(name)))
     }

@@ -133,6 +133,9 @@ final class EffectDesk {
             case .closeRelay(let id, let code): "close relay \(id) \(code)"
             case .checkMedia(let link, let id, _): "check \(link) for c\(id)"
             case .fetchSubtitles(let link, _, _): "fetch \(link)"
+            case .openVoiceLink: "open voice link"
+            case .closeVoiceLink: "close voice link"
+            case .voiceSend(let text): "voice " + text
             }
         }
     }

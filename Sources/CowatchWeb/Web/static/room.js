@@ -21,6 +21,7 @@ import { pageRenderer } from './room/render.js';
 import { wireAloneOrTogether } from './room/alone.js';
 import { NO_MEDIA_SESSION, wireMediaSession } from './room/media-session.js';
 import { wirePictureInPicture } from './room/picture-in-picture.js';
+import { wireVoice } from './room/voice.js';
 
 const fromLink = takeLinkSecrets(); // first: the owner key and invite leave the address bar
 const room = roomOfThisPage();
@@ -53,7 +54,8 @@ async function main() {
   const together = wireAloneOrTogether({ connection, log, announcements, sync, model, me, command, render }, fromLink, membership.quit);
   wireLinkBox(command, together.watch);
   wireTransport({ sync, model, command });
-  wireSoundAndKeys(video, command);
+  const sound = wireSoundAndKeys(video, command);
+  const voice = wireVoice({ connection, model, me, log, announcements, sound });
   wireSessionControls({ sync, room, log, me, command });
   const pip = wirePictureInPicture({ room, model, sync, video, log });
   mediaSession = wireMediaSession(
@@ -61,7 +63,7 @@ async function main() {
     { ...together, enterPictureInPicture: pip.enter },
   );
   wirePlayback({ model, me, sync, own, log, toldAbout: page.toldAbout, render });
-  window.cowatch = page.debugHandle(() => mediaSession);
+  window.cowatch = { ...page.debugHandle(() => mediaSession), voice: voice.call };
   connection.open();
 }
 

@@ -13,6 +13,7 @@ export function emptyModel() {
     meId: null,
     participants: new Map(), // id → participant (+ lastChange)
     state: null,
+    voice: null, // the latest `voice` roster (docs/voice.md); null: this server has no voice, or has not said yet
   };
 }
 
@@ -27,7 +28,7 @@ export function welcomed(model, event) {
   return {
     returning: model.meId === event.you.id,
     // The state follows; a restarted server may count seq anew.
-    changes: { meId: event.you.id, participants, state: null },
+    changes: { meId: event.you.id, participants, state: null, voice: null },
   };
 }
 
@@ -35,7 +36,7 @@ export function welcomed(model, event) {
  * Writes what `welcomed` and `heard` decided into the model: the one place the
  * model changes (called by room/membership.js and room/events.js).
  * @param {ReturnType<typeof emptyModel>} model
- * @param {{ meId?: string, participants?: Map<string, object>, set?: object[], remove?: string[], state?: object|null }} changes
+ * @param {{ meId?: string, participants?: Map<string, object>, set?: object[], remove?: string[], state?: object|null, voice?: object|null }} changes
  */
 export function applyChanges(model, changes) {
   if ('meId' in changes) model.meId = changes.meId;
@@ -43,6 +44,7 @@ export function applyChanges(model, changes) {
   for (const participant of changes.set ?? []) model.participants.set(participant.id, participant);
   for (const id of changes.remove ?? []) model.participants.delete(id);
   if ('state' in changes) model.state = changes.state;
+  if ('voice' in changes) model.voice = changes.voice;
 }
 
 /** The welcome line's role, in the page's one word per role (a member's goes unsaid). */
@@ -154,10 +156,43 @@ export function heard(model, event) {
       out.log.push(['error', event.message || event.code]);
       out.announce.push(['say', event.message || event.code]);
       break;
+    case 'voice': {
+      out.changes.voice = event;
+      const words = voiceWords(model.voice, event, model.meId);
+      if (words.log) out.log.push(['system', words.log]);
+      if (words.say) out.announce.push(['say', words.say]);
+      out.render = true;
+      break;
+    }
     default:
       break; // unknown types are ignored (the contract allows new ones)
   }
   return out;
+}
+
+/**
+ * What a `voice` roster says in words: `log` for the chat log, `say` for screen
+ * readers. Who comes and goes is both; who starts speaking when nobody was is
+ * said alone (each breath of a conversation would drown the log; the member
+ * list shows the rest).
+ */
+export function voiceWords(before, roster, meId) {
+  const name = roster.name || 'someone';
+  switch (roster.change) {
+    case 'joined':
+      if (roster.member === meId) return { log: 'You are in voice.', say: 'You are in voice.' };
+      return { log: `${name} joined voice.`, say: `${name} joined voice.` };
+    case 'left': {
+      const words = roster.member === meId ? 'You left voice.' : `${name} left voice.`;
+      return { log: words, say: words };
+    }
+    case 'speaking': {
+      const quietBefore = !(before?.seats ?? []).some((seat) => seat.speaking);
+      return quietBefore && roster.member !== meId ? { say: `${name} is speaking.` } : {};
+    }
+    default:
+      return {};
+  }
 }
 
 /** The log's line for a `reply`: the host panel's own replies (`shown`: it put

@@ -75,11 +75,19 @@ const ROLE_TITLES = {
 };
 
 /** The member list. `onCommand(line)`, when given, sends a moderation command:
- *  a host sees mute, kick and ban beside every other member but the owner. */
-export function renderMembers(list, participants, meId, onCommand = null) {
+ *  a host sees mute, kick and ban beside every other member but the owner.
+ *  `voice`, the room's voice roster: who is in voice, speaking or muted there. */
+export function renderMembers(list, participants, meId, onCommand = null, voice = null) {
   const me = participants.get(meId);
+  const seats = new Map((voice?.seats ?? []).map((seat) => [seat.id, seat]));
   const items = [...participants.values()].map((p) => {
     const tags = [];
+    const seat = seats.get(p.id);
+    if (seat) {
+      const [label, title] = seat.speaking ? ['speaking', 'Speaking in voice now']
+        : seat.muted ? ['in voice, mic off', 'In voice; the others do not hear their microphone'] : ['in voice', 'In voice'];
+      tags.push(el('span', { class: `tag voice${seat.speaking ? ' speaking' : ''}`, title }, label));
+    }
     const role = roleWord(p);
     if (role !== 'member') tags.push(el('span', { class: 'badge host', title: ROLE_TITLES[role] }, role));
     if (p.muted) tags.push(el('span', { class: 'tag warn', title: 'Muted by a host: cannot chat or use commands' }, 'muted'));

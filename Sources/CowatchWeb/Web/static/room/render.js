@@ -29,7 +29,7 @@ export function pageRenderer(p) {
 function renderAll(p) {
   const { command, model, room } = p;
   const me = p.me();
-  renderMembers($('members'), model.participants, model.meId, command);
+  renderMembers($('members'), model.participants, model.meId, command, model.voice);
   renderRoomControls($('room-controls'), me, model.state?.access, command);
   p.hostPanel.render(me, model.state?.access);
   renderQueue($('queue'), $('queue-empty'), model.state?.queue || [],

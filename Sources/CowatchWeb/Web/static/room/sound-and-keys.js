@@ -1,7 +1,8 @@
 // This player only: volume, mute, fullscreen, and the keyboard's shortcuts
 // (listed on the page, room.html #keys). Sound and fullscreen never act for the
 // room; the keys for play and seeking send the room's commands, as the buttons
-// do. "/" goes to the chat and Esc leaves it, so that someone on a keyboard
+// do. The video's volume is the viewer's own times smart volume's share while
+// others speak in voice (voice/ducking.js): the slider shows the viewer's own. "/" goes to the chat and Esc leaves it, so that someone on a keyboard
 // alone is never more than a key away from either.
 
 import { $ } from '../model/ui-dom.js';
@@ -11,15 +12,25 @@ const NOT_TYPED = new Set(['range', 'checkbox', 'radio', 'button', 'submit', 're
 /** Keys a focused control acts on itself. */
 const CONTROL_KEYS = new Set([' ', 'Enter', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown']);
 
-/** @param {HTMLVideoElement} video @param {(line: string) => void} command sends a command the viewer asked for */
+/**
+ * @param {HTMLVideoElement} video @param {(line: string) => void} command sends a command the viewer asked for
+ * @returns {{ duck: (share: number) => void }} smart volume's hold on the video's volume
+ */
 export function wireSoundAndKeys(video, command) {
+  const viewer = { volume: video.volume, muted: video.muted };
+  let share = 1;
+  const apply = () => {
+    video.volume = Math.min(1, Math.max(0, viewer.volume * share));
+    video.muted = viewer.muted;
+  };
   const renderSound = () => {
-    $('mute').textContent = video.muted || video.volume === 0 ? 'Unmute' : 'Mute';
-    $('volume').value = String(video.muted ? 0 : video.volume);
+    $('mute').textContent = viewer.muted || viewer.volume === 0 ? 'Unmute' : 'Mute';
+    $('volume').value = String(viewer.muted ? 0 : viewer.volume);
   };
   const toggleMute = () => {
-    video.muted = !video.muted;
-    if (!video.muted && video.volume === 0) video.volume = 1;
+    viewer.muted = !viewer.muted;
+    if (!viewer.muted && viewer.volume === 0) viewer.volume = 1;
+    apply();
     renderSound();
   };
   const toggleFullscreen = () => {
@@ -30,8 +41,9 @@ export function wireSoundAndKeys(video, command) {
   };
   $('mute').addEventListener('click', toggleMute);
   $('volume').addEventListener('input', (event) => {
-    video.volume = Number(event.target.value);
-    video.muted = video.volume === 0;
+    viewer.volume = Number(event.target.value);
+    viewer.muted = viewer.volume === 0;
+    apply();
     renderSound();
   });
   $('fullscreen').addEventListener('click', toggleFullscreen);
@@ -88,4 +100,11 @@ export function wireSoundAndKeys(video, command) {
     event.preventDefault();
   });
   renderSound();
+  return {
+    duck(next) {
+      if (next === share) return;
+      share = next;
+      apply();
+    },
+  };
 }
