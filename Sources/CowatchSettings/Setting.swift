@@ -269,6 +269,8 @@ extension SettingKey where Target == ServeSettings {
             }
             settings.gateway.voice.stunURLs = urls
         },
+        .integer("voice-jitter-packets", 0...50, \.gateway.voice.jitterPackets,
+                 help: "packets (20 ms each) the media server holds of each speaker before mixing: more rides out a jittery network, each adds 20 ms of delay"),
         .duration("voice-credential-lifetime", .seconds(60)...(.seconds(86_400)), \.gateway.voice.credentialLifetime,
                   help: "seconds a voice ticket's TURN credentials work"),
         Setting("room-creation", help: "who may create rooms: open (anyone) or token (holders of a creation token from cowatch admin)",

@@ -273,6 +273,53 @@ case $? in
 esac
 stop_server
 
+# Voice: Janus from the list, started by deploy/voice/janus-run where the
+# unit runs it, and cowatch pointed at it as deploy/systemd/cowatch.service.d
+# says: the link stands (/metrics) and a member's /voice join gets its ticket.
+install -d "$root/usr/local/lib/cowatch" "$root/etc/cowatch"
+cp -R deploy/voice "$root/usr/local/lib/cowatch/voice"
+openssl rand -hex 32 >"$root/etc/cowatch/janus.secret"
+# Readable by the server's user here (nobody); a host hands it as a credential.
+chmod 0644 "$root/etc/cowatch/janus.secret"
+janus_port=$(free_port)
+chroot "$root" /usr/local/lib/cowatch/voice/janus-run --secret-file /etc/cowatch/janus.secret \
+  --dir /run/cowatch-janus --ws-port "$janus_port" --rtp-ports 20000-20099 >"$tmp/janus.log" 2>&1 &
+janus_pid=$!
+for _ in $(seq 1 100); do
+  (echo >"/dev/tcp/127.0.0.1/$janus_port") 2>/dev/null && break
+  kill -0 "$janus_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if ! kill -0 "$janus_pid" 2>/dev/null; then
+  fail "janus-run did not start Janus in the clean root" "$tmp/janus.log"
+elif ! start_server "$root" "$tmp/voice-serve.log" serve --port 0 --store memory \
+       --voice-url "ws://127.0.0.1:$janus_port" --voice-secret-file /etc/cowatch/janus.secret; then
+  fail "cowatch serve with voice did not start in the clean root (exit ${server_status:-?})" "$tmp/voice-serve.log"
+elif python3 - "$server_port" >"$tmp/voice-member.log" 2>&1 <<'EOF'
+import json, sys, time, urllib.request
+from websockets.sync.client import connect
+base = f"127.0.0.1:{sys.argv[1]}"
+deadline = time.monotonic() + 20
+while b"cowatch_voice_link_up 1" not in urllib.request.urlopen(f"http://{base}/metrics", timeout=10).read():
+    assert time.monotonic() < deadline, "the media server's link never stood"
+    time.sleep(0.1)
+with connect(f"ws://{base}/rooms/deploy-voice?name=ada", subprotocols=["cowatch.v1.json"], open_timeout=10) as ws:
+    ws.send("/voice join")
+    while True:
+        event = json.loads(ws.recv(timeout=10))
+        assert event["type"] != "error", event
+        if event["type"] == "voice-ticket":
+            break
+EOF
+then
+  pass "voice in the clean root: Janus started by deploy/voice/janus-run, cowatch's link to it up, a member's /voice join ticketed"
+else
+  fail "voice in the clean root" "$tmp/voice-member.log"
+fi
+stop_server
+kill -TERM "$janus_pid" 2>/dev/null || true
+wait "$janus_pid" 2>/dev/null || true
+
 # A cluster node: deploy/cluster/cluster.conf.example with a throwaway database,
 # started as cowatch@.service starts it.
 postgres_dir="$tmp/postgres"
@@ -352,8 +399,12 @@ units="$tmp/units"
 install -d "$units/usr/lib/systemd" "$units/etc/systemd/system" "$units/usr/local/bin"
 cp -a /usr/lib/systemd/system "$units/usr/lib/systemd/" 2>/dev/null || cp -a /lib/systemd/system "$units/usr/lib/systemd/"
 install -m 0755 "$bin" "$units/usr/local/bin/cowatch"
-cp deploy/systemd/cowatch.service deploy/systemd/cowatch-bridge.service deploy/cluster/cowatch@.service "$units/etc/systemd/system/"
-for unit in cowatch.service cowatch-bridge.service cowatch@7481.service; do
+install -d "$units/usr/local/lib/cowatch"
+cp -R deploy/voice "$units/usr/local/lib/cowatch/voice"
+cp deploy/systemd/cowatch.service deploy/systemd/cowatch-bridge.service deploy/systemd/cowatch-janus.service \
+   deploy/cluster/cowatch@.service "$units/etc/systemd/system/"
+cp -R deploy/systemd/cowatch.service.d "$units/etc/systemd/system/"
+for unit in cowatch.service cowatch-bridge.service cowatch-janus.service cowatch@7481.service; do
   # Unknown keys and other complaints are only printed: any output fails.
   if systemd-analyze verify --root="$units" "$unit" >"$tmp/verify.log" 2>&1 && [ ! -s "$tmp/verify.log" ]; then
     pass "systemd-analyze verify $unit"

@@ -77,14 +77,18 @@ class VoiceServices:
         self.turn_secret_file.write_text(secrets.token_hex(24) + "\n")
         self.turn_port = free_port()
         relay = 40000 + secrets.randbelow(200) * 100
+        # Relayed from Janus's own address: coturn's relay on 127.0.0.1 talking
+        # to Janus on 127.0.0.2 across the namespace's two interfaces gets no
+        # answer back (Chromium's TURN client stays on 127.0.0.1).
         turn_log = self.dir / "turn.log"
         turn = subprocess.Popen(
-            ["turnserver", "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", f"--listening-port={self.turn_port}",
+            ["turnserver", "-n", "--listening-ip=127.0.0.1", f"--relay-ip={JANUS_INTERFACE}", f"--listening-port={self.turn_port}",
              f"--min-port={relay}", f"--max-port={relay + 99}", "--use-auth-secret",
              f"--static-auth-secret={self.turn_secret_file.read_text().strip()}", "--realm=cowatch.test",
              # Everything here is on loopback: the relay's peer (Janus) too.
              "--allow-loopback-peers", "--no-tls", "--no-dtls", "--no-cli", "--fingerprint",
-             "--log-file=stdout", "--simple-log", "--verbose", f"--pidfile={self.dir / 'turn.pid'}"],
+             "--log-file=stdout", "--simple-log", "--verbose", f"--pidfile={self.dir / 'turn.pid'}",
+             f"--userdb={self.dir / 'turn.db'}"],
             stdout=open(turn_log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
         self.processes.append(turn)
         self.turn_log = turn_log

@@ -21,6 +21,7 @@ extension Gateway {
             return
         }
         var settings = VoiceBridge.Settings(secret: secret, maximumRooms: configuration.voice.maximumRooms)
+        settings.jitterPackets = configuration.voice.jitterPackets
         // Janus keeps rooms that a node which restarted made; a number from the
         // clock (in Janus's 53-bit range) keeps the new ones clear of them.
         settings.firstRoomNumber = (eventTime.server.milliseconds % (1 << 40)) << 10 + 1

@@ -29,6 +29,10 @@ struct VoiceBridge {
         var talkingLevel = 40
         /// The mixer's rate: wideband speech.
         var samplingRate = 16_000
+        /// Packets (20 ms each) Janus holds of each speaker before mixing
+        /// them: more rides out a jittery uplink, and each adds 20 ms to
+        /// every listener's delay (docs/benchmarks.md).
+        var jitterPackets = 3
     }
 
     enum Action: Hashable, Sendable {
@@ -194,7 +198,7 @@ struct VoiceBridge {
                 "request": "create", "room": number, "admin_key": settings.secret, "secret": settings.secret,
                 "is_private": true, "permanent": false, "sampling_rate": settings.samplingRate,
                 "audiolevel_event": true, "audio_active_packets": settings.talkingPackets,
-                "audio_level_average": settings.talkingLevel,
+                "audio_level_average": settings.talkingLevel, "default_prebuffering": settings.jitterPackets,
             ]), .createRoom(room), now: now))
         }
         let participant = nextParticipant

@@ -21,6 +21,9 @@ public struct VoiceConfiguration: Sendable {
     /// STUN servers handed to pages besides (`stun:HOST:PORT`).
     public var stunURLs: [String] = []
     public var credentialLifetime: Duration = .seconds(4 * 3600)
+    /// Packets (20 ms each) the media server holds of each speaker before it
+    /// mixes them (`voice-jitter-packets`).
+    public var jitterPackets = 3
 
     public init() {}
 

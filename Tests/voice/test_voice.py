@@ -1,0 +1,285 @@
+"""Voice in a room, with the real thing on loopback in a network namespace of the
+test's own (Tests/voice/in-namespace): Janus's AudioBridge started through
+deploy/voice/janus-run, coturn with TURN's shared secret, `cowatch serve`
+pointed at both, and headless Chromium pages whose fake microphones play a
+file: a spoken one made with espeak-ng for the speaker, silence for the others.
+
+What it shows: the listeners hear the speaker (the level of what they receive
+follows the level the speaker's microphone sends, at a delay under a second);
+the video on their pages is lowered while the speaker talks and comes back
+after; a kicked speaker is silent to the others within a second; a page that
+is not a member of the room hears nothing of it, and Janus's API takes nothing
+without its secret; and the same through TURN alone (iceTransportPolicy
+'relay')."""
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from browser_server import serve_for_browsers  # noqa: E402
+from levels import best_delay, binned, last_sound, onsets, percentile  # noqa: E402
+from voice_pages import VoicePage, make_audio  # noqa: E402
+from voice_services import VoiceServices  # noqa: E402
+
+BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
+WEB_ROOT = Path(__file__).resolve().parents[2] / "Sources/CowatchWeb/Web"
+# The level (RMS, 0..1) from which a page hears someone; Chromium's silence
+# through Opus and the mixer stays far under it.
+HEARD = 0.01
+# How alike the speaker's words and what a listener hears must be.
+ALIKE = 0.6
+
+
+def in_test_namespace():
+    import socket
+    return "cowatch0" in [name for _, name in socket.if_nameindex()]
+
+
+pytestmark = pytest.mark.skipif(not in_test_namespace() and not os.environ.get("COWATCH_VOICE_ANYWHERE"),
+                                reason="run through Tests/voice/in-namespace (commands/test does)")
+
+
+class Bot:
+    """A room's creator and host over the JSON protocol, reading every frame."""
+
+    def __init__(self, url):
+        from websockets.sync.client import connect
+        self.socket = connect(url, subprotocols=["cowatch.v1.json"], open_timeout=10)
+        self.events = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        try:
+            while True:
+                frame = self.socket.recv()
+                with self.lock:
+                    self.events.append(json.loads(frame))
+        except Exception:  # noqa: BLE001 - the socket closed
+            pass
+
+    def send(self, line):
+        self.socket.send(line)
+
+    def wait(self, check, what, timeout=15.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                for event in self.events:
+                    if check(event):
+                        return event
+            time.sleep(0.02)
+        raise AssertionError(f"the bot saw no {what}")
+
+    def close(self):
+        self.socket.close()
+
+
+@pytest.fixture(scope="module")
+def audio():
+    folder = tempfile.mkdtemp(prefix="cowatch-voice-audio-")
+    return make_audio(folder)
+
+
+@pytest.fixture(scope="module")
+def voice():
+    with VoiceServices() as services:
+        yield services
+
+
+@pytest.fixture(scope="module")
+def server(voice):
+    with serve_for_browsers(BIN, web_root=WEB_ROOT, extra_args=voice.serve_args()) as served:
+        yield served
+
+
+class Room:
+    """A room made by a bot (its host), with pages in its voice."""
+
+    def __init__(self, server, name):
+        self.server = server
+        self.name = name
+        self.bot = Bot(server.ws(f"/rooms/{name}?name=host"))
+        self.bot.wait(lambda e: e.get("type") == "welcome", "welcome")
+        self.pages = []
+
+    def page(self, label, microphone, relay=False):
+        page = VoicePage(label, microphone)
+        self.pages.append(page)
+        page.open(self.server.url(f"/rooms/{self.name}?name={label}"))
+        page.welcomed()
+        page.join_voice(relay=relay)
+        return page
+
+    def close(self):
+        for page in self.pages:
+            page.close()
+        self.bot.close()
+
+
+def heard_by(room, talker, listeners, seconds):
+    """Records for `seconds`: the talker's microphone, each listener's ears."""
+    talker.record("microphone")
+    for page in listeners:
+        page.record("heard")
+    time.sleep(seconds)
+    return talker.levels(), [page.levels() for page in listeners]
+
+
+def check_heard(sent, heard_lists, label):
+    start = max([sent[0][0]] + [h[0][0] for h in heard_lists])
+    end = min([sent[-1][0]] + [h[-1][0] for h in heard_lists])
+    said = binned(sent, start, end)
+    delays = []
+    for heard in heard_lists:
+        delay, alike = best_delay(said, binned(heard, start, end))
+        assert alike >= ALIKE, f"{label}: what a listener heard is not the speaker's words (correlation {alike:.2f})"
+        assert delay <= 1000, f"{label}: heard {delay} ms late"
+        delays.append(delay)
+    return delays
+
+
+def test_listeners_hear_the_speaker_and_the_video_is_lowered_while_they_do(server, audio):
+    speech, silence = audio
+    room = Room(server, "voice-talk")
+    try:
+        talker = room.page("speaker", speech)
+        listeners = [room.page("ann", silence), room.page("bob", silence)]
+        sent, heard = heard_by(room, talker, listeners, 8)
+        delays = check_heard(sent, heard, "direct")
+        print(f"voice: heard at a best-fit delay of {delays} ms")
+        for levels in heard:
+            # Past the first 200 ms of each word (smart volume's attack, and its
+            # reading every 50 ms), the video is down while a voice is heard.
+            starts = onsets(levels, HEARD)
+            settled = [volume for t, level, volume in levels
+                       if level >= 0.05 and all(not (0 <= t - start < 200) for start in starts)]
+            assert settled, "the listener never heard anyone"
+            lowered = sum(1 for volume in settled if volume <= 0.35) / len(settled)
+            print(f"voice: the video lowered for {lowered:.0%} of what was heard")
+            assert lowered >= 0.9, f"the video was lowered for only {lowered:.0%} of what was heard"
+        # The speaker's own video is not lowered by their own voice: the
+        # media server mixes each member's ears without their own microphone.
+        assert talker.js("return document.getElementById('video').volume") == 1
+        # Who speaks reaches the member list.
+        listeners[0].wait("return (window.cowatch.model.voice?.seats ?? []).some(s => s.name === 'speaker' && s.speaking)",
+                          "the speaker shown speaking", timeout=10)
+        assert "speaking" in listeners[0].js("return document.getElementById('members').textContent")
+        # The speaker mutes: the videos come back up.
+        talker.js("document.getElementById('voice-mute').click()")
+        for page in listeners:
+            page.wait("return document.getElementById('video').volume === 1", "the video's volume restored", timeout=5)
+    finally:
+        room.close()
+
+
+def test_a_kicked_speaker_is_silent_to_the_others_within_a_second(server, audio):
+    speech, silence = audio
+    room = Room(server, "voice-kick")
+    try:
+        talker = room.page("speaker", speech)
+        listener = room.page("ann", silence)
+        listener.record("heard")
+        listener.wait("return (window.__levels || []).some(([, level]) => level >= 0.05)", "the speaker heard", timeout=10)
+        # Kicked while talking: the test's clock and the pages' are this machine's.
+        time.sleep(1.0)
+        kicked_at = time.time() * 1000
+        room.bot.send("/kick speaker talking over the film")
+        room.bot.wait(lambda e: e.get("type") == "participant-left" and e.get("reason") == "kicked", "the kick")
+        time.sleep(3.0)
+        levels = listener.levels()
+        last = last_sound(levels, HEARD, after=kicked_at - 1000)
+        assert last is not None, "the speaker was not heard before the kick"
+        assert last - kicked_at <= 1000, f"the kicked speaker was still heard {last - kicked_at:.0f} ms after the kick"
+        print(f"voice: a kicked speaker's last sound reached a listener {max(0, last - kicked_at):.0f} ms after the kick")
+        # The room says the seat is gone.
+        listener.wait("return !(window.cowatch.model.voice?.seats ?? []).some(s => s.name === 'speaker')",
+                      "the seat gone from the roster")
+    finally:
+        room.close()
+
+
+def test_a_page_that_is_not_a_member_cannot_reach_the_rooms_voice(server, voice, audio):
+    speech, silence = audio
+    room = Room(server, "voice-private")
+    other = Room(server, "voice-elsewhere")
+    try:
+        talker = room.page("speaker", speech)
+        member = room.page("ann", silence)
+        stranger = other.page("eve", silence)
+        member.record("heard")
+        stranger.record("heard")
+        time.sleep(5)
+        heard = member.levels()
+        overheard = stranger.levels()
+        assert max(level for _, level, _ in heard) >= 0.05, "the member did not hear the speaker"
+        assert max(level for _, level, _ in overheard) < HEARD, "a page of another room heard this room's speaker"
+        assert talker is not None
+        # Janus's own API is no way in: without the secret it takes nothing.
+        from websockets.sync.client import connect
+        with connect(voice.janus_url, subprotocols=["janus-protocol"], open_timeout=5) as janus:
+            janus.send(json.dumps({"janus": "create", "transaction": "x"}))
+            answer = json.loads(janus.recv(timeout=5))
+            assert answer["janus"] == "error" and answer["error"]["code"] == 403, answer
+            janus.send(json.dumps({"janus": "create", "transaction": "y", "apisecret": "guess"}))
+            answer = json.loads(janus.recv(timeout=5))
+            assert answer["janus"] == "error" and answer["error"]["code"] == 403, answer
+        # A bot never holds a seat, and says why.
+        room.bot.send("/token dj chat")
+        token = room.bot.wait(lambda e: e.get("type") == "reply" and e.get("command") == "token", "a token")["token"]
+        dj = Bot(server.ws(f"/rooms/{room.name}?token={token}"))
+        try:
+            dj.wait(lambda e: e.get("type") == "welcome", "the bot's welcome")
+            dj.send("/voice join")
+            refusal = dj.wait(lambda e: e.get("type") == "error" and e.get("command") == "voice", "a refusal")
+            assert refusal["code"] == "forbidden", refusal
+        finally:
+            dj.close()
+    finally:
+        room.close()
+        other.close()
+
+
+def test_the_same_through_turn_alone(server, voice, audio):
+    speech, silence = audio
+    room = Room(server, "voice-relayed")
+    try:
+        talker = room.page("speaker", speech, relay=True)
+        listeners = [room.page("ann", silence, relay=True), room.page("bob", silence, relay=True)]
+        for page in [talker] + listeners:
+            page.wait("return window.cowatch.voice.peer.connectionState === 'connected'", "the call connected")
+            kinds = page.driver.execute_async_script("""
+                const done = arguments[arguments.length - 1];
+                window.cowatch.voice.peer.getStats().then((stats) => {
+                  const kinds = [];
+                  stats.forEach((report) => {
+                    if (report.type === 'transport' && report.selectedCandidatePairId) {
+                      const pair = stats.get(report.selectedCandidatePairId);
+                      kinds.push(stats.get(pair.localCandidateId).candidateType);
+                    }
+                  });
+                  done(kinds);
+                });""")
+            assert kinds and all(kind == "relay" for kind in kinds), f"{page.label}: the call is not relayed ({kinds})"
+        sent, heard = heard_by(room, talker, listeners, 6)
+        delays = check_heard(sent, heard, "relayed")
+        print(f"voice: through TURN, heard at a best-fit delay of {delays} ms")
+        # The TURN server gave the pages their relays, with the ticket's credentials.
+        assert "ALLOCATE processed, success" in Path(voice.turn_log).read_text(errors="replace")
+        room.bot.send("/kick speaker")
+        kicked_at = time.time() * 1000
+        time.sleep(2.5)
+        for page in listeners:
+            last = last_sound(page.levels(), HEARD, after=kicked_at - 1000)
+            assert last is None or last - kicked_at <= 1000, "the kicked speaker was still heard through TURN"
+    finally:
+        room.close()
