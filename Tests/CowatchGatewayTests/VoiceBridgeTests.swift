@@ -101,6 +101,16 @@ struct VoiceBridgeTests {
         #expect(bridge.leave(room, ann, now: now).isEmpty)
     }
 
+    @Test("a room no longer served here lets go of every seat and of its Janus room")
+    func forget() {
+        var bridge = seated()
+        let actions = bridge.forget(room, now: now)
+        #expect(actions.contains { Self.fields($0)["janus"] as? String == "detach" })
+        #expect(actions.contains { Self.body($0)["request"] as? String == "destroy" })
+        #expect(bridge.roomCount == 0)
+        #expect(bridge.forget(room, now: now).isEmpty)
+    }
+
     @Test("a mute goes to Janus as the moderator's mute; one asked before the join is sent with it")
     func mute() {
         var bridge = seated()

@@ -32,6 +32,7 @@ extension Gateway {
     func dropRoom(_ name: RoomName) {
         tables.dropped(name)
         state.roomForgotten(name)
+        forgetVoice(of: name)
     }
 }
 

@@ -92,6 +92,14 @@ extension Gateway {
         metrics.voiceLinkUp = voice?.isReady == true
     }
 
+    /// A room no longer served here lets go of its seats on the media server.
+    func forgetVoice(of room: RoomName) {
+        guard var bridge = voice else { return }
+        let actions = bridge.forget(room, now: eventTime.monotonic)
+        voice = bridge
+        run(voice: actions)
+    }
+
     func voiceTick() {
         guard var bridge = voice else { return }
         let actions = bridge.tick(now: eventTime.monotonic)

@@ -227,6 +227,14 @@ struct VoiceBridge {
         return actions
     }
 
+    /// The room is no longer served here (it moved to another node, or
+    /// expired): its seats let go of Janus, whose room goes with the last one.
+    /// Its members, told to reconnect, take their seats again where it is now.
+    mutating func forget(_ room: RoomName, now: MonotonicInstant) -> [Action] {
+        guard let seats = rooms[room]?.seats.keys.sorted(by: { $0.rawValue < $1.rawValue }) else { return [] }
+        return seats.flatMap { leave(room, $0, now: now) }
+    }
+
     mutating func mute(_ room: RoomName, _ member: MemberID, _ on: Bool, now: MonotonicInstant) -> [Action] {
         guard var seat = rooms[room]?.seats[member] else { return [] }
         seat.muted = on
