@@ -196,28 +196,13 @@ extension SettingKey where Target == ServeSettings {
         },
         Setting("admin-token-file", help: "a file holding the operator's token for the admin API (/admin/...; off without it); see cowatch admin",
                 form: "FILE") { value, settings in
-            // A file, so that the secret stays out of the command line and the environment.
-            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
-                throw SettingsError("cannot read the admin token file")
-            }
-            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
-                throw SettingsError("the admin token file must hold one token of at least 16 characters")
-            }
-            settings.gateway.adminToken = token
+            settings.gateway.adminToken = try secretFile(value, "the admin token file", minimum: 16,
+                                                         holds: "one token of at least 16 characters")
         },
         Setting("cluster-secret-file", help: "for --store postgres: a file holding the cluster's shared secret, the same on every node (at least 32 characters; openssl rand -hex 32): nodes prove it to each other on their relay links",
                 form: "FILE") { value, settings in
-            // A file, so that the secret stays out of the command line and the environment.
-            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
-                throw SettingsError("cannot read the cluster secret file")
-            }
-            let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard secret.count >= 32, !secret.contains(where: \.isWhitespace) else {
-                throw SettingsError("the cluster secret file must hold one secret of at least 32 characters "
-                    + "(the same file on every node; openssl rand -hex 32 makes one)")
-            }
-            settings.gateway.clusterSecret = secret
+            settings.gateway.clusterSecret = try secretFile(value, "the cluster secret file", minimum: 32,
+                holds: "one secret of at least 32 characters (the same file on every node; openssl rand -hex 32 makes one)")
         },
         Setting("voice-url", help: "the media server for voice: Janus's WebSocket API on this machine, ws://127.0.0.1:PORT (deploy/voice/janus-run starts it); unset: no voice",
                 form: "URL", shown: { $0.gateway.voice.janusURL }) { value, settings in
@@ -228,15 +213,11 @@ extension SettingKey where Target == ServeSettings {
         },
         Setting("voice-secret-file", help: "a file holding Janus's API secret (deploy/voice/janus-run makes it when missing)",
                 form: "FILE") { value, settings in
-            // A file, so that the secret stays out of the command line and the environment.
-            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
-                throw SettingsError("cannot read the voice secret file")
+            // Janus's configuration quotes it (deploy/voice/janus-run): letters, digits, - and _ alone.
+            settings.gateway.voice.janusSecret = try secretFile(value, "the voice secret file", minimum: 16,
+                holds: "one secret of at least 16 letters, digits, - or _") { secret in
+                secret.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) }
             }
-            let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard secret.count >= 16, secret.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) }) else {
-                throw SettingsError("the voice secret file must hold one secret of at least 16 letters, digits, - or _")
-            }
-            settings.gateway.voice.janusSecret = secret
         },
         .integer("voice-rooms", 1...1_000_000, \.gateway.voice.maximumRooms, help: "rooms with voice at once on this server; a seat in one more is refused"),
         .integer("voice-seats", 1...10_000, \.gateway.room.voice.seats, help: "members of one room in its voice at once"),
@@ -252,14 +233,8 @@ extension SettingKey where Target == ServeSettings {
         },
         Setting("voice-turn-secret-file", help: "a file holding the TURN server's shared secret (coturn's static-auth-secret): each ticket's credentials are made from it",
                 form: "FILE") { value, settings in
-            guard let text = try? String(contentsOfFile: value, encoding: .utf8) else {
-                throw SettingsError("cannot read the TURN secret file")
-            }
-            let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard secret.count >= 16, !secret.contains(where: \.isWhitespace) else {
-                throw SettingsError("the TURN secret file must hold one secret of at least 16 characters")
-            }
-            settings.gateway.voice.turnSecret = secret
+            settings.gateway.voice.turnSecret = try secretFile(value, "the TURN secret file", minimum: 16,
+                                                               holds: "one secret of at least 16 characters")
         },
         Setting("voice-stun-urls", help: "STUN servers for members' pages, comma-separated (stun:HOST:PORT)",
                 form: "URLS", shown: { shownList($0.gateway.voice.stunURLs) }) { value, settings in
@@ -313,6 +288,21 @@ extension SettingKey where Target == ServeSettings {
         Setting(name, help: help, form: "SECONDS", bounds: "whole, " + SettingValue.bounds(range), shown: { SettingValue.written($0[keyPath: path]) }) { value, settings in
             settings[keyPath: path] = .seconds(try SettingValue.integer(value, range))
         }
+    }
+
+    /// The one secret a file holds, read from a file so that it stays out of
+    /// the command line and the environment: at least `minimum` characters,
+    /// no spaces, and what `allowed` asks besides.
+    static func secretFile(_ path: String, _ what: String, minimum: Int, holds: String,
+                           allowed: (String) -> Bool = { _ in true }) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw SettingsError("cannot read \(what)")
+        }
+        let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard secret.count >= minimum, !secret.contains(where: \.isWhitespace), allowed(secret) else {
+            throw SettingsError("\(what) must hold \(holds)")
+        }
+        return secret
     }
 
     /// A list as a config file writes it; nothing for an empty one.

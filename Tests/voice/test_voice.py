@@ -16,18 +16,19 @@ import json
 import os
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from browser_server import serve_for_browsers  # noqa: E402
-from levels import best_delay, binned, last_sound, onsets, percentile  # noqa: E402
+from levels import best_delay, binned, last_sound, onsets  # noqa: E402
 from voice_pages import VoicePage, make_audio  # noqa: E402
 from voice_services import VoiceServices  # noqa: E402
+from support.bot import Bot  # noqa: E402
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
 WEB_ROOT = Path(__file__).resolve().parents[2] / "Sources/CowatchWeb/Web"
@@ -47,41 +48,16 @@ pytestmark = pytest.mark.skipif(not in_test_namespace() and not os.environ.get("
                                 reason="run through Tests/voice/in-namespace (commands/test does)")
 
 
-class Bot:
-    """A room's creator and host over the JSON protocol, reading every frame."""
-
-    def __init__(self, url):
-        from websockets.sync.client import connect
-        self.socket = connect(url, subprotocols=["cowatch.v1.json"], open_timeout=10)
-        self.events = []
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self.read, daemon=True)
-        self.thread.start()
-
-    def read(self):
-        try:
-            while True:
-                frame = self.socket.recv()
-                with self.lock:
-                    self.events.append(json.loads(frame))
-        except Exception:  # noqa: BLE001 - the socket closed
-            pass
-
-    def send(self, line):
-        self.socket.send(line)
-
-    def wait(self, check, what, timeout=15.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                for event in self.events:
-                    if check(event):
-                        return event
-            time.sleep(0.02)
-        raise AssertionError(f"the bot saw no {what}")
-
-    def close(self):
-        self.socket.close()
+def seen(bot, check, what, timeout=15.0):
+    """The first event the bot (Tests/support/bot.py) kept that passes `check`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with bot.lock:
+            for event in bot.events:
+                if check(event):
+                    return event
+        time.sleep(0.02)
+    raise AssertionError(f"the bot saw no {what}")
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +85,7 @@ class Room:
         self.server = server
         self.name = name
         self.bot = Bot(server.ws(f"/rooms/{name}?name=host"))
-        self.bot.wait(lambda e: e.get("type") == "welcome", "welcome")
+        seen(self.bot, lambda e: e.get("type") == "welcome", "welcome")
         self.pages = []
 
     def page(self, label, microphone, relay=False):
@@ -194,7 +170,7 @@ def test_a_kicked_speaker_is_silent_to_the_others_within_a_second(server, audio)
         time.sleep(1.0)
         kicked_at = time.time() * 1000
         room.bot.send("/kick speaker talking over the film")
-        room.bot.wait(lambda e: e.get("type") == "participant-left" and e.get("reason") == "kicked", "the kick")
+        seen(room.bot, lambda e: e.get("type") == "participant-left" and e.get("reason") == "kicked", "the kick")
         time.sleep(3.0)
         levels = listener.levels()
         last = last_sound(levels, HEARD, after=kicked_at - 1000)
@@ -235,12 +211,12 @@ def test_a_page_that_is_not_a_member_cannot_reach_the_rooms_voice(server, voice,
             assert answer["janus"] == "error" and answer["error"]["code"] == 403, answer
         # A bot never holds a seat, and says why.
         room.bot.send("/token dj chat")
-        token = room.bot.wait(lambda e: e.get("type") == "reply" and e.get("command") == "token", "a token")["token"]
+        token = seen(room.bot, lambda e: e.get("type") == "reply" and e.get("command") == "token", "a token")["token"]
         dj = Bot(server.ws(f"/rooms/{room.name}?token={token}"))
         try:
-            dj.wait(lambda e: e.get("type") == "welcome", "the bot's welcome")
+            seen(dj, lambda e: e.get("type") == "welcome", "the bot's welcome")
             dj.send("/voice join")
-            refusal = dj.wait(lambda e: e.get("type") == "error" and e.get("command") == "voice", "a refusal")
+            refusal = seen(dj, lambda e: e.get("type") == "error" and e.get("command") == "voice", "a refusal")
             assert refusal["code"] == "forbidden", refusal
         finally:
             dj.close()

@@ -69,10 +69,14 @@ export function wireVoice({ connection, model, me, log, announcements, sound }) 
     $('voice-mute').hidden = !panel.mute;
     $('voice-mute').textContent = panel.muteLabel;
     $('voice-mute').setAttribute('aria-pressed', String(call.muted));
+    $('voice-mode-row').hidden = panel.mode == null;
+    if (panel.mode != null && document.activeElement !== $('voice-mode')) $('voice-mode').value = panel.mode;
   };
   call.addEventListener('change', render);
 
   $('voice-join').addEventListener('click', () => call.join());
+  // A host's choice of who may join: the room says it back in its `voice` event.
+  $('voice-mode').addEventListener('change', (event) => connection.send(`/voice ${event.target.value}`));
   $('voice-leave').addEventListener('click', () => call.leave());
   $('voice-mute').addEventListener('click', () => call.setMuted(!call.muted));
   const ptt = $('voice-ptt');

@@ -64,6 +64,8 @@ export function voicePanel(call, roster, me) {
   else status = roster.seats.length ? `${roster.seats.length} in voice.` : 'Nobody is in voice yet.';
   return {
     shown: true,
+    // Hosts set who may join, beside their own call.
+    mode: me?.role === 'host' ? roster.mode : null,
     status,
     join: !inCall && mayJoin,
     leave: inCall,
