@@ -184,7 +184,7 @@ struct RoomRelayWatcherTests {
         } else {
             Issue.record("not a log entry: \(unreadable)")
         }
-        #expect(pair.on(.received(.watcher, 1, #"{"type":"voice","who":[]}"#, now: Pair.at(101))).isEmpty)
+        #expect(pair.on(.received(.watcher, 1, #"{"type":"whisper","who":[]}"#, now: Pair.at(101))).isEmpty)
         #expect(Pair.network(pair.on(.received(.watcher, 1, Pair.notice("still here", cause: nil), now: Pair.at(101))))
                 == [.notice(channel: "#cowatch", text: "still here")])
     }
