@@ -20,6 +20,15 @@ server and room (run by `commands/e2e --conditions NAME[,NAME...]`, or `all`):
   hidden-window         one browser whose hidden page has its timers throttled, as
                         in a browser a person uses: hidden behind another tab while
                         the group plays, then shown again
+  voice                 baseline's scenario with all three pages in the room's
+                        voice (Janus and coturn, Tests/voice/voice_services.py),
+                        A's fake microphone speaking all along: smart volume
+                        lowers B's and C's videos, and the spreads are read as
+                        baseline's are; run through Tests/voice/in-namespace
+                        (Janus's media needs the namespace's 127.0.0.2).
+                        E2E_VOICE_SILENT=1: every microphone silent (no
+                        speaking, no lowering); E2E_VOICE_NO_DUCK=1: smart
+                        volume off on every page (no audio graph in the page)
 
 The media URL is the room's, the same for every window, so it cannot name a
 proxy of its own per browser: each Chromium is given a host resolver rule that
@@ -38,6 +47,7 @@ involved have been playing along for a second, and what each did in between.
 """
 
 import concurrent.futures
+import contextlib
 import glob
 import json
 import os
@@ -64,7 +74,7 @@ from support.media_server import MediaServer, RangeRequestHandler  # noqa: E402
 from support.records import record_blocks  # noqa: E402
 
 NAMES = ["baseline", "wan-20", "wan-60", "wan-120", "lossy", "mixed-wan", "skewed-clocks", "one-browser",
-         "one-browser-windows", "browsers-screen", "slow-viewer-continue", "slow-viewer-wait", "hidden-window"]
+         "one-browser-windows", "browsers-screen", "slow-viewer-continue", "slow-viewer-wait", "hidden-window", "voice"]
 
 ABOUT = {
     "baseline": "three browser processes on loopback, no proxy",
@@ -87,6 +97,8 @@ ABOUT = {
                         "/policy stall wait",
     "hidden-window": "C's page hidden behind another tab for 15 s while the group plays, its timers "
                      "throttled as in a browser a person uses, then shown again",
+    "voice": "baseline with the three pages in the room's voice (Janus, coturn), A's microphone speaking all "
+             "along, B's and C's videos lowered by smart volume",
 }
 
 # The networks of mixed-wan's browsers (None: loopback, no proxy).
@@ -568,7 +580,10 @@ def run_condition(name, args, binary, media):
     failed = None
     folder = tempfile.mkdtemp(prefix=f"cowatch-e2e-{name}-")
     labels = ["A", "B", "C"]
-    with serve_for_browsers(binary, args.web_root) as server:
+    with contextlib.ExitStack() as stack:
+        voice = stack.enter_context(voice_services()) if name == "voice" else None
+        server = stack.enter_context(serve_for_browsers(binary, args.web_root,
+                                                        extra_args=voice.serve_args() if voice else ()))
         run = ConditionRun(server, media, args, name)
         offsets_true = {label: 0.0 for label in labels}
         try:
@@ -604,6 +619,10 @@ def run_condition(name, args, binary, media):
                     offsets_true[label] = -CLOCK_SHIFTS_S[label] * 1000
             if name == "hidden-window":
                 options["C"]["throttled"] = True
+            if name == "voice":
+                microphones = voice_microphones(folder)
+                for label in labels:
+                    options[label]["extra_flags"] = microphone_flags(microphones[label])
             browser = None
             if name == "one-browser":
                 run.windows = one_browser_windows(labels)
@@ -632,6 +651,8 @@ def run_condition(name, args, binary, media):
             for window in run.windows:
                 run.wait_js(window, "return window.cowatch.clock.samples.length >= 14", 20,
                             f"{window.label}'s first clock samples")
+            if name == "voice":
+                join_voice(run)
             if name.startswith("slow-viewer"):
                 slow_viewer(run, name.rsplit("-", 1)[1])
             elif name == "hidden-window":
@@ -664,6 +685,45 @@ def run_condition(name, args, binary, media):
                 log(f"  FAILED: {failed}")
                 log("  server log (tail):\n" + server.log_tail(15))
     return summarize(name, run, failed, load_before, time.monotonic() - started)
+
+
+def voice_services():
+    """Janus and coturn on loopback, as the voice test starts them."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "voice"))
+    from voice_services import VoiceServices
+    return VoiceServices()
+
+
+def voice_microphones(folder):
+    """A speaks espeak-ng's speech (looped by Chromium), B and C are silent."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "voice"))
+    from voice_pages import make_audio
+    speech, silence = make_audio(folder)
+    if os.environ.get("E2E_VOICE_SILENT"):
+        return {"A": silence, "B": silence, "C": silence}
+    return {"A": speech, "B": silence, "C": silence}
+
+
+def microphone_flags(path):
+    return ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+            f"--use-file-for-fake-audio-capture={path}", "--allow-loopback-in-peer-connection"]
+
+
+def join_voice(run):
+    """Each page joins the room's voice from its panel, and B and C hear A."""
+    for window in run.windows:
+        run.wait_js(window, "return !document.getElementById('voice-panel').hidden", 20,
+                    f"{window.label}'s voice panel")
+        if os.environ.get("E2E_VOICE_NO_DUCK"):
+            window.js("const d = document.getElementById('voice-duck'); if (d.checked) d.click();")
+        window.js("document.getElementById('voice-join').click()")
+    for window in run.windows:
+        run.wait_js(window, "return window.cowatch.voice.phase === 'on'", 20, f"{window.label} in voice")
+    for window in run.windows[1:] if not (os.environ.get("E2E_VOICE_SILENT") or os.environ.get("E2E_VOICE_NO_DUCK")) else []:
+        run.wait_js(window, "return document.getElementById('video').volume < 1", 20,
+                    f"{window.label}'s video lowered while A speaks")
+    run.check(True, "the three pages in voice, B's and C's videos lowered by smart volume while A speaks")
+    log("  voice: the three pages in the room's voice; A speaks all along")
 
 
 def check_shifts(run):
@@ -778,7 +838,8 @@ def parse(text):
         if not part:
             continue
         if part == "all":
-            names += NAMES
+            # Voice runs only in a namespace of its own: named, never in "all".
+            names += [name for name in NAMES if name != "voice"]
         elif part in NAMES:
             names.append(part)
         else:

@@ -98,6 +98,8 @@ class VoicePage:
             self.js("const r = document.getElementById('voice-relay'); if (!r.checked) r.click();")
         self.js("document.getElementById('voice-join').click()")
         self.wait("return window.cowatch.voice.phase === 'on'", "the call")
+        # The answer is taken; the call carries sound once ICE and DTLS are through.
+        self.wait("return window.cowatch.voice.peer?.connectionState === 'connected'", "the call connected")
 
     def record(self, which):
         self.wait("return !!document.getElementById('voice-audio').srcObject", "the voices' stream")

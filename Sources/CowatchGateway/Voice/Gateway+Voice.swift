@@ -146,6 +146,11 @@ extension Gateway {
         voiceLink = nil
         let actions = bridge.closed(now: eventTime.monotonic)
         voice = bridge
+        // Said once a spell: tried again every 30 s at most, quietly after.
+        if bridge.failuresInARow == 1 {
+            logger.warning("media server out of reach; voice is unavailable until it answers, tried again shortly",
+                           metadata: ["voice-url": "\(configuration.voice.janusURL ?? "")"])
+        }
         run(voice: actions)
     }
 }

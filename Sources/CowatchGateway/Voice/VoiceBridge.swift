@@ -108,6 +108,8 @@ struct VoiceBridge {
     }
 
     var isReady: Bool { if case .ready = link { true } else { false } }
+    /// Links that failed in a row (the first one is worth a warning).
+    var failuresInARow: Int { failures }
     var roomCount: Int { rooms.count }
     var seatCount: Int { rooms.values.reduce(0) { $0 + $1.seats.count } }
 

@@ -97,7 +97,11 @@ export function wireVoice({ connection, model, me, log, announcements, sound }) 
   });
   const duck = $('voice-duck');
   duck.checked = choices.duck;
-  duck.addEventListener('change', () => { choices.duck = duck.checked; keep(); });
+  duck.addEventListener('change', () => {
+    choices.duck = duck.checked;
+    keep();
+    call.meterFollows();
+  });
   const depth = $('voice-duck-depth');
   depth.value = String(choices.depth);
   depth.addEventListener('change', () => { choices.depth = Number(depth.value); keep(); });

@@ -106,7 +106,20 @@ export class VoiceCall extends EventTarget {
   hear(stream) {
     this.audio.srcObject = stream;
     this.audio.play().catch(() => {});
-    this.stopMeter();
+    this.stream = stream;
+    this.meterFollows();
+  }
+
+  /** The voices' level is read only while smart volume is on: off, no audio
+   *  graph runs in the page at all. */
+  meterFollows() {
+    const wanted = this.stream != null && this.phase !== 'off' && this.ducking().enabled;
+    if (!wanted) {
+      this.stopMeter();
+      return;
+    }
+    if (this.meter) return;
+    const stream = this.stream;
     const context = new AudioContext();
     const analyser = context.createAnalyser();
     analyser.fftSize = 1024;
@@ -140,6 +153,7 @@ export class VoiceCall extends EventTarget {
     this.microphone = null;
     this.stopMeter();
     this.audio.srcObject = null;
+    this.stream = null;
     this.phase = 'off';
     this.talking = false;
     this.changed();
