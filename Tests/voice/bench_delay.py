@@ -14,6 +14,7 @@ p95 and max.
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -45,7 +46,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--relay", action="store_true")
     args = parser.parse_args()
-    speech, silence = make_audio(tempfile.mkdtemp(prefix="cowatch-voice-delay-"))
+    folder = tempfile.mkdtemp(prefix="cowatch-voice-delay-")
+    speech, silence = make_audio(folder)
     binary = os.environ.get("COWATCH_BIN", str(ROOT / ".build/release/cowatch"))
     with VoiceServices() as voice, serve_for_browsers(binary, web_root=ROOT / "Sources/CowatchWeb/Web",
                                                        extra_args=voice.serve_args()) as server:
@@ -75,6 +77,7 @@ def main():
         finally:
             for page in pages:
                 page.close()
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

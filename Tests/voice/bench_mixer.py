@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import selectors
+import shutil
 import socket
 import struct
 import subprocess
@@ -166,6 +167,7 @@ def main():
         used = cpu_after[0] - cpu_before[0]
         elapsed = cpu_after[1] - cpu_before[1]
         mixes = (cpu_after[2] - cpu_before[2]) / elapsed
+        shutil.rmtree(folder, ignore_errors=True)
         print(json.dumps({
             "speakers": args.speakers, "listeners": args.listeners, "seconds": round(elapsed, 1),
             "janus_cpu_percent_of_one_core": round(100 * used / elapsed, 1),

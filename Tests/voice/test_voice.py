@@ -14,6 +14,7 @@ without its secret; and the same through TURN alone (iceTransportPolicy
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -63,7 +64,10 @@ def seen(bot, check, what, timeout=15.0):
 @pytest.fixture(scope="module")
 def audio():
     folder = tempfile.mkdtemp(prefix="cowatch-voice-audio-")
-    return make_audio(folder)
+    try:
+        yield make_audio(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
