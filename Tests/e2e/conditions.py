@@ -257,6 +257,15 @@ class ConditionRun(RoomRun):
         reading = self.coordinated_start(windows, after_seq)
         return self.measure_start(windows, reading["playback"], reading["t"])
 
+    @staticmethod
+    def log_histories(windows):
+        """E2E_DEBUG=1: each window's own account of its latest starts."""
+        if not os.environ.get("E2E_DEBUG"):
+            return
+        for window in windows:
+            log(f"    {window.label}: " + " | ".join(window.js(
+                "return window.cowatch.sync.history.filter(h => /play\\(\\)|started|join|state \\d+ playing|seek/.test(h)).slice(-8)")))
+
     def measure_start(self, windows, playback, seen):
         """Reads every window 150 ms after `at` and extrapolates back to when each
         video left the start position. A window still paused or seeking then
@@ -289,12 +298,14 @@ class ConditionRun(RoomRun):
                 f"as this test saw the state): joined late, playing "
                 + ", ".join(f"{lateness[label]:.0f} ms" if label in lateness else "not within 10 s" for label in late)
                 + " after at")
+            self.log_histories(windows)
             return None
         spread = max(starts) - min(starts)
         self.start_spreads.append(spread)
         self.start_errors.extend(s - at for s in starts)
         errors = ", ".join(f"{s - at:+.1f}" for s in starts)
         log(f"  coordinated start: spread {spread:.1f} ms (each minus at: {errors} ms; lead {at - seen:.0f} ms)")
+        self.log_histories(windows)
         return spread
 
 

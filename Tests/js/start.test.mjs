@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  latencyAfterStart, LATENCY_SAMPLES, LEARNABLE_ERROR_MS, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, JOIN_LEAD_MS,
+  latencyAfterStart, LATENCY_SAMPLES, LEARNABLE_ERROR_MS, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, playerError,
+  JOIN_LEAD_MS,
 } from '../../Sources/CowatchWeb/Web/static/sync/latency.js';
 import {
-  fireDecision, LATE_START_MS, planStart, sameCourse, SPIN_MS, wakeDelay,
+  CATCH_UP_BOOST, CATCH_UP_FROM_MS, catchUpFor, fireDecision, LATE_START_MS, planStart, sameCourse, SPIN_MS, wakeDelay,
 } from '../../Sources/CowatchWeb/Web/static/sync/start.js';
 import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
@@ -76,7 +77,28 @@ test('a timer on time plays at the instant minus the latency; early waits again;
   assert.equal(fireDecision(T + 100, 5, T + 95 + LATE_START_MS + 1).kind, 'replan');
 });
 
+test('a play() called late is caught up at a quarter faster, for as long as gains the lateness back', () => {
+  assert.equal(catchUpFor(CATCH_UP_FROM_MS - 0.1, 1), null);
+  assert.deepEqual(catchUpFor(40, 1), { rate: 1 + CATCH_UP_BOOST, ms: 40 / CATCH_UP_BOOST });
+  assert.deepEqual(catchUpFor(20, 1.5), { rate: 1.5 * (1 + CATCH_UP_BOOST), ms: 20 / CATCH_UP_BOOST });
+  assert.equal(catchUpFor(LATE_START_MS, 1), null); // that late, the start is planned again (fireDecision)
+  assert.equal(catchUpFor(NaN, 1), null);
+});
+
 // MARK: learning
+
+test('what a start teaches of play(): its error less the lateness of the call, and less what a catch-up gained', () => {
+  // Called 30 ms late, no catch-up, the player itself 2 ms slow: 32 measured.
+  assert.equal(playerError(32, { callLate: 30 }), 2);
+  // Called 40 ms late, caught up at 1.25 for 5 + 160 ms; the player 3 ms slow
+  // (it moved 8 ms after the call, boosted for 157 ms: gained 39.25 ms).
+  const gained = CATCH_UP_BOOST * (165 - 8);
+  const measured = 40 + 3 - gained;
+  assert.ok(Math.abs(playerError(measured, { callLate: 40, boost: CATCH_UP_BOOST, boostedMs: 165, playLatency: 5 }) - 3) < 1e-9);
+  // A clip with sound, latency not learned yet: it moved 90 ms after the call,
+  // after a catch-up of 5 + 16 ms had ended: nothing gained, all of it its own.
+  assert.equal(playerError(4 + 85, { callLate: 4, boost: CATCH_UP_BOOST, boostedMs: 21, playLatency: 5 }), 85);
+});
 
 test('play() latency: the median of what the last starts took from play() to the video moving, within bounds', () => {
   assert.deepEqual(latencyAfterStart(5, 10), { playLatency: 15, taken: [15] });
@@ -205,6 +227,29 @@ test('a timer that fires well past the instant (a busy page) does not play late:
   assert.equal(Number(/\(in (\d+) ms\)/.exec(next)[1]), Math.round(lead * 1.3));
   assert.equal(sim.plays.length, 1);
   assert.ok(Math.abs(sim.driftMs(timeline)) < 1.5);
+});
+
+test('a timer that fires a little late (a busy page) plays late but catches up at once, and is not learned as latency', () => {
+  const sim = new SimulatedPlayer();
+  sim.open(roomState(1, { status: 'paused', position: 0 }));
+  const errors = [];
+  for (let seq = 2; seq < 15; seq += 3) {
+    sim.timerDelayMs = seq === 2 || seq === 8 ? 40 : 0; // it wakes a spin (10 ms) early: 30 ms late
+    const at = coordinated(sim, seq);
+    const timeline = playing(sim.video.currentTime, at);
+    sim.until(() => sim.now === at + 200);
+    errors.push(sim.driftMs(timeline));
+    sim.advance(800);
+    sim.setState(roomState(seq + 2, { status: 'paused', position: sim.video.currentTime, at: sim.now }));
+    sim.advance(200);
+  }
+  // Level with the timeline 200 ms after the instant, late timer or not.
+  assert.ok(errors.every((e) => Math.abs(e) < 1.5), `drift 200 ms after each start: ${errors.map((e) => e.toFixed(1))}`);
+  const catchUps = sim.notes.filter((n) => /^play\(\) 30\.0 ms late: catching up at 1.25 for 125 ms$/.test(n));
+  assert.equal(catchUps.length, 2, sim.notes.join(' | '));
+  assert.ok(sim.rates.some((r) => r.rate === 1.25) && sim.video.playbackRate === 1);
+  // The player's latency is still its own 5 ms, not the page's 40.
+  assert.ok(Math.abs(sim.core.playLatency - 5) < 1, `learned ${sim.core.playLatency} ms`);
 });
 
 test('the same state handed back during a start does not restart it', () => {

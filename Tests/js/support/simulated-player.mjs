@@ -253,6 +253,7 @@ export class SimulatedPlayer {
           this.plays.push(calledAt);
           video.paused = false;
           this.movesFrom = calledAt + this.playLatencyMs;
+          this.perform(this.core.playCalled(calledAt - action.at, this.read()));
           break;
         }
         case 'load':

@@ -6,6 +6,8 @@
 //   * a rate nudge for small drift (drift.js), invisible to a viewer, by the
 //     video's clock, or by what its screen shows when that is more than half
 //     a frame off (screen.js);
+//   * a start whose play() came late (a busy main thread) made up at once by a
+//     short catch-up (start.js: catchUpFor);
 //   * each start measured, to learn the latency of play() and how far ahead to
 //     plan a start that must seek first (latency.js).
 // Holding still, modes and reports are the player's (player.js), which calls
@@ -19,14 +21,17 @@ import {
 } from './correct.js';
 import { addDriftReading, needsRejoin, nudgeRate } from './drift.js';
 import {
-  JOIN_LEAD_MS, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, VERIFY_AFTER_MS,
+  JOIN_LEAD_MS, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, playerError,
+  VERIFY_AFTER_MS,
 } from './latency.js';
 import { HAVE_METADATA, hasEnoughData } from './readiness.js';
 import {
   LIVE_LOAD_MS, LIVE_RELOADS_MAX, LIVE_TOLERANCE_S, learnLoadMs, liveCourse, liveReloadDelay, liveRoomPosition,
 } from './live.js';
 import { screenDrift, steer } from './screen.js';
-import { fireDecision, missedInstant, planStart, sameCourse, SPIN_MS, wakeDelay } from './start.js';
+import {
+  CATCH_UP_BOOST, catchUpFor, fireDecision, missedInstant, planStart, sameCourse, SPIN_MS, wakeDelay,
+} from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
 const ms = (seconds) => (seconds * 1000).toFixed(1);
@@ -38,6 +43,7 @@ export class Follower extends Actions {
     this.joins = 0; // numbers the starts, so that a timer of a replaced one is ignored
     this.running = null; // the timeline the playing video follows (key)
     this.verify = null; // a start to measure
+    this.catchUp = null; // a late start making up its lateness: { id, rate, since } (start.js: catchUpFor)
     this.drifts = [];
     this.drift = null; // last median drift, seconds
     this.nudging = false;
@@ -228,6 +234,7 @@ export class Follower extends Actions {
     this.cancelJoin();
     this.drifts = [];
     this.verify = null;
+    this.catchUp = null;
     this.nudging = false;
     if (this.liveLoadAt != null && !video.paused && Number.isFinite(video.liveOrigin)) {
       // How long the last load took (learnt from every load, kept or not): its first frame played at now less the time played since.
@@ -324,6 +331,7 @@ export class Follower extends Actions {
   /** The timer of scheduled start number `id` fired. */
   wake(id, r) {
     return this.act(r, () => {
+      if (this.catchUp?.id === id) return this.endCatchUp();
       const join = this.join;
       if (!join || join.id !== id) return;
       const video = this.video;
@@ -349,8 +357,42 @@ export class Follower extends Actions {
       this.running = join.key;
       this.nudging = false;
       const calledAt = video.monotonic + Math.max(0, -decision.late);
-      this.verify = { startAt: join.startAt, position: join.position, rate: join.rate, calledAt };
+      this.verify = { id: join.id, startAt: join.startAt, position: join.position, rate: join.rate, calledAt, playLatency: this.playLatency };
     });
+  }
+
+  /** The page called the start's play() `late` ms after its plan (the timer
+   *  fired late, or the spin was preempted: the page cannot tell the player
+   *  when to start, only call it). Measured against the spin's own clock, this
+   *  is known at once: the video catches up by playing a little faster for a
+   *  moment, rather than starting late and waiting for the drift to show. */
+  playCalled(late, r) {
+    return this.act(r, () => {
+      const verify = this.verify;
+      if (!verify || verify.callLate !== undefined) return;
+      verify.callLate = Math.max(0, late);
+      // A live stream cannot play faster; a player with a few rates only nudges by seeking.
+      if (this.video.live === true || correctionFor(capabilitiesOf(this.video)) !== 'nudge') return;
+      const catchUp = catchUpFor(verify.callLate, verify.rate);
+      if (!catchUp) return;
+      // It lasts from the call until the video has moved `ms` at the faster
+      // rate: it starts moving `playLatency` after the call.
+      const lasts = this.playLatency + catchUp.ms;
+      this.catchUp = { id: verify.id, rate: verify.rate, since: this.video.monotonic };
+      verify.boost = CATCH_UP_BOOST;
+      this.note(`play() ${verify.callLate.toFixed(1)} ms late: catching up at ${catchUp.rate} for ${lasts.toFixed(0)} ms`);
+      this.setRate(catchUp.rate);
+      this.wakeIn(verify.id, lasts);
+    });
+  }
+
+  /** The catch-up's time is up: back to the timeline's rate (how long it
+   *  really lasted, its timer being as late as the page, is measured). */
+  endCatchUp() {
+    const catchUp = this.catchUp;
+    this.catchUp = null;
+    if (this.verify?.id === catchUp.id) this.verify.boostedMs = this.video.monotonic - catchUp.since;
+    this.setRate(catchUp.rate);
   }
 
   /** Measures a start once it has run a little: when did the video really
@@ -358,16 +400,20 @@ export class Follower extends Actions {
   verifyStart() {
     const verify = this.verify;
     const video = this.video;
-    if (video.monotonic - verify.calledAt < VERIFY_AFTER_MS) return;
+    if (video.monotonic - verify.calledAt < VERIFY_AFTER_MS || this.catchUp) return;
     this.verify = null;
     if (video.paused || video.seeking) return;
     const start = measureStart(verify, video.now, video.currentTime);
     this.lastStart = start;
-    this.note(`started ${start.error.toFixed(1)} ms after the instant; play() latency ${this.playLatency.toFixed(1)} ms`);
-    ({ playLatency: this.playLatency, taken: this.startsTook } = latencyAfterStart(this.playLatency, start.error, this.startsTook));
+    const own = playerError(start.error, verify);
+    this.note(`started ${start.error.toFixed(1)} ms after the instant`
+      + (verify.callLate >= 1 ? ` (play() called ${verify.callLate.toFixed(1)} ms late${verify.boost ? ', caught up' : ''})` : '')
+      + `; play() latency ${this.playLatency.toFixed(1)} ms`);
+    ({ playLatency: this.playLatency, taken: this.startsTook } = latencyAfterStart(this.playLatency, own, this.startsTook));
   }
 
   stopVideo() {
+    this.catchUp = null;
     this.stallCheck = null;
     this.fix = null;
     this.pause();

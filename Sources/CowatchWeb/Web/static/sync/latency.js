@@ -51,6 +51,26 @@ export function measureStart(start, now, currentTime) {
   return { at: start.startAt, actual, error: actual - start.startAt };
 }
 
+/**
+ * The part of a start's error that is the player's own (its play() latency
+ * mispredicted), to learn from. A start whose play() was called `callLate` ms
+ * after its plan (a busy main thread) is that much later through no fault of
+ * the player. One made up by a catch-up played `1 + boost` times faster from
+ * the call for `boostedMs`: the video gained `boost` times the part of that
+ * span it spent moving, which began `playLatency` plus its own error after the
+ * call. Solved for that error (the measured error grows with it, so there is
+ * one answer).
+ * @param {number} error the start's measured error, ms (measureStart)
+ * @param {{ callLate?: number, boost?: number, boostedMs?: number, playLatency?: number }} start
+ */
+export function playerError(error, { callLate = 0, boost = 0, boostedMs = 0, playLatency = 0 } = {}) {
+  const own = error - callLate;
+  if (!(boost > 0)) return own;
+  const moving = boostedMs - playLatency; // the boosted span the video moved in, were its latency as planned
+  const caughtUp = (own + boost * moving) / (1 + boost);
+  return caughtUp < moving ? caughtUp : own; // it began moving after the catch-up ended: nothing gained
+}
+
 /** The median of numbers (the mean of the middle two for an even count). */
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);

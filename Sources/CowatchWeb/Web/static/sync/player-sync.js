@@ -275,9 +275,12 @@ export class PlayerSync extends EventTarget {
         case 'rate':
           player?.setRate(action.rate);
           break;
-        case 'play':
-          this.playAt(action.at, action.rate);
+        case 'play': {
+          const late = this.playAt(action.at, action.rate);
+          // How late the call really came is known only here, after the spin.
+          if (late != null) this.perform(this.core.playCalled(late, this.read()));
           break;
+        }
         case 'load':
           this.loadActivity(action.activity);
           break;
@@ -317,10 +320,11 @@ export class PlayerSync extends EventTarget {
   }
 
   /** play() at server time `at`: the timer woke a few ms before; the rest is
-   *  spun, since a timer alone fires a few ms early or late. */
+   *  spun, since a timer alone fires a few ms early or late. Returns how many
+   *  ms after `at` the call came (null: no player). */
   playAt(at, rate) {
     const player = this.player;
-    if (!player) return;
+    if (!player) return null;
     const target = this.clock.toLocal(at);
     const woke = localNow();
     while (localNow() < target) {
@@ -331,6 +335,7 @@ export class PlayerSync extends EventTarget {
     const playing = player.play();
     this.note(`play() ${(calledAt - target).toFixed(1)} ms after its instant (spun ${Math.max(0, target - woke).toFixed(1)} ms)`);
     playing?.catch((error) => this.perform(this.core.playRefused(error?.name, this.read())));
+    return calledAt - target;
   }
 
   /** Remembers what the player did and why (shown by the e2e test on outliers). */

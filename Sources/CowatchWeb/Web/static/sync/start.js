@@ -8,7 +8,7 @@
 // after a suspension, a large drift) it is far enough ahead to seek and buffer
 // first: the learned join lead (latency.js). Times are server epoch ms.
 
-import { THRESHOLDS } from './drift.js';
+import { roundRate, THRESHOLDS } from './drift.js';
 import { LATE_START_MS, SPIN_MS } from './thresholds.js';
 import { clampToMedia, positionAt } from './timeline.js';
 
@@ -66,4 +66,23 @@ export function fireDecision(startAt, playLatency, now) {
   if (late > LATE_START_MS) return { kind: 'replan', late };
   if (-late > SPIN_MS + 4) return { kind: 'wait', ms: -late - SPIN_MS };
   return { kind: 'play', at, late };
+}
+
+/** A play() called this much later than its plan or more (the page's main
+ *  thread was busy: its timer fired late, or the spin was preempted; on a
+ *  loaded machine, in a call, tens of ms) is made up at once by a catch-up. */
+export const CATCH_UP_FROM_MS = 4;
+/** How much faster than the timeline a catch-up plays (the pitch is kept): a
+ *  start 40 ms late is level again 160 ms later, before anyone could tell. */
+export const CATCH_UP_BOOST = 0.25;
+
+/**
+ * How a start whose play() was called `lateMs` after its plan catches up:
+ * at `rate` (the timeline's, faster by CATCH_UP_BOOST) for `ms`, which gains
+ * exactly the lateness. Null when it is too small to be worth it.
+ * @returns {{ rate: number, ms: number } | null}
+ */
+export function catchUpFor(lateMs, rate) {
+  if (!(lateMs >= CATCH_UP_FROM_MS) || !(lateMs < LATE_START_MS)) return null;
+  return { rate: roundRate(rate * (1 + CATCH_UP_BOOST)), ms: lateMs / CATCH_UP_BOOST };
 }
