@@ -9,12 +9,14 @@ follows the level the speaker's microphone sends, at a delay under a second);
 the video on their pages is lowered while the speaker talks and comes back
 after; a kicked speaker is silent to the others within a second; a page that
 is not a member of the room hears nothing of it, and Janus's API takes nothing
-without its secret; and the same through TURN alone (iceTransportPolicy
-'relay')."""
+without its secret; the same through TURN alone (iceTransportPolicy
+'relay'); and in a cluster of two nodes, pages on the node that does not own
+the room in its voice, which moves with the room when its owner is drained."""
 
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -269,3 +271,61 @@ def test_the_same_through_turn_alone(server, voice, audio):
             assert last is None or last - kicked_at <= 1000, "the kicked speaker was still heard through TURN"
     finally:
         room.close()
+
+
+def test_in_a_cluster_the_owners_voice_reaches_every_node_and_moves_with_the_room(voice, audio):
+    """Two nodes on one PostgreSQL (Tests/support/cluster.py), sharing the
+    media server: the room is node 1's; a speaker and a listener on node 2
+    reach its voice through node 1 (their commands relayed, their calls to
+    node 1's Janus), and a listener on node 1 hears them. Node 1 is drained
+    (SIGTERM): the room moves to node 2, node 2's pages reconnect and make
+    their calls again, now through node 2, and still hear each other."""
+    from support.cluster import Node, ScratchPostgres
+    speech, silence = audio
+    postgres = ScratchPostgres(tempfile.mkdtemp(prefix="cowatch-voice-pg-"))
+    nodes, pages, bot = [], [], None
+    try:
+        database = postgres.fresh()
+        nodes = [Node(n, database, extra=voice.serve_args()).start() for n in (1, 2)]
+        n1, n2 = nodes
+        web = lambda node, label: f"http://127.0.0.1:{node.port}/rooms/voice-cluster?name={label}"  # noqa: E731
+        bot = Bot(f"{n1.url}/rooms/voice-cluster?name=host")  # the room is node 1's
+        seen(bot, lambda e: e.get("type") == "welcome", "welcome")
+
+        def page(node, label, microphone):
+            made = VoicePage(label, microphone)
+            pages.append(made)
+            made.open(web(node, label))
+            made.welcomed()
+            made.join_voice()
+            return made
+
+        ann = page(n1, "ann", silence)
+        speaker = page(n2, "speaker", speech)
+        bob = page(n2, "bob", silence)
+        assert n1.metric("cowatch_voice_seats") == 3 and n2.metric("cowatch_voice_seats") == 0, \
+            "the seats are not all with the room's owner"
+        sent, heard = heard_by(None, speaker, [ann, bob], 6)
+        delays = check_heard(sent, heard, "cluster, owner node 1")
+        print(f"voice: a speaker on node 2 heard on nodes 1 and 2 through node 1, at {delays} ms")
+
+        # The room moves: node 1 drains, node 2's pages are told to reconnect.
+        for made in (speaker, bob):
+            made.js("window.__callBefore = window.cowatch.voice.peer")
+        n1.signal(signal.SIGTERM)
+        assert n1.process.wait(timeout=15) == 0
+        for made in (speaker, bob):
+            made.wait("const v = window.cowatch.voice; return v.phase === 'on' && v.peer && v.peer !== window.__callBefore"
+                      " && v.peer.connectionState === 'connected'", "the call made again after the room moved", timeout=30)
+        assert n2.metric("cowatch_voice_seats") == 2, "node 2 does not hold the moved room's seats"
+        sent, heard = heard_by(None, speaker, [bob], 6)
+        delays = check_heard(sent, heard, "cluster, after the move to node 2")
+        print(f"voice: after the room moved to node 2, heard at {delays} ms")
+    finally:
+        for made in pages:
+            made.close()
+        if bot is not None:
+            bot.close()
+        for node in nodes:
+            node.stop()
+        postgres.stop(check=False)
