@@ -8,9 +8,11 @@ For each: ms after play() was called until the play() promise resolved, the
 frame past the start, ms), the first change of currentTime, and when the clock
 really started: extrapolated back from currentTime 400 ms after play(), as the
 page measures its starts (static/sync/latency.js: measureStart). Medians and
-ranges over --runs starts.
+ranges over --runs starts. With --call, the page is first put in a call, as a
+page in a room's voice is: a fake microphone sent through two
+RTCPeerConnections on loopback, the voice received playing in an <audio>.
 
-    python3 Tests/e2e/play_latency.py [--runs N] [--port-base PORT]
+    python3 Tests/e2e/play_latency.py [--runs N] [--port-base PORT] [--call]
 """
 
 import argparse
@@ -58,6 +60,26 @@ const run = async () => {
 };
 run().catch((error) => done({ error: String(error) }));
 """
+# A call inside the page: its microphone to itself through two peer connections.
+CALL = r"""
+const done = arguments[arguments.length - 1];
+(async () => {
+  const microphone = await navigator.mediaDevices.getUserMedia({ audio: true });
+  const [a, b] = [new RTCPeerConnection(), new RTCPeerConnection()];
+  a.onicecandidate = (e) => e.candidate && b.addIceCandidate(e.candidate);
+  b.onicecandidate = (e) => e.candidate && a.addIceCandidate(e.candidate);
+  b.ontrack = (e) => { window.voices = new Audio(); window.voices.srcObject = e.streams[0]; window.voices.play(); };
+  microphone.getTracks().forEach((track) => a.addTrack(track, microphone));
+  await a.setLocalDescription(await a.createOffer());
+  await b.setRemoteDescription(a.localDescription);
+  await b.setLocalDescription(await b.createAnswer());
+  await a.setRemoteDescription(b.localDescription);
+  window.call = [a, b];
+  const connected = new Promise((resolve) => { b.onconnectionstatechange = () => b.connectionState === 'connected' && resolve(); });
+  await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, 10000))]);
+  done(b.connectionState);
+})().catch((error) => done(String(error)));
+"""
 FIGURES = ["promise", "playing", "frame", "frameMedia", "moved", "started"]
 
 
@@ -67,6 +89,7 @@ def main():
     parser.add_argument("--port-base", type=int, default=0,
                         help="media server on PORT, chromedriver on PORT+1, DevTools on PORT+2 (0: free ones)")
     parser.add_argument("--media-dir", default=str(REPO / ".build-e2e" / "e2e-media"))
+    parser.add_argument("--call", action="store_true", help="with the page in a call (a fake microphone, sent to itself)")
     args = parser.parse_args()
     media = Path(args.media_dir)
     clips = [make_media(media), make_media(media, audio=True)]
@@ -74,12 +97,17 @@ def main():
     port = (lambda n: args.port_base + n if args.port_base else 0)
     with MediaServer(media, port=port(0)) as server:
         for setting, extra in (("--mute-audio", ["--mute-audio"]), ("audio out", [])):
-            browser = Chromium(HEADLESS + extra + ([f"--remote-debugging-port={port(2)}"] if args.port_base else []),
+            call_flags = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"] if args.call else []
+            browser = Chromium(HEADLESS + extra + call_flags + ([f"--remote-debugging-port={port(2)}"] if args.port_base else []),
                                profile_prefix="cowatch-play-latency-", profile_dir=REPO / ".build-e2e", autoplay=True,
                                binary="/usr/bin/chromium", driver_port=port(1), script_timeout=30)
             driver = browser.driver
             try:
                 driver.get(server.url("probe.html"))
+                if args.call:
+                    state = driver.execute_async_script(CALL)
+                    if state != "connected":
+                        sys.exit(f"play-latency: the call did not connect: {state}")
                 for clip in clips:
                     for muted in (False, True):
                         rows = [driver.execute_async_script(PROBE, clip.name, muted) for _ in range(args.runs)]
