@@ -75,8 +75,8 @@ class Janus:
                 continue
             return answer
 
-    def attach(self):
-        return self.call({"janus": "attach", "plugin": "janus.plugin.audiobridge"})["data"]["id"]
+    def attach(self, plugin="janus.plugin.audiobridge"):
+        return self.call({"janus": "attach", "plugin": plugin})["data"]["id"]
 
     def message(self, handle, body):
         answer = self.call({"janus": "message", "handle_id": handle, "body": body})
