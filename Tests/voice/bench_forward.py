@@ -20,19 +20,16 @@ import argparse
 import base64
 import json
 import os
-import selectors
 import shutil
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_mixer import Janus, cpu_seconds, opus_packets  # noqa: E402
+from bench_mixer import Janus, opus_packets, paced, rtp_header  # noqa: E402
 from voice_pages import make_audio  # noqa: E402
 from voice_services import VoiceServices, wait_for_port  # noqa: E402
 
@@ -94,6 +91,15 @@ def main():
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             sock.bind(("127.0.0.1", 0))
             speakers.append({"sock": sock, "to": (added.get("ip") or "127.0.0.1", added["port"]), "id": number + 1})
+        # A remote publisher joins its room from a thread of its own, after
+        # the answer: its streams can be forwarded once the room lists it.
+        deadline = time.monotonic() + 10
+        while True:
+            listed = janus.message(control, {"request": "listparticipants", "room": room}).get("participants", [])
+            if {p["id"] for p in listed} >= {s["id"] for s in speakers}:
+                break
+            assert time.monotonic() < deadline, f"the room lists {listed}, not every speaker"
+            time.sleep(0.01)
         listeners = []
         for number in range(args.listeners):
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -105,53 +111,22 @@ def main():
                     "admin_key": janus.secret, "host": "127.0.0.1", "host_family": "ipv4",
                     "streams": [{"mid": "0", "port": sock.getsockname()[1]}], **srtp})
                 assert forwarded.get("videoroom") == "rtp_forward", forwarded
-            listeners.append({"sock": sock, "received": 0, "size": 0})
-        selector = selectors.DefaultSelector()
-        for listener in listeners:
-            selector.register(listener["sock"], selectors.EVENT_READ, listener)
-        stop = threading.Event()
+            listeners.append({"sock": sock})
 
-        def receive():
-            while not stop.is_set():
-                for key, _ in selector.select(timeout=0.1):
-                    while True:
-                        try:
-                            key.data["size"] = len(key.data["sock"].recv(2048))
-                            key.data["received"] += 1
-                        except BlockingIOError:
-                            break
-
-        receiver = threading.Thread(target=receive, daemon=True)
-        receiver.start()
-        sequence, timestamp = 0, 0
-        started = time.monotonic()
-        measured_from = started + args.warmup
-        measured_until = measured_from + args.seconds
-        before = None
-        tick = started
-        while time.monotonic() < measured_until:
-            if before is None and time.monotonic() >= measured_from:
-                before = (cpu_seconds(janus_pid), time.monotonic(), sum(m["received"] for m in listeners))
-            payload = packets[sequence % len(packets)]
-            header = struct.pack("!BBHII", 0x80, 111, sequence & 0xFFFF, timestamp & 0xFFFFFFFF, REMOTE_SSRC)
+        def send(sequence, timestamp, payload):
             for speaker in speakers:
-                speaker["sock"].sendto(header + payload, speaker["to"])
-            sequence += 1
-            timestamp += 960
-            tick += 0.02
-            time.sleep(max(0.0, tick - time.monotonic()))
-        after = (cpu_seconds(janus_pid), time.monotonic(), sum(m["received"] for m in listeners))
-        stop.set()
-        receiver.join()
-        elapsed = after[1] - before[1]
+                speaker["sock"].sendto(rtp_header(sequence, timestamp, REMOTE_SSRC) + payload, speaker["to"])
+
+        used, elapsed, received = paced(janus_pid, packets, listeners, send, args.warmup, args.seconds)
         shutil.rmtree(folder, ignore_errors=True)
         print(json.dumps({
             "speakers": args.speakers, "listeners": args.listeners, "srtp": args.srtp, "seconds": round(elapsed, 1),
-            "janus_cpu_percent_of_one_core": round(100 * (after[0] - before[0]) / elapsed, 1),
-            "forwarded_packets_per_second": round((after[2] - before[2]) / elapsed),
+            "janus_cpu_percent_of_one_core": round(100 * used / elapsed, 1),
+            "forwarded_packets_per_second": round(received / elapsed),
             "expected_per_second": args.speakers * args.listeners * 50,
-            # SRTP's authentication tag: 10 bytes more than the speakers' packets.
-            "bytes_per_packet": listeners[0]["size"], "bytes_sent_per_packet": 12 + len(packets[(sequence - 1) % len(packets)]),
+            # With SRTP, its authentication tag: 10 bytes more than what the speakers send.
+            "bytes_per_packet_received": round(sum(r["bytes"] for r in listeners) / max(1, sum(r["received"] for r in listeners)), 1),
+            "bytes_per_packet_sent": round(12 + sum(map(len, packets)) / len(packets), 1),
         }))
 
 

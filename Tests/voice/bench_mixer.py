@@ -88,6 +88,51 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def rtp_header(sequence, timestamp, ssrc):
+    """A plain RTP header: version 2, Opus's payload type 111."""
+    return struct.pack("!BBHII", 0x80, 111, sequence & 0xFFFF, timestamp & 0xFFFFFFFF, ssrc)
+
+
+def paced(janus_pid, packets, receivers, send, warmup, seconds):
+    """Calls `send(sequence, timestamp, payload)` every 20 ms (one Opus packet
+    of 960 samples at 48 kHz) while `receivers` (dicts with a non-blocking
+    "sock") count what arrives from a thread of their own; after `warmup` s,
+    measures for `seconds`. Returns (Janus's CPU s, elapsed s, packets received)."""
+    selector = selectors.DefaultSelector()
+    for receiver in receivers:
+        receiver["received"], receiver["bytes"] = 0, 0
+        selector.register(receiver["sock"], selectors.EVENT_READ, receiver)
+    stop = threading.Event()
+
+    def receive():
+        while not stop.is_set():
+            for key, _ in selector.select(timeout=0.1):
+                while True:
+                    try:
+                        key.data["bytes"] += len(key.data["sock"].recv(2048))
+                        key.data["received"] += 1
+                    except BlockingIOError:
+                        break
+
+    thread = threading.Thread(target=receive, daemon=True)
+    thread.start()
+    reading = lambda: (cpu_seconds(janus_pid), time.monotonic(), sum(r["received"] for r in receivers))  # noqa: E731
+    sequence = 0
+    started = time.monotonic()
+    before, tick = None, started
+    while time.monotonic() < started + warmup + seconds:
+        if before is None and time.monotonic() >= started + warmup:
+            before = reading()
+        send(sequence, sequence * 960, packets[sequence % len(packets)])
+        sequence += 1
+        tick += 0.02
+        time.sleep(max(0.0, tick - time.monotonic()))
+    after = reading()
+    stop.set()
+    thread.join()
+    return tuple(b - a for a, b in zip(before, after))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--speakers", type=int, default=1)
@@ -120,53 +165,19 @@ def main():
                 "rtp": {"ip": "127.0.0.1", "port": sock.getsockname()[1], "payload_type": 111}})
             assert joined.get("audiobridge") == "joined", joined
             rtp = joined["rtp"]
-            members.append({"sock": sock, "to": (rtp["ip"], rtp["port"]), "speaker": speaker, "received": 0})
-        selector = selectors.DefaultSelector()
-        for member in members:
-            selector.register(member["sock"], selectors.EVENT_READ, member)
-        stop = threading.Event()
-
-        def receive():
-            while not stop.is_set():
-                for key, _ in selector.select(timeout=0.1):
-                    while True:
-                        try:
-                            key.data["sock"].recv(2048)
-                            key.data["received"] += 1
-                        except BlockingIOError:
-                            break
-
-        receiver = threading.Thread(target=receive, daemon=True)
-        receiver.start()
+            members.append({"sock": sock, "to": (rtp["ip"], rtp["port"]), "speaker": speaker})
         speakers = [m for m in members if m["speaker"]]
         # Janus sends a plain-RTP participant its mix once it has heard from
         # it: each listener says one packet, which its mute keeps out of the mix.
         for number, member in enumerate(members):
-            header = struct.pack("!BBHII", 0x80, 111, 0, 0, 0x20000 + number)
-            member["sock"].sendto(header + packets[0], member["to"])
-        sequence, timestamp, ssrc_base = 0, 0, 0x10000
-        started = time.monotonic()
-        measured_from = started + args.warmup
-        measured_until = measured_from + args.seconds
-        cpu_before = None
-        tick = started
-        while time.monotonic() < measured_until:
-            if cpu_before is None and time.monotonic() >= measured_from:
-                cpu_before = (cpu_seconds(janus_pid), time.monotonic(), sum(m["received"] for m in members))
-            payload = packets[sequence % len(packets)]
+            member["sock"].sendto(rtp_header(0, 0, 0x20000 + number) + packets[0], member["to"])
+
+        def send(sequence, timestamp, payload):
             for number, member in enumerate(speakers):
-                header = struct.pack("!BBHII", 0x80, 111, sequence & 0xFFFF, timestamp & 0xFFFFFFFF, ssrc_base + number)
-                member["sock"].sendto(header + payload, member["to"])
-            sequence += 1
-            timestamp += 960
-            tick += 0.02
-            time.sleep(max(0.0, tick - time.monotonic()))
-        cpu_after = (cpu_seconds(janus_pid), time.monotonic(), sum(m["received"] for m in members))
-        stop.set()
-        receiver.join()
-        used = cpu_after[0] - cpu_before[0]
-        elapsed = cpu_after[1] - cpu_before[1]
-        mixes = (cpu_after[2] - cpu_before[2]) / elapsed
+                member["sock"].sendto(rtp_header(sequence, timestamp, 0x10000 + number) + payload, member["to"])
+
+        used, elapsed, received = paced(janus_pid, packets, members, send, args.warmup, args.seconds)
+        mixes = received / elapsed
         shutil.rmtree(folder, ignore_errors=True)
         print(json.dumps({
             "speakers": args.speakers, "listeners": args.listeners, "seconds": round(elapsed, 1),
