@@ -16,7 +16,6 @@ benchmark sends. Run through Tests/voice/in-namespace.
     python3 Tests/voice/bench_forward.py --speakers 5 --listeners 50 --seconds 30 [--srtp]
 """
 
-import argparse
 import base64
 import json
 import os
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_mixer import Janus, opus_packets, paced, rtp_header  # noqa: E402
+from bench_mixer import Janus, opus_packets, paced, room_shape_arguments, rtp_header  # noqa: E402
 from voice_pages import make_audio  # noqa: E402
 from voice_services import VoiceServices, wait_for_port  # noqa: E402
 
@@ -60,11 +59,7 @@ def with_videoroom(services):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--speakers", type=int, default=1)
-    parser.add_argument("--listeners", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--warmup", type=float, default=3)
+    parser = room_shape_arguments()
     parser.add_argument("--srtp", action="store_true", help="the forwarders encrypt (SRTP), as for WebRTC listeners")
     args = parser.parse_args()
     # A master key and salt (16 + 14 bytes), as an SDES crypto line carries them.

@@ -133,12 +133,18 @@ def paced(janus_pid, packets, receivers, send, warmup, seconds):
     return tuple(b - a for a, b in zip(before, after))
 
 
-def main():
+def room_shape_arguments():
+    """The options both benchmarks take: the room's shape and how long to measure."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--speakers", type=int, default=1)
     parser.add_argument("--listeners", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--warmup", type=float, default=3)
+    return parser
+
+
+def main():
+    parser = room_shape_arguments()
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="cowatch-voice-bench-")
     speech, _ = make_audio(folder)
