@@ -11,7 +11,8 @@ after; a kicked speaker is silent to the others within a second; a page that
 is not a member of the room hears nothing of it, and Janus's API takes nothing
 without its secret; the same through TURN alone (iceTransportPolicy
 'relay'); and in a cluster of two nodes, pages on the node that does not own
-the room in its voice, which moves with the room when its owner is drained."""
+the room in its voice, which moves with the room when its owner is drained
+or killed."""
 
 import json
 import os
@@ -273,13 +274,15 @@ def test_the_same_through_turn_alone(server, voice, audio):
         room.close()
 
 
-def test_in_a_cluster_the_owners_voice_reaches_every_node_and_moves_with_the_room(voice, audio):
+@pytest.mark.parametrize("owner_goes", ["drained", "killed"])
+def test_in_a_cluster_the_owners_voice_reaches_every_node_and_moves_with_the_room(voice, audio, owner_goes):
     """Two nodes on one PostgreSQL (Tests/support/cluster.py), sharing the
     media server: the room is node 1's; a speaker and a listener on node 2
     reach its voice through node 1 (their commands relayed, their calls to
     node 1's Janus), and a listener on node 1 hears them. Node 1 is drained
-    (SIGTERM): the room moves to node 2, node 2's pages reconnect and make
-    their calls again, now through node 2, and still hear each other."""
+    (SIGTERM) or killed (SIGKILL, its seats at Janus going with its session):
+    the room moves to node 2, node 2's pages reconnect and make their calls
+    again, now through node 2, and still hear each other."""
     from support.cluster import Node, ScratchPostgres
     speech, silence = audio
     postgres = ScratchPostgres(tempfile.mkdtemp(prefix="cowatch-voice-pg-"))
@@ -309,11 +312,15 @@ def test_in_a_cluster_the_owners_voice_reaches_every_node_and_moves_with_the_roo
         delays = check_heard(sent, heard, "cluster, owner node 1")
         print(f"voice: a speaker on node 2 heard on nodes 1 and 2 through node 1, at {delays} ms")
 
-        # The room moves: node 1 drains, node 2's pages are told to reconnect.
+        # The room moves: node 1 drains (node 2's pages are told to reconnect)
+        # or dies (their links to it break).
         for made in (speaker, bob):
             made.js("window.__callBefore = window.cowatch.voice.peer")
-        n1.signal(signal.SIGTERM)
-        assert n1.process.wait(timeout=15) == 0
+        if owner_goes == "drained":
+            n1.signal(signal.SIGTERM)
+            assert n1.process.wait(timeout=15) == 0
+        else:
+            n1.kill()
         for made in (speaker, bob):
             made.wait("const v = window.cowatch.voice; return v.phase === 'on' && v.peer && v.peer !== window.__callBefore"
                       " && v.peer.connectionState === 'connected'", "the call made again after the room moved", timeout=30)
