@@ -38,9 +38,38 @@ struct VoiceBridgeTests {
         #expect(Self.fields(create[0])["apisecret"] as? String == "s3cret-s3cret-s3cret")
         let attach = bridge.received(Self.reply(#"{"janus":"success","transaction":"t1","data":{"id":77}}"#), now: now)
         #expect(Self.fields(attach[0])["plugin"] as? String == "janus.plugin.audiobridge")
-        #expect(bridge.received(Self.reply(#"{"janus":"success","transaction":"t2","data":{"id":5}}"#), now: now).isEmpty)
+        let list = bridge.received(Self.reply(#"{"janus":"success","transaction":"t2","data":{"id":5}}"#), now: now)
+        #expect(Self.body(list[0])["request"] as? String == "list")
         #expect(bridge.isReady)
+        let none = #"{"janus":"success","transaction":"t3","plugindata":{"data":{"audiobridge":"success","list":[]}}}"#
+        #expect(bridge.received(Self.reply(none), now: now).isEmpty)
         return bridge
+    }
+
+    @Test("a new link destroys the rooms this node left on Janus (a dropped link, a killed node), and leaves another node's alone")
+    func leftOverRooms() {
+        func linked() -> (VoiceBridge, [VoiceBridge.Action]) {
+            var bridge = VoiceBridge(settings: VoiceBridge.Settings(secret: "s3cret-s3cret-s3cret", maximumRooms: 10))
+            _ = bridge.start()
+            _ = bridge.opened(now: now)
+            _ = bridge.received(Self.reply(#"{"janus":"success","transaction":"t1","data":{"id":77}}"#), now: now)
+            let list = bridge.received(Self.reply(#"{"janus":"success","transaction":"t2","data":{"id":5}}"#), now: now)
+            return (bridge, list)
+        }
+        let linkedUp = linked()
+        var bridge = linkedUp.0
+        let list = linkedUp.1
+        #expect(Self.body(list[0])["admin_key"] as? String == "s3cret-s3cret-s3cret", "private rooms are listed only with the admin key")
+        let listed = #"{"janus":"success","transaction":"t3","plugindata":{"plugin":"janus.plugin.audiobridge","data":{"audiobridge":"success","list":[{"room":43,"description":"cowatch"},{"room":42,"description":"cowatch n2"},{"room":41,"description":"cowatch"}]}}}"#
+        let actions = bridge.received(Self.reply(listed), now: now)
+        let destroyed = actions.filter { Self.body($0)["request"] as? String == "destroy" }.compactMap { Self.body($0)["room"] as? Int }
+        #expect(destroyed == [41, 43])
+        #expect(actions.last == .cleared(2))
+        // A refused list (a wrong key) changes nothing; the link serves on.
+        var refused = linked().0
+        let refusal = #"{"janus":"success","transaction":"t3","plugindata":{"data":{"audiobridge":"event","error_code":481,"error":"Unauthorized"}}}"#
+        #expect(refused.received(Self.reply(refusal), now: now).isEmpty)
+        #expect(refused.isReady)
     }
 
     @Test("a first seat makes the Janus room, private and with the secret; the seat's join carries the offer once both are there")
@@ -53,16 +82,17 @@ struct VoiceBridgeTests {
         #expect(create["is_private"] as? Bool == true)
         #expect(create["admin_key"] as? String == "s3cret-s3cret-s3cret")
         #expect(create["audiolevel_event"] as? Bool == true)
+        #expect(create["description"] as? String == "cowatch", "the node's mark, for the next link to know its own")
         #expect(Self.fields(actions[1])["janus"] as? String == "attach")
         // The handle first, then the room: the join waits for the room.
-        #expect(bridge.received(Self.reply(#"{"janus":"success","transaction":"t4","data":{"id":901}}"#), now: now).isEmpty)
-        let joins = bridge.received(Self.reply(#"{"janus":"success","transaction":"t3","plugindata":{"plugin":"janus.plugin.audiobridge","data":{"audiobridge":"created","room":1}}}"#), now: now)
+        #expect(bridge.received(Self.reply(#"{"janus":"success","transaction":"t5","data":{"id":901}}"#), now: now).isEmpty)
+        let joins = bridge.received(Self.reply(#"{"janus":"success","transaction":"t4","plugindata":{"plugin":"janus.plugin.audiobridge","data":{"audiobridge":"created","room":1}}}"#), now: now)
         let join = try #require(joins.first)
         #expect(Self.body(join)["request"] as? String == "join")
         #expect(Self.fields(join)["handle_id"] as? Int == 901)
         #expect((Self.fields(join)["jsep"] as? [String: Any])?["sdp"] as? String == "v=0 offer")
-        #expect(bridge.received(Self.reply(#"{"janus":"ack","transaction":"t5"}"#), now: now).isEmpty)
-        let joined = bridge.received(Self.reply(#"{"janus":"event","transaction":"t5","sender":901,"plugindata":{"plugin":"janus.plugin.audiobridge","data":{"audiobridge":"joined","room":1,"id":1}},"jsep":{"type":"answer","sdp":"v=0 answer"}}"#), now: now)
+        #expect(bridge.received(Self.reply(#"{"janus":"ack","transaction":"t6"}"#), now: now).isEmpty)
+        let joined = bridge.received(Self.reply(#"{"janus":"event","transaction":"t6","sender":901,"plugindata":{"plugin":"janus.plugin.audiobridge","data":{"audiobridge":"joined","room":1,"id":1}},"jsep":{"type":"answer","sdp":"v=0 answer"}}"#), now: now)
         #expect(joined == [.joined(room, ann, answer: "v=0 answer")])
         #expect(bridge.seatCount == 1)
     }
@@ -70,9 +100,9 @@ struct VoiceBridgeTests {
     func seated() -> VoiceBridge {
         var bridge = ready()
         _ = bridge.join(room, ann, name: "m1", offer: "v=0", muted: false, now: now)
-        _ = bridge.received(Self.reply(#"{"janus":"success","transaction":"t4","data":{"id":901}}"#), now: now)
-        _ = bridge.received(Self.reply(#"{"janus":"success","transaction":"t3","plugindata":{"data":{"audiobridge":"created","room":1}}}"#), now: now)
-        _ = bridge.received(Self.reply(#"{"janus":"event","transaction":"t5","sender":901,"plugindata":{"data":{"audiobridge":"joined","room":1,"id":1}},"jsep":{"type":"answer","sdp":"a"}}"#), now: now)
+        _ = bridge.received(Self.reply(#"{"janus":"success","transaction":"t5","data":{"id":901}}"#), now: now)
+        _ = bridge.received(Self.reply(#"{"janus":"success","transaction":"t4","plugindata":{"data":{"audiobridge":"created","room":1}}}"#), now: now)
+        _ = bridge.received(Self.reply(#"{"janus":"event","transaction":"t6","sender":901,"plugindata":{"data":{"audiobridge":"joined","room":1,"id":1}},"jsep":{"type":"answer","sdp":"a"}}"#), now: now)
         return bridge
     }
 
@@ -121,8 +151,8 @@ struct VoiceBridgeTests {
         var early = ready()
         _ = early.join(room, bob, name: "m2", offer: "v=0", muted: false, now: now)
         #expect(early.mute(room, bob, true, now: now).isEmpty)
-        _ = early.received(Self.reply(#"{"janus":"success","transaction":"t4","data":{"id":902}}"#), now: now)
-        let joins = early.received(Self.reply(#"{"janus":"success","transaction":"t3","plugindata":{"data":{"audiobridge":"created","room":1}}}"#), now: now)
+        _ = early.received(Self.reply(#"{"janus":"success","transaction":"t5","data":{"id":902}}"#), now: now)
+        let joins = early.received(Self.reply(#"{"janus":"success","transaction":"t4","plugindata":{"data":{"audiobridge":"created","room":1}}}"#), now: now)
         #expect(Self.body(joins[0])["muted"] as? Bool == true)
     }
 

@@ -33,6 +33,7 @@ from levels import best_delay, binned, last_sound, onsets  # noqa: E402
 from voice_pages import VoicePage, make_audio  # noqa: E402
 from voice_services import VoiceServices  # noqa: E402
 from support.bot import Bot  # noqa: E402
+from support.harness import wait_until  # noqa: E402
 
 BIN = os.environ.get("COWATCH_BIN", ".build/debug/cowatch")
 WEB_ROOT = Path(__file__).resolve().parents[2] / "Sources/CowatchWeb/Web"
@@ -107,6 +108,26 @@ class Room:
         for page in self.pages:
             page.close()
         self.bot.close()
+
+
+def janus_rooms(voice):
+    """The rooms on the test's Janus, as its `list` request names them with the
+    admin key (private ones too): {number: description}."""
+    from websockets.sync.client import connect
+    secret = voice.secret_file.read_text().strip()
+    with connect(voice.janus_url, subprotocols=["janus-protocol"], open_timeout=5) as janus:
+        def call(message):
+            janus.send(json.dumps({**message, "transaction": "x", "apisecret": secret}))
+            while True:
+                answer = json.loads(janus.recv(timeout=5))
+                if answer.get("janus") != "ack":
+                    return answer
+        session = call({"janus": "create"})["data"]["id"]
+        handle = call({"janus": "attach", "session_id": session, "plugin": "janus.plugin.audiobridge"})["data"]["id"]
+        listed = call({"janus": "message", "session_id": session, "handle_id": handle,
+                       "body": {"request": "list", "admin_key": secret}})
+        call({"janus": "destroy", "session_id": session})
+    return {room["room"]: room["description"] for room in listed["plugindata"]["data"]["list"]}
 
 
 def heard_by(room, talker, listeners, seconds):
@@ -282,7 +303,8 @@ def test_in_a_cluster_the_owners_voice_reaches_every_node_and_moves_with_the_roo
     node 1's Janus), and a listener on node 1 hears them. Node 1 is drained
     (SIGTERM) or killed (SIGKILL, its seats at Janus going with its session):
     the room moves to node 2, node 2's pages reconnect and make their calls
-    again, now through node 2, and still hear each other."""
+    again, now through node 2, and still hear each other. Killed, node 1 left
+    its room on Janus; started again, it destroys that room, and only that one."""
     from support.cluster import Node, ScratchPostgres
     speech, silence = audio
     postgres = ScratchPostgres(tempfile.mkdtemp(prefix="cowatch-voice-pg-"))
@@ -328,6 +350,15 @@ def test_in_a_cluster_the_owners_voice_reaches_every_node_and_moves_with_the_roo
         sent, heard = heard_by(None, speaker, [bob], 6)
         delays = check_heard(sent, heard, "cluster, after the move to node 2")
         print(f"voice: after the room moved to node 2, heard at {delays} ms")
+        if owner_goes == "killed":
+            # Killed, node 1 could not destroy its room on Janus: it stays there,
+            # empty, until node 1 is back, whose new link destroys it.
+            assert "cowatch n1" in janus_rooms(voice).values(), "node 1's room is not on Janus"
+            back = Node(1, database, extra=voice.serve_args()).start()
+            nodes.append(back)
+            wait_until(lambda: "an earlier link left were destroyed" in back.log(), 20, "node 1 destroying its old room")
+            assert "cowatch n1" not in janus_rooms(voice).values()
+            assert "cowatch n2" in janus_rooms(voice).values(), "node 2's room went too"
     finally:
         for made in pages:
             made.close()

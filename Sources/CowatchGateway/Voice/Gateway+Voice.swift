@@ -25,6 +25,9 @@ extension Gateway {
         // Janus keeps rooms that a node which restarted made; a number from the
         // clock (in Janus's 53-bit range) keeps the new ones clear of them.
         settings.firstRoomNumber = (eventTime.server.milliseconds % (1 << 40)) << 10 + 1
+        // This node's rooms, told apart from another node's on a shared Janus:
+        // the cluster's node name, or this host and port for a lone server.
+        settings.mark = "cowatch " + (cluster?.settings.node ?? "\(ProcessInfo.processInfo.hostName):\(configuration.port)")
         voice = VoiceBridge(settings: settings)
         run(voice: voice?.start() ?? [])
     }
@@ -85,6 +88,8 @@ extension Gateway {
             case .ended(let room, let reason):
                 guard let entry = rooms[room] else { continue }
                 run(entry.room.voiceEnded(reason: reason, now: eventTime.server), in: entry)
+            case .cleared(let count):
+                logger.info("the media server's rooms an earlier link left were destroyed", metadata: ["rooms": "\(count)"])
             }
         }
         metrics.voiceRooms = voice?.roomCount ?? 0

@@ -39,6 +39,11 @@ enum JanusWire {
             event.participant = integer(data["id"])
             event.errorCode = integer(data["error_code"]).map(Int.init)
             event.error = data["error"] as? String
+            if let list = data["list"] as? [[String: Any]] {
+                event.rooms = list.compactMap { entry in
+                    integer(entry["room"]).map { JanusMessage.ListedRoom(number: $0, description: entry["description"] as? String ?? "") }
+                }
+            }
             message.audioBridge = event
         }
         if let jsep = object["jsep"] as? [String: Any], jsep["type"] as? String == "answer" {
@@ -81,6 +86,14 @@ struct JanusMessage: Hashable, Sendable {
         var participant: Int64?
         var errorCode: Int?
         var error: String?
+        /// A `list` answer's rooms.
+        var rooms: [ListedRoom] = []
+    }
+
+    /// A room on Janus, as its `list` request names it.
+    struct ListedRoom: Hashable, Sendable {
+        var number: Int64
+        var description: String
     }
 
     init(kind: String) { self.kind = kind }

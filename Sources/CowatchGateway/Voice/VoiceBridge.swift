@@ -9,7 +9,9 @@ import CowatchTime
 /// One Janus session per node, kept alive by keepalives; one handle (the
 /// control handle) for creating, muting and destroying rooms; one handle per
 /// seat, which carries that member's call. A Janus room is made when a room's
-/// first member takes a seat and destroyed when its last one leaves.
+/// first member takes a seat and destroyed when its last one leaves. Rooms
+/// outlive the link that made them (its seats do not): each new link destroys
+/// those of this node's it no longer holds (`Settings.mark`).
 struct VoiceBridge {
     struct Settings: Sendable {
         /// The API secret (also the rooms' secret and the plugin's admin key).
@@ -23,6 +25,12 @@ struct VoiceBridge {
         /// The first Janus room number: a node that restarts while Janus runs on
         /// must not meet the rooms it made before.
         var firstRoomNumber: Int64 = 1
+        /// The description of every Janus room this node makes. A link that
+        /// drops, or a node that stops without letting go (killed), leaves its
+        /// rooms on Janus, empty; each new link lists Janus's rooms and destroys
+        /// those with this mark that it does not hold. Another node's mark
+        /// (nodes may share one Janus) is left alone.
+        var mark = "cowatch"
         /// Janus's talking detection: packets averaged, and the level (dBov,
         /// negated: 127 is silence) under which a member speaks.
         var talkingPackets = 25
@@ -47,6 +55,8 @@ struct VoiceBridge {
         case speaking(RoomName, MemberID, Bool)
         /// Every seat of the room is gone with the link.
         case ended(RoomName, reason: String)
+        /// Rooms an earlier link of this node left on Janus were destroyed.
+        case cleared(Int)
     }
 
     private enum Link: Hashable {
@@ -60,6 +70,8 @@ struct VoiceBridge {
 
     private enum Purpose: Hashable {
         case createSession, attachControl(session: Int64)
+        /// The rooms on Janus, when the link is new: some may be this node's, left over.
+        case listRooms
         case createRoom(RoomName)
         case attachSeat(RoomName, MemberID, participant: Int64)
         case join(RoomName, MemberID, participant: Int64)
@@ -172,7 +184,7 @@ struct VoiceBridge {
                 actions += failRoom(room, reason: "the media server did not answer", now: now)
             case .attachSeat(let room, let member, _), .join(let room, let member, _):
                 actions += failSeat(room, member, reason: "the media server did not answer", now: now)
-            case .createSession, .attachControl, .chore:
+            case .createSession, .attachControl, .listRooms, .chore:
                 break
             }
         }
@@ -197,7 +209,8 @@ struct VoiceBridge {
             rooms[room] = VoiceRoom(number: number)
             roomNumbers[number] = room
             actions.append(send(message(control, [
-                "request": "create", "room": number, "admin_key": settings.secret, "secret": settings.secret,
+                "request": "create", "room": number, "description": settings.mark,
+                "admin_key": settings.secret, "secret": settings.secret,
                 "is_private": true, "permanent": false, "sampling_rate": settings.samplingRate,
                 "audiolevel_event": true, "audio_active_packets": settings.talkingPackets,
                 "audio_level_average": settings.talkingLevel, "default_prebuffering": settings.jitterPackets,
@@ -292,7 +305,16 @@ struct VoiceBridge {
             link = .ready(session: session, control: control)
             failures = 0
             lastKeepalive = now
-            return []
+            return [send(self.message(control, ["request": "list", "admin_key": settings.secret]), .listRooms, now: now)]
+        case .listRooms:
+            guard failure == nil, case .ready(_, let control) = link else { return [] }
+            let leftOver = (message.audioBridge?.rooms ?? [])
+                .filter { $0.description == settings.mark && roomNumbers[$0.number] == nil }
+                .map(\.number).sorted()
+            guard !leftOver.isEmpty else { return [] }
+            return leftOver.map {
+                send(self.message(control, ["request": "destroy", "room": $0, "secret": settings.secret]), .chore, now: now)
+            } + [.cleared(leftOver.count)]
         case .createRoom(let room):
             if let failure { return failRoom(room, reason: failure, now: now) }
             guard rooms[room] != nil else { return [] }
