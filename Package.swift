@@ -124,7 +124,7 @@ let package = Package(
         // file's format, the sources' order, values checked in the same words.
         .target(name: "CowatchConfig"),
         // `cowatch serve`'s settings: flags, COWATCH_* environment and config file.
-        .target(name: "CowatchSettings", dependencies: ["CowatchTime", "CowatchConfig", "CowatchGateway", "CowatchCore", "SlashCommands"]),
+        .target(name: "CowatchSettings", dependencies: ["CowatchTime", "CowatchConfig", "CowatchGateway", "CowatchSyncplay", "CowatchCore", "SlashCommands"]),
         // WebSocket clients on the libwebsockets client role, and a client's life
         // (reconnecting, backing off): `cowatch connect`, `watch` and `bridge`,
         // the cluster's relays between nodes, and the integration tests.
@@ -167,6 +167,22 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // Syncplay's protocol on `cowatch serve`'s own port: each client a pure
+        // session (its lines and its member's events in, what each side is told
+        // out), the sockets (TCP, Syncplay's TLS upgrade) on a thread, the members
+        // on WebSocketClients.
+        .target(
+            name: "CowatchSyncplay",
+            dependencies: [
+                "CowatchTime",
+                "CowatchClient",
+                "CowatchCore",
+                "SlashCommands",
+                "COpenSSL",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // `cowatch watch`: mpv as a member of a room. The rules as pure values
         // (what to do now, from the room's state and mpv's readings); the
         // interpreter touching mpv's IPC socket is in the executable.
@@ -179,6 +195,7 @@ let package = Package(
                 "CowatchCore",
                 "CowatchGateway",
                 "CowatchBridge",
+                "CowatchSyncplay",
                 "CowatchClient",
                 "CowatchLoad",
                 "CowatchConfig",

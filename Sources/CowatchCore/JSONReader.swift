@@ -155,6 +155,13 @@ public struct JSONReader {
         return whole
     }
 
+    /// The first byte of the next value, spaces skipped, or nil at the end: for
+    /// a caller that builds whatever value comes (`SyncplayJSON`).
+    public mutating func nextValueStart() -> UInt8? {
+        skipSpace()
+        return peek()
+    }
+
     /// Skips one value of any kind, checking it as it goes.
     public mutating func skipValue() throws {
         skipSpace()

@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchGateway
+import CowatchSyncplay
 import CowatchConfig
 import Foundation
 
@@ -38,6 +39,12 @@ public struct ServeSettings: Sendable {
     /// How often a node renews its leases: a quarter of their length, so that a
     /// late or lost renewal leaves three more before a lease lapses.
     public var leaseRenewal: Duration { lease / 4 }
+
+    /// Syncplay's port (`docs/syncplay.md`): nil, none.
+    public var syncplayPort: Int?
+    /// Where it listens: nil, where the server does.
+    public var syncplayHost: String?
+    public var syncplay = SyncplayFront.Settings()
 
     /// Where each value came from (`--port`, `COWATCH_PORT`, `cowatch.conf:3`), for messages.
     public var origins: [String: String] = [:]

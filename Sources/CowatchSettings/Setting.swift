@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchGateway
+import CowatchSyncplay
 import CowatchTime
 import SlashCommands
 import CowatchConfig
@@ -204,6 +205,35 @@ extension SettingKey where Target == ServeSettings {
             settings.gateway.clusterSecret = try secretFile(value, "the cluster secret file", minimum: 32,
                 holds: "one secret of at least 32 characters (the same file on every node; openssl rand -hex 32 makes one)")
         },
+        Setting("syncplay-port", help: "a TCP port for Syncplay's clients (docs/syncplay.md); 0 picks a free one; unset: none",
+                form: "PORT", shown: { $0.syncplayPort.map(String.init) ?? "" }) { value, settings in
+            settings.syncplayPort = try SettingValue.integer(value, 0...65535)
+        },
+        Setting("syncplay-host", help: "the address Syncplay's port listens on (default: host)", form: "ADDRESS",
+                shown: { $0.syncplayHost ?? $0.gateway.host }) { value, settings in
+            guard !value.isEmpty, value.count <= 255, !value.contains(" ") else { throw SettingsError("expected an address") }
+            settings.syncplayHost = value
+        },
+        Setting("syncplay-certificate", help: "a PEM certificate chain: with syncplay-key, Syncplay's clients may upgrade to TLS (its TLS message)",
+                form: "FILE") { value, settings in
+            guard FileManager.default.isReadableFile(atPath: value) else { throw SettingsError("cannot read \(value)") }
+            settings.syncplay.certificate = value
+        },
+        Setting("syncplay-key", help: "the PEM private key of syncplay-certificate", form: "FILE") { value, settings in
+            guard FileManager.default.isReadableFile(atPath: value) else { throw SettingsError("cannot read \(value)") }
+            settings.syncplay.key = value
+        },
+        .integer("syncplay-connections", 1...1_000_000, \.syncplay.maximumConnections,
+                 help: "Syncplay connections at most; one more is told so and closed"),
+        .integer("syncplay-connections-per-address", 1...100_000, \.syncplay.maximumConnectionsPerAddress,
+                 help: "Syncplay connections from one address at most"),
+        .integer("syncplay-line-bytes", 1024...1_048_576, \.syncplay.maximumLineBytes,
+                 help: "bytes of one line from a Syncplay client at most (a shared playlist is one line); longer is told and closed"),
+        Setting("syncplay-motd", help: "the message Syncplay's clients show on joining", form: "TEXT",
+                shown: { $0.syncplay.session.motd }) { value, settings in
+            guard value.count <= 2000 else { throw SettingsError("expected at most 2000 characters") }
+            settings.syncplay.session.motd = value
+        },
         Setting("voice-url", help: "the media server for voice: Janus's WebSocket API on this machine, ws://127.0.0.1:PORT (deploy/voice/janus-run starts it); unset: no voice",
                 form: "URL", shown: { $0.gateway.voice.janusURL }) { value, settings in
             guard value.hasPrefix("ws://"), value.count <= 200, !value.contains(" ") else {
@@ -270,6 +300,11 @@ extension SettingKey where Target == ServeSettings {
     /// What no single value can say: a cluster node needs its database and an
     /// address the other nodes can reach.
     static let rules: [SettingRule<ServeSettings>] = [
+        SettingRule { settings throws(SettingsError) in
+            guard (settings.syncplay.certificate == nil) == (settings.syncplay.key == nil) else {
+                throw SettingsError("syncplay-certificate and syncplay-key go together")
+            }
+        },
         SettingRule { settings throws(SettingsError) in
             guard settings.store != .postgres || settings.databaseURL != nil else {
                 throw SettingsError("--store postgres needs --database-url postgres://USER@HOST/DATABASE")

@@ -4,6 +4,8 @@ import CowatchCore
 import CowatchGateway
 import CowatchSettings
 import CowatchStore
+import CowatchSyncplay
+import CowatchClient
 import CowatchTime
 import Dispatch
 import Foundation
@@ -106,6 +108,10 @@ struct ServeCommand: ParsableCommand {
         if let advertise = settings.advertiseURL, let host = HostAllowlist.hostPart(String(advertise.dropFirst("ws://".count))) {
             configuration.allowedHosts.append(host)
         }
+        if settings.syncplayPort != nil {
+            // The front's member connections prove they are its own with this, kept in memory alone.
+            configuration.frontSecret = Self.randomSecret()
+        }
         let gateway = Gateway(configuration: configuration, store: roomStore, cluster: cluster,
                               logger: Logger(label: "cowatch.gateway"), time: time)
         // Watching before anything is announced: a SIGTERM right after the banner
@@ -129,9 +135,47 @@ struct ServeCommand: ParsableCommand {
                                        metadata: ["websocket": "ws://\(host):\(boundPort)/rooms/<room>", "version": "\(CowatchVersion.current)",
                                                   "stop": "Ctrl-C or SIGTERM"]))
 
+        var syncplay: SyncplayFront?
+        if let port = settings.syncplayPort {
+            do {
+                syncplay = try startSyncplay(settings, port: port, gatewayPort: boundPort, secret: configuration.frontSecret ?? "")
+            } catch {
+                Output.error("cowatch serve: \(error)")
+                gateway.stop()
+                gateway.waitUntilStopped()
+                roomStore.close()
+                throw ExitCode.failure
+            }
+        }
+
         gateway.waitUntilStopped()
+        syncplay?.stop()
         roomStore.close()
         withExtendedLifetime(signals) {}
+    }
+}
+
+extension ServeCommand {
+    /// Syncplay's port, its members connecting to this server on loopback.
+    func startSyncplay(_ settings: ServeSettings, port: Int, gatewayPort: Int, secret: String) throws -> SyncplayFront {
+        var front = settings.syncplay
+        front.port = port
+        front.host = settings.syncplayHost ?? settings.gateway.host
+        front.frontSecret = secret
+        let host = settings.gateway.host
+        // A server listening on every address is reached on loopback; one on a given address, there.
+        let reach = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "[::1]" : host.contains(":") ? "[\(host)]" : host
+        front.gateway = WebSocketAddress("ws://\(reach):\(gatewayPort)/")
+        let syncplay = try SyncplayFront(settings: front, logger: Logger(label: "cowatch.syncplay"))
+        let bound = try syncplay.start()
+        Output.line(LogfmtHandler.line(level: "notice", label: "cowatch.syncplay", message: "syncplay on \(front.host):\(bound)",
+                                       metadata: ["tls": front.certificate == nil ? "off" : "on"]))
+        return syncplay
+    }
+
+    static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.joined(separator: "-")
     }
 }
 

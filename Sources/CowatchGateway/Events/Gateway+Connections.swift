@@ -10,7 +10,8 @@ extension Gateway {
     /// A socket from `address` is about to be accepted (`SocketLimits`):
     /// `.acceptSocket`, or `.refuseSocket` with what the peer reads first.
     func socketOffered(from address: String) -> GatewayAction {
-        let decision = state.socketOffered(from: address, trusted: configuration.trustedProxies.contains(address))
+        let decision = state.socketOffered(from: address, trusted: configuration.trustedProxies.contains(address)
+                                               || configuration.frontSecret != nil && Self.isLoopback(address))
         run(gateway: [decision])
         return decision
     }
@@ -326,7 +327,11 @@ extension Gateway {
     /// a trusted proxy sends `X-Forwarded-For`: behind a proxy that is not in
     /// `trusted-proxies`, everyone has the proxy's address, so one address ban or
     /// limit would hit them all (deploy/README.md).
-    func clientAddress(peer: String, forwardedFor: String?) -> String {
+    func clientAddress(peer: String, forwardedFor: String?, front: String? = nil) -> String {
+        if let secret = configuration.frontSecret, let front, Self.isLoopback(peer),
+           SecretDigest.equal(front, secret) {
+            return Self.clientAddress(peer: peer, forwardedFor: forwardedFor, trusted: [peer])
+        }
         if forwardedFor != nil, !configuration.trustedProxies.contains(peer),
            tables.forwarderWarned(peer, limit: Self.untrustedForwardersWarned) {
             metrics.untrustedForwarding += 1
@@ -335,6 +340,13 @@ extension Gateway {
         }
         return Self.clientAddress(peer: peer, forwardedFor: forwardedFor, trusted: configuration.trustedProxies)
     }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || address.hasPrefix("127.")
+    }
+
+    /// The header a front's member connections carry its secret in (`SyncplayFront.secretHeader`).
+    static let frontHeader = "X-Cowatch-Front"
 
     /// Peers warned about, at most: enough for any real setup, bounded for a stranger.
     static let untrustedForwardersWarned = 64

@@ -89,6 +89,12 @@ public struct GatewayConfiguration: Sendable {
     /// Addresses of proxies (nginx) whose `X-Forwarded-For` names the client: for
     /// connections from them, the address limits and bans use the client's.
     public var trustedProxies: [String] = []
+    /// The secret by which this server knows the members' connections of its own
+    /// fronts (Syncplay's port, `SyncplayFront`), which come from loopback: their
+    /// `X-Forwarded-For` names the person, and loopback is not held to the limit
+    /// of sockets per address (the front keeps its own per person's address).
+    /// Nil: no front runs.
+    public var frontSecret: String?
     /// The cluster's shared secret (`cluster-secret-file`, the same on every
     /// node): a node proves it with each shared relay link it opens, and takes a
     /// link only with that proof (`RelayProof`). Nil: this node opens and takes

@@ -350,7 +350,8 @@ extension LWSServer {
             token: argument(wsi, "token") ?? Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
             create: argument(wsi, "create"),
             origin: header(wsi, WSI_TOKEN_ORIGIN), hostHeader: header(wsi, WSI_TOKEN_HOST),
-            address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR)))
+            address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
+                                           front: gateway.configuration.frontSecret == nil ? nil : customHeader(wsi, Gateway.frontHeader)))
         if relay { request.relayProof = customHeader(wsi, RelayProof.header) }
         return request
     }

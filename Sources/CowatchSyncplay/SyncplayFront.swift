@@ -1,0 +1,217 @@
+import CowatchClient
+import CowatchCore
+import CowatchTime
+import Foundation
+import Logging
+
+/// Syncplay's protocol on its own port of `cowatch serve` (`syncplay-port`):
+/// each Syncplay client is a `SyncplaySession`, and each session's member is a
+/// connection of its own to this server's rooms, so that every rule of the
+/// room (roles, kicks, bans, locks, passwords, rate limits, sizes) applies to
+/// it as to any member. This class is the one place that carries out what the
+/// sessions decide: it moves lines between the sockets and the sessions, opens
+/// and feeds the members' connections, and keeps the sessions' timers. Every
+/// event is handled on `queue`, one at a time.
+public final class SyncplayFront: @unchecked Sendable {
+    public struct Settings: Sendable {
+        public var host = "127.0.0.1"
+        /// 0 chooses a free port (tests).
+        public var port = 0
+        /// A PEM certificate chain and its key: with them, clients may upgrade to TLS.
+        public var certificate: String?
+        public var key: String?
+        public var maximumConnections = 1000
+        public var maximumConnectionsPerAddress = 16
+        public var maximumLineBytes = 16_384
+        public var maximumPendingBytes = 1 << 20
+        public var session = SyncplaySession.Settings()
+        /// The server's own WebSocket address, which the members' connections use.
+        public var gateway: WebSocketAddress?
+        /// The secret the server knows its front by: it then takes the Syncplay
+        /// client's address from `X-Forwarded-For` (bans and limits reach the person).
+        public var frontSecret = ""
+
+        public init() {}
+    }
+
+    private let settings: Settings
+    private let logger: Logger
+    private let time: any TimeSource
+    private let queue = DispatchQueue(label: "cowatch-syncplay")
+    private let clients: WebSocketClients
+    private var sockets: SyncplaySockets?
+    // On `queue` only.
+    private var sessions: [Int: SyncplaySession] = [:]
+    private var addresses: [Int: String] = [:]
+    private var members: [Int: (link: Int, connection: ClientConnection)] = [:]
+    private var stopped = false
+    private let metrics = SyncplayMetrics()
+
+    public init(settings: Settings, logger: Logger, time: any TimeSource = SystemTime()) throws {
+        self.settings = settings
+        self.logger = logger
+        self.time = time
+        clients = try WebSocketClients(connectTimeout: .seconds(10), trust: nil)
+    }
+
+    /// What the front counts, for `/metrics`.
+    public var counters: SyncplayMetrics { metrics }
+
+    /// Listens, and returns the port.
+    public func start() throws(SyncplayStartError) -> Int {
+        var tls: OpaquePointer?
+        if let certificate = settings.certificate, let key = settings.key {
+            tls = try SyncplaySockets.tlsContext(certificate: certificate, key: key)
+        }
+        let sockets = try SyncplaySockets(
+            host: settings.host, port: settings.port,
+            limits: .init(connections: settings.maximumConnections, connectionsPerAddress: settings.maximumConnectionsPerAddress,
+                          lineBytes: settings.maximumLineBytes, pendingBytes: settings.maximumPendingBytes),
+            tls: tls,
+            handlers: .init(
+                accepted: { [self] id, address in queue.async { [self] in accepted(id, address) } },
+                line: { [self] id, line in queue.async { [self] in run(id, .line(line)) } },
+                tooLong: { [self] id in queue.async { [self] in run(id, .lineTooLong) } },
+                closed: { [self] id in queue.async { [self] in run(id, .clientGone) } }))
+        self.sockets = sockets
+        sockets.start()
+        queue.async { [self] in tick() }
+        return sockets.port
+    }
+
+    /// Every client is let go, and every member with it.
+    public func stop() {
+        queue.sync { [self] in
+            stopped = true
+            for (id, _) in sessions {
+                sockets?.write(id, SyncplaySession.error("the server is shutting down").text)
+                sockets?.close(id)
+            }
+            for (_, member) in members { member.connection.close(code: 1000) }
+            sessions.removeAll()
+            members.removeAll()
+        }
+        sockets?.stop()
+        clients.shutdown()
+    }
+
+    private func accepted(_ id: Int, _ address: String) {
+        guard !stopped else {
+            sockets?.close(id)
+            return
+        }
+        var session = settings.session
+        session.tlsAvailable = settings.certificate != nil && settings.key != nil
+        sessions[id] = SyncplaySession(settings: session, now: time.monotonic())
+        addresses[id] = address
+        metrics.add(\.accepted)
+    }
+
+    private func now() -> SyncplaySession.Now {
+        SyncplaySession.Now(monotonic: time.monotonic(), server: time.now())
+    }
+
+    private func run(_ id: Int, _ event: SyncplaySession.Event) {
+        guard var session = sessions[id] else { return }
+        if case .line = event { metrics.add(\.lines) }
+        let actions = session.handle(event, now: now())
+        sessions[id] = session
+        for action in actions { perform(id, action) }
+        if sessions[id]?.isClosed == true {
+            sessions[id] = nil
+            addresses[id] = nil
+            if case .clientGone = event {} else { sockets?.close(id) }
+        }
+    }
+
+    private func perform(_ id: Int, _ action: SyncplaySession.Action) {
+        switch action {
+        case .write(let message):
+            sockets?.write(id, message.text)
+        case .startTLS:
+            metrics.add(\.tlsUpgrades)
+            sockets?.startTLS(id)
+        case .close:
+            sockets?.close(id)
+        case .openMember(let link):
+            open(id, link)
+        case .sendRoom(let line):
+            members[id]?.connection.send(line)
+        case .closeMember(let leaving):
+            if let member = members.removeValue(forKey: id) {
+                if leaving { member.connection.close(code: 1000) } else { member.connection.close() }
+            }
+        case .schedule(let timer, let delay):
+            time.schedule(after: delay, on: queue) { [self] in run(id, .timer(timer)) }
+        case .log(let message, let metadata):
+            var fields = metadata.mapValues { Logger.MetadataValue.string($0) }
+            fields["client"] = .string("\(id)")
+            logger.info("\(message)", metadata: fields)
+        }
+    }
+
+    private func open(_ id: Int, _ link: SyncplaySession.MemberLink) {
+        if let previous = members.removeValue(forKey: id) {
+            // A new connection for the same member replaces this one (4002); a new room's member leaves it.
+            _ = previous
+        }
+        guard var address = settings.gateway else { return }
+        address.path = "/rooms/\(link.room.rawValue)"
+        address = address.adding("name", link.name).adding("player", "1")
+        if let resume = link.resume { address = address.adding("resume", resume) }
+        if let owner = link.owner { address = address.adding("owner", owner) }
+        if let password = link.password { address = address.adding("password", password) }
+        var headers: [(name: String, value: String)] = [(name: SyncplayFront.secretHeader, value: settings.frontSecret)]
+        if let client = addresses[id] { headers.append((name: "X-Forwarded-For", value: client)) }
+        let number = link.link
+        metrics.add(\.memberConnections)
+        let connection = clients.connect(address, encoding: .json, handlers: ClientHandlers(
+            opened: { [self] in queue.async { [self] in run(id, .memberOpened(link: number)) } },
+            received: { [self] text in
+                guard let event = try? JSONEventDecoding.decode(text) else { return }
+                queue.async { [self] in run(id, .memberReceived(link: number, event)) }
+            },
+            closed: { [self] info in
+                queue.async { [self] in
+                    if members[id]?.link == number { members[id] = nil }
+                    run(id, .memberClosed(link: number, code: info.code, reason: info.reason))
+                }
+            }), headers: headers)
+        members[id] = (number, connection)
+    }
+
+    /// The header by which the server knows the front's connections (`GatewayConfiguration.frontSecret`).
+    public static let secretHeader = "X-Cowatch-Front"
+
+    /// Every state interval, each session in a room is sent the room's state.
+    private func tick() {
+        guard !stopped else { return }
+        for id in Array(sessions.keys) { run(id, .tick) }
+        metrics.set(connected: sessions.count)
+        time.schedule(after: settings.session.stateInterval, on: queue) { [self] in tick() }
+    }
+}
+
+/// The front's counters, read by `/metrics` from another thread.
+public final class SyncplayMetrics: @unchecked Sendable {
+    public struct Counts: Sendable {
+        public var accepted = 0
+        public var lines = 0
+        public var tlsUpgrades = 0
+        public var memberConnections = 0
+        public var connected = 0
+    }
+
+    private let lock = NSLock()
+    private var counts = Counts()
+
+    func add(_ key: WritableKeyPath<Counts, Int>) {
+        lock.withLock { counts[keyPath: key] += 1 }
+    }
+
+    func set(connected: Int) {
+        lock.withLock { counts.connected = connected }
+    }
+
+    public var snapshot: Counts { lock.withLock { counts } }
+}
