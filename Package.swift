@@ -233,6 +233,7 @@ let package = Package(
         .testTarget(name: "CowatchBridgeTests", dependencies: ["CowatchTime", "CowatchBridge", "CowatchConfig", "CowatchClient", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchStoreTests", dependencies: ["CowatchTime", "CowatchStore", "CowatchCore", "SlashCommands"]),
         .testTarget(name: "CowatchConfigTests", dependencies: ["CowatchConfig"]),
+        .testTarget(name: "CowatchSyncplayTests", dependencies: ["CowatchSyncplay", "CowatchCore", "CowatchTime", "SlashCommands"]),
         .testTarget(name: "CowatchSettingsTests", dependencies: ["CowatchSettings", "CowatchConfig", "CowatchGateway"]),
         // The command line of `cowatch serve` and `cowatch bridge` held to their
         // settings' declarations, with the example config files and docs/settings.md.

@@ -596,7 +596,7 @@ public enum JSONEventDecoding {
     private static func participant(_ reader: inout JSONReader) throws -> Participant {
         var id: MemberID?, name: DisplayName?, role: Role?, joined = false, player = false, ready = false
         var suspensions: [SuspensionReason] = [], autoplay = false, connected = true, owner = false, muted = false
-        var copy: Bool?, scope: TokenScope?
+        var copy: Bool?, scope: TokenScope?, software: String?
         try membersOfOpenObject(&reader) { reader, key in
             switch key {
             case "id": id = try memberID(&reader)
@@ -612,13 +612,14 @@ public enum JSONEventDecoding {
             case "muted": muted = try reader.readBool()
             case "copy": copy = try reader.readBool()
             case "bot": scope = try closed(&reader, TokenScope.self)
+            case "software": software = Participant.softwareName(try reader.readString())
             default: try reader.skipValue()
             }
         }
         return Participant(id: try required(id, "id", reader), name: try required(name, "name", reader),
                            role: try required(role, "role", reader), joined: joined, player: player, ready: ready,
                            suspensions: suspensions, autoplay: autoplay, connected: connected, owner: owner, muted: muted,
-                           copy: copy, scope: scope)
+                           copy: copy, scope: scope, software: software)
     }
 
     private static func chatLine(_ reader: inout JSONReader) throws -> ChatLine {

@@ -165,6 +165,7 @@ public enum JSONEventEncoding {
             // Only while it is known: absent means not asked (every item but an own copy).
             if let copy = member.copy { json.key("copy"); json.bool(copy) }
             if let scope = member.scope { json.key("bot"); json.string(scope.rawValue) }
+            if let software = member.software { json.key("software"); json.string(software) }
         }
     }
 

@@ -220,6 +220,7 @@ public enum TextEventEncoding {
     static func describe(_ member: Participant) -> String {
         var parts = [roleWord(member)]
         if let scope = member.scope { parts.append("bot: \(scope.rawValue)") }
+        if let software = member.software { parts.append("with \(software)") }
         if member.muted { parts.append("muted") }
         parts.append(member.joined ? "in session" : "not in session")
         if member.player { parts.append(member.ready ? "player, ready" : "player") }

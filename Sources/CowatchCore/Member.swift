@@ -23,6 +23,8 @@ public struct Member: Hashable, Sendable {
     public internal(set) var muted: Bool = false
     /// SHA-256 (hex) of the device identity the client presented (`device=`), for bans.
     var deviceDigest: String?
+    /// The program it watches with (`software=`), shown to others; not kept across restarts.
+    var software: String?
     /// When its last chat line was accepted, for slow mode.
     var lastChat: ServerInstant?
     /// The address of its latest connection (not kept across restarts), for bans.
@@ -87,6 +89,19 @@ public struct Participant: Hashable, Sendable {
     public var copy: Bool?
     /// A bot that came in with a token, and what it may do; nil for a person.
     public var scope: TokenScope?
+    /// *Extension*: the program the member watches with, as its client named it
+    /// (`software=`, e.g. "Syncplay 1.6.9"); nil when it said nothing.
+    public var software: String? = nil
+
+    /// A program's name as shown to others: 1 to 40 characters of letters,
+    /// digits, spaces and `. _ - + ( ) /`, single spaces; nil otherwise.
+    public static func softwareName(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let words = text.split(separator: " ").joined(separator: " ")
+        guard (1...40).contains(words.count),
+              words.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || " ._-+()/".contains($0)) }) else { return nil }
+        return words
+    }
 }
 
 /// What changed about a participant, so the text encoding can say it in words.

@@ -28,10 +28,12 @@ public struct ConnectRequest: Hashable, Sendable {
     public var token: String?
     /// The client's address, for bans.
     public var address: String?
+    /// The program it watches with (`software=`), as `Participant.softwareName` takes it.
+    public var software: String?
 
     public init(name: String? = nil, player: Bool = false, join: Bool = true, resume: String? = nil, newToken: String,
                 ownerKey: String? = nil, newOwnerKey: String? = nil, device: String? = nil, address: String? = nil,
-                invite: String? = nil, password: String? = nil, token: String? = nil) {
+                invite: String? = nil, password: String? = nil, token: String? = nil, software: String? = nil) {
         self.name = name
         self.player = player
         self.join = join
@@ -44,6 +46,7 @@ public struct ConnectRequest: Hashable, Sendable {
         self.invite = invite
         self.password = password
         self.token = token
+        self.software = Participant.softwareName(software)
     }
 }
 
@@ -166,6 +169,7 @@ extension Room {
         member.tokenNumber = bot?.number
         member.deviceDigest = request.device.map(SecretDigest.hex)
         member.address = request.address
+        member.software = request.software
         insertMember(member)
         welcome(id, ownerKey: ownerKey, now: now)
         // Said to the newcomer alone, so that a refused or taken name is not a mystery.
@@ -191,6 +195,7 @@ extension Room {
             $0.player = request.player || $0.player
             if let device = request.device { $0.deviceDigest = SecretDigest.hex(device) }
             if let address = request.address { $0.address = address }
+            if let software = request.software { $0.software = software }
             if owner {
                 $0.owner = true
                 $0.role = .host

@@ -142,7 +142,8 @@ public struct Room: Sendable {
         Participant(id: member.id, name: member.name, role: member.role, joined: member.joined,
                     player: member.player, ready: member.player && isReady(member),
                     suspensions: member.suspensions, autoplay: member.autoplay, connected: member.connected,
-                    owner: member.owner, muted: member.muted, copy: member.copy, scope: member.scope)
+                    owner: member.owner, muted: member.muted, copy: member.copy, scope: member.scope,
+                    software: member.software)
     }
 
     // MARK: - Member bookkeeping

@@ -157,7 +157,7 @@ public final class SyncplayFront: @unchecked Sendable {
         }
         guard var address = settings.gateway else { return }
         address.path = "/rooms/\(link.room.rawValue)"
-        address = address.adding("name", link.name).adding("player", "1")
+        address = address.adding("name", link.name).adding("player", "1").adding("software", link.software)
         if let resume = link.resume { address = address.adding("resume", resume) }
         if let owner = link.owner { address = address.adding("owner", owner) }
         if let password = link.password { address = address.adding("password", password) }

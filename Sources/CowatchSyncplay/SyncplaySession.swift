@@ -77,6 +77,8 @@ public struct SyncplaySession {
         public var resume: String?
         public var owner: String?
         public var password: String?
+        /// How the member's program is shown to others: Syncplay and its version.
+        public var software: String
     }
 
     public enum Action: Hashable, Sendable {
@@ -292,7 +294,7 @@ public struct SyncplaySession {
         link += 1
         self.room = room
         return [.openMember(MemberLink(link: link, room: room, name: memberName, resume: resume, owner: owner,
-                                       password: password))]
+                                       password: password, software: "Syncplay \(clientVersion.prefix(20))"))]
     }
 
     /// The name asked for, as the room takes names: its spaces made single, cut to the room's 32 characters.

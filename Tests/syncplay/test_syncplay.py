@@ -108,7 +108,9 @@ def test_a_syncplay_client_watches_with_a_page_and_cowatch_watch(world):
     wait(lambda: (bot_sam := host.participant("sam")) and bot_sam["connected"] and bot_sam["player"],
          "sam in the room as a player")
     wait(lambda: host.participant("sam").get("copy") is True, "sam's file matched as the room's own copy")
-    page.wait("return document.getElementById('members').textContent.includes('sam')", "sam on the page's member list")
+    assert host.participant("sam")["software"] == "Syncplay 1.6.9", host.participant("sam")
+    page.wait("return document.getElementById('members').textContent.includes('with Syncplay 1.6.9')",
+              "sam on the page's member list, with its program")
     assert "pat" in sam.output() and "mia" in sam.output(), "the Syncplay client does not list the others"
     assert host.participant("sam")["role"] == "member"
 
@@ -181,7 +183,8 @@ def test_a_syncplay_client_watches_with_a_page_and_cowatch_watch(world):
     # With the owner key (Syncplay's "identify as room operator"), sam controls.
     sam.type(f"a {owner_key.upper()}")
     wait(lambda: (p := host.participant("sam")) and p["connected"] and p["owner"], "sam the room's owner")
-    assert any('"controllerAuth"' in line and '"success": true' in line and '"user": "sam"' in line for line in sam.received())
+    wait(lambda: any('"controllerAuth"' in line and '"success": true' in line and '"user": "sam"' in line
+                     for line in sam.received()), "sam told it is the room's operator")
     sam.type("p")
     wait(lambda: state(host).get("status") == "paused" and state(host).get("by") == member_id(host, "sam"),
          "the owner's pause reached the room")

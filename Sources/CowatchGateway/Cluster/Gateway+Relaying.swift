@@ -74,7 +74,7 @@ extension RelayedUpgrade {
     init(_ request: UpgradeRequest, encoding: RelayEncoding) {
         self.init(encoding: encoding, address: request.address, name: request.name, resume: request.resume,
                   player: request.player, join: request.join, owner: request.owner, device: request.device,
-                  invite: request.invite, password: request.password, token: request.token, create: request.create)
+                  software: request.software, invite: request.invite, password: request.password, token: request.token, create: request.create)
     }
 }
 
@@ -86,5 +86,6 @@ extension UpgradeRequest {
                   join: upgrade.join, owner: upgrade.owner, device: upgrade.device, invite: upgrade.invite,
                   password: upgrade.password, token: upgrade.token, create: upgrade.create, origin: nil,
                   hostHeader: nil, address: upgrade.address)
+        software = upgrade.software
     }
 }

@@ -31,6 +31,7 @@ struct RelayedUpgrade: Codable, Equatable, Sendable {
     var join: Bool
     var owner: String?
     var device: String?
+    var software: String?
     var invite: String?
     var password: String?
     var token: String?

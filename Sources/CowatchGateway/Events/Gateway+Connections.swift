@@ -131,7 +131,7 @@ extension Gateway {
                                      resume: request.resume, newToken: Self.newToken(), ownerKey: request.owner,
                                      newOwnerKey: founding ? Self.newToken() + Self.newToken() : nil, device: request.device,
                                      address: request.address, invite: request.invite, password: request.password,
-                                     token: request.token)
+                                     token: request.token, software: request.software)
         switch entry.room.connectionOpened(connect, now: now) {
         case .accepted(let member, let actions):
             if let previous = entry.connections[member], previous !== connection {

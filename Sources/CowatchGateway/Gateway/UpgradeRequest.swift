@@ -16,6 +16,8 @@ struct UpgradeRequest {
     var owner: String?
     /// The identity the page or client keeps (`device=`), for bans.
     var device: String?
+    /// The program the member watches with (`software=`), shown to others.
+    var software: String?
     /// An invite link's token (`invite=`) and the room password (`password=`).
     var invite: String?
     var password: String?

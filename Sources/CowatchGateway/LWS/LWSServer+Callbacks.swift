@@ -352,6 +352,7 @@ extension LWSServer {
             origin: header(wsi, WSI_TOKEN_ORIGIN), hostHeader: header(wsi, WSI_TOKEN_HOST),
             address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
                                            front: gateway.configuration.frontSecret == nil ? nil : customHeader(wsi, Gateway.frontHeader)))
+        request.software = argument(wsi, "software")
         if relay { request.relayProof = customHeader(wsi, RelayProof.header) }
         return request
     }

@@ -101,6 +101,8 @@ export function renderMembers(list, participants, meId, onCommand = null, voice 
     } else {
       tags.push(el('span', { class: 'tag', title: 'Chat only: no player' }, 'chat only'));
     }
+    // The program it watches with, as its client named it (a Syncplay member's).
+    if (p.software) tags.push(el('span', { class: 'tag', title: 'Watches with this program' }, `with ${p.software}`));
     for (const reason of p.suspensions) {
       tags.push(el('span', { class: 'tag suspended', title: 'Apart from the group for now' }, describeReason(reason)));
     }
