@@ -45,17 +45,17 @@ public final class SyncplayFront: @unchecked Sendable {
     private var addresses: [Int: String] = [:]
     private var members: [Int: (link: Int, connection: ClientConnection)] = [:]
     private var stopped = false
-    private let metrics = SyncplayMetrics()
+    private let metrics: SyncplayMetrics
 
-    public init(settings: Settings, logger: Logger, time: any TimeSource = SystemTime()) throws {
+    /// `metrics`: where it counts, which `/metrics` reads (`SyncplayMetrics.render`).
+    public init(settings: Settings, metrics: SyncplayMetrics = SyncplayMetrics(), logger: Logger,
+                time: any TimeSource = SystemTime()) throws {
         self.settings = settings
+        self.metrics = metrics
         self.logger = logger
         self.time = time
         clients = try WebSocketClients(connectTimeout: .seconds(10), trust: nil)
     }
-
-    /// What the front counts, for `/metrics`.
-    public var counters: SyncplayMetrics { metrics }
 
     /// Listens, and returns the port.
     public func start() throws(SyncplayStartError) -> Int {
@@ -127,6 +127,7 @@ public final class SyncplayFront: @unchecked Sendable {
     private func perform(_ id: Int, _ action: SyncplaySession.Action) {
         switch action {
         case .write(let message):
+            if message["Error"] != nil { metrics.add(\.errors) }
             sockets?.write(id, message.text)
         case .startTLS:
             metrics.add(\.tlsUpgrades)
@@ -200,6 +201,7 @@ public final class SyncplayMetrics: @unchecked Sendable {
         public var tlsUpgrades = 0
         public var memberConnections = 0
         public var connected = 0
+        public var errors = 0
     }
 
     private let lock = NSLock()
@@ -213,5 +215,24 @@ public final class SyncplayMetrics: @unchecked Sendable {
         lock.withLock { counts.connected = connected }
     }
 
+    public init() {}
+
     public var snapshot: Counts { lock.withLock { counts } }
+
+    /// The counts in Prometheus' text format, for the server's `/metrics`.
+    public func render() -> String {
+        let counts = snapshot
+        var out = ""
+        func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
+        }
+        single("cowatch_syncplay_clients", "gauge", "Syncplay clients connected to syncplay-port.", counts.connected)
+        single("cowatch_syncplay_accepted_total", "counter", "Syncplay connections accepted.", counts.accepted)
+        single("cowatch_syncplay_lines_total", "counter", "Lines read from Syncplay clients.", counts.lines)
+        single("cowatch_syncplay_tls_upgrades_total", "counter", "Syncplay connections turned to TLS.", counts.tlsUpgrades)
+        single("cowatch_syncplay_member_connections_total", "counter", "Connections opened to rooms for Syncplay clients' members.",
+               counts.memberConnections)
+        single("cowatch_syncplay_errors_total", "counter", "Syncplay Error messages sent (bad lines, refusals, removals).", counts.errors)
+        return out
+    }
 }

@@ -97,7 +97,7 @@ public enum SyncplayJSON: Hashable, Sendable {
         switch self {
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
-        case .number(let value): out += Self.number(value)
+        case .number(let value): out += Self.numberText(value)
         case .string(let text): Self.quote(text, into: &out)
         case .array(let elements):
             out += "["
@@ -120,7 +120,7 @@ public enum SyncplayJSON: Hashable, Sendable {
 
     /// Whole numbers without a fraction (Syncplay's counters), others as Swift
     /// writes a Double, which JSON reads; never NaN or infinity, which it does not.
-    static func number(_ value: Double) -> String {
+    static func numberText(_ value: Double) -> String {
         guard value.isFinite else { return "0" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"

@@ -1,6 +1,7 @@
 import CowatchCore
 import CowatchTime
 import Crypto
+import Foundation
 import SlashCommands
 
 /// What the room says, told to the Syncplay client in its own messages.
@@ -292,6 +293,17 @@ extension SyncplaySession {
 
     // MARK: List
 
+    /// An item as a file's name, the way Syncplay names what it plays: a link's
+    /// last part ("movie.mp4" for https://example.org/media/movie.mp4), so that
+    /// a client playing its own file of that name sees no difference; an own
+    /// copy's title.
+    static func fileName(_ activity: Activity) -> String {
+        guard let url = activity.url?.text else { return activity.title }
+        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        let last = path.split(separator: "/").last.map(String.init) ?? ""
+        return last.isEmpty || path.hasSuffix("//" + last) ? url : (last.removingPercentEncoding ?? last)
+    }
+
     func list() -> SyncplayJSON {
         var users: [String: SyncplayJSON] = [:]
         for participant in participants where participant.connected {
@@ -308,8 +320,10 @@ extension SyncplaySession {
                 let copy = activity.source.ownCopy
                 let sameFile = copy.map { Self.matches(file, $0) } ?? false
                 let name = sameFile ? file?["name"]?.string : nil
-                var shown: [String: SyncplayJSON] = ["name": .string(name ?? activity.url?.text ?? activity.title)]
-                if let duration = activity.duration { shown["duration"] = .number(duration.seconds) }
+                // Syncplay's client reads name, duration and size of every file it
+                // is told of (0: not known, which it takes as no difference).
+                var shown: [String: SyncplayJSON] = ["name": .string(name ?? Self.fileName(activity)),
+                                                     "duration": .number(activity.duration?.seconds ?? 0), "size": 0]
                 if sameFile, let size = file?["size"] { shown["size"] = size } else if let copy { shown["size"] = .number(Double(copy.size)) }
                 entry["file"] = .object(shown)
             } else {
@@ -320,3 +334,4 @@ extension SyncplaySession {
         return ["List": [room?.rawValue ?? "": .object(users)]]
     }
 }
+

@@ -371,7 +371,10 @@ public struct SyncplaySession {
                 actions += ownCopyAnswer()
             case "ready":
                 if let isReady = value["isReady"]?.bool {
-                    ready = isReady
+                    // Not ready counts when the person said so; a client says it by
+                    // itself on connecting (Syncplay's readyAtStart), which is no one's word.
+                    let manual = value["manuallyInitiated"]?.bool ?? true
+                    ready = isReady ? true : manual ? false : nil
                     // Its client shows its own readiness as the server tells it back.
                     actions.append(.write(["Set": ["ready": ["username": .string(shownName), "isReady": .bool(isReady),
                                                              "manuallyInitiated": value["manuallyInitiated"] ?? true]]]))
@@ -429,12 +432,13 @@ public struct SyncplaySession {
         if let asked, asked != room {
             return [.write(["Set": ["controllerAuth": ["user": .string(shownName), "room": .string(asked.rawValue), "success": false]]])]
         }
-        if let ownerKey, given == ownerKey || given.isEmpty {
-            // Asking for a managed room it already owns: its password is the owner key.
-            if value["password"]?.string.map({ $0.filter { $0.isHexDigit }.count != 64 }) ?? true {
-                return [.write(["Set": ["newControlledRoom": ["roomName": .string(room.rawValue), "password": .string(ownerKey.uppercased())]]])]
+        if let ownerKey {
+            if given == ownerKey {
+                return [.write(["Set": ["controllerAuth": ["user": .string(shownName), "room": .string(room.rawValue), "success": true]]])]
             }
-            return [.write(["Set": ["controllerAuth": ["user": .string(shownName), "room": .string(room.rawValue), "success": true]]])]
+            // It holds the key, and asks for a managed room with a password of
+            // Syncplay's making (`c`): the room's password is its owner key.
+            return [.write(["Set": ["newControlledRoom": ["roomName": .string(room.rawValue), "password": .string(ownerKey.uppercased())]]])]
         }
         guard given.count == 64 else {
             // Syncplay's `c` (create a managed room) sends a password of its own making.

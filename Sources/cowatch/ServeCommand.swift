@@ -108,9 +108,11 @@ struct ServeCommand: ParsableCommand {
         if let advertise = settings.advertiseURL, let host = HostAllowlist.hostPart(String(advertise.dropFirst("ws://".count))) {
             configuration.allowedHosts.append(host)
         }
+        let syncplayMetrics = SyncplayMetrics()
         if settings.syncplayPort != nil {
             // The front's member connections prove they are its own with this, kept in memory alone.
             configuration.frontSecret = Self.randomSecret()
+            configuration.moreMetrics = { syncplayMetrics.render() }
         }
         let gateway = Gateway(configuration: configuration, store: roomStore, cluster: cluster,
                               logger: Logger(label: "cowatch.gateway"), time: time)
@@ -138,7 +140,8 @@ struct ServeCommand: ParsableCommand {
         var syncplay: SyncplayFront?
         if let port = settings.syncplayPort {
             do {
-                syncplay = try startSyncplay(settings, port: port, gatewayPort: boundPort, secret: configuration.frontSecret ?? "")
+                syncplay = try startSyncplay(settings, port: port, gatewayPort: boundPort, secret: configuration.frontSecret ?? "",
+                                             metrics: syncplayMetrics)
             } catch {
                 Output.error("cowatch serve: \(error)")
                 gateway.stop()
@@ -157,7 +160,8 @@ struct ServeCommand: ParsableCommand {
 
 extension ServeCommand {
     /// Syncplay's port, its members connecting to this server on loopback.
-    func startSyncplay(_ settings: ServeSettings, port: Int, gatewayPort: Int, secret: String) throws -> SyncplayFront {
+    func startSyncplay(_ settings: ServeSettings, port: Int, gatewayPort: Int, secret: String,
+                       metrics: SyncplayMetrics) throws -> SyncplayFront {
         var front = settings.syncplay
         front.port = port
         front.host = settings.syncplayHost ?? settings.gateway.host
@@ -166,7 +170,7 @@ extension ServeCommand {
         // A server listening on every address is reached on loopback; one on a given address, there.
         let reach = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "[::1]" : host.contains(":") ? "[\(host)]" : host
         front.gateway = WebSocketAddress("ws://\(reach):\(gatewayPort)/")
-        let syncplay = try SyncplayFront(settings: front, logger: Logger(label: "cowatch.syncplay"))
+        let syncplay = try SyncplayFront(settings: front, metrics: metrics, logger: Logger(label: "cowatch.syncplay"))
         let bound = try syncplay.start()
         Output.line(LogfmtHandler.line(level: "notice", label: "cowatch.syncplay", message: "syncplay on \(front.host):\(bound)",
                                        metadata: ["tls": front.certificate == nil ? "off" : "on"]))

@@ -58,6 +58,26 @@ struct ModerationEndToEndTests {
         _ = try server.join(name: "alice-tablet", query: "owner=\(key)", headers: from("198.51.100.7"))
     }
 
+    @Test("a front's member (Syncplay's port) is known by the person's address when it proves the front's secret, and only then")
+    func frontSecretCarriesThePersonsAddress() throws {
+        let server = try TestServer { $0.frontSecret = "front-secret-for-tests" }
+        defer { server.stop() }
+        func through(_ secret: String, from address: String) -> [(name: String, value: String)] {
+            [("X-Cowatch-Front", secret), ("X-Forwarded-For", address)]
+        }
+        let alice = try server.join(name: "alice")
+        _ = try server.join(name: "mallory", headers: through("front-secret-for-tests", from: "198.51.100.7"))
+        alice.send("/kick mallory")
+        _ = alice.event("participant-left")
+        // Through the front again, under another name: the person's address keeps them out.
+        let again = TestMember(name: "again", encoding: .json)
+        again.connection = server.clients.connect(server.address("/rooms/lobby?name=fresh-name"), encoding: .json,
+                                                  handlers: again.handlers, headers: through("front-secret-for-tests", from: "198.51.100.7"))
+        #expect(again.error()?.string("code") == "banned")
+        // A forged front (the wrong secret) counts as its own address, not the one it names.
+        _ = try server.join(name: "bystander", headers: through("not-the-secret", from: "198.51.100.7"))
+    }
+
     @Test("a ban of someone whose address others use (no proxy, one household) keeps out that person only, and the host is told")
     func sharedAddressBanHitsOnlyItsTarget() throws {
         let server = try TestServer()

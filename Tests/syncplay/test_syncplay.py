@@ -23,6 +23,7 @@ import os
 import shutil
 import socket
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -205,6 +206,11 @@ def test_a_syncplay_client_watches_with_a_page_and_cowatch_watch(world):
     assert not [e for e in host.events[kicked_at:] if e["type"] == "participant" and e["participant"]["name"] == "sam"
                 and e["participant"]["connected"]], "sam came back in"
     assert sum('"Hello"' in line for line in sam.sent()) == 1, "the kicked client said Hello again"
+
+    # What the front did is counted in /metrics.
+    metrics = urllib.request.urlopen(server.url("/metrics"), timeout=10).read().decode()
+    counted = dict(line.split(" ", 1) for line in metrics.splitlines() if line.startswith("cowatch_syncplay_"))
+    assert int(counted["cowatch_syncplay_accepted_total"]) >= 3 and int(counted["cowatch_syncplay_errors_total"]) >= 3, counted
 
 
 def test_syncplay_over_tls_with_a_throwaway_ca(world):

@@ -95,6 +95,9 @@ public struct GatewayConfiguration: Sendable {
     /// of sockets per address (the front keeps its own per person's address).
     /// Nil: no front runs.
     public var frontSecret: String?
+    /// More of `/metrics`, from the fronts beside the gateway (Syncplay's
+    /// port): Prometheus text, read on the service thread.
+    public var moreMetrics: (@Sendable () -> String)?
     /// The cluster's shared secret (`cluster-secret-file`, the same on every
     /// node): a node proves it with each shared relay link it opens, and takes a
     /// link only with that proof (`RelayProof`). Nil: this node opens and takes

@@ -63,7 +63,7 @@ extension Gateway {
                 members: rooms.values.reduce(0) { $0 + $1.connections.count }, timers: state.timers.count,
                 storeFailures: store?.failedWrites ?? 0, storePending: store?.pendingChanges ?? 0)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                                body: metrics.render(gauges) + clusterMetrics())
+                                body: metrics.render(gauges) + clusterMetrics() + (configuration.moreMetrics?() ?? ""))
         case "/rooms.json":
             metrics.httpRequests["listing", default: 0] += 1
             return publicRooms()
