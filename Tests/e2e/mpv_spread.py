@@ -291,7 +291,7 @@ class Scenario:
             for window, name in zip(self.run.windows, ["alice", "bob"]):
                 window.open(self.server.url(f"/rooms/{self.room}?name={name}"))
             self.run.wait(lambda rs: all(r["connection"] == "open" for r in rs), 15, "both windows connected")
-            self.mpv = Mpv(self.args.cowatch, self.server.url(f"/rooms/{self.room}"), folder)
+            self.mpv = self.open_player(folder)
             self.run.wait(lambda rs: all(r["members"] >= 3 for r in rs), 15, "mpv in the room")
             self.run.wait(lambda rs: all(r["rtt"] is not None and r["rtt"] < 1000 for r in rs), 5, "clock sync")
             for window in self.run.windows:
@@ -299,29 +299,7 @@ class Scenario:
                 self.clocks.append({"window": window.label, "offset_ms": offset, "within_ms": half})
             log("  clocks, each window's minus this process's: " + ", ".join(
                 f"{c['window']} {c['offset_ms']:+.2f} ± {c['within_ms']:.2f} ms" for c in self.clocks))
-            a, b = self.run.windows
-            media_url = self.media.url(self.args.media_name)
-
-            def typed(window, line):
-                seq = self.run.seq()
-                window.type(line)
-                return seq
-
-            seq = typed(a, f"/watch {media_url} Test pattern with sound")
-            self.measure("/watch (paused at 0)", "paused", seq)
-            duration = self.run.wait(lambda rs: rs[0]["playback"] is not None and self.mpv.get("duration"), 15,
-                                     "mpv to load the item")
-            self.check(duration, "mpv loaded the room's item")
-            self.measure("/play (coordinated start)", "playing", typed(b, "/play"), start=True)
-            self.measure("/pause", "paused", typed(a, "/pause"))
-            self.measure("/seek 30 (paused)", "paused", typed(b, "/seek 30"))
-            self.measure("/play from 30", "playing", typed(a, "/play"), start=True)
-            self.measure("/rate 1.5", "playing", typed(b, "/rate 1.5"))
-            self.check(abs(self.mpv.get("speed") - 1.5) <= 1.5 * NUDGE_MAX, "mpv plays at the room's rate 1.5")
-            self.measure("/seek 60 while playing", "playing", typed(a, "/seek 60"))
-            self.measure("/rate 1", "playing", typed(b, "/rate 1"))
-            self.measure("/pause again", "paused", typed(a, "/pause"))
-            self.measure("/play again", "playing", typed(b, "/play"), start=True)
+            self.story(*self.run.windows, self.media.url(self.args.media_name))
             late = [k for s in self.starts for k, v in s.items() if v == "late"]
             self.check(not late, "every coordinated start found every player playing 150 ms after `at`"
                        + (f" (late: {', '.join(late)})" if late else ""))
@@ -335,6 +313,35 @@ class Scenario:
                 window.close()
             if not self.args.scratch:
                 shutil.rmtree(folder, ignore_errors=True)  # else kept: mpv's log, `cowatch watch --verbose`'s account
+
+    def open_player(self, folder):
+        """The desktop player measured against the windows."""
+        return Mpv(self.args.cowatch, self.server.url(f"/rooms/{self.room}"), folder)
+
+    def typed(self, window, line):
+        """`line` typed into `window`'s chat line; the room's seq before it."""
+        seq = self.run.seq()
+        window.type(line)
+        return seq
+
+    def story(self, a, b, media_url):
+        """The transitions, each measured once settled."""
+        typed = self.typed
+        seq = typed(a, f"/watch {media_url} Test pattern with sound")
+        self.measure("/watch (paused at 0)", "paused", seq)
+        duration = self.run.wait(lambda rs: rs[0]["playback"] is not None and self.mpv.get("duration"), 15,
+                                 "mpv to load the item")
+        self.check(duration, "mpv loaded the room's item")
+        self.measure("/play (coordinated start)", "playing", typed(b, "/play"), start=True)
+        self.measure("/pause", "paused", typed(a, "/pause"))
+        self.measure("/seek 30 (paused)", "paused", typed(b, "/seek 30"))
+        self.measure("/play from 30", "playing", typed(a, "/play"), start=True)
+        self.measure("/rate 1.5", "playing", typed(b, "/rate 1.5"))
+        self.check(abs(self.mpv.get("speed") - 1.5) <= 1.5 * NUDGE_MAX, "mpv plays at the room's rate 1.5")
+        self.measure("/seek 60 while playing", "playing", typed(a, "/seek 60"))
+        self.measure("/rate 1", "playing", typed(b, "/rate 1"))
+        self.measure("/pause again", "paused", typed(a, "/pause"))
+        self.measure("/play again", "playing", typed(b, "/play"), start=True)
 
 
 # MARK: figures
