@@ -141,11 +141,57 @@ extension SyncplaySession {
             actions += stateActions(forced: true, doSeek: moved || itemChanged, now: now)
         }
         if new.playback.status == .playing, new.playback.at > now.server {
-            // The coordinated start: the client is told to play at its instant.
-            let wait = MonotonicDuration.milliseconds(new.playback.at.milliseconds - now.server.milliseconds)
-            actions.append(.schedule(.start(seq: new.seq), after: wait))
+            // The coordinated start: the client is told to play early by as much as
+            // its player has been late, so that it leaves at the instant.
+            let wait = new.playback.at.milliseconds - now.server.milliseconds - Int64((startLead * 1000).rounded())
+            actions.append(.schedule(.start(seq: new.seq), after: .milliseconds(max(0, wait))))
         }
         return actions + readiness(now: now)
+    }
+
+    // MARK: What the room's clock does for a Syncplay player
+
+    /// How early a coordinated start is told: the median of how late its player
+    /// left its last starts (the message's way there, Syncplay's own pause
+    /// between commands to mpv, mpv's start), or half the round trip before any.
+    var startLead: Double {
+        guard !startLags.isEmpty else { return roundTrip / 2 }
+        let sorted = startLags.sorted()
+        return min(Self.maximumStartLead, max(0, sorted[sorted.count / 2]))
+    }
+
+    static let maximumStartLead = 0.3
+    static let lagSamples = 5
+    /// A report this long after a start tells how late the player left (Syncplay's
+    /// client polls mpv every 100 ms, and answers each State).
+    static let lagSampleAfterMilliseconds: Int64 = 300
+    /// A held player nearer the position than this is where the room is: a frame
+    /// at 24 fps, and more than the step of mpv's exact seek.
+    static let holdTolerance = 0.045
+
+    /// A start's lateness, from the first report after it that shows the player going.
+    mutating func measureStart(_ state: RoomState, position: Double, paused: Bool, now: Now) -> [Action] {
+        guard let sample = lagSample, sample.seq == state.seq, now.server >= sample.from else { return [] }
+        lagSample = nil
+        guard state.playback.status == .playing, !paused else { return [] }
+        let late = state.playback.position(at: now.server).seconds - position
+        // Beyond a second it is not lateness but a player that was elsewhere.
+        guard abs(late) < 1 else { return [] }
+        startLags = Array(([late] + startLags).prefix(Self.lagSamples))
+        return [.log("syncplay start", ["late_ms": "\(Int((late * 1000).rounded()))",
+                                        "lead_ms": "\(Int((startLead * 1000).rounded()))"])]
+    }
+
+    /// A held player (paused, or waiting for a start) put back exactly where the
+    /// room holds, once per state: Syncplay's client itself moves it only past a
+    /// second (`SEEK_THRESHOLD`), so a pause it heard late, or a play it pressed
+    /// before the room's start, would leave it that far off.
+    mutating func keepHeld(_ state: RoomState, position: Double, paused: Bool, doSeek: Bool, now: Now) -> [Action] {
+        guard paused, !doSeek, correctedSeq != state.seq, shownPaused(state, now: now.server),
+              state.session?.isActive == true,
+              abs(position - state.playback.position.seconds) > Self.holdTolerance else { return [] }
+        correctedSeq = state.seq
+        return stateActions(forced: true, doSeek: true, now: now, correction: true)
     }
 
     /// Whether a new playback is somewhere the old one would not have reached by
@@ -160,13 +206,16 @@ extension SyncplaySession {
     /// The room's state as Syncplay's `State` (`protocols.py`, `sendState`):
     /// forced ones carry Syncplay's ignoring-on-the-fly counter, and until the
     /// client acknowledges it, the periodic ones wait.
-    mutating func stateActions(forced: Bool, doSeek: Bool, now: Now) -> [Action] {
+    /// `correction`: a seek of the room's own (set by "Cowatch"), which Syncplay's
+    /// client carries out where it would ignore a seek set by its own user.
+    mutating func stateActions(forced: Bool, doSeek: Bool, now: Now, correction: Bool = false) -> [Action] {
         guard let state else { return [] }
         if forced { serverIgnoring += 1 }
         guard serverIgnoring == 0 || forced else { return [] }
         let playback = state.playback
-        let paused = Self.clientPaused(playback, now: now.server)
-        let position = paused && playback.status == .playing ? playback.position.seconds : playback.position(at: now.server).seconds
+        let paused = shownPaused(state, now: now.server)
+        // Until its instant a start is at its position, whether shown early or not.
+        let position = playback.position(at: now.server).seconds
         var ping: [String: SyncplayJSON] = ["latencyCalculation": .number(Self.seconds(now.server)), "serverRtt": .number(roundTrip)]
         if let latency = clientLatency {
             let processing = Double(now.server.milliseconds - latency.arrived.milliseconds) / 1000
@@ -175,7 +224,7 @@ extension SyncplaySession {
         }
         var message: [String: SyncplayJSON] = [
             "playstate": ["position": .number(max(0, position)), "paused": .bool(paused), "doSeek": .bool(doSeek),
-                          "setBy": setByName(playback).map { .string($0) } ?? .null],
+                          "setBy": (correction ? Self.noticeName : setByName(playback)).map { .string($0) } ?? .null],
             "ping": .object(ping),
         ]
         var ignoring: [String: SyncplayJSON] = [:]

@@ -156,6 +156,18 @@ public struct SyncplaySession {
     var clientLatency: (value: Double, arrived: ServerInstant)?
     var roundTrip = 0.0
 
+    // What the room's clock does for a Syncplay player (docs/syncplay.md, "Timing").
+    /// The coordinated start told early (by `startLead`): from then on the client is shown playing.
+    var startSent: Int64?
+    /// A start whose lateness the client's next report measures, from this instant on.
+    var lagSample: (seq: Int64, from: ServerInstant)?
+    /// How late the client's player left its starts, seconds, the latest first (at most `lagSamples`).
+    var startLags: [Double] = []
+    /// The seq whose held position the client was last put back to.
+    var correctedSeq: Int64 = -1
+    /// The client's clock against the server's, from its send times.
+    var clientClock = ClientClock()
+
     public init(settings: Settings, now: MonotonicInstant) {
         self.settings = settings
         openedAt = now
@@ -321,25 +333,33 @@ public struct SyncplaySession {
             if let server = ignoring["server"]?.number, Int(server) == serverIgnoring { serverIgnoring = 0 }
             if let client = ignoring["client"]?.number { clientIgnoring = Int(client) }
         }
+        var measuredAge: Double?
         if let ping = body["ping"] {
-            if let sent = ping["latencyCalculation"]?.number {
+            let sent = ping["latencyCalculation"]?.number
+            if let sent {
                 let measured = Self.seconds(now.server) - sent
                 if measured >= 0, measured < 60 { roundTrip = measured }
             }
-            if let value = ping["clientLatencyCalculation"]?.number { clientLatency = (value, now.server) }
+            if let value = ping["clientLatencyCalculation"]?.number {
+                clientLatency = (value, now.server)
+                measuredAge = clientClock.age(sentAt: value, echoing: sent, arrived: Self.seconds(now.server))
+            }
         }
         guard let play = body["playstate"], let position = play["position"]?.number, let paused = play["paused"]?.bool
         else { return [] }
         let doSeek = play["doSeek"]?.bool ?? false
-        // Its position when it sent this, as Syncplay's server reckons it: half the round trip ago.
-        let age = roundTrip / 2
+        // Its position now: when it sent this, on its clock read against ours;
+        // without its send time, half the round trip ago, as Syncplay's server reckons it.
+        let age = measuredAge ?? roundTrip / 2
         let reportedPosition = paused ? position : position + age
         let before = reported
         reported = (max(0, reportedPosition), paused, now.server)
         // A report sent before our last forced state reached it says nothing new.
         guard serverIgnoring == 0, phase == .inRoom, let state else { return [] }
-        var actions: [Action] = []
-        let roomPaused = Self.clientPaused(state.playback, now: now.server)
+        var actions: [Action] = measureStart(state, position: reportedPosition, paused: paused, now: now)
+            + keepHeld(state, position: reportedPosition, paused: paused, doSeek: doSeek, now: now)
+        guard serverIgnoring == 0 else { return actions }
+        let roomPaused = shownPaused(state, now: now.server)
         if doSeek {
             actions.append(.sendRoom("/seek \(Self.clock(max(0, reportedPosition)))"))
         }
@@ -354,6 +374,11 @@ public struct SyncplaySession {
     /// and a coordinated start until its instant.
     static func clientPaused(_ playback: Playback, now: ServerInstant) -> Bool {
         playback.status != .playing || now < playback.at
+    }
+
+    /// The same, for this client: a start it was told of early is playing already.
+    func shownPaused(_ state: RoomState, now: ServerInstant) -> Bool {
+        startSent == state.seq ? state.playback.status != .playing : Self.clientPaused(state.playback, now: now)
     }
 
     // MARK: Set
@@ -550,7 +575,10 @@ public struct SyncplaySession {
     private mutating func fired(_ timer: Timer, now: Now) -> [Action] {
         switch timer {
         case .start(let seq):
-            guard phase == .inRoom, let state, state.seq == seq else { return [] }
+            guard phase == .inRoom, let state, state.seq == seq, state.playback.status == .playing else { return [] }
+            startSent = seq
+            // Its next report, once the player has had time to start, says how late it did.
+            lagSample = (seq, state.playback.at.advanced(by: ServerInterval(milliseconds: Self.lagSampleAfterMilliseconds)))
             return stateActions(forced: true, doSeek: false, now: now)
         }
     }
@@ -597,5 +625,34 @@ extension String {
         while let first = text.first, first.isWhitespace { text = text.dropFirst() }
         while let last = text.last, last.isWhitespace { text = text.dropLast() }
         return String(text)
+    }
+}
+
+/// A Syncplay client's clock against the server's, from the times in its
+/// `State`: it stamps each with its own send time (`clientLatencyCalculation`)
+/// and echoes the server's send time of the `State` it answers
+/// (`latencyCalculation`). Its clock's offset lies between its send time minus
+/// the arrival here and its send time minus the server's send it answers, and
+/// the tightest of those bounds over the last exchanges pins it. The round trip
+/// Syncplay itself uses for a message's age also holds the client's time
+/// handling the message (mpv's answers, its 50 ms between commands to mpv),
+/// which the offset leaves out.
+struct ClientClock: Sendable {
+    /// The bounds of each recent exchange, the newest last.
+    private(set) var bounds: [(low: Double, high: Double)] = []
+    static let exchanges = 30
+
+    /// How long ago (seconds, server clock) the client sent a message it stamped
+    /// `sentAt`, arriving at `arrived`, answering the server's of `echoing`; nil
+    /// while the bounds say nothing sound.
+    mutating func age(sentAt: Double, echoing: Double?, arrived: Double) -> Double? {
+        if let echoing, echoing <= arrived, arrived - echoing < 60 {
+            bounds.append((sentAt - arrived, sentAt - echoing))
+            if bounds.count > Self.exchanges { bounds.removeFirst(bounds.count - Self.exchanges) }
+        }
+        guard let low = bounds.map(\.low).max(), let high = bounds.map(\.high).min(), low <= high else { return nil }
+        let offset = (low + high) / 2
+        let age = arrived - (sentAt - offset)
+        return age >= 0 && age < 10 ? age : nil
     }
 }

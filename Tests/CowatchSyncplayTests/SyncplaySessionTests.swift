@@ -451,8 +451,49 @@ struct SyncplayStartTests {
         client.join()
         let waiting = client.room(.state(Fixture.state(9, .waiting, position: 30, at: client.server(0))))
         #expect(!Client.toRoom(waiting).contains("/ready 9"))
-        #expect(Client.toRoom(client.state(position: 31.2, paused: true, server: 1)) == ["/ready 9"])
+        #expect(Client.toRoom(client.state(position: 30.02, paused: true, server: 1)) == ["/ready 9"])
         #expect(Client.toRoom(client.state(position: 30, paused: true)).isEmpty)
+    }
+
+    @Test("held: a player paused away from the held position is put back there once, by Cowatch, then ready")
+    func heldPositionCorrected() throws {
+        var client = Client()
+        client.join()
+        _ = client.room(.state(Fixture.state(9, .waiting, position: 30, at: client.server(0))))
+        // It paused 1.2 s on (a pause it heard late, a play it pressed first).
+        let corrected = client.state(position: 31.2, paused: true, server: 1)
+        #expect(Client.toRoom(corrected).isEmpty)
+        let state = try #require(Client.written("State", corrected).first)
+        #expect(state["playstate"]?["doSeek"] == true)
+        #expect(state["playstate"]?["position"]?.number == 30)
+        #expect(state["playstate"]?["setBy"] == "Cowatch")
+        // Once there, it is ready; and it is not put back twice for one state.
+        #expect(Client.toRoom(client.state(position: 30.01, paused: true, server: 1)) == ["/ready 9"])
+        #expect(Client.written("State", client.state(position: 30.3, paused: true)).isEmpty)
+    }
+
+    @Test("a start is told early by how late the player left the last ones")
+    func startLeadLearned() throws {
+        var client = Client()
+        client.settled(Fixture.state(5, .paused, position: 30, at: client.server(0)))
+        // A start 2 s ahead: told at its instant the first time (no lateness known yet).
+        let first = client.room(.state(Fixture.state(6, .playing, position: 30, at: client.server(2))))
+        #expect(first.contains(.schedule(.start(seq: 6), after: .milliseconds(2000))))
+        client.advance(2)
+        _ = client.on(.timer(.start(seq: 6)))
+        _ = client.acknowledge()
+        // 0.5 s later it reports 60 ms behind the timeline: that is its lateness.
+        client.advance(0.5)
+        _ = client.state(position: 30.44, paused: false)
+        _ = client.room(.state(Fixture.state(7, .paused, position: 40, at: client.server(0))))
+        _ = client.acknowledge()
+        let next = client.room(.state(Fixture.state(8, .playing, position: 40, at: client.server(2))))
+        #expect(next.contains(.schedule(.start(seq: 8), after: .milliseconds(1940))))
+        // Told early, it is shown playing, at the start's position, before the instant.
+        client.advance(1.94)
+        let told = try #require(Client.written("State", client.on(.timer(.start(seq: 8)))).first)
+        #expect(told["playstate"]?["paused"] == false)
+        #expect(told["playstate"]?["position"]?.number == 40)
     }
 
     @Test("waiting: no /ready while the client stands away from the held position")
@@ -461,7 +502,8 @@ struct SyncplayStartTests {
         client.join()
         _ = client.room(.state(Fixture.state(9, .waiting, position: 30, at: client.server(0))))
         #expect(Client.toRoom(client.state(position: 35, paused: true, server: 1)).isEmpty)
-        #expect(Client.toRoom(client.state(position: 30.5, paused: true)) == ["/ready 9"])
+        // Put back (the held correction), it is ready there.
+        #expect(Client.toRoom(client.state(position: 30, paused: true, server: 1)) == ["/ready 9"])
     }
 
     @Test("waiting: no /ready before the forced state is acknowledged")
