@@ -206,7 +206,7 @@ extension SettingKey where Target == ServeSettings {
                 holds: "one secret of at least 32 characters (the same file on every node; openssl rand -hex 32 makes one)")
         },
         Setting("syncplay-port", help: "a TCP port for Syncplay's clients (docs/syncplay.md); 0 picks a free one; unset: none",
-                form: "PORT", shown: { $0.syncplayPort.map(String.init) ?? "" }) { value, settings in
+                form: "PORT", shown: { $0.syncplayPort.map(String.init) }) { value, settings in
             settings.syncplayPort = try SettingValue.integer(value, 0...65535)
         },
         Setting("syncplay-host", help: "the address Syncplay's port listens on (default: host)", form: "ADDRESS",
@@ -230,7 +230,7 @@ extension SettingKey where Target == ServeSettings {
         .integer("syncplay-line-bytes", 1024...1_048_576, \.syncplay.maximumLineBytes,
                  help: "bytes of one line from a Syncplay client at most (a shared playlist is one line); longer is told and closed"),
         Setting("syncplay-motd", help: "the message Syncplay's clients show on joining", form: "TEXT",
-                shown: { $0.syncplay.session.motd }) { value, settings in
+                shown: { $0.syncplay.session.motd.isEmpty ? nil : $0.syncplay.session.motd }) { value, settings in
             guard value.count <= 2000 else { throw SettingsError("expected at most 2000 characters") }
             settings.syncplay.session.motd = value
         },
