@@ -45,6 +45,10 @@ public final class SyncplayFront: @unchecked Sendable {
     private var addresses: [Int: String] = [:]
     private var members: [Int: (link: Int, connection: ClientConnection)] = [:]
     private var stopped = false
+    // Read on the client library's thread as members' connections close, while `stop` waits.
+    private let closing = NSLock()
+    private var awaitingClose: [Int: Int] = [:]
+    private var leavingGroup: DispatchGroup?
     private let metrics: SyncplayMetrics
 
     /// `metrics`: where it counts, which `/metrics` reads (`SyncplayMetrics.render`).
@@ -79,18 +83,29 @@ public final class SyncplayFront: @unchecked Sendable {
         return sockets.port
     }
 
-    /// Every client is let go, and every member with it.
-    public func stop() {
+    /// Every client is let go, and every member with it, before the server
+    /// stops: each member leaves its room (1000), as Syncplay's client cannot
+    /// resume one, and comes back under its name once the server is there again.
+    /// Waits at most `within` for the rooms to have heard them leave.
+    public func stop(within: MonotonicDuration = .seconds(2)) {
+        let leaving = DispatchGroup()
         queue.sync { [self] in
             stopped = true
-            for (id, _) in sessions {
-                sockets?.write(id, SyncplaySession.error("the server is shutting down").text)
-                sockets?.close(id)
+            // Closed without an Error: Syncplay's client then comes back by itself
+            // once the server is there again (after an Error it would stop trying).
+            for (id, _) in sessions { sockets?.close(id) }
+            closing.withLock {
+                for (id, member) in members {
+                    leaving.enter()
+                    awaitingClose[id] = member.link
+                }
+                leavingGroup = leaving
             }
             for (_, member) in members { member.connection.close(code: 1000) }
             sessions.removeAll()
             members.removeAll()
         }
+        _ = leaving.wait(timeout: .now() + within.dispatchInterval)
         sockets?.stop()
         clients.shutdown()
     }
@@ -173,6 +188,12 @@ public final class SyncplayFront: @unchecked Sendable {
                 queue.async { [self] in run(id, .memberReceived(link: number, event)) }
             },
             closed: { [self] info in
+                closing.withLock {
+                    if awaitingClose[id] == number {
+                        awaitingClose[id] = nil
+                        leavingGroup?.leave()
+                    }
+                }
                 queue.async { [self] in
                     if members[id]?.link == number { members[id] = nil }
                     run(id, .memberClosed(link: number, code: info.code, reason: info.reason))

@@ -7,8 +7,12 @@ import SlashCommands
 /// What the room says, told to the Syncplay client in its own messages.
 extension SyncplaySession {
     /// Close codes after which the member is out: removed by a host (4001), or
-    /// refused by a ban, a lock, a password or a bad token (4003 to 4006), or replaced (4002).
-    static let finalCloseCodes: Set<UInt16> = [4001, 4002, 4003, 4004, 4005, 4006]
+    /// refused by a ban, a lock, a password or a bad token (4003 to 4006),
+    /// replaced (4002), or closed for flooding or a full room (1008).
+    static let finalCloseCodes: Set<UInt16> = [4001, 4002, 4003, 4004, 4005, 4006, 1008]
+    /// Closes that say the room is elsewhere or back soon: a node going (1001),
+    /// the room moved (4010), the room out of reach for now (4011).
+    static let passingCloseCodes: Set<UInt16> = [1001, 4010, 4011]
 
     mutating func roomSaid(_ event: RoomEvent, now: Now) -> [Action] {
         switch event {
@@ -325,15 +329,20 @@ extension SyncplaySession {
 
     mutating func memberClosed(code: UInt16?, reason: String, now: Now) -> [Action] {
         let words = reason.isEmpty ? "the room closed the connection" : reason
-        if let code, Self.finalCloseCodes.contains(code) || phase == .joining && code != 4010 && code != 4011 {
+        if let code, Self.finalCloseCodes.contains(code)
+            || phase == .joining && !Self.passingCloseCodes.contains(code) {
             // Told in Syncplay's Error, after which its client stops reconnecting.
             phase = .closed
             return [.log("syncplay member refused or removed", ["code": "\(code)", "reason": reason]),
                     .write(Self.error(words)), .close]
         }
-        guard reconnects < settings.maximumReconnects, let room else {
+        guard code != 1001, reconnects < settings.maximumReconnects, let room else {
+            // The server is going (a restart), or the room stays out of reach: the
+            // connection closes without an Error, and Syncplay's client comes back
+            // by itself, with its own back-off, to a server that is there again.
             phase = .closed
-            return [.write(Self.error(words)), .close]
+            return [.log("syncplay member's room out of reach; the client is let go to come back", ["code": code.map { "\($0)" } ?? "none", "reason": reason]),
+                    .close]
         }
         // The room moved to another node, or the node is going: back with the same member.
         reconnects += 1

@@ -28,6 +28,9 @@ public struct SyncplaySession {
         public var lineBurst = 60.0
         /// Entries of a shared playlist read at most (Syncplay's `PLAYLIST_MAX_ITEMS`).
         public var maximumPlaylistEntries = 250
+        /// Links one playlist change adds to the room's queue at most (the room
+        /// takes 40 commands in a burst).
+        public var maximumLinksAdded = 10
         /// How often the member's connection to the room is opened again after an
         /// outage of the node (a room that moved, a node draining) before the client is told.
         public var maximumReconnects = 5
@@ -484,11 +487,16 @@ public struct SyncplaySession {
         var actions: [Action] = []
         var hasCurrent = state.session?.isActive == true
         var skippedFiles: [String] = []
+        var added = 0
         for entry in files where !known.contains(entry) {
             guard Self.isLink(entry) else {
                 skippedFiles.append(entry)
                 continue
             }
+            // A few at a time, within the room's own burst of commands; the rest
+            // is shown not taken, as the room's playlist comes back without it.
+            guard added < settings.maximumLinksAdded else { break }
+            added += 1
             actions.append(.sendRoom(hasCurrent ? "/queue \(entry)" : "/watch \(entry)"))
             hasCurrent = true
         }

@@ -118,8 +118,11 @@ struct ServeCommand: ParsableCommand {
                               logger: Logger(label: "cowatch.gateway"), time: time)
         // Watching before anything is announced: a SIGTERM right after the banner
         // must still shut down gracefully.
+        let fronts = Fronts()
         let signals = SignalWatcher { signal in
             logger.info("signal received, shutting down", metadata: ["signal": "\(signal)"])
+            // Syncplay's members leave their rooms before the server stops (SyncplayFront.stop).
+            fronts.stop()
             gateway.stop()
         }
         let boundPort: Int
@@ -142,6 +145,7 @@ struct ServeCommand: ParsableCommand {
             do {
                 syncplay = try startSyncplay(settings, port: port, gatewayPort: boundPort, secret: configuration.frontSecret ?? "",
                                              metrics: syncplayMetrics)
+                fronts.set(syncplay)
             } catch {
                 Output.error("cowatch serve: \(error)")
                 gateway.stop()
@@ -152,7 +156,7 @@ struct ServeCommand: ParsableCommand {
         }
 
         gateway.waitUntilStopped()
-        syncplay?.stop()
+        fronts.stop()
         roomStore.close()
         withExtendedLifetime(signals) {}
     }
@@ -180,6 +184,24 @@ extension ServeCommand {
     static func randomSecret() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.joined(separator: "-")
+    }
+}
+
+/// The fronts beside the gateway, for the signal handler to stop first (once).
+final class Fronts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var syncplay: SyncplayFront?
+
+    func set(_ front: SyncplayFront?) {
+        lock.withLock { syncplay = front }
+    }
+
+    func stop() {
+        let front = lock.withLock { () -> SyncplayFront? in
+            defer { syncplay = nil }
+            return syncplay
+        }
+        front?.stop()
     }
 }
 

@@ -703,7 +703,7 @@ struct SyncplayMemberClosedTests {
         #expect(client.on(.memberClosed(link: 1, code: 4001, reason: "late")).isEmpty)
     }
 
-    @Test("a room that keeps moving: after the reconnects allowed, the client is told and let go")
+    @Test("a room that keeps moving: after the reconnects allowed, the client is let go without an Error, to come back by itself")
     func tooManyReconnects() {
         var settings = SyncplaySession.Settings()
         settings.maximumReconnects = 2
@@ -713,8 +713,27 @@ struct SyncplayMemberClosedTests {
             #expect(Client.opened(client.on(.memberClosed(link: client.session.link, code: 4010, reason: "moved"))).count == 1)
         }
         let actions = client.on(.memberClosed(link: client.session.link, code: 4010, reason: "moved"))
-        #expect(Client.errors(actions) == ["moved"])
+        #expect(Client.errors(actions).isEmpty)
         #expect(actions.last == .close)
+    }
+
+    @Test("the server going (1001): the client is let go without an Error, so that it comes back after a restart")
+    func serverGoing() {
+        var client = Client()
+        client.join()
+        let actions = client.on(.memberClosed(link: client.session.link, code: 1001, reason: "the server is shutting down"))
+        #expect(Client.errors(actions).isEmpty)
+        #expect(Client.opened(actions).isEmpty)
+        #expect(actions.last == .close)
+    }
+
+    @Test("closed for flooding the room (1008): told, and out")
+    func floodedOut() {
+        var client = Client()
+        client.join()
+        let actions = client.on(.memberClosed(link: client.session.link, code: 1008, reason: "too many commands"))
+        #expect(Client.errors(actions) == ["too many commands"])
+        #expect(Client.opened(actions).isEmpty)
     }
 
     @Test("the client gone: the member leaves at once")

@@ -36,7 +36,7 @@ except ImportError:  # browser_missing() says so, and the tests are skipped
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support.bot import Bot  # noqa: E402
 from support.browser import browser_missing  # noqa: E402
-from support.harness import wait_until  # noqa: E402
+from support.harness import Serve, free_port, wait_until  # noqa: E402
 from support.mpv import Watcher, work_folder  # noqa: E402
 from support.page import WEB_ROOT, Browser, Server, clip, room_name  # noqa: E402
 from support.syncplay import SyncplayClient, syncplay_missing, syncplay_port  # noqa: E402
@@ -236,3 +236,27 @@ def test_syncplay_over_tls_with_a_throwaway_ca(world):
     wait(lambda: "Secure connection established" in kim.output(), "the client's word that TLS is on")
     kim.type("ch over tls")
     wait(lambda: any(e["type"] == "chat" and e["text"] == "over tls" for e in host.events), "chat over TLS")
+
+
+def test_a_restart_brings_the_syncplay_client_back(world):
+    """The server stopped (SIGTERM) and started again on its ports: its Syncplay
+    clients are let go without an Error, so that Syncplay's client comes back by
+    itself, into the same room (kept on disk)."""
+    folder = world["work"] / "restart"
+    folder.mkdir()
+    syncplay = free_port()
+    server = Serve("--store", "sqlite", "--data-dir", str(folder / "data"), "--syncplay-port", str(syncplay),
+                   port=free_port(), log_path=str(folder / "server.log"))
+    world["closers"].append(server.stop)
+    room = room_name("syncplay-restart")
+    lee = SyncplayClient(str(world["work"]), f"127.0.0.1:{syncplay}", "lee", room, str(world["theirs"]))
+    world["closers"].append(lee.stop)
+    first = Bot(server.ws(f"/rooms/{room}?name=watcher"))
+    wait(lambda: (p := first.participant("lee")) and p["connected"], "lee in the room")
+    first.close()
+    assert server.stop() == 0, server.log_tail()
+    server.start()
+    again = Bot(server.ws(f"/rooms/{room}?name=watcher"))
+    world["closers"].append(again.close)
+    wait(lambda: (p := again.participant("lee")) and p["connected"], "lee back in the room after the restart", timeout=40)
+    assert not any('"Error"' in line for line in lee.received()), lee.log_tail()

@@ -70,6 +70,7 @@ extension Gateway {
             state: ConnectionState(limits: request.relay ? relayLinkLimits : connectionLimits, rules: rules, now: eventTime.monotonic,
                                    firstPingAfter: Self.firstPing(id: id, interval: configuration.pingInterval.asSeconds)),
             maximumHeldLines: configuration.maximumHeldLines)
+        connection.fromFront = request.fromFront
         tables.opened(connection)
         metrics.connectionsOpened += 1
         guard !request.echo, let name = request.room else { return }
@@ -328,8 +329,7 @@ extension Gateway {
     /// `trusted-proxies`, everyone has the proxy's address, so one address ban or
     /// limit would hit them all (deploy/README.md).
     func clientAddress(peer: String, forwardedFor: String?, front: String? = nil) -> String {
-        if let secret = configuration.frontSecret, let front, Self.isLoopback(peer),
-           SecretDigest.equal(front, secret) {
+        if provesFront(peer: peer, front: front) {
             return Self.clientAddress(peer: peer, forwardedFor: forwardedFor, trusted: [peer])
         }
         if forwardedFor != nil, !configuration.trustedProxies.contains(peer),
@@ -339,6 +339,13 @@ extension Gateway {
                            metadata: ["peer": "\(peer)", "trusted-proxies": "\(configuration.trustedProxies.joined(separator: ","))"])
         }
         return Self.clientAddress(peer: peer, forwardedFor: forwardedFor, trusted: configuration.trustedProxies)
+    }
+
+    /// Whether a connection from `peer` is one of this server's own fronts: from
+    /// loopback, with the front's secret in its `X-Cowatch-Front` header.
+    func provesFront(peer: String, front: String?) -> Bool {
+        guard let secret = configuration.frontSecret, let front, Self.isLoopback(peer) else { return false }
+        return SecretDigest.equal(front, secret)
     }
 
     static func isLoopback(_ address: String) -> Bool {

@@ -105,7 +105,12 @@ extension Gateway {
         case .handOverRooms:
             handOver()
         case .closeEveryConnection(let code, let reason):
-            for connection in connections.values { close(connection, code: code, reason: reason) }
+            for connection in connections.values {
+                // Shutting down (not a node handing its rooms over, 4010): a front's
+                // member leaves, as its client comes back as someone new.
+                if code == 1001, connection.fromFront { tables.leaving(connection, true) }
+                close(connection, code: code, reason: reason)
+            }
         case .finish:
             emit(.wakeLoop)
         }

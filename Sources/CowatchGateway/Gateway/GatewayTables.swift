@@ -262,6 +262,9 @@ final class Connection {
     fileprivate(set) var isGone = false
     /// The client closed with 1000: its member leaves at once, without a grace.
     fileprivate(set) var leaving = false
+    /// A front's member (Syncplay's port): its client cannot resume it, so when
+    /// the server shuts down it leaves its room rather than wait out a grace.
+    var fromFront = false
     /// Where its lines go (`Route.swift`), and those held until they can.
     fileprivate(set) var route = Route.local
     fileprivate var held: HeldLines

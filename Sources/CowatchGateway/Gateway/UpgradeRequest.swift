@@ -18,6 +18,8 @@ struct UpgradeRequest {
     var device: String?
     /// The program the member watches with (`software=`), shown to others.
     var software: String?
+    /// One of this server's fronts opened it (`Gateway.provesFront`).
+    var fromFront = false
     /// An invite link's token (`invite=`) and the room password (`password=`).
     var invite: String?
     var password: String?

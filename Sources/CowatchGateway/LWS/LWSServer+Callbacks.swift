@@ -340,6 +340,7 @@ extension LWSServer {
         }
         var address = [CChar](repeating: 0, count: 128)
         let peer = lws_get_peer_simple(wsi, &address, address.count).map { String(cString: $0) } ?? "unknown"
+        let front = gateway.configuration.frontSecret == nil ? nil : customHeader(wsi, Gateway.frontHeader)
         var request = UpgradeRequest(
             room: room, echo: echo, relay: relay,
             name: argument(wsi, "name"), resume: argument(wsi, "resume"),
@@ -350,8 +351,8 @@ extension LWSServer {
             token: argument(wsi, "token") ?? Self.bearer(header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)),
             create: argument(wsi, "create"),
             origin: header(wsi, WSI_TOKEN_ORIGIN), hostHeader: header(wsi, WSI_TOKEN_HOST),
-            address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR),
-                                           front: gateway.configuration.frontSecret == nil ? nil : customHeader(wsi, Gateway.frontHeader)))
+            address: gateway.clientAddress(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR), front: front))
+        request.fromFront = gateway.provesFront(peer: peer, front: front)
         request.software = argument(wsi, "software")
         if relay { request.relayProof = customHeader(wsi, RelayProof.header) }
         return request
