@@ -205,6 +205,12 @@ final class SyncplaySockets: @unchecked Sendable {
         case .close(let id):
             guard let client = clients[id] else { return }
             client.closing = true
+            // Mid-handshake nothing more can be said, in plain or in TLS: it goes now
+            // (a client that asked for TLS and never began is let go by its session's timeout).
+            if client.handshaking {
+                finish(client, report: true)
+                return
+            }
             flush(client)
         }
     }
