@@ -127,7 +127,9 @@ class SyncplayScenario(Scenario):
         self.measure("/play again", "playing", typed(a, "/play"), start=True)
 
 
-def record(path, command, runs, summary, machine, versions, commit):
+def record(path, command, runs, summary, machine, versions, commit, label="with the room's timing"):
+    """Writes this run's block, named by `label`, into SECTION of `path`,
+    replacing that label's earlier block and keeping the rest."""
     loads = ", ".join(f"{run['load_before']:.1f} -> {run['load_after']:.1f}" for run in runs)
     failed = [f"run {run['number']}: {run['failure'].splitlines()[0]}" for run in runs if run["failure"]]
     intro = (
@@ -140,8 +142,9 @@ def record(path, command, runs, summary, machine, versions, commit):
         "(`audio-pts` playing, `time-pos` paused, over its IPC socket) and each window's `video.currentTime`, "
         "brought to one instant; the figure is Syncplay's mpv against the windows (the larger of |S - A| and "
         "|S - B|), beside the windows' own spread.")
+    name = f"syncplay-among-windows {label}"
     lines = [
-        "<!-- syncplay-among-windows -->",
+        f"<!-- {name} -->", f"### {label[0].upper()}{label[1:]}", "",
         f"Run: `{command}` at commit {commit} on {time.strftime('%Y-%m-%d')}; machine: {machine}; {versions}; "
         f"{len(runs)} runs of {runs[0]['rounds']} rounds per transition; load average (1 min) before -> after "
         f"each run: {loads}." + (f" **Failed:** {'; '.join(failed)}" if failed else ""),
@@ -164,8 +167,8 @@ def record(path, command, runs, summary, machine, versions, commit):
             return "late" if v == "late" else f"{v:+.0f}"
         lines += ["", "Coordinated starts, each player's start minus `at` (ms; Syncplay, A, B): "
                   + "; ".join(", ".join(show(s[k]) for k in ("mpv", "A", "B")) for s in starts) + "."]
-    lines += ["", "<!-- /syncplay-among-windows -->"]
-    record_blocks(path, SECTION, intro, [("syncplay-among-windows", "\n".join(lines))])
+    lines += ["", f"<!-- /{name} -->"]
+    record_blocks(path, SECTION, intro, [(name, "\n".join(lines))])
     log(f"recorded: {path} ({SECTION[3:]})")
 
 
@@ -175,6 +178,9 @@ def main():
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="readings per transition")
     parser.add_argument("--record", help="write the figures to this Markdown file, under " + repr(SECTION[3:]))
+    parser.add_argument("--label", default="with the room's timing",
+                        help="the recorded block's name (another label keeps the other blocks)")
+    parser.add_argument("--from-results", help="record the figures of an earlier run's --results file instead of running")
     parser.add_argument("--results", help="write the figures as JSON here")
     parser.add_argument("--web-root", help="serve the browser client from here (COWATCH_WEB_ROOT)")
     parser.add_argument("--media-dir", default=str(REPO / ".build-e2e" / "e2e-media"))
@@ -188,6 +194,12 @@ def main():
                                           if not shutil.which(t)), None)
     if missing:
         sys.exit(f"syncplay_spread: {missing}")
+    if args.from_results:
+        kept = json.loads(Path(args.from_results).read_text())
+        runs = [run for run in kept["runs"] if run["rows"]]
+        record(args.record, kept["command"], runs, kept["summary"], kept["machine"], kept["versions"], kept["commit"],
+               args.label)
+        return 0
     load_before = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     media_file = make_media(Path(args.media_dir), audio=True)
     args.media_name, args.media_path = media_file.name, media_file
@@ -215,12 +227,15 @@ def main():
         for t in summary["transitions"]:
             log(f"  {t['transition']:<28} {fmt(t['mpv_vs_windows']):<34} {fmt(t['windows'])}")
         log(f"  {'every settled reading':<28} {fmt(summary['all']['vs']):<34} {fmt(summary['all']['ab'])}")
+    # The binary's own commit (a build of an earlier commit measures that commit).
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(args.cowatch).resolve().parent).stdout.strip()
+    machine = re.sub(r"; load average before the run.*$", "", machine_description(load_before))
     if args.results:
-        Path(args.results).write_text(json.dumps({"command": command, "runs": runs, "summary": summary}, indent=2))
+        Path(args.results).write_text(json.dumps({"command": command, "runs": runs, "summary": summary, "commit": commit,
+                                                  "machine": machine, "versions": versions}, indent=2))
     if args.record and summary:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
-        machine = re.sub(r"; load average before the run.*$", "", machine_description(load_before))
-        record(args.record, command, measured, summary, machine, versions, commit)
+        record(args.record, command, measured, summary, machine, versions, commit, args.label)
     failures = sum(1 for run in runs if run["failure"])
     return 0 if failures == 0 and summary else 1
 
