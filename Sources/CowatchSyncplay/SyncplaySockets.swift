@@ -257,15 +257,8 @@ final class SyncplaySockets: @unchecked Sendable {
                 client.wantsWrite = false
                 got = Int(buffer.withUnsafeMutableBytes { SSL_read(tls, $0.baseAddress, Int32($0.count)) })
                 if got <= 0 {
-                    switch SSL_get_error(tls, Int32(got)) {
-                    case SSL_ERROR_WANT_READ: return
-                    case SSL_ERROR_WANT_WRITE:
-                        client.wantsWrite = true
-                        return
-                    default:
-                        finish(client, report: true)
-                        return
-                    }
+                    stalled(client, tls, result: got, wanting: SSL_ERROR_WANT_READ)
+                    return
                 }
             } else {
                 got = Glibc.read(client.fd, &buffer, buffer.count)
@@ -309,15 +302,8 @@ final class SyncplaySockets: @unchecked Sendable {
                 if client.handshaking { return }
                 sent = Int(client.output.withUnsafeBytes { SSL_write(tls, $0.baseAddress, Int32(min($0.count, 16_384))) })
                 if sent <= 0 {
-                    switch SSL_get_error(tls, Int32(sent)) {
-                    case SSL_ERROR_WANT_WRITE: return
-                    case SSL_ERROR_WANT_READ:
-                        client.wantsWrite = true
-                        return
-                    default:
-                        finish(client, report: true)
-                        return
-                    }
+                    stalled(client, tls, result: sent, wanting: SSL_ERROR_WANT_WRITE)
+                    return
                 }
             } else {
                 sent = client.output.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -343,6 +329,17 @@ final class SyncplaySockets: @unchecked Sendable {
             return
         }
         if client.closing { finish(client, report: true) }
+    }
+
+    /// A TLS read or write that did nothing: it waits for the socket the way it
+    /// wants (`own`: the way it was going; the other way round it waits to
+    /// write, `wantsWrite`), or the connection failed and goes.
+    private func stalled(_ client: Client, _ tls: OpaquePointer, result: Int, wanting own: Int32) {
+        switch SSL_get_error(tls, Int32(result)) {
+        case own: return
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: client.wantsWrite = true
+        default: finish(client, report: true)
+        }
     }
 
     private func handshake(_ client: Client) {

@@ -344,6 +344,24 @@ class Scenario:
         self.measure("/play again", "playing", typed(b, "/play"), start=True)
 
 
+def run_scenarios(kind, server, media, args):
+    """`args.runs` scenarios of `kind` one after the other, each with fresh
+    windows, player and room: what each measured, or why it failed."""
+    runs = []
+    for number in range(1, args.runs + 1):
+        log(f"run {number} of {args.runs} (load average {os.getloadavg()[0]:.1f}):")
+        scenario = kind(server, media, args, number)
+        load = os.getloadavg()[0]
+        failure = scenario.play()
+        if failure:
+            log(f"  FAILED: {failure}")
+            log("  server log (tail):\n" + server.log_tail(15))
+        runs.append({"number": number, "failure": failure, "rows": scenario.rows, "starts": scenario.starts,
+                     "clocks": scenario.clocks, "checks": scenario.checks, "rounds": args.rounds,
+                     "load_before": load, "load_after": os.getloadavg()[0]})
+    return runs
+
+
 # MARK: figures
 
 
@@ -506,17 +524,7 @@ def main():
     with MediaServer(media_file.parent, RangeRequestHandler, port=base + 1 if base else 0) as media, \
             serve_for_browsers(args.cowatch, args.web_root, port=base) as server:
         log(f"server: {server.url('/')}  media: {media.url(media_file.name)}")
-        for number in range(1, args.runs + 1):
-            log(f"run {number} of {args.runs} (load average {os.getloadavg()[0]:.1f}):")
-            scenario = Scenario(server, media, args, number)
-            load = os.getloadavg()[0]
-            failure = scenario.play()
-            if failure:
-                log(f"  FAILED: {failure}")
-                log("  server log (tail):\n" + server.log_tail(15))
-            runs.append({"number": number, "failure": failure, "rows": scenario.rows, "starts": scenario.starts,
-                         "clocks": scenario.clocks, "checks": scenario.checks, "rounds": args.rounds,
-                         "load_before": load, "load_after": os.getloadavg()[0]})
+        runs = run_scenarios(Scenario, server, media, args)
 
     measured = [run for run in runs if run["rows"]]
     summary = summarize(measured) if measured else None

@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO / "Tests"))
 from browser_server import serve_for_browsers  # noqa: E402
 from figures import machine_description  # noqa: E402
 from measure import SAMPLE_GAP_S, SETTLE_S  # noqa: E402
-from mpv_spread import MPV_SAMPLE_RTT_MS, ROUNDS, Scenario, fmt, summarize, timeline  # noqa: E402
+from mpv_spread import MPV_SAMPLE_RTT_MS, ROUNDS, Scenario, fmt, run_scenarios, summarize, timeline  # noqa: E402
 from report import log  # noqa: E402
 from support.media_server import MediaServer, RangeRequestHandler  # noqa: E402
 from support.records import record_blocks  # noqa: E402
@@ -206,21 +206,10 @@ def main():
     versions = (subprocess.run(["dpkg-query", "-W", "-f=syncplay ${Version}", "syncplay"], capture_output=True,
                                text=True).stdout + ", " + " ".join(subprocess.run(["mpv", "--version"], capture_output=True,
                                                                                   text=True).stdout.split()[:2]))
-    runs = []
     with MediaServer(media_file.parent, RangeRequestHandler, port=0) as media, \
             serve_for_browsers(args.cowatch, args.web_root, extra_args=("--syncplay-port", "0"), port=0) as server:
         args.syncplay_port = syncplay_port(server)
-        for number in range(1, args.runs + 1):
-            log(f"run {number} of {args.runs}:")
-            scenario = SyncplayScenario(server, media, args, number)
-            load = os.getloadavg()[0]
-            failure = scenario.play()
-            if failure:
-                log(f"  FAILED: {failure}")
-                log("  server log (tail):\n" + server.log_tail(15))
-            runs.append({"number": number, "failure": failure, "rows": scenario.rows, "starts": scenario.starts,
-                         "clocks": scenario.clocks, "checks": scenario.checks, "rounds": args.rounds,
-                         "load_before": load, "load_after": os.getloadavg()[0]})
+        runs = run_scenarios(SyncplayScenario, server, media, args)
     measured = [run for run in runs if run["rows"]]
     summary = summarize(measured) if measured else None
     if summary:
