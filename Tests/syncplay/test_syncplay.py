@@ -1,11 +1,11 @@
 """Syncplay's own client in a Cowatch room (`cowatch serve --syncplay-port`):
 Debian's `syncplay --no-gui` driving a headless mpv, in one room with a browser
-page (headless Chromium) and `cowatch watch` (a headless mpv), and a bot that
-hosts the room.
+page (headless Chromium) that shares the room's file as an own copy, `cowatch
+watch` (a headless mpv) playing its copy, and a bot that hosts the room.
 
-- the Syncplay user is listed (on the page, to the bot, to `cowatch watch`) as
-  a member with a player; its copy of the room's own-copy file (another name,
-  the same file) is matched as Syncplay matches, by size and length;
+- the Syncplay user is listed (on the page, with its program, and to the bot)
+  as a member with a player; its copy of the file the page shared (another
+  name, the same file) is matched as Syncplay matches, by size and length;
 - its pause, play and seek reach the others, and theirs reach its mpv;
 - chat goes both ways;
 - with `/policy control hosts` its pause is corrected, as Syncplay's managed
@@ -89,19 +89,16 @@ def test_a_syncplay_client_watches_with_a_page_and_cowatch_watch(world):
     welcome = wait(lambda: next((e for e in host.events if e["type"] == "welcome"), None), "the host's welcome")
     owner_key = welcome["ownerKey"]
 
-    # cowatch watch shares the file as an own copy; the page picks its copy.
-    mia = Watcher(str(world["work"]), server.url(f"/rooms/{room}"), "mia", str(world["original"]), "--share",
-                  "--title", "Holiday")
-    world["closers"].append(mia.stop)
-    wait(lambda: (bot_state := host.current()) and ((bot_state.get("session") or {}).get("activity") or {})
-         .get("source", {}).get("kind") == "own", "the file shared from cowatch watch")
+    # The page shares its file as an own copy; cowatch watch plays its copy of it.
     page = Browser(autoplay=True)
     world["closers"].append(page.close)
     page.enter(server, room, "pat")
-    page.wait("return !document.getElementById('own-ask').hidden", "the page is asked for its copy")
-    page.driver.find_element(By.ID, "own-pick").send_keys(str(world["original"]))
-    page.wait("return document.getElementById('log').textContent.includes(\"is the room's file\")",
-              "the page's copy is accepted")
+    page.driver.find_element(By.ID, "own-share").send_keys(str(world["original"]))
+    wait(lambda: (bot_state := host.current()) and ((bot_state.get("session") or {}).get("activity") or {})
+         .get("source", {}).get("kind") == "own", "the file shared from the page")
+    mia = Watcher(str(world["work"]), server.url(f"/rooms/{room}"), "mia", str(world["original"]))
+    world["closers"].append(mia.stop)
+    wait(lambda: (p := host.participant("mia")) and p.get("copy") is True, "cowatch watch's copy matched")
 
     # The Syncplay user arrives: a member with a player, their file matched.
     sam = SyncplayClient(str(world["work"]), f"127.0.0.1:{world['port']}", "sam", room, str(world["theirs"]))
