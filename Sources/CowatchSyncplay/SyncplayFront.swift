@@ -167,10 +167,9 @@ public final class SyncplayFront: @unchecked Sendable {
     }
 
     private func open(_ id: Int, _ link: SyncplaySession.MemberLink) {
-        if let previous = members.removeValue(forKey: id) {
-            // A new connection for the same member replaces this one (4002); a new room's member leaves it.
-            _ = previous
-        }
+        // The previous connection, if any, is not closed here: a new one for the
+        // same member replaces it (4002), and a new room's member left it already.
+        members[id] = nil
         guard var address = settings.gateway else { return }
         address.path = "/rooms/\(link.room.rawValue)"
         address = address.adding("name", link.name).adding("player", "1").adding("software", link.software)

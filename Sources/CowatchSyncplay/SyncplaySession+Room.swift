@@ -61,12 +61,12 @@ extension SyncplaySession {
             if !success { actions.append(notice("That is not this room's owner key.")) }
         }
         guard first else { return actions }
-        var features: SyncplayJSON = [
+        let features: SyncplayJSON = [
             "isolateRooms": true, "readiness": true, "managedRooms": true, "persistentRooms": true, "chat": true,
             "maxChatMessageLength": .number(Double(welcome.limits.lineBytes)), "maxUsernameLength": 32,
             "maxRoomNameLength": .number(Double(RoomName.maximumLength)), "maxFilenameLength": 250,
+            "setOthersReadiness": false,
         ]
-        if case .object(var members) = features { members["setOthersReadiness"] = false; features = .object(members) }
         var hello: [String: SyncplayJSON] = [
             "username": .string(shownName), "room": roomObject, "version": .string(clientVersion),
             "realversion": .string(Self.protocolVersion), "features": features, "motd": .string(settings.motd),

@@ -1,5 +1,6 @@
 import CowatchCore
 import CowatchTime
+import Foundation
 import SlashCommands
 
 /// One Syncplay client, as the room sees it: a member of the room whose player is
@@ -200,8 +201,8 @@ public struct SyncplaySession {
             return tick(now: now)
         case .timer(let timer):
             return fired(timer, now: now)
-        case .memberOpened(let number):
-            guard number == link else { return [] }
+        case .memberOpened:
+            // Nothing to do before the room's welcome.
             return []
         case .memberReceived(let number, let roomEvent):
             guard number == link else { return [] }
@@ -224,7 +225,7 @@ public struct SyncplaySession {
     }
 
     private mutating func received(_ line: String, now: Now) -> [Action] {
-        let trimmed = line.trimmingSpaces
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return [] }
         let message: SyncplayJSON
         do {
@@ -289,8 +290,8 @@ public struct SyncplaySession {
 
     private mutating func hello(_ body: SyncplayJSON, now: Now) -> [Action] {
         guard phase == .greeting else { return [.write(Self.error("Hello was already said"))] }
-        guard let name = body["username"]?.string?.trimmingSpaces, !name.isEmpty,
-              let roomText = body["room"]?["name"]?.string?.trimmingSpaces, !roomText.isEmpty,
+        guard let name = body["username"]?.string?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty,
+              let roomText = body["room"]?["name"]?.string?.trimmingCharacters(in: .whitespacesAndNewlines), !roomText.isEmpty,
               body["version"]?.string != nil || body["realversion"]?.string != nil else {
             return drop("Hello needs a username, a room and a version")
         }
@@ -424,7 +425,7 @@ public struct SyncplaySession {
     }
 
     private mutating func switchRoom(_ value: SyncplayJSON, now: Now) -> [Action] {
-        guard let text = value["name"]?.string?.trimmingSpaces, !text.isEmpty else { return [] }
+        guard let text = value["name"]?.string?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return [] }
         guard let target = Self.roomName(text) else {
             return [.write(Self.error("\"\(Self.excerpt(text))\" is not a room here: a room name is 1 to 64 characters of A-Z a-z 0-9 . _ -"))]
                 + (room.map { [.write(["Set": ["room": ["name": .string($0.rawValue)]]])] } ?? [])
@@ -556,7 +557,7 @@ public struct SyncplaySession {
 
     private mutating func chat(_ body: SyncplayJSON) -> [Action] {
         guard phase == .inRoom, let text = body.string ?? body["message"]?.string else { return [] }
-        let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).joined(separator: " ").trimmingSpaces
+        let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).joined(separator: " ").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !line.isEmpty else { return [] }
         // A chat line is chat: one starting with "/" is written "//" (docs/protocol.md).
         return [.sendRoom(line.hasPrefix("/") ? "/" + line : line)]
@@ -627,14 +628,6 @@ public struct SyncplaySession {
     }
 }
 
-extension String {
-    var trimmingSpaces: String {
-        var text = Substring(self)
-        while let first = text.first, first.isWhitespace { text = text.dropFirst() }
-        while let last = text.last, last.isWhitespace { text = text.dropLast() }
-        return String(text)
-    }
-}
 
 /// A Syncplay client's clock against the server's, from the times in its
 /// `State`: it stamps each with its own send time (`clientLatencyCalculation`)
