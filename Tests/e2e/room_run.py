@@ -143,7 +143,7 @@ class RoomRun:
         if os.environ.get("E2E_DEBUG"):
             for window in windows:
                 self.poll_js(window, "return window.cowatch.sync.history.some(h => h.includes('started'))", 2)
-                log(f"    {window.label}: " + " | ".join(window.js("return window.cowatch.sync.history.filter(h => h.includes('play()') || h.includes('started')).slice(-2)")))
+                log(f"    {window.label}: " + " | ".join(window.js("return window.cowatch.sync.history.filter(h => ['play()', 'started', 'levelling', 'probe', 'pulse'].some((w) => h.includes(w))).slice(-5)")))
         return spread
 
     def seq(self):

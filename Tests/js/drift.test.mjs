@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  addDriftReading, DRIFT_WINDOW, needsRejoin, nudgeRate, roundRate, THRESHOLDS,
+  addDriftReading, costAfterPulse, DRIFT_WINDOW, needsRejoin, nudgeRate, PULSE, pulseFor, roundRate, THRESHOLDS,
 } from '../../Sources/CowatchWeb/Web/static/sync/drift.js';
 import { playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
@@ -120,4 +120,65 @@ test('drift beyond 250 ms is re-joined with one seek, then held in step', () => 
   assert.equal(sim.count('seek'), seeks + 1);
   assert.ok(Math.abs(sim.driftMs(timeline)) < 1.5, `drift ${sim.driftMs(timeline)} ms`);
   assert.ok(sim.notes.some((n) => n.startsWith('drift -') && n.endsWith('re-join')));
+});
+
+// MARK: with sound: pulses
+
+const near = (a, b, what) => assert.ok(Math.abs(a - b) < 1e-9, `${what}: ${a} against ${b}`);
+
+test('with sound, a pulse from rate 1 makes up the drift and the cost of leaving rate 1 and coming back', () => {
+  const behind = pulseFor(-0.010, 1, 0.008); // gain 10 ms + 2 x 8 ms
+  near(behind.gain, 0.026, 'gain');
+  assert.equal(behind.rate, 1 + PULSE.boost);
+  near(behind.ms, 104, 'ms');
+  // 5 ms ahead: the pulse itself loses 16 ms, so it plays faster, for 11 ms of gain
+  const slightlyAhead = pulseFor(0.005, 1, 0.008);
+  near(slightlyAhead.gain, 0.011, 'gain');
+  assert.equal(slightlyAhead.rate, 1.25);
+  near(slightlyAhead.ms, 44, 'ms');
+  // 30 ms ahead: slower, for what the cost does not already take
+  const farAhead = pulseFor(0.030, 1, 0.008);
+  near(farAhead.gain, -0.014, 'gain');
+  assert.equal(farAhead.rate, 0.75);
+  near(farAhead.ms, 56, 'ms');
+});
+
+test('a small pulse is gentler and lasts PULSE.minMs; none within PULSE.from; no cost between rates other than 1', () => {
+  const small = pulseFor(0.0135, 1, 0.008); // gain 2.5 ms
+  near(small.ms, PULSE.minMs, 'ms');
+  assert.equal(small.rate, roundRate(1 + 0.0025 / 0.04));
+  assert.equal(pulseFor(PULSE.from / 2, 1, 0.008), null);
+  assert.equal(pulseFor(NaN, 1, 0.008), null);
+  const fast = pulseFor(-0.010, 1.5, 0.008);
+  near(fast.gain, 0.010, 'gain');
+});
+
+test('the cost is learned from where each pulse landed, within bounds', () => {
+  // To gain 26 ms by its rate, from 10 ms behind: it landed 4 ms behind, so its start and stop cost 10 ms each.
+  near(costAfterPulse(0.008, { gain: 0.026, before: -0.010, after: -0.004 }), 0.009, 'cost');
+  assert.equal(costAfterPulse(0.008, { gain: 0.2, before: 0, after: 0 }), PULSE.cost.max);
+  assert.equal(costAfterPulse(0.008, { gain: -0.2, before: 0, after: 0 }), PULSE.cost.min);
+  assert.equal(costAfterPulse(0.008, { gain: NaN, before: 0, after: 0 }), 0.008);
+});
+
+test('a video with sound 20 ms behind is brought back by a pulse or two, not by nudges that each cost it 9 ms', () => {
+  for (const sound of ['sound', 'silent']) {
+    const sim = new SimulatedPlayer({ sound, rateCostMs: 9 });
+    const timeline = playing(100, T0 - 10000);
+    sim.open(roomState(7, { status: 'playing', position: 100, at: T0 - 10000 }));
+    sim.until(() => sim.core.running && !sim.core.verify);
+    sim.advance(1000);
+    sim.jump(-0.020);
+    const from = sim.rates.length;
+    sim.advance(3000);
+    const changes = sim.rates.length - from;
+    if (sound === 'sound') {
+      assert.ok(Math.abs(sim.driftMs(timeline)) < 2.5, `drift ${sim.driftMs(timeline)} ms`);
+      assert.ok(changes <= 6, `${changes} changes of rate`);
+      assert.ok(Math.abs(sim.core.pulseCost - 0.009) < 0.002, `learned ${sim.core.pulseCost}`);
+    } else {
+      // The proportional nudge, under the same cost, changes the rate at every reading.
+      assert.ok(changes > 6, `${changes} changes of rate`);
+    }
+  }
 });

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  latencyAfterStart, LATENCY_SAMPLES, LEARNABLE_ERROR_MS, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, playerError,
-  JOIN_LEAD_MS,
+  latencyAfterProbe, latencyAfterStart, LATENCY_SAMPLES, LEARNABLE_ERROR_MS, leadAfterMiss, leadAfterSeek, measureStart, needsProbe,
+  PLAY_LATENCY_MS, playerError, probedLatency, JOIN_LEAD_MS,
 } from '../../Sources/CowatchWeb/Web/static/sync/latency.js';
 import {
-  CATCH_UP_BOOST, CATCH_UP_FROM_MS, catchUpFor, fireDecision, LATE_START_MS, planStart, sameCourse, SPIN_MS, wakeDelay,
+  CATCH_UP_BOOST, CATCH_UP_FROM_MS, catchUpFor, fireDecision, LATE_START_MS, planStart, sameCourse, settleFor, SPIN_MS, wakeDelay,
 } from '../../Sources/CowatchWeb/Web/static/sync/start.js';
 import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
@@ -250,6 +250,67 @@ test('a timer that fires a little late (a busy page) plays late but catches up a
   assert.ok(sim.rates.some((r) => r.rate === 1.25) && sim.video.playbackRate === 1);
   // The player's latency is still its own 5 ms, not the page's 40.
   assert.ok(Math.abs(sim.core.playLatency - 5) < 1, `learned ${sim.core.playLatency} ms`);
+});
+
+test('a start off its instant levels off at once: faster when late, slower when early, by exactly the error', () => {
+  assert.deepEqual(settleFor(20, 1), { rate: 1 + CATCH_UP_BOOST, ms: 20 / CATCH_UP_BOOST });
+  assert.deepEqual(settleFor(-10, 1), { rate: 1 - CATCH_UP_BOOST, ms: 10 / CATCH_UP_BOOST });
+  assert.equal(settleFor(CATCH_UP_FROM_MS / 2, 1), null); // the nudge's business
+  assert.equal(settleFor(-LATE_START_MS, 1), null); // a re-join's
+  assert.equal(settleFor(NaN, 1), null);
+  assert.deepEqual(catchUpFor(20, 1), settleFor(20, 1));
+  assert.equal(catchUpFor(-20, 1), null);
+});
+
+test('a video with sound is measured before its first start (a probe), separately from silent ones', () => {
+  assert.equal(needsProbe('sound'), true);
+  assert.equal(needsProbe('muted', []), true);
+  assert.equal(needsProbe('sound', [80]), false);
+  assert.equal(needsProbe('silent'), false);
+  assert.equal(needsProbe(undefined), false); // a player that does not say (YouTube, Vimeo)
+  // The probe played from 10 s, called at 1000 ms, read at 1250 ms at 10.17 s: its clock started at 1080 ms.
+  assert.ok(Math.abs(probedLatency({ from: 10, calledAt: 1000, readAt: 1250, currentTime: 10.17 }) - 80) < 1e-6);
+  assert.ok(Math.abs(probedLatency({ from: 10, calledAt: 1000, readAt: 1250, currentTime: 10.34, rate: 2 }) - 80) < 1e-6);
+  assert.deepEqual(latencyAfterProbe(80), { playLatency: 80, taken: [80] });
+  assert.equal(latencyAfterProbe(400).playLatency, PLAY_LATENCY_MS.max);
+});
+
+test('a clip with sound: the probe before the first /ready makes the first start on time, and the held position is kept', () => {
+  const sim = new SimulatedPlayer({ playLatencyMs: 90, sound: 'sound' });
+  sim.open(roomState(1, { status: 'paused', position: 12 }));
+  sim.until(() => sim.count('probe') === 1 && !sim.core.probing && !sim.video.seeking && sim.video.paused);
+  assert.equal(sim.video.currentTime, 12); // played 250 ms to measure, and put back
+  assert.ok(Math.abs(sim.core.playLatency - 90) < 1, `learned ${sim.core.playLatency} ms`);
+  assert.equal(sim.core.latencies.silent, undefined);
+  const errors = [];
+  for (let seq = 2; seq < 11; seq += 3) {
+    coordinated(sim, seq);
+    sim.advance(1000);
+    errors.push(sim.core.lastStart.error);
+    sim.setState(roomState(seq + 2, { status: 'paused', position: sim.video.currentTime, at: sim.now }));
+    sim.advance(200);
+  }
+  assert.ok(errors.every((e) => Math.abs(e) < 2), `starts: ${errors.map((e) => e.toFixed(1))}`);
+  assert.equal(sim.count('probe'), 1); // once, then learned from the starts
+});
+
+test('a late joiner with sound probes first, then plans its start with what it measured', () => {
+  const sim = new SimulatedPlayer({ playLatencyMs: 70, sound: 'sound', seekMs: 60 });
+  const timeline = playing(100, T0 - 10000);
+  sim.open(roomState(7, { status: 'playing', position: 100, at: T0 - 10000 }));
+  sim.until(() => sim.core.running && !sim.core.verify && !sim.core.catchUp);
+  assert.equal(sim.count('probe'), 1);
+  assert.ok(Math.abs(sim.driftMs(timeline)) < 2, `drift ${sim.driftMs(timeline)} ms`);
+});
+
+test('with sound, a late play() is not caught up before the clock moves (its rate would be heard late): the start is measured', () => {
+  const sim = new SimulatedPlayer({ playLatencyMs: 90, sound: 'sound' });
+  sim.open(roomState(1, { status: 'paused', position: 0 }));
+  sim.timerDelayMs = 40;
+  coordinated(sim, 2);
+  sim.advance(1000);
+  assert.ok(!sim.notes.some((n) => n.includes('catching up')), sim.notes.join(' | '));
+  assert.ok(Math.abs(sim.core.playLatency - 90) < 1, `learned ${sim.core.playLatency} ms`);
 });
 
 test('the same state handed back during a start does not restart it', () => {

@@ -43,13 +43,17 @@ export class SimulatedPlayer {
    *   as Chromium does, the video is seekable at 0 alone and a seek elsewhere lands at 0
    * @param {string|null} options.pageProtocol the page's location.protocol ('https:': an http://
    *   file is mixed content, sync/mixed-content.js); null, as on Node, by default
+   * @param {string} [options.sound] what the video's clock is, as players/video.js reads it
+   *   ('silent', 'sound', 'muted'); none given, as a player that does not say
+   * @param {number} [options.rateCostMs] what leaving rate 1, or coming back to it, costs a
+   *   playing video's position, ms: Chromium's time-stretcher with a sound track (sync/drift.js: PULSE)
    */
   constructor({
     duration = 600, seekMs = 40, playLatencyMs = 5, speed = 1, metadataMs = 30, failLoads = false, refuseAutoplay = false,
-    capabilities = null, readingError = 0, rangeRequests = true, pageProtocol = null,
+    capabilities = null, readingError = 0, rangeRequests = true, pageProtocol = null, sound = undefined, rateCostMs = 0,
   } = {}) {
     Object.assign(this, {
-      duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, capabilities, readingError, rangeRequests,
+      sound, rateCostMs, duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, capabilities, readingError, rangeRequests,
     });
     this.error = 0; // the reading's current error, seconds
     this.errorDrawnAt = -Infinity;
@@ -221,6 +225,7 @@ export class SimulatedPlayer {
       buffered: loaded && !starved ? [[0, this.duration]] : [],
       seekable: !loaded ? [] : this.rangeRequests ? [[0, this.duration]] : [[0, 0]],
       error: video.error,
+      ...(this.sound ? { sound: this.sound } : {}),
     };
   }
 
@@ -237,11 +242,14 @@ export class SimulatedPlayer {
           video.seeking = true;
           this.seekDoneAt = this.now + this.seekMs;
           break;
-        case 'rate':
+        case 'rate': {
           // A player with a list of rates plays the nearest (ties toward 1), as YouTube rounds.
-          video.playbackRate = this.playable(action.rate);
+          const rate = this.playable(action.rate);
+          if (this.rateCostMs && !video.paused && (video.playbackRate === 1) !== (rate === 1)) video.currentTime -= this.rateCostMs / 1000;
+          video.playbackRate = rate;
           this.rates.push({ at: this.now, rate: action.rate });
           break;
+        }
         case 'play': {
           // player-sync.js spins up to the instant, then calls play().
           const calledAt = Math.max(this.now, action.at);
@@ -269,6 +277,18 @@ export class SimulatedPlayer {
         case 'cancelWake':
           this.timer = null;
           break;
+        case 'probe': {
+          // players/video.js: plays `ms` where it stands, reads, pauses.
+          const from = video.currentTime;
+          const calledAt = this.now;
+          video.paused = false;
+          this.movesFrom = calledAt + this.playLatencyMs;
+          this.advance(action.ms);
+          const result = { from, calledAt: calledAt - this.origin, readAt: this.now - this.origin, currentTime: video.currentTime, rate: video.playbackRate };
+          video.paused = true;
+          this.perform(this.core.probed(action.id, result, this.read()));
+          break;
+        }
         case 'send':
           this.sent.push({ at: this.now, line: action.line });
           break;

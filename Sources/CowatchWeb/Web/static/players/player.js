@@ -37,7 +37,10 @@
 //         duration (NaN while unknown; Infinity for a live stream),
 //         playbackRate, buffered: [[start, end], ...],
 //         error: null | { code, message, words },
-//         live?: boolean, liveEdge?: seconds }
+//         live?: boolean, liveEdge?: seconds,
+//         sound?: 'silent' | 'sound' | 'muted' }
+//     `sound` says what the video's clock is, where the player knows (the
+//     <video>: players/video.js, soundOf): a start's latency differs by it.
 //     `error.words` says in plain words what went wrong, for the viewer (a
 //     provider's code means nothing to them); `liveEdge` is the position the
 //     player would play at now to follow a live stream, its safety margin
@@ -58,6 +61,9 @@
 //                     in the readings says which)
 //   setVolume(volume, muted)   0..1; the viewer's own, never the room's
 //   volume() -> { volume, muted }
+//   probe(ms)         optional (the <video>): plays `ms` out of hearing and pauses,
+//                     to measure how long its clock takes to start; a Promise of
+//                     { from, calledAt, readAt, currentTime } (players/video.js)
 //   destroy()         stops, removes what it added to host, fires nothing more
 //
 //   events (the adapter is an EventTarget), named as the <video>'s:

@@ -19,6 +19,20 @@ const EVENTS = [
   'ratechange', 'volumechange',
 ];
 
+/** The probe's volume: -80 dB, below anything heard, but not 0 (see probe()). */
+const INAUDIBLE = 0.0001;
+
+/** What the video's clock is: 'silent' (no sound track: the system clock),
+ *  'sound' (the audio output's), or 'muted' (a sound track muted or at volume 0,
+ *  which the browser plays another way). Whether there is a sound track is told
+ *  by the bytes of audio decoded (Chromium, Safari), `mozHasAudio` (Firefox) or
+ *  `audioTracks` where a browser has them. */
+export function soundOf(video) {
+  const hasSound = video.webkitAudioDecodedByteCount > 0 || video.mozHasAudio === true || video.audioTracks?.length > 0;
+  if (!hasSound) return 'silent';
+  return video.muted || video.volume === 0 ? 'muted' : 'sound';
+}
+
 export default class VideoPlayer extends EventTarget {
   constructor(host, { video }) {
     super();
@@ -78,6 +92,7 @@ export default class VideoPlayer extends EventTarget {
       seekable,
       error: video.error ? { code: video.error.code, message: video.error.message } : null,
       frames: this.frames,
+      sound: soundOf(video),
     };
     if (!isLive(this.activity, readings.duration)) return readings;
     const live = this.live.map(readings);
@@ -115,6 +130,30 @@ export default class VideoPlayer extends EventTarget {
 
   play() { return this.video.play(); }
   pause() { this.video.pause(); }
+
+  /** Plays for `ms` where it stands, out of hearing, and pauses: when did the
+   *  clock start moving after play()? With a sound track the clock is the
+   *  audio output's, which starts tens of ms after the call (sync/latency.js,
+   *  PROBE). A volume of 0 or `muted` would take another path through the
+   *  browser (in Chromium a silent one, which starts in half the time), so an
+   *  audible video plays at a volume nobody hears instead, and a muted one muted.
+   *  Resolves to { from, calledAt, readAt, currentTime, rate } (performance.now() ms). */
+  async probe(ms) {
+    const video = this.video;
+    const volume = video.volume;
+    const from = video.currentTime;
+    if (!video.muted && volume > 0) video.volume = INAUDIBLE;
+    try {
+      const calledAt = performance.now();
+      await video.play();
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, calledAt + ms - performance.now())));
+      const readAt = performance.now();
+      return { from, calledAt, readAt, currentTime: video.currentTime, rate: video.playbackRate };
+    } finally {
+      video.pause();
+      video.volume = volume;
+    }
+  }
 
   /** No seek lands in a live stream (its `seekable` is empty): the player
    *  logic follows one by loading it again (sync/live.js). */

@@ -19,6 +19,9 @@
 //   { type: 'reload' }           load the source again
 //   { type: 'wake', join, ms }   call wake(join) in `ms` (one timer: replaces any)
 //   { type: 'cancelWake' }
+//   { type: 'probe', id, ms }    play `ms` out of hearing and pause, then call
+//                                probed(id, result): how long the clock took to
+//                                start (players/player.js: probe)
 //   { type: 'send', line }       a report to the server
 //   { type: 'note', text }       the player's history, for debugging
 //   { type: 'tell', words, url }  a sentence for the viewer about the item at

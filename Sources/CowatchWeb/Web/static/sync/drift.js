@@ -56,3 +56,54 @@ export function nudgeRate(nudging, drift, rate) {
   const change = Math.min(THRESHOLDS.nudgeMax, Math.max(-THRESHOLDS.nudgeMax, drift / THRESHOLDS.nudgeHorizon));
   return { nudging: true, rate: roundRate(rate * (1 - change)) };
 }
+
+/**
+ * A video with a sound track is not nudged: it is corrected by pulses. Its
+ * clock is the audio's, and a rate other than 1 is played by the browser's
+ * time-stretcher (the pitch kept), whose every start and stop costs the clock
+ * the same few ms: 8 to 10 in Chromium (docs/benchmarks.md, "Rates with
+ * sound"). A proportional nudge, which leaves rate 1 and comes back to it with
+ * each small drift, loses that much every time and chases its own losses. A
+ * pulse plays `boost` faster or slower for as long as makes up the drift and
+ * the cost of its start and stop together, the cost being learned from what
+ * each pulse did (costAfterPulse). A rate also takes effect only once the
+ * audio queued at the old one has played (170 to 185 ms there): the drift is
+ * read again `quietMs` after a pulse ends.
+ *   from   a drift this large (s) is corrected (nudgeStart's)
+ *   minMs  the shortest pulse: a shorter change of rate was seen to do nothing
+ *          (the audio is stretched in blocks), so a small one is gentler and longer
+ *   cost   s of media one start or stop of the time-stretcher costs: the first guess, and bounds
+ * Only from rate 1: between rates other than 1 the time-stretcher runs on and a
+ * change costs nothing, and the nudge does there.
+ */
+export const PULSE = Object.freeze({
+  boost: 0.25, from: SHARED_THRESHOLDS.nudgeStart, minMs: 40, quietMs: 300, cost: Object.freeze({ initial: 0.008, min: 0, max: 0.03 }),
+});
+
+/**
+ * The pulse that brings a video `drift` s off (ahead: positive) back onto a
+ * timeline moving at `rate`: at `rate` (faster or slower by up to PULSE.boost)
+ * for `ms` (at least PULSE.minMs), its rate gaining `gain` s of media. Leaving rate 1 and coming back costs
+ * 2 x `cost`, which it makes up too; between two rates other than 1 the
+ * time-stretcher runs on and costs nothing. Null within PULSE.from.
+ * @returns {{ rate: number, ms: number, gain: number } | null}
+ */
+export function pulseFor(drift, rate, cost) {
+  if (!(Math.abs(drift) >= PULSE.from) || !(rate > 0)) return null;
+  const gain = -drift + (rate === 1 ? 2 * cost : 0);
+  const sign = gain >= 0 ? 1 : -1;
+  const ms = Math.max(PULSE.minMs, (Math.abs(gain) / (rate * PULSE.boost)) * 1000);
+  const boost = Math.abs(gain) / (rate * ms / 1000);
+  return { rate: roundRate(rate * (1 + sign * boost)), ms, gain };
+}
+
+/**
+ * What a pulse from rate 1 says of the cost: it was to gain `gain` s by its
+ * rate, and the drift went from `before` to `after`; the rest was its start's
+ * and stop's. Half of what this one showed, half of what was known, within bounds.
+ */
+export function costAfterPulse(cost, { gain, before, after }) {
+  const shown = (gain - (after - before)) / 2;
+  if (!Number.isFinite(shown)) return cost;
+  return Math.min(PULSE.cost.max, Math.max(PULSE.cost.min, (cost + shown) / 2));
+}

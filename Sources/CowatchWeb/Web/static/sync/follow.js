@@ -5,11 +5,13 @@
 //     rejoining after a suspension, and large drift;
 //   * a rate nudge for small drift (drift.js), invisible to a viewer, by the
 //     video's clock, or by what its screen shows when that is more than half
-//     a frame off (screen.js);
+//     a frame off (screen.js); with a sound track at rate 1, pulses that make
+//     up what each change of rate costs there (drift.js: PULSE);
 //   * a start whose play() came late (a busy main thread) made up at once by a
 //     short catch-up (start.js: catchUpFor);
 //   * each start measured, to learn the latency of play() and how far ahead to
-//     plan a start that must seek first (latency.js).
+//     plan a start that must seek first (latency.js); with sound, that latency
+//     measured before the first start by a probe out of hearing.
 // Holding still, modes and reports are the player's (player.js), which calls
 // run() when the plan says play along, and provides reconcile().
 
@@ -19,10 +21,10 @@ import {
   capabilitiesOf, correctionFor, firstSeekLatency, holdTolerance, learnSeekLatency, medianDrift, playableRate, rateNotice, SEEK_LATENCY_MS,
   seekAim, seekDecision, seekPolicy,
 } from './correct.js';
-import { addDriftReading, needsRejoin, nudgeRate } from './drift.js';
+import { addDriftReading, costAfterPulse, DRIFT_WINDOW, needsRejoin, nudgeRate, PULSE, pulseFor } from './drift.js';
 import {
-  JOIN_LEAD_MS, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, PLAY_LATENCY_MS, playerError,
-  VERIFY_AFTER_MS,
+  JOIN_LEAD_MS, latencyAfterProbe, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, needsProbe,
+  PLAY_LATENCY_MS, playerError, PROBE_MS, probedLatency, VERIFY_AFTER_MS,
 } from './latency.js';
 import { HAVE_METADATA, hasEnoughData } from './readiness.js';
 import {
@@ -30,7 +32,7 @@ import {
 } from './live.js';
 import { screenDrift, steer } from './screen.js';
 import {
-  CATCH_UP_BOOST, catchUpFor, fireDecision, missedInstant, planStart, sameCourse, SPIN_MS, wakeDelay,
+  CATCH_UP_BOOST, catchUpFor, fireDecision, missedInstant, planStart, sameCourse, settleFor, SPIN_MS, wakeDelay,
 } from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
@@ -47,12 +49,20 @@ export class Follower extends Actions {
     this.drifts = [];
     this.drift = null; // last median drift, seconds
     this.nudging = false;
+    this.pulse = null; // a pulse under way, with sound (drift.js: pulseFor): { id, base, gain, before }
+    this.pulseQuiet = null; // after one, until its effect has come through: { until, base, gain, before }
+    this.pulseCost = PULSE.cost.initial; // learned (drift.js: costAfterPulse), s
     this.screenDrift = null; // what the screen shows less the timeline (screen.js: { drift, frame }, s), when known
     this.steering = null; // steering by the screen (screen.js: steer)
     this.screenKey = null; // the timeline the screen's frames are read against
     this.screenSince = null; // since when (server ms) the video follows it
-    this.playLatency = PLAY_LATENCY_MS.initial;
-    this.startsTook = []; // ms from play() to the video moving, last learnable starts (latency.js)
+    // The latency of play() and the starts it was learned from, for each kind of
+    // clock (latency.js: needsProbe): { [sound]: { playLatency, taken } }.
+    this.latencies = {};
+    this.sound = 'silent'; // the video's, as last read (players/video.js: soundOf)
+    this.probing = null; // a probe in flight: { id, sound }
+    this.probes = 0;
+    this.probeFailed = new Set(); // kinds whose probe could not play: learned from starts alone
     this.joinLead = JOIN_LEAD_MS.initial;
     this.lastStart = null; // { at, actual, error } of the last scheduled start, ms
     this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed (player.js)
@@ -67,6 +77,51 @@ export class Follower extends Actions {
     this.liveLoadMs = LIVE_LOAD_MS.initial; // learned: from loading a live stream to its first frame playing
     this.liveLoadAt = null; // server time of the last load of a live stream, until it is measured
     this.liveKey = null; // the room's course the live loads were counted for
+  }
+
+  act(r, body) {
+    if (r?.sound) this.sound = r.sound;
+    return super.act(r, body);
+  }
+
+  /** The latency of play() for the video's kind of clock, as learned so far. */
+  get playLatency() {
+    return this.latencies[this.sound]?.playLatency ?? PLAY_LATENCY_MS.initial;
+  }
+
+  /** Whether the video's kind of clock must be measured before a start. */
+  wantsProbe() {
+    return this.video.live !== true && !this.probeFailed.has(this.sound)
+      && needsProbe(this.sound, this.latencies[this.sound]?.taken);
+  }
+
+  /** Measures, out of hearing, how long this video's clock takes to start
+   *  (players/player.js: probe); probed() takes the answer. */
+  startProbe() {
+    const id = ++this.probes;
+    this.probing = { id, sound: this.sound };
+    this.detail = 'measuring the sound';
+    this.note(`probe: how long a start with ${this.sound} takes`);
+    this.out.push({ type: 'probe', id, ms: PROBE_MS });
+  }
+
+  /** Probe `id` played and paused (or could not play: `result.error`). */
+  probed(id, result, r) {
+    return this.act(r, () => {
+      if (this.probing?.id !== id) return;
+      const { sound } = this.probing;
+      this.probing = null;
+      this.video.paused = true;
+      if (result.error) {
+        this.probeFailed.add(sound);
+        this.note(`probe: could not play (${result.error}); learning from the starts`);
+      } else {
+        const took = probedLatency(result);
+        this.latencies[sound] = latencyAfterProbe(took);
+        this.note(`probe: the clock started ${took.toFixed(1)} ms after play() (${sound}); play() latency ${this.latencies[sound].playLatency.toFixed(1)} ms`);
+      }
+      this.reconcile();
+    });
   }
 
   /** Playing (the group's timeline or a catch-up): start on time, then keep to it. */
@@ -112,6 +167,13 @@ export class Follower extends Actions {
       this.verifyStart();
       if (this.verify) return; // the first moments belong to the start measurement
     }
+    if (this.pulse && this.pulse.base !== timeline.rate) {
+      // The room's rate changed under a pulse: it is over, and its course with it.
+      this.pulse = null;
+      this.cancelWake();
+    }
+    if (this.pulseQuiet && this.pulseQuiet.base !== timeline.rate) this.pulseQuiet = null;
+    if (this.catchUp || this.pulse) return; // a start levelling off, a pulse: their own timers end them
     if (video.live === true) return this.followLive(timeline, key, video.currentTime - liveRoomPosition(timeline, now));
     const raw = video.currentTime - expected;
     const capabilities = capabilitiesOf(video);
@@ -134,7 +196,45 @@ export class Follower extends Actions {
           + (course.steering?.gaveUpAt !== undefined ? 'it did not follow; back to the clock' : 'steering by the clock'));
     }
     this.steering = course.steering;
+    if (this.sound !== 'silent' && timeline.rate === 1) return this.correctByPulses(course.drift, timeline.rate);
     this.nudge(course.drift, timeline.rate);
+  }
+
+  /** A video with sound: pulses, each made up exactly, read again once its
+   *  effect has come through (drift.js: PULSE). */
+  correctByPulses(drift, rate) {
+    const video = this.video;
+    const quiet = this.pulseQuiet;
+    if (quiet) {
+      if (video.monotonic < quiet.until) {
+        this.drifts = []; // the pulse is still coming through
+        return;
+      }
+      if (this.drifts.length < DRIFT_WINDOW) return;
+      this.pulseQuiet = null;
+      if (quiet.base === 1) {
+        this.pulseCost = costAfterPulse(this.pulseCost, { gain: quiet.gain, before: quiet.before, after: this.drift });
+        this.note(`pulse landed ${ms(this.drift)} ms off; a start or stop of the rate costs ${ms(this.pulseCost)} ms`);
+      }
+    }
+    this.setRate(rate);
+    if (this.drifts.length < DRIFT_WINDOW) return;
+    const pulse = pulseFor(drift, rate, this.pulseCost);
+    if (!pulse) return;
+    const id = ++this.joins;
+    this.pulse = { id, base: rate, gain: pulse.gain, before: this.drift };
+    this.note(`drift ${ms(drift)} ms: pulse at ${pulse.rate} for ${pulse.ms.toFixed(0)} ms`);
+    this.setRate(pulse.rate);
+    this.wakeIn(id, pulse.ms);
+  }
+
+  /** A pulse's time is up: back to the timeline's rate, and quiet until that has come through. */
+  endPulse() {
+    const { base, gain, before } = this.pulse;
+    this.pulse = null;
+    this.drifts = [];
+    this.pulseQuiet = { until: this.video.monotonic + PULSE.quietMs, base, gain, before };
+    this.setRate(base);
   }
 
   /** A player that cannot nudge: corrective seeks, by the rules of correct.js. */
@@ -324,6 +424,11 @@ export class Follower extends Actions {
       if (this.seekLandings === 0) this.seekLatency = firstSeekLatency(took);
       join.seekBegan = null;
     }
+    if (this.wantsProbe()) {
+      // Its play() latency is not known yet: measured first, then planned again.
+      this.cancelJoin();
+      return this.startProbe();
+    }
     join.armed = true;
     this.wakeIn(join.id, wakeDelay(join.startAt, this.playLatency, video.now));
   }
@@ -332,6 +437,7 @@ export class Follower extends Actions {
   wake(id, r) {
     return this.act(r, () => {
       if (this.catchUp?.id === id) return this.endCatchUp();
+      if (this.pulse?.id === id) return this.endPulse();
       const join = this.join;
       if (!join || join.id !== id) return;
       const video = this.video;
@@ -357,7 +463,9 @@ export class Follower extends Actions {
       this.running = join.key;
       this.nudging = false;
       const calledAt = video.monotonic + Math.max(0, -decision.late);
-      this.verify = { id: join.id, startAt: join.startAt, position: join.position, rate: join.rate, calledAt, playLatency: this.playLatency };
+      this.verify = {
+        id: join.id, startAt: join.startAt, position: join.position, rate: join.rate, calledAt, playLatency: this.playLatency, sound: this.sound,
+      };
     });
   }
 
@@ -373,6 +481,11 @@ export class Follower extends Actions {
       verify.callLate = Math.max(0, late);
       // A live stream cannot play faster; a player with a few rates only nudges by seeking.
       if (this.video.live === true || correctionFor(capabilitiesOf(this.video)) !== 'nudge') return;
+      // With a sound track, a rate is heard (and the clock follows it) only once
+      // the audio already queued at the old one has played, about 180 ms later
+      // (docs/benchmarks.md): a catch-up from before the clock moves would end
+      // that much too late. A pulse takes it once the start is measured.
+      if (verify.sound !== 'silent') return;
       const catchUp = catchUpFor(verify.callLate, verify.rate);
       if (!catchUp) return;
       // It lasts from the call until the video has moved `ms` at the faster
@@ -392,6 +505,7 @@ export class Follower extends Actions {
     const catchUp = this.catchUp;
     this.catchUp = null;
     if (this.verify?.id === catchUp.id) this.verify.boostedMs = this.video.monotonic - catchUp.since;
+    this.drifts = []; // readings taken while it ran are not drift
     this.setRate(catchUp.rate);
   }
 
@@ -409,11 +523,26 @@ export class Follower extends Actions {
     this.note(`started ${start.error.toFixed(1)} ms after the instant`
       + (verify.callLate >= 1 ? ` (play() called ${verify.callLate.toFixed(1)} ms late${verify.boost ? ', caught up' : ''})` : '')
       + `; play() latency ${this.playLatency.toFixed(1)} ms`);
-    ({ playLatency: this.playLatency, taken: this.startsTook } = latencyAfterStart(this.playLatency, own, this.startsTook));
+    const learned = this.latencies[verify.sound] ?? { playLatency: verify.playLatency, taken: [] };
+    this.latencies[verify.sound] = latencyAfterStart(learned.playLatency, own, learned.taken);
+    // What is still off is made up at once, in the first moments, rather than
+    // by the drift correction's gentle nudge over a second or more. With a
+    // sound track a change of rate comes through late and costs the clock a
+    // few ms: the pulses take it from the next readings (correctByPulses).
+    const levels = correctionFor(capabilitiesOf(video)) === 'nudge' && video.live !== true && verify.sound === 'silent';
+    const settle = levels ? settleFor(start.error, verify.rate) : null;
+    if (settle) {
+      this.note(`levelling off ${start.error.toFixed(1)} ms: at ${settle.rate} for ${settle.ms.toFixed(0)} ms`);
+      this.catchUp = { id: verify.id, rate: verify.rate, since: video.monotonic };
+      this.setRate(settle.rate);
+      this.wakeIn(verify.id, settle.ms);
+    }
   }
 
   stopVideo() {
     this.catchUp = null;
+    this.pulse = null;
+    this.pulseQuiet = null;
     this.stallCheck = null;
     this.fix = null;
     this.pause();

@@ -21,6 +21,33 @@ export const LEARNABLE_ERROR_MS = 150;
 export const LATENCY_SAMPLES = 5;
 /** A start is measured (and the play() latency learned) this long after it. */
 export const VERIFY_AFTER_MS = 200;
+/** How long a probe plays (players/player.js: probe): a start with sound moves
+ *  its clock 75 to 95 ms after play() here (docs/benchmarks.md), and the
+ *  clock is read once it has run steadily for more than that. */
+export const PROBE_MS = 250;
+
+/**
+ * The latency of play() differs with what the video's clock is (players/video.js:
+ * soundOf): the system clock for a silent video (a few ms), the audio output's for
+ * one with sound (tens of ms, more on a slow output), and another path again when
+ * it is muted. The first start of a kind with sound would be late by all of it, so
+ * that kind is measured before its first start, by a probe, and learned from then on.
+ */
+export function needsProbe(sound, taken = []) {
+  return (sound === 'sound' || sound === 'muted') && taken.length === 0;
+}
+
+/** How long the probe's clock took to start after its play(), ms: extrapolated
+ *  back from its reading, as measureStart does for a start. */
+export function probedLatency({ from, calledAt, readAt, currentTime, rate = 1 }) {
+  return readAt - ((currentTime - from) / rate) * 1000 - calledAt;
+}
+
+/** What a probe that took `took` ms teaches: the latency, and its first sample. */
+export function latencyAfterProbe(took) {
+  const sample = clamp(took, PLAY_LATENCY_MS.min, PLAY_LATENCY_MS.max);
+  return { playLatency: sample, taken: [sample] };
+}
 
 const lead = (ms) => clamp(ms, JOIN_LEAD_MS.min, JOIN_LEAD_MS.max);
 

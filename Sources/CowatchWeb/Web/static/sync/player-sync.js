@@ -303,6 +303,14 @@ export class PlayerSync extends EventTarget {
         case 'note':
           this.note(action.text);
           break;
+        case 'probe': {
+          const probing = player?.probe ? player.probe(action.ms) : Promise.reject(new Error('this player has no probe'));
+          probing.then(
+            (result) => this.perform(this.core.probed(action.id, result, this.read())),
+            (error) => this.perform(this.core.probed(action.id, { error: error?.name ?? String(error) }, this.read())),
+          );
+          break;
+        }
         case 'tell':
           this.dispatchEvent(new CustomEvent('tell', { detail: { words: action.words, url: action.url } }));
           break;

@@ -362,6 +362,15 @@ export class PlayerCore extends Follower {
     const plan = this.plan();
     this.mode = plan.mode;
     this.detail = '';
+    if (this.probing) {
+      // A probe plays out its few hundred ms and pauses by itself; a plan to
+      // hold or play waits for it, any other forgets it (probed() ignores it).
+      if (plan.kind === 'hold' || plan.kind === 'run') {
+        this.detail = 'measuring the sound';
+        return;
+      }
+      this.probing = null;
+    }
     if (this.unseekable && (plan.kind === 'hold' || plan.kind === 'run')) {
       // Until the server's suspension arrives: stand still, try nothing.
       this.cancelJoin();
@@ -469,11 +478,15 @@ export class PlayerCore extends Follower {
       if (!(video.seeking && this.seekTarget === target) && this.maySeekTo(target)) this.seek(target);
       return;
     }
-    if (plan.waitingSeq == null) return;
     if (!hasEnoughData(video)) {
-      this.detail = 'buffering';
+      if (plan.waitingSeq != null) this.detail = 'buffering';
       return;
     }
+    // Before its first start, a video with sound measures how long its clock
+    // takes to start (sync/latency.js: needsProbe), while nobody waits on it
+    // if it can.
+    if (this.wantsProbe()) return this.startProbe();
+    if (plan.waitingSeq == null) return;
     if (this.readySent !== plan.waitingSeq) {
       this.readySent = plan.waitingSeq;
       this.send(`/ready ${plan.waitingSeq}`);
@@ -527,6 +540,7 @@ export class PlayerCore extends Follower {
     if (this.mixedContent) this.tell(mixedContentNotice(), new URL(activity.url).href);
     this.unseekable = null;
     this.cancelJoin();
+    this.probing = null;
     this.running = null;
     this.catchup = null;
     this.stall = null;

@@ -77,12 +77,24 @@ export const CATCH_UP_FROM_MS = 4;
 export const CATCH_UP_BOOST = 0.25;
 
 /**
+ * A start that leaves `errorMs` off its instant (late: positive; early:
+ * negative) levels off at once: at `rate` faster (or slower) by CATCH_UP_BOOST,
+ * with the pitch kept, for `ms`, which makes up exactly the error. Null when it
+ * is too small to be worth it, or so large that it is a re-join's.
+ * @returns {{ rate: number, ms: number } | null}
+ */
+export function settleFor(errorMs, rate) {
+  const size = Math.abs(errorMs);
+  if (!(size >= CATCH_UP_FROM_MS) || !(size < LATE_START_MS)) return null;
+  return { rate: roundRate(rate * (1 + Math.sign(errorMs) * CATCH_UP_BOOST)), ms: size / CATCH_UP_BOOST };
+}
+
+/**
  * How a start whose play() was called `lateMs` after its plan catches up:
  * at `rate` (the timeline's, faster by CATCH_UP_BOOST) for `ms`, which gains
  * exactly the lateness. Null when it is too small to be worth it.
  * @returns {{ rate: number, ms: number } | null}
  */
 export function catchUpFor(lateMs, rate) {
-  if (!(lateMs >= CATCH_UP_FROM_MS) || !(lateMs < LATE_START_MS)) return null;
-  return { rate: roundRate(rate * (1 + CATCH_UP_BOOST)), ms: lateMs / CATCH_UP_BOOST };
+  return lateMs > 0 ? settleFor(lateMs, rate) : null;
 }
