@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 try:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 except ImportError:  # commands/e2e installs it
@@ -97,6 +98,18 @@ class Window:
         """Types a line into the chat input and presses Enter, as a person would."""
         field = self.driver.find_element(By.ID, "chat-input")
         field.send_keys(line, Keys.ENTER)
+
+    def click(self, by, selector, tries=5):
+        """Finds the element and clicks it; an element the page re-rendered
+        between the two (a state that arrived meanwhile re-draws the list it is
+        in) is found again, up to `tries` times."""
+        for attempt in range(tries):
+            try:
+                self.driver.find_element(by, selector).click()
+                return
+            except StaleElementReferenceException:
+                if attempt == tries - 1:
+                    raise
 
     def console_errors(self):
         return self.chromium.console_messages("SEVERE")

@@ -97,11 +97,14 @@ class People:
                    for w in (a, b)}
         self.check(buttons[a.label][:4] == ["play next", "↑", "↓", "remove"] and buttons[b.label] == [],
                    f"the host sees play next, up, down and remove beside each queued item, a member none: {buttons}")
-        a.driver.find_element(By.XPATH, "//ol[@id='queue']/li[2]//button[text()='play next']").click()
+        a.click(By.XPATH, "//ol[@id='queue']/li[2]//button[text()='play next']")
         order = self.wait_js(b, queue_js.replace("return ", "const q = ") + " return q[0] === 'Second item' && q;", 5,
                              "the second item first in bob's queue")
         self.check(order[0] == "Second item", f"\"play next\" moves an item to the top for everyone: {order}")
-        a.driver.find_element(By.XPATH, "//ol[@id='queue']/li[1]//button[text()='remove']").click()
+        # alice's own list shows the new order before she removes its first item.
+        self.wait_js(a, queue_js.replace("return ", "const q = ") + " return q[0] === 'Second item' && q;", 5,
+                     "the second item first in alice's queue")
+        a.click(By.XPATH, "//ol[@id='queue']/li[1]//button[text()='remove']")
         left = self.wait_js(b, queue_js.replace("return ", "const q = ") + " return q.length === 1 && q;", 5,
                             "one item left in bob's queue")
         self.check("Second item" not in left, f"\"remove\" takes the item out for everyone: {left}")

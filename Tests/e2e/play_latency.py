@@ -12,7 +12,17 @@ ranges over --runs starts. With --call, the page is first put in a call, as a
 page in a room's voice is: a fake microphone sent through two
 RTCPeerConnections on loopback, the voice received playing in an <audio>.
 
-    python3 Tests/e2e/play_latency.py [--runs N] [--port-base PORT] [--call]
+With --rates, instead: what changes of rate do to a playing video's clock, for
+the clip with sound and the silent one (sync/drift.js: PULSE). For each change,
+the position gained over a span against what the rates say it should gain, in
+ms of media ("lost": the clock's own loss), and how long after a change from 1
+to 1.25 the clock follows it ("follows", extrapolated back from a reading 300 ms
+later). The changes: a pulse from 1 (to 1.25 for 20 and 100 ms, to 0.75 for
+100 ms, to 1.02 for 400 ms), four pulses to 1.05 of 300 ms each, eight changes
+between 1.05 and 1.04 (leaving 1 and coming back once), and the four pulses
+with `preservesPitch` off.
+
+    python3 Tests/e2e/play_latency.py [--runs N] [--port-base PORT] [--call] [--rates]
 """
 
 import argparse
@@ -82,6 +92,74 @@ const done = arguments[arguments.length - 1];
 """
 FIGURES = ["promise", "playing", "frame", "frameMedia", "moved", "started"]
 
+# In the page, the clip playing for a second from 5 s: `steps` ([rate, ms], ...)
+# played in turn, back to 1, and 800 ms later the position gained against the
+# page's clock, less what the rates should have gained.
+RATES = r"""
+const [src, steps, pitch, done] = [arguments[0], arguments[1], arguments[2], arguments[arguments.length - 1]];
+const v = document.getElementById('v');
+const event = (name) => new Promise((resolve) => v.addEventListener(name, resolve, { once: true }));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const run = async () => {
+  if (!v.src.endsWith(src)) v.src = src;
+  v.pause();
+  v.playbackRate = 1;
+  v.preservesPitch = pitch;
+  const seeked = event('seeked');
+  v.currentTime = 5;
+  await seeked;
+  while (v.readyState < 4) await event('canplaythrough');
+  await v.play();
+  await sleep(1000);
+  const ahead = () => v.currentTime * 1000 - performance.now();
+  const before = ahead();
+  let ideal = 0;
+  for (const [rate, ms] of steps) {
+    v.playbackRate = rate;
+    const from = performance.now();
+    while (performance.now() < from + ms) await sleep(1);
+    ideal += (rate - 1) * (performance.now() - from);
+  }
+  v.playbackRate = 1;
+  await sleep(800);
+  const lost = ahead() - before - ideal;
+  // How long after a change of rate the clock follows it.
+  const t0 = performance.now();
+  const p0 = v.currentTime;
+  v.playbackRate = 1.25;
+  await sleep(300);
+  const gained = (v.currentTime - p0) * 1000 - (performance.now() - t0);
+  const follows = (performance.now() - t0) - gained / 0.25;
+  v.pause();
+  v.playbackRate = 1;
+  v.preservesPitch = true;
+  done({ lost, follows });
+};
+run().catch((error) => done({ error: String(error) }));
+"""
+RATE_CHANGES = [
+    ("to 1.25 for 20 ms", [[1.25, 20]], True),
+    ("to 1.25 for 100 ms", [[1.25, 100]], True),
+    ("to 0.75 for 100 ms", [[0.75, 100]], True),
+    ("to 1.02 for 400 ms", [[1.02, 400]], True),
+    ("4 x to 1.05 for 300 ms", [[1.05, 300], [1, 300]] * 4, True),
+    ("1.05 and 1.04, 8 changes", [[1.05, 300], [1.04, 300]] * 4, True),
+    ("4 x to 1.05, pitch not kept", [[1.05, 300], [1, 300]] * 4, False),
+]
+
+
+def rate_figures(driver, clips, runs):
+    for clip in clips:
+        for words, steps, pitch in RATE_CHANGES:
+            rows = [driver.execute_async_script(RATES, clip.name, steps, pitch) for _ in range(runs)]
+            failed = [r["error"] for r in rows if "error" in r]
+            if failed:
+                sys.exit(f"play-latency: {clip.name}: {failed[0]}")
+            figures = {k: {"median": round(statistics.median(r[k] for r in rows), 1),
+                           "range": [round(min(r[k] for r in rows), 1), round(max(r[k] for r in rows), 1)]}
+                       for k in ("lost", "follows")}
+            print(f"{clip.name:20} {words:28} {json.dumps(figures)}", flush=True)
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -90,13 +168,14 @@ def main():
                         help="media server on PORT, chromedriver on PORT+1, DevTools on PORT+2 (0: free ones)")
     parser.add_argument("--media-dir", default=str(REPO / ".build-e2e" / "e2e-media"))
     parser.add_argument("--call", action="store_true", help="with the page in a call (a fake microphone, sent to itself)")
+    parser.add_argument("--rates", action="store_true", help="what changes of rate do to a playing video's clock, instead")
     args = parser.parse_args()
     media = Path(args.media_dir)
     clips = [make_media(media), make_media(media, audio=True)]
     (media / "probe.html").write_text("<!doctype html><title>play() latency</title><video id=v preload=auto playsinline></video>\n")
     port = (lambda n: args.port_base + n if args.port_base else 0)
     with MediaServer(media, port=port(0)) as server:
-        for setting, extra in (("--mute-audio", ["--mute-audio"]), ("audio out", [])):
+        for setting, extra in (("--mute-audio", ["--mute-audio"]),) + (() if args.rates else (("audio out", []),)):
             call_flags = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"] if args.call else []
             browser = Chromium(HEADLESS + extra + call_flags + ([f"--remote-debugging-port={port(2)}"] if args.port_base else []),
                                profile_prefix="cowatch-play-latency-", profile_dir=REPO / ".build-e2e", autoplay=True,
@@ -108,6 +187,9 @@ def main():
                     state = driver.execute_async_script(CALL)
                     if state != "connected":
                         sys.exit(f"play-latency: the call did not connect: {state}")
+                if args.rates:
+                    rate_figures(driver, clips, args.runs)
+                    continue
                 for clip in clips:
                     for muted in (False, True):
                         rows = [driver.execute_async_script(PROBE, clip.name, muted) for _ in range(args.runs)]

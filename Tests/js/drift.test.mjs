@@ -155,15 +155,15 @@ test('a small pulse is gentler and lasts PULSE.minMs; none within PULSE.from; no
 
 test('the cost is learned from where each pulse landed, within bounds', () => {
   // To gain 26 ms by its rate, from 10 ms behind: it landed 4 ms behind, so its start and stop cost 10 ms each.
-  near(costAfterPulse(0.008, { gain: 0.026, before: -0.010, after: -0.004 }), 0.009, 'cost');
-  assert.equal(costAfterPulse(0.008, { gain: 0.2, before: 0, after: 0 }), PULSE.cost.max);
-  assert.equal(costAfterPulse(0.008, { gain: -0.2, before: 0, after: 0 }), PULSE.cost.min);
+  near(costAfterPulse(0.008, { gain: 0.026, before: -0.010, after: -0.004 }), 0.008 + 0.002 * PULSE.learn, 'cost');
+  assert.equal(costAfterPulse(0.008, { gain: 2, before: 0, after: 0 }), PULSE.cost.max);
+  assert.equal(costAfterPulse(0.008, { gain: -2, before: 0, after: 0 }), PULSE.cost.min);
   assert.equal(costAfterPulse(0.008, { gain: NaN, before: 0, after: 0 }), 0.008);
 });
 
-test('a video with sound 20 ms behind is brought back by a pulse or two, not by nudges that each cost it 9 ms', () => {
+test('a video with sound 20 ms behind is brought back by a pulse or two, not by nudges that each cost it 12 ms', () => {
   for (const sound of ['sound', 'silent']) {
-    const sim = new SimulatedPlayer({ sound, rateCostMs: 9 });
+    const sim = new SimulatedPlayer({ sound, rateCostMs: 12 });
     const timeline = playing(100, T0 - 10000);
     sim.open(roomState(7, { status: 'playing', position: 100, at: T0 - 10000 }));
     sim.until(() => sim.core.running && !sim.core.verify);
@@ -173,9 +173,10 @@ test('a video with sound 20 ms behind is brought back by a pulse or two, not by 
     sim.advance(3000);
     const changes = sim.rates.length - from;
     if (sound === 'sound') {
-      assert.ok(Math.abs(sim.driftMs(timeline)) < 2.5, `drift ${sim.driftMs(timeline)} ms`);
+      assert.ok(Math.abs(sim.driftMs(timeline)) < PULSE.from * 1000, `drift ${sim.driftMs(timeline)} ms`);
       assert.ok(changes <= 6, `${changes} changes of rate`);
-      assert.ok(Math.abs(sim.core.pulseCost - 0.009) < 0.002, `learned ${sim.core.pulseCost}`);
+      // learned from each landing, toward the 12 ms it really costs
+      assert.ok(sim.core.pulseCost > PULSE.cost.initial + 0.0005 && sim.core.pulseCost <= 0.012, `learned ${sim.core.pulseCost}`);
     } else {
       // The proportional nudge, under the same cost, changes the rate at every reading.
       assert.ok(changes > 6, `${changes} changes of rate`);

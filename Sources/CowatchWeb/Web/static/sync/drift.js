@@ -69,7 +69,9 @@ export function nudgeRate(nudging, drift, rate) {
  * each pulse did (costAfterPulse). A rate also takes effect only once the
  * audio queued at the old one has played (170 to 185 ms there): the drift is
  * read again `quietMs` after a pulse ends.
- *   from   a drift this large (s) is corrected (nudgeStart's)
+ *   from   a drift this large (s) is corrected: a pulse lands within about 3 ms
+ *          (docs/benchmarks.md), so a smaller one would only be moved about
+ *   learn  how much of what one pulse showed moves the learned cost
  *   minMs  the shortest pulse: a shorter change of rate was seen to do nothing
  *          (the audio is stretched in blocks), so a small one is gentler and longer
  *   cost   s of media one start or stop of the time-stretcher costs: the first guess, and bounds
@@ -77,7 +79,7 @@ export function nudgeRate(nudging, drift, rate) {
  * change costs nothing, and the nudge does there.
  */
 export const PULSE = Object.freeze({
-  boost: 0.25, from: SHARED_THRESHOLDS.nudgeStart, minMs: 40, quietMs: 300, cost: Object.freeze({ initial: 0.008, min: 0, max: 0.03 }),
+  boost: 0.25, from: 0.004, minMs: 40, quietMs: 300, learn: 0.5, cost: Object.freeze({ initial: 0.008, min: 0, max: 0.03 }),
 });
 
 /**
@@ -100,10 +102,11 @@ export function pulseFor(drift, rate, cost) {
 /**
  * What a pulse from rate 1 says of the cost: it was to gain `gain` s by its
  * rate, and the drift went from `before` to `after`; the rest was its start's
- * and stop's. Half of what this one showed, half of what was known, within bounds.
+ * and stop's, together with where the drift was read (a few ms either way):
+ * PULSE.learn of what this one showed, the rest what was known, within bounds.
  */
 export function costAfterPulse(cost, { gain, before, after }) {
   const shown = (gain - (after - before)) / 2;
   if (!Number.isFinite(shown)) return cost;
-  return Math.min(PULSE.cost.max, Math.max(PULSE.cost.min, (cost + shown) / 2));
+  return Math.min(PULSE.cost.max, Math.max(PULSE.cost.min, cost + (shown - cost) * PULSE.learn));
 }

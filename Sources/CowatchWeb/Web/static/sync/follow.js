@@ -155,6 +155,14 @@ export class Follower extends Actions {
       return this.beginJoin(timeline, key);
     }
     // Playing: keep the base rate in step (a /rate change is continuous: no seek).
+    if (this.running !== key && this.sound !== 'silent') {
+      // A new course at another rate (a /rate, a catch-up's end): with sound the
+      // change comes through ~180 ms late, and the readings until then are not
+      // drift. A pulse under way is over (its timer finds nothing to end).
+      this.pulse = null;
+      this.pulseQuiet = { until: video.monotonic + PULSE.quietMs, base: timeline.rate };
+      this.drifts = [];
+    }
     this.running = key;
     if (this.screenKey !== key) {
       // Frames shown before now belong to another course (a start, a seek, a rate).
@@ -167,12 +175,6 @@ export class Follower extends Actions {
       this.verifyStart();
       if (this.verify) return; // the first moments belong to the start measurement
     }
-    if (this.pulse && this.pulse.base !== timeline.rate) {
-      // The room's rate changed under a pulse: it is over, and its course with it.
-      this.pulse = null;
-      this.cancelWake();
-    }
-    if (this.pulseQuiet && this.pulseQuiet.base !== timeline.rate) this.pulseQuiet = null;
     if (this.catchUp || this.pulse) return; // a start levelling off, a pulse: their own timers end them
     if (video.live === true) return this.followLive(timeline, key, video.currentTime - liveRoomPosition(timeline, now));
     const raw = video.currentTime - expected;
@@ -188,6 +190,13 @@ export class Follower extends Actions {
       return this.beginJoin(timeline, key);
     }
     this.screenDrift = screenDrift(video.frames, timeline, now, video.monotonic, this.screenSince);
+    if (this.sound !== 'silent' && timeline.rate === 1) {
+      // By the clock alone: steering by the screen moves the clock in small
+      // steps until the picture jumps a frame, which pulses, each exact and
+      // then read again, would only swing around (docs/benchmarks.md).
+      this.steering = null;
+      return this.correctByPulses(drift, timeline.rate);
+    }
     const course = steer({ clock: drift, screen: this.screenDrift, steering: this.steering, monotonic: video.monotonic });
     if ((course.steering?.since !== undefined) !== (this.steering?.since !== undefined)) {
       this.note(course.steering?.since !== undefined
@@ -196,7 +205,6 @@ export class Follower extends Actions {
           + (course.steering?.gaveUpAt !== undefined ? 'it did not follow; back to the clock' : 'steering by the clock'));
     }
     this.steering = course.steering;
-    if (this.sound !== 'silent' && timeline.rate === 1) return this.correctByPulses(course.drift, timeline.rate);
     this.nudge(course.drift, timeline.rate);
   }
 
@@ -212,7 +220,7 @@ export class Follower extends Actions {
       }
       if (this.drifts.length < DRIFT_WINDOW) return;
       this.pulseQuiet = null;
-      if (quiet.base === 1) {
+      if (quiet.base === 1 && quiet.gain !== undefined) {
         this.pulseCost = costAfterPulse(this.pulseCost, { gain: quiet.gain, before: quiet.before, after: this.drift });
         this.note(`pulse landed ${ms(this.drift)} ms off; a start or stop of the rate costs ${ms(this.pulseCost)} ms`);
       }
