@@ -303,6 +303,24 @@ test('a late joiner with sound probes first, then plans its start with what it m
   assert.ok(Math.abs(sim.driftMs(timeline)) < 2, `drift ${sim.driftMs(timeline)} ms`);
 });
 
+test('a late joiner with sound whose autoplay is refused measures after the click, and starts in step', () => {
+  const sim = new SimulatedPlayer({ playLatencyMs: 80, sound: 'sound', refuseAutoplay: true });
+  const timeline = playing(0, T0 - 1000);
+  sim.open(roomState(2, { status: 'playing', position: 0, at: T0 - 1000 }));
+  sim.advance(1000);
+  assert.equal(sim.core.mode, 'blocked');
+  sim.setMe(member(['userActionRequired']));
+  sim.refuseAutoplay = false;
+  sim.core.unblock();
+  sim.perform(sim.core.afterUnblock(sim.read()));
+  sim.setMe(member([]));
+  sim.until(() => sim.core.running && !sim.core.verify && !sim.core.pulse && !sim.core.pulseQuiet, 20000);
+  assert.ok(sim.notes.includes('probe: autoplay refused; measured after the click'), sim.notes.join(' | '));
+  assert.ok(sim.notes.some((n) => n.startsWith('probe: the clock started 80.0 ms')), sim.notes.join(' | '));
+  assert.ok(Math.abs(sim.core.lastStart.error) < 2, `start ${sim.core.lastStart.error} ms`);
+  assert.ok(Math.abs(sim.driftMs(timeline)) < 2, `drift ${sim.driftMs(timeline)} ms`);
+});
+
 test('with sound, a late play() is not caught up before the clock moves (its rate would be heard late): the start is measured', () => {
   const sim = new SimulatedPlayer({ playLatencyMs: 90, sound: 'sound' });
   sim.open(roomState(1, { status: 'paused', position: 0 }));

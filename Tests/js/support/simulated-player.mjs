@@ -279,6 +279,10 @@ export class SimulatedPlayer {
           break;
         case 'probe': {
           // players/video.js: plays `ms` where it stands, reads, pauses.
+          if (this.refuseAutoplay) {
+            this.perform(this.core.probed(action.id, { error: 'NotAllowedError' }, this.read()));
+            break;
+          }
           const from = video.currentTime;
           const calledAt = this.now;
           video.paused = false;

@@ -151,7 +151,8 @@ export default class VideoPlayer extends EventTarget {
       return { from, calledAt, readAt, currentTime: video.currentTime, rate: video.playbackRate };
     } finally {
       video.pause();
-      video.volume = volume;
+      // Unless the viewer set a volume of their own meanwhile.
+      if (video.volume === INAUDIBLE) video.volume = volume;
     }
   }
 

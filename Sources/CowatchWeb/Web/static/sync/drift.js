@@ -71,6 +71,9 @@ export function nudgeRate(nudging, drift, rate) {
  * read again `quietMs` after a pulse ends.
  *   from   a drift this large (s) is corrected: a pulse lands within about 3 ms
  *          (docs/benchmarks.md), so a smaller one would only be moved about
+ *   upTo   a larger drift (s) is nudged as before: a long pulse was seen to land
+ *          tens of ms off (a quarter of its length), each window differently,
+ *          where windows nudged together stay together; the pulses finish it
  *   learn  how much of what one pulse showed moves the learned cost
  *   minMs  the shortest pulse: a shorter change of rate was seen to do nothing
  *          (the audio is stretched in blocks), so a small one is gentler and longer
@@ -79,7 +82,7 @@ export function nudgeRate(nudging, drift, rate) {
  * change costs nothing, and the nudge does there.
  */
 export const PULSE = Object.freeze({
-  boost: 0.25, from: 0.004, minMs: 40, quietMs: 300, learn: 0.5, cost: Object.freeze({ initial: 0.008, min: 0, max: 0.03 }),
+  boost: 0.25, from: 0.004, upTo: 0.04, minMs: 40, quietMs: 300, learn: 0.5, cost: Object.freeze({ initial: 0.008, min: 0, max: 0.03 }),
 });
 
 /**

@@ -63,6 +63,7 @@ export class Follower extends Actions {
     this.probing = null; // a probe in flight: { id, sound }
     this.probes = 0;
     this.probeFailed = new Set(); // kinds whose probe could not play: learned from starts alone
+    this.probeRefused = false; // autoplay refused the probe: tried again after the viewer's click (player.js: unblock)
     this.joinLead = JOIN_LEAD_MS.initial;
     this.lastStart = null; // { at, actual, error } of the last scheduled start, ms
     this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed (player.js)
@@ -91,7 +92,7 @@ export class Follower extends Actions {
 
   /** Whether the video's kind of clock must be measured before a start. */
   wantsProbe() {
-    return this.video.live !== true && !this.probeFailed.has(this.sound)
+    return this.video.live !== true && !this.probeRefused && !this.probeFailed.has(this.sound)
       && needsProbe(this.sound, this.latencies[this.sound]?.taken);
   }
 
@@ -112,7 +113,12 @@ export class Follower extends Actions {
       const { sound } = this.probing;
       this.probing = null;
       this.video.paused = true;
-      if (result.error) {
+      if (result.error === 'NotAllowedError') {
+        // Autoplay: the start's own play() meets the same refusal, and the
+        // viewer's click (unblock) lets the probe play.
+        this.probeRefused = true;
+        this.note('probe: autoplay refused; measured after the click');
+      } else if (result.error) {
         this.probeFailed.add(sound);
         this.note(`probe: could not play (${result.error}); learning from the starts`);
       } else {
@@ -190,7 +196,8 @@ export class Follower extends Actions {
       return this.beginJoin(timeline, key);
     }
     this.screenDrift = screenDrift(video.frames, timeline, now, video.monotonic, this.screenSince);
-    if (this.sound !== 'silent' && timeline.rate === 1) {
+    if (this.sound !== 'silent' && timeline.rate === 1 && (this.pulseQuiet || Math.abs(drift) <= PULSE.upTo)) {
+      this.nudging = false;
       // By the clock alone: steering by the screen moves the clock in small
       // steps until the picture jumps a frame, which pulses, each exact and
       // then read again, would only swing around (docs/benchmarks.md).

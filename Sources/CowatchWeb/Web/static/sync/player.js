@@ -113,6 +113,7 @@ export class PlayerCore extends Follower {
    *  gesture, then afterUnblock(). */
   unblock() {
     this.blocked = false;
+    this.probeRefused = false;
   }
 
   afterUnblock(r) {
