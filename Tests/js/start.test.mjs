@@ -145,6 +145,20 @@ function coordinated(sim, seq, lead = 300) {
   return at;
 }
 
+/** `count` coordinated starts from where the video stands (states 2, 3, 4, then
+ *  5, 6, 7...), each paused again a second later: each start's error, ms. */
+function startErrors(sim, count) {
+  const errors = [];
+  for (let seq = 2; seq < 2 + 3 * count; seq += 3) {
+    coordinated(sim, seq);
+    sim.advance(1000);
+    errors.push(sim.core.lastStart.error);
+    sim.setState(roomState(seq + 2, { status: 'paused', position: sim.video.currentTime, at: sim.now }));
+    sim.advance(200);
+  }
+  return errors;
+}
+
 test('a coordinated start: nothing moves before the instant, and the video leaves its position at it', () => {
   const sim = new SimulatedPlayer();
   sim.open(roomState(1, { status: 'paused', position: 0 }));
@@ -162,14 +176,7 @@ test('a coordinated start: nothing moves before the instant, and the video leave
 test('a slow play() is learned: after a few starts the video leaves its position within 2 ms of the instant', () => {
   const sim = new SimulatedPlayer({ playLatencyMs: 20 });
   sim.open(roomState(1, { status: 'paused', position: 0 }));
-  const errors = [];
-  for (let seq = 2; seq < 30; seq += 3) {
-    coordinated(sim, seq);
-    sim.advance(1000);
-    errors.push(sim.core.lastStart.error);
-    sim.setState(roomState(seq + 2, { status: 'paused', position: sim.video.currentTime, at: sim.now }));
-    sim.advance(200);
-  }
+  const errors = startErrors(sim, 10);
   assert.ok(errors[0] > 10, `first start ${errors[0]} ms late`);
   assert.ok(Math.abs(errors.at(-1)) < 2, `last start ${errors.at(-1)} ms off; all: ${errors.map((e) => e.toFixed(1))}`);
   assert.ok(Math.abs(sim.core.playLatency - 20) < 2);
@@ -178,14 +185,7 @@ test('a slow play() is learned: after a few starts the video leaves its position
 test('a clip with sound (the clock moves 90 ms after play()) is learned from the first start: the second is on time', () => {
   const sim = new SimulatedPlayer({ playLatencyMs: 90 });
   sim.open(roomState(1, { status: 'paused', position: 0 }));
-  const errors = [];
-  for (let seq = 2; seq < 15; seq += 3) {
-    coordinated(sim, seq);
-    sim.advance(1000);
-    errors.push(sim.core.lastStart.error);
-    sim.setState(roomState(seq + 2, { status: 'paused', position: sim.video.currentTime, at: sim.now }));
-    sim.advance(200);
-  }
+  const errors = startErrors(sim, 5);
   assert.ok(errors[0] > 80, `first start ${errors[0]} ms late`);
   assert.ok(errors.slice(1).every((e) => Math.abs(e) < 2), `starts after the first: ${errors.map((e) => e.toFixed(1))}`);
 });
@@ -282,14 +282,7 @@ test('a clip with sound: the probe before the first /ready makes the first start
   assert.equal(sim.video.currentTime, 12); // played 250 ms to measure, and put back
   assert.ok(Math.abs(sim.core.playLatency - 90) < 1, `learned ${sim.core.playLatency} ms`);
   assert.equal(sim.core.latencies.silent, undefined);
-  const errors = [];
-  for (let seq = 2; seq < 11; seq += 3) {
-    coordinated(sim, seq);
-    sim.advance(1000);
-    errors.push(sim.core.lastStart.error);
-    sim.setState(roomState(seq + 2, { status: 'paused', position: sim.video.currentTime, at: sim.now }));
-    sim.advance(200);
-  }
+  const errors = startErrors(sim, 3);
   assert.ok(errors.every((e) => Math.abs(e) < 2), `starts: ${errors.map((e) => e.toFixed(1))}`);
   assert.equal(sim.count('probe'), 1); // once, then learned from the starts
 });

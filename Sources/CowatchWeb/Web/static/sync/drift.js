@@ -61,7 +61,7 @@ export function nudgeRate(nudging, drift, rate) {
  * A video with a sound track is not nudged: it is corrected by pulses. Its
  * clock is the audio's, and a rate other than 1 is played by the browser's
  * time-stretcher (the pitch kept), whose every start and stop costs the clock
- * the same few ms: 8 to 10 in Chromium (docs/benchmarks.md, "Rates with
+ * the same few ms: 8 to 11 in Chromium (docs/benchmarks.md, "Rates with
  * sound"). A proportional nudge, which leaves rate 1 and comes back to it with
  * each small drift, loses that much every time and chases its own losses. A
  * pulse plays `boost` faster or slower for as long as makes up the drift and
@@ -88,9 +88,10 @@ export const PULSE = Object.freeze({
 /**
  * The pulse that brings a video `drift` s off (ahead: positive) back onto a
  * timeline moving at `rate`: at `rate` (faster or slower by up to PULSE.boost)
- * for `ms` (at least PULSE.minMs), its rate gaining `gain` s of media. Leaving rate 1 and coming back costs
- * 2 x `cost`, which it makes up too; between two rates other than 1 the
- * time-stretcher runs on and costs nothing. Null within PULSE.from.
+ * for `ms` (at least PULSE.minMs), its rate gaining `gain` s of media. Leaving
+ * rate 1 and coming back costs 2 x `cost`, which it makes up too; between two
+ * rates other than 1 the time-stretcher runs on and costs nothing. Null within
+ * PULSE.from.
  * @returns {{ rate: number, ms: number, gain: number } | null}
  */
 export function pulseFor(drift, rate, cost) {
