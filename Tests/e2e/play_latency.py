@@ -92,14 +92,15 @@ const done = arguments[arguments.length - 1];
 """
 FIGURES = ["promise", "playing", "frame", "frameMedia", "moved", "started"]
 
-# In the page, the clip playing for a second from 5 s: `steps` ([rate, ms], ...)
-# played in turn, back to 1, and 800 ms later the position gained against the
-# page's clock, less what the rates should have gained.
+# In the page, the clip playing from 5 s, past its start: `steps` ([rate, ms], ...)
+# played in turn, back to 1, and 800 ms later (the span measured) the position
+# gained against the page's clock, less what the rates should have gained.
 RATES = r"""
 const [src, steps, pitch, done] = [arguments[0], arguments[1], arguments[2], arguments[arguments.length - 1]];
 const v = document.getElementById('v');
 const event = (name) => new Promise((resolve) => v.addEventListener(name, resolve, { once: true }));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const SPAN_MS = 800;
 const run = async () => {
   if (!v.src.endsWith(src)) v.src = src;
   v.pause();
@@ -110,7 +111,8 @@ const run = async () => {
   await seeked;
   while (v.readyState < 4) await event('canplaythrough');
   await v.play();
-  await sleep(1000);
+  // Past its start: the clock has run half a second.
+  while (v.currentTime < 5.5) await event('timeupdate');
   const ahead = () => v.currentTime * 1000 - performance.now();
   const before = ahead();
   let ideal = 0;
@@ -121,7 +123,8 @@ const run = async () => {
     ideal += (rate - 1) * (performance.now() - from);
   }
   v.playbackRate = 1;
-  await sleep(800);
+  // The span read: the last change (heard some 180 ms after it is set) and 600 ms at 1.
+  await sleep(SPAN_MS);
   const lost = ahead() - before - ideal;
   // How long after a change of rate the clock follows it.
   const t0 = performance.now();

@@ -63,7 +63,7 @@
 //   volume() -> { volume, muted }
 //   probe(ms)         optional (the <video>): plays `ms` out of hearing and pauses,
 //                     to measure how long its clock takes to start; a Promise of
-//                     { from, calledAt, readAt, currentTime } (players/video.js)
+//                     { from, calledAt, readAt, currentTime, rate } (players/video.js)
 //   destroy()         stops, removes what it added to host, fires nothing more
 //
 //   events (the adapter is an EventTarget), named as the <video>'s:

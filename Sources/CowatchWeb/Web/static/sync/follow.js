@@ -50,7 +50,7 @@ export class Follower extends Actions {
     this.drift = null; // last median drift, seconds
     this.nudging = false;
     this.pulse = null; // a pulse under way, with sound (drift.js: pulseFor): { id, base, gain, before }
-    this.pulseQuiet = null; // after one, until its effect has come through: { until, base, gain, before }
+    this.pulseQuiet = null; // after a pulse or a change of rate, until it has come through: { until, gain?, before? }
     this.pulseCost = PULSE.cost.initial; // learned (drift.js: costAfterPulse), s
     this.screenDrift = null; // what the screen shows less the timeline (screen.js: { drift, frame }, s), when known
     this.steering = null; // steering by the screen (screen.js: steer)
@@ -166,7 +166,7 @@ export class Follower extends Actions {
       // change comes through ~180 ms late, and the readings until then are not
       // drift. A pulse under way is over (its timer finds nothing to end).
       this.pulse = null;
-      this.pulseQuiet = { until: video.monotonic + PULSE.quietMs, base: timeline.rate };
+      this.pulseQuiet = { until: video.monotonic + PULSE.quietMs };
       this.drifts = [];
     }
     this.running = key;
@@ -227,7 +227,7 @@ export class Follower extends Actions {
       }
       if (this.drifts.length < DRIFT_WINDOW) return;
       this.pulseQuiet = null;
-      if (quiet.base === 1 && quiet.gain !== undefined) {
+      if (quiet.gain !== undefined) {
         this.pulseCost = costAfterPulse(this.pulseCost, { gain: quiet.gain, before: quiet.before, after: this.drift });
         this.note(`pulse landed ${ms(this.drift)} ms off; a start or stop of the rate costs ${ms(this.pulseCost)} ms`);
       }
@@ -237,7 +237,7 @@ export class Follower extends Actions {
     const pulse = pulseFor(drift, rate, this.pulseCost);
     if (!pulse) return;
     const id = ++this.joins;
-    this.pulse = { id, base: rate, gain: pulse.gain, before: this.drift };
+    this.pulse = { id, base: rate, gain: pulse.gain, before: drift };
     this.note(`drift ${ms(drift)} ms: pulse at ${pulse.rate} for ${pulse.ms.toFixed(0)} ms`);
     this.setRate(pulse.rate);
     this.wakeIn(id, pulse.ms);
@@ -248,7 +248,7 @@ export class Follower extends Actions {
     const { base, gain, before } = this.pulse;
     this.pulse = null;
     this.drifts = [];
-    this.pulseQuiet = { until: this.video.monotonic + PULSE.quietMs, base, gain, before };
+    this.pulseQuiet = { until: this.video.monotonic + PULSE.quietMs, gain, before };
     this.setRate(base);
   }
 

@@ -373,7 +373,7 @@ export class PlayerSync extends EventTarget {
       offset: this.clock.offset,
       offsetUncertainty: this.clock.uncertainty,
       rtt: this.clock.rtt,
-      joining: !!core.join,
+      joining: !!core.join || !!core.probing, // a probe before a late joiner's start is part of its joining
       running: !!core.running,
       mediaError: core.mediaError,
       mixedContent: core.mixedContent,
