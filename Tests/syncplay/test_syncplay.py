@@ -231,6 +231,9 @@ def test_syncplay_over_tls_with_a_throwaway_ca(world):
     wait(lambda: (p := host.participant("kim")) and p["connected"], "kim in the room over TLS")
     assert any('"startTLS": "true"' in line for line in kim.received()), kim.log_tail()
     wait(lambda: "Secure connection established" in kim.output(), "the client's word that TLS is on")
+    # In the room as the client sees it (its first State sent back) before a
+    # line is typed: a chat typed before that is not sent.
+    wait(lambda: any('"State"' in line for line in kim.sent()), "the client's first State over TLS")
     kim.type("ch over tls")
     wait(lambda: any(e["type"] == "chat" and e["text"] == "over tls" for e in host.events), "chat over TLS")
 
