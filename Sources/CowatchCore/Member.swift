@@ -54,6 +54,9 @@ public struct Member: Hashable, Sendable {
     var joinedSeq: Int64
     /// Latest measured round trip, used to choose the lead of a coordinated start.
     public internal(set) var roundTrip: ServerInterval
+    /// The lead its last `/ready` asked for (`lead <ms>`): the time it needs
+    /// between hearing of a start and the start, besides the round trip.
+    public internal(set) var askedLead: ServerInterval = .zero
     /// Bumped on every disconnect and catch-up, so a timer armed for an earlier
     /// one is recognised as stale when it fires.
     var disconnectSerial: Int64

@@ -57,7 +57,7 @@ extension Room {
         case .move(let item, let position): move(item, to: position, from: id)
         case .autoplay(let on): setAutoplay(on, for: id)
         case .player(let on): setPlayer(on, for: id, now: now)
-        case .ready(let seq): ready(id, seq: seq, now: now)
+        case .ready(let seq, let lead): ready(id, seq: seq, lead: ServerInterval(milliseconds: Int64(lead)), now: now)
         case .buffering: buffering(id, now: now)
         case .ended(let seq): ended(id, seq: seq, now: now)
         case .duration(let seq, let length): mediaReport(id, seq: seq, length: length, now: now)

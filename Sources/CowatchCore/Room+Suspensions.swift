@@ -90,12 +90,17 @@ extension Room {
     /// `/ready <seq>`: the player is loaded and at the position of state `seq`.
     /// Reports older than the readiness anchor, or newer than anything sent, are
     /// ignored (docs/concepts.md, rule 8). Ends a stall-recovery suspension.
-    mutating func ready(_ id: MemberID, seq: Int64, now: ServerInstant) {
+    /// `lead` is what the player needs between hearing of the start and the
+    /// start (Room+Transport.swift: startLead); each report replaces the last.
+    mutating func ready(_ id: MemberID, seq: Int64, lead: ServerInterval = .zero, now: ServerInstant) {
         guard requirePlayer(id, .ready), let member = members[id], member.joined, state.playback.status != .idle,
               requireCurrentReport(seq, oldest: readinessAnchor, from: id, .ready)
         else { return }
         let wasReady = isReady(member)
-        modify(id) { $0.readySeq = Swift.max($0.readySeq, seq) }
+        modify(id) {
+            $0.readySeq = Swift.max($0.readySeq, seq)
+            $0.askedLead = lead
+        }
         if member.suspensions.contains(.stallRecovery) {
             endSuspensions(of: id, matching: .stallRecovery, handState: true)
         } else if !wasReady && playerCount <= configuration.readinessAnnouncedUpTo {

@@ -123,7 +123,8 @@ extension Room {
     }
 
     /// `playing` from the held position, with `at` a lead in the future long enough
-    /// for the slowest measured member to hear of it.
+    /// for the slowest measured member to hear of it, and for every player to have
+    /// the time its `/ready` asked for.
     mutating func startPlaying(cause: Cause, by id: MemberID?, now: ServerInstant) {
         disarmWaitLimit()
         state.playback.status = .playing
@@ -137,7 +138,12 @@ extension Room {
             .map(\.roundTrip)
             .max() ?? .zero
         slowestRoundTrip = slowest
-        let lead = slowest.milliseconds + configuration.leadMargin.milliseconds
+        // A scan per start, as the start's state goes to every member anyway.
+        let asked = members.values
+            .filter { $0.connected && $0.joined && $0.player && !$0.isSuspended }
+            .map(\.askedLead.milliseconds)
+            .max() ?? 0
+        let lead = slowest.milliseconds + asked + configuration.leadMargin.milliseconds
         let bounded = Swift.min(configuration.maximumLead.milliseconds,
                                 Swift.max(configuration.minimumLead.milliseconds, lead))
         return ServerInterval(milliseconds: bounded)

@@ -29,6 +29,8 @@ public enum CommandTable {
     /// (about 31 years: a live stream that never stops counts its position from
     /// its first day, beyond what `/seek` takes).
     public static let maximumReportedSeconds = 1_000_000_000.0
+    /// The most a `/ready` may ask for: a start is announced at most one second ahead (docs/protocol.md).
+    public static let maximumReadyLead = 1_000
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
     private static func spec(for name: CommandName) -> CommandSpec {
@@ -167,8 +169,18 @@ public enum CommandTable {
                 .player(try toggle(&args))
             }
         case .ready:
-            return CommandSpec(name: name, arguments: "<seq>", summary: "Player report: ready to play the state numbered seq (loaded, at its position).", audience: .players) { args throws(ArgumentProblem) in
-                .ready(seq: try sequenceNumber(&args))
+            return CommandSpec(name: name, arguments: "<seq> [lead <ms>]", summary: "Player report: ready to play the state numbered seq (loaded, at its position); lead asks that the group's start be announced at least this long ahead (0-\(maximumReadyLead) ms).", audience: .players) { args throws(ArgumentProblem) in
+                let seq = try sequenceWord(&args)
+                guard let keyword = args.word() else { return .ready(seq: seq, lead: 0) }
+                guard keyword.lowercased() == "lead" else {
+                    throw ArgumentProblem("after the seq, only lead <ms>")
+                }
+                let word = try args.requireWord("the lead in ms")
+                try args.requireEnd()
+                guard let lead = ArgumentValues.wholeNumber(word), lead <= maximumReadyLead else {
+                    throw ArgumentProblem("a lead is whole milliseconds, from 0 to \(maximumReadyLead)")
+                }
+                return .ready(seq: seq, lead: Int(lead))
             }
         case .buffering:
             return noArguments(name, .buffering, "Player report: stalled. Depending on /policy stall, you are suspended alone or the group waits for you.", .players)

@@ -31,7 +31,10 @@ public enum SlashCommand: Hashable, Sendable {
     case move(QueueReference, to: Int)
     case autoplay(Bool)
     case player(Bool)
-    case ready(seq: Int64)
+    /// `/ready <seq> [lead <ms>]`: `lead` is the time the player asks for between
+    /// hearing of a start and the start (0 when not given): a page with sound
+    /// plays out of hearing first, to measure its clock before it is heard.
+    case ready(seq: Int64, lead: Int)
     case buffering
     case ended(seq: Int64)
     /// What the player found the item of state `seq` to be once loaded: its length,

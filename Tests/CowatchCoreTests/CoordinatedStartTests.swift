@@ -79,6 +79,43 @@ struct RuleCoordinatedStartTests {
         #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 1000)))
     }
 
+    @Test("a /ready that asks for a lead lengthens the start's by it, within the bound")
+    func readyAsksForALead() {
+        var room = Scenario.twoPlayers()
+        room.measure("bob", roundTrip: 30)
+        room.say("alice", "/play")
+        let seq = room.state.seq
+        room.say("alice", "/ready \(seq) lead 600")
+        room.say("bob", "/ready \(seq)")
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 680)))
+        room.say("alice", "/pause")
+        room.say("alice", "/play")
+        room.say("alice", "/ready \(room.state.seq) lead 1000")
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 1000)))
+    }
+
+    @Test("each /ready replaces the lead its player asked for; a suspended player's does not count")
+    func askedLeadIsTheLatestOfPlayersWaitedFor() {
+        var room = Scenario.twoPlayers()
+        room.say("alice", "/play")
+        room.say("alice", "/ready \(room.state.seq) lead 400")
+        room.say("bob", "/ready \(room.state.seq)")
+        #expect(room.playback.at == room.now.advanced(by: ServerInterval(milliseconds: 450)))
+        room.say("alice", "/pause")
+        room.say("alice", "/play")
+        room.everyoneReady()
+        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+        room.say("alice", "/pause")
+        room.say("alice", "/play")
+        room.say("bob", "/ready \(room.state.seq) lead 700")
+        room.say("bob", "/suspend")
+        room.say("alice", "/ready \(room.state.seq)")
+        #expect(room.playback.status == .playing)
+        #expect(room.playback.at == room.now.advanced(by: Scenario.minimumLead))
+    }
+
     @Test("the round trip of a member outside the session does not lengthen the lead")
     func leadIgnoresMembersOutsideTheSession() {
         var room = Scenario.sharing("alice", "bob", "carol", players: ["alice", "bob"])

@@ -69,7 +69,9 @@ struct ParserFuzzTests {
             #expect(DisplayName.validationProblem(name.text) == nil, context)
         case .watch(let url, _), .queue(let url?, _):
             #expect(MediaURL.validationProblem(url.text) == nil, context)
-        case .ready(let seq), .ended(let seq):
+        case .ready(let seq, let lead):
+            #expect(seq >= 0 && lead >= 0 && lead <= CommandTable.maximumReadyLead, context)
+        case .ended(let seq):
             #expect(seq >= 0, context)
         default:
             break

@@ -140,13 +140,13 @@ struct CoreBenchmark {
             execute(room.receive(.play(now: false), from: controller, now: now))
             commands += 2
             for player in playerIDs {
-                execute(room.receive(.ready(seq: room.state.seq), from: player, now: now))
+                execute(room.receive(.ready(seq: room.state.seq, lead: 0), from: player, now: now))
                 commands += 1
             }
             execute(room.receive(.seek(.relative(5)), from: controller, now: now))
             commands += 1
             for player in playerIDs {
-                execute(room.receive(.ready(seq: room.state.seq), from: player, now: now))
+                execute(room.receive(.ready(seq: room.state.seq, lead: 0), from: player, now: now))
                 commands += 1
             }
         }

@@ -31,7 +31,10 @@ enum ValueBounds {
             return nil
         case .suspend(let reason), .resume(let reason?, at: nil):
             return SuspensionReason(rawValue: reason.rawValue) == reason ? nil : "reason \(reason.rawValue) does not validate"
-        case .ready(let seq), .ended(let seq):
+        case .ready(let seq, let lead):
+            if seq < 0 { return "seq \(seq)" }
+            return (0...CommandTable.maximumReadyLead).contains(lead) ? nil : "lead \(lead)"
+        case .ended(let seq):
             return seq >= 0 ? nil : "seq \(seq)"
         case .watchOwn(let copy, let title):
             if OwnCopy(hash: copy.hash, size: copy.size, duration: copy.duration.seconds) != copy { return "own copy \(copy) does not validate" }
