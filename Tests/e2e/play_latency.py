@@ -20,9 +20,20 @@ to 1.25 the clock follows it ("follows", extrapolated back from a reading 300 ms
 later). The changes: a pulse from 1 (to 1.25 for 20 and 100 ms, to 0.75 for
 100 ms, to 1.02 for 400 ms), four pulses to 1.05 of 300 ms each, eight changes
 between 1.05 and 1.04 (leaving 1 and coming back once), and the four pulses
-with `preservesPitch` off.
+with `preservesPitch` off. Then how far single readings of currentTime stray
+from the clock's line at rates 1, 1.5 and 0.75 (60 readings 50 ms apart, each
+less the median of them all, ms of media: the 5th and 95th percentiles and the
+largest).
 
-    python3 Tests/e2e/play_latency.py [--runs N] [--port-base PORT] [--call] [--rates]
+With --grid, instead: where the clock of the clip with sound starts (static/sync/
+grid.js). Starts after pauses of 0 to 40 s, each from a seek: ms from play() to
+the clock moving, and where the start falls against the first one's, modulo the
+output's block (1024 frames at the output's sample rate), in ms; then starts
+placed as the page places them: a warm-up (two the first time, to bound the
+delay), a seek, and play() called to land on the first block 250 ms on, with the
+start's distance from that block, ms.
+
+    python3 Tests/e2e/play_latency.py [--runs N] [--port-base PORT] [--call] [--rates | --grid]
 """
 
 import argparse
@@ -140,6 +151,82 @@ const run = async () => {
 };
 run().catch((error) => done({ error: String(error) }));
 """
+# In the page, the clip with sound: starts after pauses of `gaps` ms, each
+# from a seek to 5 s, at -80 dB, read 300 ms on.
+GRID_STARTS = r"""
+const [src, gaps, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
+const v = document.getElementById('v');
+const event = (name) => new Promise((resolve) => v.addEventListener(name, resolve, { once: true }));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const context = new AudioContext();
+const rate = context.sampleRate;
+context.close();
+const block = (2 ** Math.ceil(Math.log2(0.02 * rate)) / rate) * 1000;
+const seekTo = async (t) => { const s = event('seeked'); v.currentTime = t; await s; while (v.readyState < 4) await event('canplaythrough'); };
+const start = async (from, callAt) => {
+  if (callAt !== undefined) { while (performance.now() < callAt - 8) await sleep(1); while (performance.now() < callAt) {} }
+  const call = performance.now();
+  await v.play();
+  await sleep(150);
+  return { call, start: performance.now() - ((v.currentTime - from) * 1000) / v.playbackRate };
+};
+const phase = (t, anchor) => { const k = (t - anchor) / block; return (k - Math.round(k)) * block; };
+const run = async () => {
+  if (!v.src.endsWith(src)) v.src = src;
+  v.volume = 0.0001;
+  const starts = [];
+  let anchor = null;
+  for (const gap of gaps) {
+    v.pause();
+    await seekTo(5);
+    await sleep(gap);
+    const s = await start(5);
+    anchor ??= s.start;
+    starts.push({ gap, took: s.start - s.call, phase: phase(s.start, anchor) });
+  }
+  // Placed starts: warm-ups, then play() in the middle of the window that lands on a block.
+  const placed = [];
+  let lo = -Infinity, hi = Infinity;
+  for (let i = 0; i < gaps.length; i++) {
+    v.pause();
+    await seekTo(5);
+    await sleep(gaps[i]);
+    let last = null;
+    for (let w = 0; w < (hi === Infinity ? 2 : 1); w++) {
+      if (w) { v.pause(); await seekTo(5); }
+      const s = await start(5);
+      if (last !== null && Math.abs(phase(s.start, last)) < 1.5) { lo = Math.max(lo, s.start - s.call - block); hi = Math.min(hi, s.start - s.call); }
+      last = s.start;
+    }
+    v.pause();
+    const at = last + Math.ceil((performance.now() + 250 - last) / block) * block;
+    await seekTo(20);
+    const d = (Math.max(lo, hi - block) + hi) / 2;
+    const s = await start(20, at - d - block / 2);
+    placed.push({ gap: gaps[i], error: s.start - at });
+  }
+  v.pause();
+  done({ rate, block, starts, placed });
+};
+run().catch((error) => done({ error: String(error) }));
+"""
+GRID_GAPS = [0, 0, 100, 500, 1000, 3000, 6000, 12000, 0, 20000, 0, 40000]
+
+
+def grid_figures(driver, clip):
+    result = driver.execute_async_script(GRID_STARTS, clip.name, GRID_GAPS)
+    if "error" in result:
+        sys.exit(f"play-latency: {clip.name}: {result['error']}")
+    print(f"output: {result['rate']} Hz, block {result['block']:.2f} ms")
+    for row in result["starts"]:
+        print(f"after {row['gap']:>6} ms paused: clock moved {row['took']:6.1f} ms after play(), "
+              f"{row['phase']:+6.1f} ms off the first start's grid", flush=True)
+    errors = [row["error"] for row in result["placed"]]
+    for row in result["placed"]:
+        print(f"placed, after {row['gap']:>6} ms paused: {row['error']:+6.2f} ms from its block", flush=True)
+    print(f"placed starts: median {statistics.median(errors):+.2f} ms, range [{min(errors):+.2f}, {max(errors):+.2f}] ms")
+
+
 RATE_CHANGES = [
     ("to 1.25 for 20 ms", [[1.25, 20]], True),
     ("to 1.25 for 100 ms", [[1.25, 100]], True),
@@ -149,6 +236,47 @@ RATE_CHANGES = [
     ("1.05 and 1.04, 8 changes", [[1.05, 300], [1.04, 300]] * 4, True),
     ("4 x to 1.05, pitch not kept", [[1.05, 300], [1, 300]] * 4, False),
 ]
+
+
+# In the page: playing at `rate` from 5 s, 60 readings of currentTime less the
+# page's clock at that rate, 50 ms apart, from 600 ms after play().
+READINGS = r"""
+const [src, rate, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
+const v = document.getElementById('v');
+const event = (name) => new Promise((resolve) => v.addEventListener(name, resolve, { once: true }));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const run = async () => {
+  if (!v.src.endsWith(src)) v.src = src;
+  v.pause();
+  const seeked = event('seeked');
+  v.currentTime = 5;
+  await seeked;
+  v.playbackRate = rate;
+  await v.play();
+  await sleep(600);
+  const rows = [];
+  for (let i = 0; i < 60; i++) {
+    rows.push(v.currentTime * 1000 - performance.now() * rate);
+    await sleep(50);
+  }
+  v.pause();
+  v.playbackRate = 1;
+  done(rows);
+};
+run().catch((error) => done({ error: String(error) }));
+"""
+
+
+def reading_figures(driver, clips):
+    for clip in clips:
+        for rate in (1, 1.5, 0.75):
+            rows = driver.execute_async_script(READINGS, clip.name, rate)
+            if isinstance(rows, dict):
+                sys.exit(f"play-latency: {clip.name}: {rows['error']}")
+            middle = statistics.median(rows)
+            off = sorted(r - middle for r in rows)
+            print(f"{clip.name:20} readings at {rate:<5} p5 {off[3]:+.1f}, p95 {off[-4]:+.1f}, "
+                  f"largest {max(abs(x) for x in off):.1f} ms off the line", flush=True)
 
 
 def rate_figures(driver, clips, runs):
@@ -162,6 +290,7 @@ def rate_figures(driver, clips, runs):
                            "range": [round(min(r[k] for r in rows), 1), round(max(r[k] for r in rows), 1)]}
                        for k in ("lost", "follows")}
             print(f"{clip.name:20} {words:28} {json.dumps(figures)}", flush=True)
+    reading_figures(driver, clips)
 
 
 def main():
@@ -172,17 +301,18 @@ def main():
     parser.add_argument("--media-dir", default=str(REPO / ".build-e2e" / "e2e-media"))
     parser.add_argument("--call", action="store_true", help="with the page in a call (a fake microphone, sent to itself)")
     parser.add_argument("--rates", action="store_true", help="what changes of rate do to a playing video's clock, instead")
+    parser.add_argument("--grid", action="store_true", help="where a clock with sound starts, and starts placed there, instead")
     args = parser.parse_args()
     media = Path(args.media_dir)
     clips = [make_media(media), make_media(media, audio=True)]
     (media / "probe.html").write_text("<!doctype html><title>play() latency</title><video id=v preload=auto playsinline></video>\n")
     port = (lambda n: args.port_base + n if args.port_base else 0)
     with MediaServer(media, port=port(0)) as server:
-        for setting, extra in (("--mute-audio", ["--mute-audio"]),) + (() if args.rates else (("audio out", []),)):
+        for setting, extra in (("--mute-audio", ["--mute-audio"]),) + (() if args.rates or args.grid else (("audio out", []),)):
             call_flags = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"] if args.call else []
             browser = Chromium(HEADLESS + extra + call_flags + ([f"--remote-debugging-port={port(2)}"] if args.port_base else []),
                                profile_prefix="cowatch-play-latency-", profile_dir=REPO / ".build-e2e", autoplay=True,
-                               binary="/usr/bin/chromium", driver_port=port(1), script_timeout=30)
+                               binary="/usr/bin/chromium", driver_port=port(1), script_timeout=600 if args.grid else 30)
             driver = browser.driver
             try:
                 driver.get(server.url("probe.html"))
@@ -192,6 +322,9 @@ def main():
                         sys.exit(f"play-latency: the call did not connect: {state}")
                 if args.rates:
                     rate_figures(driver, clips, args.runs)
+                    continue
+                if args.grid:
+                    grid_figures(driver, clips[1])
                     continue
                 for clip in clips:
                     for muted in (False, True):

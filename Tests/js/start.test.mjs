@@ -11,7 +11,8 @@ import {
   PLAY_LATENCY_MS, playerError, probedLatency, JOIN_LEAD_MS,
 } from '../../Sources/CowatchWeb/Web/static/sync/latency.js';
 import {
-  CATCH_UP_BOOST, CATCH_UP_FROM_MS, catchUpFor, fireDecision, LATE_START_MS, planStart, sameCourse, settleFor, SPIN_MS, wakeDelay,
+  CATCH_UP_BOOST, CATCH_UP_FROM_MS, catchUpFor, fireDecision, LATE_START_MS, planStart, PREROLL, prerollFor, prerollLead, sameCourse, settleFor,
+  SPIN_MS, wakeDelay,
 } from '../../Sources/CowatchWeb/Web/static/sync/start.js';
 import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
@@ -322,6 +323,106 @@ test('with sound, a late play() is not caught up before the clock moves (its rat
   sim.advance(1000);
   assert.ok(!sim.notes.some((n) => n.includes('catching up')), sim.notes.join(' | '));
   assert.ok(Math.abs(sim.core.playLatency - 90) < 1, `learned ${sim.core.playLatency} ms`);
+});
+
+// MARK: with sound, out of hearing first (start.js: PREROLL)
+
+test('a start with sound begins out of hearing: from as far back as the media has, when the instant leaves time for it', () => {
+  const plan = { startAt: T + 700, rate: 1, now: T, playLatency: 90 };
+  assert.deepEqual(prerollFor({ ...plan, position: 12 }),
+    { back: PREROLL.ms, startAt: T + 700 - PREROLL.ms, position: 12 - PREROLL.ms / 1000, until: T + 700 });
+  // 0.45 s into the item: from 0.
+  assert.deepEqual(prerollFor({ ...plan, position: 0.45 }), { back: 450, startAt: T + 250, position: 0, until: T + 700 });
+  // At 1.5x, half a second goes back 0.72 s of media.
+  const fast = prerollFor({ ...plan, rate: 1.5, position: 60 });
+  assert.equal(fast.back, PREROLL.ms);
+  assert.ok(Math.abs(fast.position - (60 - 1.5 * PREROLL.ms / 1000)) < 1e-9);
+  assert.equal(prerollFor({ ...plan, rate: 1.5, position: 0.6 }), null);
+  // The first start of an item, from 0:00, has nothing before it; an instant 150 ms ahead has no time.
+  assert.equal(prerollFor({ ...plan, position: 0 }), null);
+  assert.equal(prerollFor({ ...plan, position: 0.3 }), null);
+  assert.equal(prerollFor({ ...plan, startAt: T + 150, position: 12 }), null);
+  assert.equal(prerollLead(90), 680);
+  assert.equal(prerollLead(83.2), 680);
+});
+
+/** A clip with sound paused at `position`, probed (its clock moves `latency` ms after play()). */
+function soundAt(position, latency = 90) {
+  // Each change of rate to or from 1 costs its clock 8 ms, as Chromium's time-stretcher does (drift.js: PULSE).
+  const sim = new SimulatedPlayer({ playLatencyMs: latency, sound: 'sound', rateCostMs: 8 });
+  sim.open(roomState(1, { status: 'paused', position }));
+  sim.until(() => sim.count('probe') === 1 && !sim.core.probing && !sim.video.seeking && sim.video.paused);
+  return sim;
+}
+
+test('with sound, /ready asks for the lead a start out of hearing needs, unless nothing comes before the position', () => {
+  const sim = soundAt(12);
+  sim.setState(roomState(2, { status: 'waiting', position: 12, at: sim.now }));
+  sim.advance(100);
+  assert.equal(sim.sent.at(-1).line, `/ready 2 lead ${prerollLead(90)}`);
+  const start = soundAt(0);
+  start.setState(roomState(2, { status: 'waiting', position: 0, at: start.now }));
+  start.advance(100);
+  assert.equal(start.sent.at(-1).line, '/ready 2');
+  const silent = new SimulatedPlayer();
+  silent.open(roomState(1, { status: 'paused', position: 12 }));
+  silent.setState(roomState(2, { status: 'waiting', position: 12, at: silent.now }));
+  silent.advance(100);
+  assert.equal(silent.sent.at(-1).line, '/ready 2');
+});
+
+test('with sound and the lead asked for, a start 12 ms off its plan is levelled off out of hearing, before the instant', () => {
+  const sim = soundAt(12);
+  sim.playLatencyMs = 102; // this start's clock moves 12 ms later than learned (one block of the audio output)
+  const seeks = sim.count('seek');
+  const at = coordinated(sim, 2, 750);
+  sim.until(() => sim.count('seek') === seeks + 1);
+  assert.ok(Math.abs(sim.video.currentTime - (12 - PREROLL.ms / 1000)) < 1e-9);
+  assert.equal(sim.hushedUntil, at);
+  sim.until(() => sim.now === at);
+  assert.ok(sim.plays[0] < at - PREROLL.ms - 80, `play() ${at - sim.plays[0]} ms before the instant`);
+  assert.equal(sim.hushedUntil, at); // heard from the instant on
+  assert.ok(Math.abs(sim.video.currentTime - 12) < 0.0015, `at the instant: ${sim.video.currentTime}`);
+  assert.ok(sim.notes.some((n) => /^start -1[12]\.\d ms: pulse/.test(n)), sim.notes.join(' | '));
+  assert.equal(sim.core.mode, 'playing');
+  sim.advance(1000);
+  assert.ok(Math.abs(sim.driftMs(playing(12, at))) < 1.5, `drift ${sim.driftMs(playing(12, at))} ms`);
+  assert.equal(sim.core.preroll, null);
+});
+
+test('a pause while a start is out of hearing brings the sound back at once, and the video holds the position', () => {
+  const sim = soundAt(12);
+  const at = coordinated(sim, 2, 750);
+  sim.until(() => sim.plays.length === 1);
+  sim.advance(100);
+  sim.setState(roomState(4, { status: 'paused', position: 12, at: sim.now }));
+  sim.advance(200);
+  assert.equal(sim.hushedUntil, null);
+  assert.ok(sim.now < at);
+  assert.equal(sim.video.paused, true);
+  assert.equal(sim.video.currentTime, 12);
+});
+
+test('with sound, a start without the lead, or from 0:00, is not begun out of hearing', () => {
+  for (const [position, lead] of [[12, 300], [0, 750]]) {
+    const sim = soundAt(position);
+    const seeks = sim.count('seek');
+    coordinated(sim, 2, lead);
+    sim.advance(1000);
+    assert.equal(sim.count('hush'), 0);
+    assert.equal(sim.count('seek'), seeks);
+    assert.ok(Math.abs(sim.core.lastStart.error) < 2, `start ${sim.core.lastStart.error} ms`);
+  }
+});
+
+test('a late joiner with sound begins out of hearing too, half a second further ahead', () => {
+  const sim = new SimulatedPlayer({ playLatencyMs: 70, sound: 'sound', seekMs: 60 });
+  const timeline = playing(100, T0 - 10000);
+  sim.open(roomState(7, { status: 'playing', position: 100, at: T0 - 10000 }));
+  sim.until(() => sim.plays.length === 1);
+  const until = sim.hushedUntil;
+  sim.until(() => sim.now === until);
+  assert.ok(Math.abs(sim.driftMs(timeline)) < 1.5, `drift ${sim.driftMs(timeline)} ms`);
 });
 
 test('the same state handed back during a start does not restart it', () => {

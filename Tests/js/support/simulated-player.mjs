@@ -47,13 +47,18 @@ export class SimulatedPlayer {
    *   ('silent', 'sound', 'muted'); none given, as a player that does not say
    * @param {number} [options.rateCostMs] what leaving rate 1, or coming back to it, costs a
    *   playing video's position, ms: Chromium's time-stretcher with a sound track (sync/drift.js: PULSE)
+   * @param {object} [options.output] an audio output rendering in blocks, as Chromium's
+   *   (sync/grid.js): { rate (Hz, as the page reads it), blockMs, pipelineMs (a start is the first
+   *   block this long after play()), coldMs (after play(), the start of an output that had stopped),
+   *   idleStopMs (an output idle this long stops), offGrid (starts fall anywhere in a block instead,
+   *   as another browser's might) }; none: every start `playLatencyMs` after play()
    */
   constructor({
     duration = 600, seekMs = 40, playLatencyMs = 5, speed = 1, metadataMs = 30, failLoads = false, refuseAutoplay = false,
-    capabilities = null, readingError = 0, rangeRequests = true, pageProtocol = null, sound = undefined, rateCostMs = 0,
+    capabilities = null, readingError = 0, rangeRequests = true, pageProtocol = null, sound = undefined, rateCostMs = 0, output = null,
   } = {}) {
     Object.assign(this, {
-      sound, rateCostMs, duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, capabilities, readingError, rangeRequests,
+      output, sound, rateCostMs, duration, seekMs, playLatencyMs, speed, metadataMs, failLoads, refuseAutoplay, capabilities, readingError, rangeRequests,
     });
     this.error = 0; // the reading's current error, seconds
     this.errorDrawnAt = -Infinity;
@@ -80,6 +85,9 @@ export class SimulatedPlayer {
     this.actions = []; // { at, ...action }
     this.plays = []; // server instants play() was called at
     this.rates = []; // { at, rate }
+    this.hushedUntil = null; // out of hearing until this server instant (a start begun early)
+    this.outputAnchor = null; // a block boundary of the running output (options.output)
+    this.outputHeard = -Infinity; // when the output last played
   }
 
   // MARK: inputs from the room
@@ -147,10 +155,13 @@ export class SimulatedPlayer {
     const video = this.video;
     const t = this.now;
     const moving = !video.paused && !video.seeking && video.readyState >= 3
-      && t >= this.starvedUntil && t >= this.movesFrom && t >= this.frozenUntil;
+      && t >= this.starvedUntil && t + dt > this.movesFrom && t >= this.frozenUntil;
     this.now += dt;
     if (moving) {
-      video.currentTime += (video.playbackRate * this.speed * dt) / 1000;
+      // A start between two ms moves for the part of the ms after it.
+      const share = Math.min(dt, t + dt - Math.max(t, this.movesFrom));
+      video.currentTime += (video.playbackRate * this.speed * share) / 1000;
+      this.outputHeard = this.now;
       if (video.currentTime >= this.duration) {
         video.currentTime = this.duration;
         video.paused = true;
@@ -226,6 +237,7 @@ export class SimulatedPlayer {
       seekable: !loaded ? [] : this.rangeRequests ? [[0, this.duration]] : [[0, 0]],
       error: video.error,
       ...(this.sound ? { sound: this.sound } : {}),
+      ...(this.output ? { outputRate: this.output.rate } : {}),
     };
   }
 
@@ -260,7 +272,7 @@ export class SimulatedPlayer {
           }
           this.plays.push(calledAt);
           video.paused = false;
-          this.movesFrom = calledAt + this.playLatencyMs;
+          this.movesFrom = this.startsAt(calledAt);
           this.perform(this.core.playCalled(calledAt - action.at, this.read()));
           break;
         }
@@ -286,13 +298,17 @@ export class SimulatedPlayer {
           const from = video.currentTime;
           const calledAt = this.now;
           video.paused = false;
-          this.movesFrom = calledAt + this.playLatencyMs;
+          this.movesFrom = this.startsAt(calledAt);
           this.advance(action.ms);
           const result = { from, calledAt: calledAt - this.origin, readAt: this.now - this.origin, currentTime: video.currentTime, rate: video.playbackRate };
           video.paused = true;
           this.perform(this.core.probed(action.id, result, this.read()));
           break;
         }
+        case 'hush':
+          // players/video.js: out of hearing until then (null: heard).
+          this.hushedUntil = action.ms > 0 ? this.now + action.ms : null;
+          break;
         case 'send':
           this.sent.push({ at: this.now, line: action.line });
           break;
@@ -335,6 +351,19 @@ export class SimulatedPlayer {
   }
 
   /** How many actions of `type` since server time `since`. */
+  /** When a play() called at `calledAt` moves the clock (options.output). */
+  startsAt(calledAt) {
+    const o = this.output;
+    if (!o) return calledAt + this.playLatencyMs;
+    if (o.offGrid) return calledAt + o.pipelineMs + this.draw() * o.blockMs;
+    if (this.outputAnchor === null || calledAt - this.outputHeard >= o.idleStopMs) {
+      this.outputAnchor = calledAt + o.coldMs;
+      return this.outputAnchor;
+    }
+    const earliest = calledAt + o.pipelineMs;
+    return this.outputAnchor + Math.ceil((earliest - this.outputAnchor) / o.blockMs) * o.blockMs;
+  }
+
   count(type, since = -Infinity) {
     return this.actions.filter((a) => a.type === type && a.at >= since).length;
   }

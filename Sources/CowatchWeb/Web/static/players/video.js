@@ -19,6 +19,27 @@ const EVENTS = [
   'ratechange', 'volumechange',
 ];
 
+let outputRateRead; // once per page: undefined until read
+
+/** How long a probe waits for its seek: one that has not landed by then plays as it stands. */
+const PROBE_SEEK_MS = 1000;
+
+/** The sample rate of the page's audio output, which sets the size of its
+ *  blocks (sync/grid.js), or null: read from an AudioContext made and closed
+ *  at once (one that is never started plays nothing). */
+function outputRate() {
+  if (outputRateRead !== undefined) return outputRateRead;
+  outputRateRead = null;
+  try {
+    const context = new globalThis.AudioContext();
+    outputRateRead = context.sampleRate;
+    context.close().catch(() => {});
+  } catch {
+    // No Web Audio: starts are not placed on blocks.
+  }
+  return outputRateRead;
+}
+
 /** The probe's volume: -80 dB, below anything heard, but not 0 (see probe()). */
 const INAUDIBLE = 0.0001;
 
@@ -42,6 +63,7 @@ export default class VideoPlayer extends EventTarget {
     for (const type of EVENTS) video.addEventListener(type, this.forward);
     video.hidden = false;
     this.activity = null;
+    this.hushedFrom = undefined; // the volume to come back to, while out of hearing (hush)
     // An HLS live stream's readings are in stream time (players/live.js): the
     // same frame has the same time in every window.
     this.live = new LiveTracker();
@@ -93,7 +115,9 @@ export default class VideoPlayer extends EventTarget {
       error: video.error ? { code: video.error.code, message: video.error.message } : null,
       frames: this.frames,
       sound: soundOf(video),
+      outputRate: null,
     };
+    if (readings.sound === 'sound') readings.outputRate = outputRate();
     if (!isLive(this.activity, readings.duration)) return readings;
     const live = this.live.map(readings);
     if (this.live.lost()) {
@@ -137,10 +161,19 @@ export default class VideoPlayer extends EventTarget {
    *  PROBE). A volume of 0 or `muted` would take another path through the
    *  browser (in Chromium a silent one, which starts in half the time), so an
    *  audible video plays at a volume nobody hears instead, and a muted one muted.
+   *  It seeks where it stands first (a start after a seek is what it measures).
    *  Resolves to { from, calledAt, readAt, currentTime, rate } (performance.now() ms). */
   async probe(ms) {
     const video = this.video;
     const volume = video.volume;
+    // From a seek where it stands: a clock just paused still holds the audio it
+    // had queued, and would start from that, sooner than any start does.
+    if (!video.seeking) video.currentTime = video.currentTime;
+    await new Promise((resolve) => {
+      const done = () => { clearTimeout(timer); video.removeEventListener('seeked', done); resolve(); };
+      const timer = setTimeout(done, PROBE_SEEK_MS);
+      video.addEventListener('seeked', done);
+    });
     const from = video.currentTime;
     if (!video.muted && volume > 0) video.volume = INAUDIBLE;
     try {
@@ -153,6 +186,21 @@ export default class VideoPlayer extends EventTarget {
       video.pause();
       // Unless the viewer set a volume of their own meanwhile.
       if (video.volume === INAUDIBLE) video.volume = volume;
+    }
+  }
+
+  /** Out of hearing (`on`), or the volume as it was: a start with sound
+   *  begins early at a volume nobody hears (sync/start.js: PREROLL), for the
+   *  reason probe() does not mute. A volume the viewer set meanwhile is kept. */
+  hush(on) {
+    const video = this.video;
+    if (on) {
+      if (this.hushedFrom !== undefined || video.muted || !(video.volume > 0) || video.volume === INAUDIBLE) return;
+      this.hushedFrom = video.volume;
+      video.volume = INAUDIBLE;
+    } else if (this.hushedFrom !== undefined) {
+      if (video.volume === INAUDIBLE) video.volume = this.hushedFrom;
+      this.hushedFrom = undefined;
     }
   }
 

@@ -22,6 +22,9 @@
 //   { type: 'probe', id, ms }    play `ms` out of hearing and pause, then call
 //                                probed(id, result): how long the clock took to
 //                                start (players/player.js: probe)
+//   { type: 'hush', ms }         out of hearing for `ms`, then the volume as it
+//                                was (0: at once), unless the viewer set one
+//                                meanwhile (players/video.js: hush)
 //   { type: 'send', line }       a report to the server
 //   { type: 'note', text }       the player's history, for debugging
 //   { type: 'tell', words, url }  a sentence for the viewer about the item at

@@ -78,11 +78,16 @@ export function nudgeRate(nudging, drift, rate) {
  *   minMs  the shortest pulse: a shorter change of rate was seen to do nothing
  *          (the audio is stretched in blocks), so a small one is gentler and longer
  *   cost   s of media one start or stop of the time-stretcher costs: the first guess, and bounds
- * Only from rate 1: between rates other than 1 the time-stretcher runs on and a
- * change costs nothing, and the nudge does there.
+ *   stretchedWindow  readings whose median is the drift at a rate other than 1, where
+ *          each is off the clock's line by up to ±7 ms at 1.5 (the time-stretcher
+ *          plays its blocks unevenly, docs/benchmarks.md), where 3 suffice at 1
+ * The cost is learned from pulses from rate 1 alone: between rates other than 1
+ * the time-stretcher runs on and a change costs nothing, but comes through as
+ * late, so a proportional nudge there would swing around as well.
  */
 export const PULSE = Object.freeze({
   boost: 0.25, from: 0.004, upTo: 0.04, minMs: 40, quietMs: 300, learn: 0.5, cost: Object.freeze({ initial: 0.008, min: 0, max: 0.03 }),
+  stretchedWindow: 9,
 });
 
 /**

@@ -5,10 +5,15 @@
 //     rejoining after a suspension, and large drift;
 //   * a rate nudge for small drift (drift.js), invisible to a viewer, by the
 //     video's clock, or by what its screen shows when that is more than half
-//     a frame off (screen.js); with a sound track at rate 1, pulses that make
-//     up what each change of rate costs there (drift.js: PULSE);
+//     a frame off (screen.js); with a sound track, pulses that make up what
+//     each change of rate costs there and wait for it to come through (drift.js: PULSE);
 //   * a start whose play() came late (a busy main thread) made up at once by a
 //     short catch-up (start.js: catchUpFor);
+//   * with sound, a start placed on a block of the audio output, where its
+//     clock can start (grid.js), after a warm-up out of hearing that shows
+//     where the blocks fall; where that does not hold, a start begun out of
+//     hearing half a second early, from as far back, measured and levelled off
+//     by a pulse before it is heard (start.js: PREROLL);
 //   * each start measured, to learn the latency of play() and how far ahead to
 //     plan a start that must seek first (latency.js); with sound, that latency
 //     measured before the first start by a probe out of hearing.
@@ -22,6 +27,7 @@ import {
   seekAim, seekDecision, seekPolicy,
 } from './correct.js';
 import { addDriftReading, costAfterPulse, DRIFT_WINDOW, needsRejoin, nudgeRate, PULSE, pulseFor } from './drift.js';
+import { alignedStart, blockMs, GRID, gridAfterStart, gridWarm } from './grid.js';
 import {
   JOIN_LEAD_MS, latencyAfterProbe, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, needsProbe,
   PLAY_LATENCY_MS, playerError, PROBE_MS, probedLatency, VERIFY_AFTER_MS,
@@ -32,7 +38,8 @@ import {
 } from './live.js';
 import { screenDrift, steer } from './screen.js';
 import {
-  CATCH_UP_BOOST, catchUpFor, fireDecision, missedInstant, planStart, sameCourse, settleFor, SPIN_MS, wakeDelay,
+  CATCH_UP_BOOST, catchUpFor, fireDecision, missedInstant, planStart, PREROLL, prerollFor, prerollLead, sameCourse, settleFor, SPIN_MS,
+  wakeDelay,
 } from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
@@ -44,8 +51,13 @@ export class Follower extends Actions {
     this.join = null; // a scheduled start in progress
     this.joins = 0; // numbers the starts, so that a timer of a replaced one is ignored
     this.running = null; // the timeline the playing video follows (key)
+    this.runningRate = undefined; // and its rate
     this.verify = null; // a start to measure
     this.catchUp = null; // a late start making up its lateness: { id, rate, since } (start.js: catchUpFor)
+    // A start with sound begun early out of hearing (start.js: prerollFor), until
+    // its instant: { key, course, until }, `course` the room's timeline drawn
+    // back to the early start (the same course from then on).
+    this.preroll = null;
     this.drifts = [];
     this.drift = null; // last median drift, seconds
     this.nudging = false;
@@ -64,6 +76,9 @@ export class Follower extends Actions {
     this.probes = 0;
     this.probeFailed = new Set(); // kinds whose probe could not play: learned from starts alone
     this.probeRefused = false; // autoplay refused the probe: tried again after the viewer's click (player.js: unblock)
+    this.outputRate = null; // the audio output's sample rate, when the player says (players/video.js)
+    this.grid = null; // where the output's blocks fall, and what bounds play()'s delay to them (grid.js)
+    this.warmups = 0; // warm-ups since the last start or /ready: at most two before one
     this.joinLead = JOIN_LEAD_MS.initial;
     this.lastStart = null; // { at, actual, error } of the last scheduled start, ms
     this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed (player.js)
@@ -82,6 +97,7 @@ export class Follower extends Actions {
 
   act(r, body) {
     if (r?.sound) this.sound = r.sound;
+    if (r?.outputRate) this.outputRate = r.outputRate;
     return super.act(r, body);
   }
 
@@ -97,20 +113,44 @@ export class Follower extends Actions {
   }
 
   /** Measures, out of hearing, how long this video's clock takes to start
-   *  (players/player.js: probe); probed() takes the answer. */
-  startProbe() {
+   *  (players/player.js: probe); probed() takes the answer. A warm-up is the
+   *  same, shorter: it shows where the output's blocks fall (grid.js). */
+  startProbe(warmup = false) {
     const id = ++this.probes;
-    this.probing = { id, sound: this.sound };
+    this.probing = { id, sound: this.sound, warmup };
     this.detail = 'measuring the sound';
-    this.note(`probe: how long a start with ${this.sound} takes`);
-    this.out.push({ type: 'probe', id, ms: PROBE_MS });
+    if (warmup) this.warmups += 1;
+    this.note(warmup ? 'warm-up: where the sound\'s clock can start' : `probe: how long a start with ${this.sound} takes`);
+    this.out.push({ type: 'probe', id, ms: warmup ? GRID.warmupMs : PROBE_MS });
+  }
+
+  /** Whether starts with sound are placed on the output's blocks (grid.js):
+   *  the output's rate is known, and no start has proved the grid wrong. */
+  aligns() {
+    return this.sound === 'sound' && !!blockMs(this.outputRate) && !this.grid?.off;
+  }
+
+  /** Whether a warm-up would let the next start be placed: the output may
+   *  have stopped, or play()'s delay to a block is not bounded yet. */
+  wantsWarmup() {
+    return this.aligns() && this.video.live !== true && !this.probeRefused && this.warmups < 2
+      && !(gridWarm(this.grid, this.video.monotonic) && this.grid.hi < Infinity);
+  }
+
+  /** A clock with sound started at `start` after a call at `called` (monotonic ms). */
+  learnGrid(start, called, heard = start) {
+    const before = this.grid;
+    this.grid = gridAfterStart(this.grid, { start, called, period: blockMs(this.outputRate) });
+    if (!this.grid) return;
+    this.grid.heard = Math.max(this.grid.heard, heard);
+    if (this.grid.off && !before?.off) this.note('the sound\'s clock started off its grid twice: starts are no longer placed on it');
   }
 
   /** Probe `id` played and paused (or could not play: `result.error`). */
   probed(id, result, r) {
     return this.act(r, () => {
       if (this.probing?.id !== id) return;
-      const { sound } = this.probing;
+      const { sound, warmup } = this.probing;
       this.probing = null;
       this.video.paused = true;
       if (result.error === 'NotAllowedError') {
@@ -123,8 +163,12 @@ export class Follower extends Actions {
         this.note(`probe: could not play (${result.error}); learning from the starts`);
       } else {
         const took = probedLatency(result);
-        this.latencies[sound] = latencyAfterProbe(took);
-        this.note(`probe: the clock started ${took.toFixed(1)} ms after play() (${sound}); play() latency ${this.latencies[sound].playLatency.toFixed(1)} ms`);
+        // A warm-up's start may be an output's fresh one, quicker than the rest: it teaches the grid alone.
+        if (!warmup || !this.latencies[sound]) this.latencies[sound] = latencyAfterProbe(took);
+        // At rate 1 alone: the time-stretcher shifts a clock at another rate by a few ms more.
+        if (sound === 'sound' && (result.rate ?? 1) === 1) this.learnGrid(result.calledAt + took, result.calledAt, result.readAt);
+        this.note(`${warmup ? 'warm-up' : 'probe'}: the clock started ${took.toFixed(1)} ms after play() (${sound}); play() latency ${this.latencies[sound].playLatency.toFixed(1)} ms`
+          + (this.grid && sound === 'sound' ? `; delay to a block ${this.grid.lo.toFixed(1)}..${this.grid.hi.toFixed(1)} ms` : ''));
       }
       this.reconcile();
     });
@@ -133,8 +177,10 @@ export class Follower extends Actions {
   /** Playing (the group's timeline or a catch-up): start on time, then keep to it. */
   run(plan) {
     const video = this.video;
-    const timeline = plan.timeline;
-    const key = timelineKey(timeline);
+    const key = timelineKey(plan.timeline);
+    if (this.preroll && (this.preroll.key !== key || video.now >= this.preroll.until)) this.endPreroll();
+    const timeline = this.preroll?.course ?? plan.timeline;
+    if (this.grid && !video.paused) this.grid.heard = video.monotonic; // the output runs
     if (video.readyState < HAVE_METADATA) {
       this.detail = 'loading';
       return;
@@ -161,6 +207,14 @@ export class Follower extends Actions {
       return this.beginJoin(timeline, key);
     }
     // Playing: keep the base rate in step (a /rate change is continuous: no seek).
+    if (this.running !== key && this.runningRate !== timeline.rate && this.aligns() && video.live !== true) {
+      // With sound a new rate comes through only once the audio queued at the
+      // old one has played, 180 to 400 ms, as each window's blocks fall: it is
+      // started again instead, on a block (grid.js), with a gap of about a
+      // third of a second in the sound rather than windows tens of ms apart.
+      this.note(`rate ${this.runningRate} to ${timeline.rate} with sound: started again on a block`);
+      return this.beginJoin(timeline, key);
+    }
     if (this.running !== key && this.sound !== 'silent') {
       // A new course at another rate (a /rate, a catch-up's end): with sound the
       // change comes through ~180 ms late, and the readings until then are not
@@ -170,6 +224,7 @@ export class Follower extends Actions {
       this.drifts = [];
     }
     this.running = key;
+    this.runningRate = timeline.rate;
     if (this.screenKey !== key) {
       // Frames shown before now belong to another course (a start, a seek, a rate).
       this.screenKey = key;
@@ -187,7 +242,10 @@ export class Follower extends Actions {
     const capabilities = capabilitiesOf(video);
     this.notice = rateNotice(capabilities, timeline.rate);
     if (correctionFor(capabilities) === 'seek') return this.correctBySeeking(timeline, raw, capabilities);
-    const { drifts, drift } = addDriftReading(this.drifts, raw);
+    // With sound at a rate other than 1, a reading is off the clock's line by up
+    // to ±7 ms (the time-stretcher's steps): more of them make the drift.
+    const noisy = this.sound !== 'silent' && timeline.rate !== 1;
+    const { drifts, drift } = noisy ? medianDrift(this.drifts, raw, PULSE.stretchedWindow) : addDriftReading(this.drifts, raw);
     this.drifts = drifts;
     this.drift = drift;
     if (needsRejoin(raw, drift)) {
@@ -196,13 +254,13 @@ export class Follower extends Actions {
       return this.beginJoin(timeline, key);
     }
     this.screenDrift = screenDrift(video.frames, timeline, now, video.monotonic, this.screenSince);
-    if (this.sound !== 'silent' && timeline.rate === 1 && (this.pulseQuiet || Math.abs(drift) <= PULSE.upTo)) {
+    if (this.sound !== 'silent' && (this.pulseQuiet || Math.abs(drift) <= PULSE.upTo)) {
       this.nudging = false;
       // By the clock alone: steering by the screen moves the clock in small
       // steps until the picture jumps a frame, which pulses, each exact and
       // then read again, would only swing around (docs/benchmarks.md).
       this.steering = null;
-      return this.correctByPulses(drift, timeline.rate);
+      return this.correctByPulses(drift, timeline.rate, noisy ? PULSE.stretchedWindow : DRIFT_WINDOW);
     }
     const course = steer({ clock: drift, screen: this.screenDrift, steering: this.steering, monotonic: video.monotonic });
     if ((course.steering?.since !== undefined) !== (this.steering?.since !== undefined)) {
@@ -217,7 +275,7 @@ export class Follower extends Actions {
 
   /** A video with sound: pulses, each made up exactly, read again once its
    *  effect has come through (drift.js: PULSE). */
-  correctByPulses(drift, rate) {
+  correctByPulses(drift, rate, window) {
     const video = this.video;
     const quiet = this.pulseQuiet;
     if (quiet) {
@@ -225,7 +283,7 @@ export class Follower extends Actions {
         this.drifts = []; // the pulse is still coming through
         return;
       }
-      if (this.drifts.length < DRIFT_WINDOW) return;
+      if (this.drifts.length < window) return;
       this.pulseQuiet = null;
       if (quiet.gain !== undefined) {
         this.pulseCost = costAfterPulse(this.pulseCost, { gain: quiet.gain, before: quiet.before, after: this.drift });
@@ -233,14 +291,69 @@ export class Follower extends Actions {
       }
     }
     this.setRate(rate);
-    if (this.drifts.length < DRIFT_WINDOW) return;
+    if (this.drifts.length < window) return;
+    this.startPulse(drift, rate, 'drift');
+  }
+
+  /** Makes up `drift` (s) by one pulse, when it is worth one (drift.js: pulseFor). */
+  startPulse(drift, rate, what) {
     const pulse = pulseFor(drift, rate, this.pulseCost);
     if (!pulse) return;
     const id = ++this.joins;
     this.pulse = { id, base: rate, gain: pulse.gain, before: drift };
-    this.note(`drift ${ms(drift)} ms: pulse at ${pulse.rate} for ${pulse.ms.toFixed(0)} ms`);
+    this.note(`${what} ${ms(drift)} ms: pulse at ${pulse.rate} for ${pulse.ms.toFixed(0)} ms`);
     this.setRate(pulse.rate);
     this.wakeIn(id, pulse.ms);
+  }
+
+  /** The lead this player asks for in its /ready (docs/protocol.md): time to
+   *  start out of hearing first, when a start of `timeline` would (start.js: PREROLL). */
+  leadToAsk(timeline) {
+    if (!this.prerolls(timeline)) return 0;
+    if (this.aligns()) return Math.ceil(Math.round(this.warmupNeed(1)) / 10) * 10;
+    return (timeline.position * 1000) / timeline.rate >= PREROLL.minMs ? prerollLead(this.playLatency) : 0;
+  }
+
+  /** From a warm-up's call to a start placed after it: the warm-ups, the seek
+   *  back, play()'s latency and a block at most (grid.js), ms. */
+  warmupNeed(warmups) {
+    return warmups * (GRID.warmupMs + 10) + GRID.seekMs + this.playLatency + (this.grid?.period ?? 25) + SPIN_MS;
+  }
+
+  /** A start planned for `startAt` placed on the output's first block from
+   *  then, from where the timeline is at it, its play() called to land on it
+   *  (grid.js: alignedStart); null when the grid cannot place it (not yet
+   *  bounded, or the output would have stopped by the call). */
+  placeOnGrid(timeline, startAt, now, tolerance) {
+    const video = this.video;
+    const offset = now - video.monotonic;
+    let aligned = alignedStart(this.grid, startAt - offset);
+    if (!aligned || !gridWarm(this.grid, aligned.at - aligned.latency)) return null;
+    const positionAtBlock = (at) => clampToMedia(positionAt(timeline, at + offset), video.duration);
+    // A block too near for a seek and the call: the next one, a block later and as exact.
+    for (let blocks = 0; blocks < 4; blocks++, aligned = { ...aligned, at: aligned.at + this.grid.period }) {
+      const position = positionAtBlock(aligned.at);
+      const seekMs = Math.abs(video.currentTime - position) > tolerance || video.seeking ? GRID.seekMs : 0;
+      if (aligned.at + offset - now >= aligned.latency + SPIN_MS + 2 + seekMs) {
+        return { startAt: aligned.at + offset, position, latency: aligned.latency };
+      }
+    }
+    return null;
+  }
+
+  /** Whether a start of `timeline` begins out of hearing: a sound track heard
+   *  (not muted), on a player whose rate a pulse can change (drift.js: PULSE). */
+  prerolls(timeline) {
+    return this.sound === 'sound' && this.video.live !== true && playableRate(capabilitiesOf(this.video), timeline.rate) === timeline.rate
+      && correctionFor(capabilitiesOf(this.video)) === 'nudge';
+  }
+
+  /** The start begun out of hearing is over: its instant has come, or the
+   *  room's course changed. The sound comes up (at once, if not already). */
+  endPreroll() {
+    const preroll = this.preroll;
+    this.preroll = null;
+    if (this.video.now < preroll.until) this.out.push({ type: 'hush', ms: 0 });
   }
 
   /** A pulse's time is up: back to the timeline's rate, and quiet until that has come through. */
@@ -248,7 +361,8 @@ export class Follower extends Actions {
     const { base, gain, before } = this.pulse;
     this.pulse = null;
     this.drifts = [];
-    this.pulseQuiet = { until: this.video.monotonic + PULSE.quietMs, gain, before };
+    // Leaving rate 1 and coming back costs the clock (PULSE.cost); between other rates nothing to learn.
+    this.pulseQuiet = base === 1 ? { until: this.video.monotonic + PULSE.quietMs, gain, before } : { until: this.video.monotonic + PULSE.quietMs };
     this.setRate(base);
   }
 
@@ -317,14 +431,41 @@ export class Follower extends Actions {
     const capabilities = capabilitiesOf(video);
     const tolerance = holdTolerance(capabilities);
     this.fix = null;
-    const { startAt, position } = planStart({
-      timeline, now, video, enoughData: hasEnoughData(video), playLatency: this.playLatency, joinLead: this.joinLead, tolerance,
+    const planned = (joinLead) => planStart({
+      timeline, now, video, enoughData: hasEnoughData(video), playLatency: this.playLatency, joinLead, tolerance,
     });
+    let { startAt, position, coordinated } = planned(this.joinLead);
+    let latency;
+    if (this.prerolls(timeline) && this.aligns()) {
+      // The room's instant when it is still ahead, though the video must seek
+      // first (after a warm-up, say): a block this close may leave the time.
+      const soonest = !coordinated && timeline.at > now ? this.placeOnGrid(timeline, timeline.at, now, tolerance) : null;
+      const placed = soonest ?? this.placeOnGrid(timeline, startAt, now, tolerance);
+      if (placed) {
+        ({ startAt, position, latency } = placed);
+      } else if (this.warmups < 2 && (!coordinated || timeline.at - now >= this.warmupNeed(this.grid?.hi < Infinity ? 1 : 2))) {
+        // A warm-up first (grid.js); a start of its own is planned again after it.
+        this.cancelJoin();
+        return this.startProbe(true);
+      }
+    } else if (this.prerolls(timeline)) {
+      // Out of hearing first (start.js: PREROLL): a start of its own plans that much further ahead.
+      const wide = coordinated ? { startAt, position } : planned(this.joinLead + PREROLL.ms);
+      const preroll = prerollFor({ ...wide, rate: timeline.rate, now, playLatency: this.playLatency });
+      if (preroll) {
+        ({ startAt, position } = preroll);
+        const course = { playing: true, position, at: startAt, rate: timeline.rate };
+        this.preroll = { key, course, until: preroll.until };
+        this.out.push({ type: 'hush', ms: preroll.until - now });
+        this.note(`out of hearing from ${(preroll.back).toFixed(0)} ms before`);
+      }
+    }
     const rate = playableRate(capabilities, timeline.rate);
     this.notice = rateNotice(capabilities, timeline.rate);
-    const join = { id: ++this.joins, key, startAt, position, rate, seekBegan: null, armed: false };
+    const join = { id: ++this.joins, key, startAt, position, rate, seekBegan: null, armed: false, preroll: !!this.preroll, latency };
     this.join = join;
-    this.note(`join: ${position.toFixed(3)} at ${(startAt % 100000).toFixed(1)} (in ${(startAt - now).toFixed(0)} ms)`);
+    this.note(`join: ${position.toFixed(3)} at ${(startAt % 100000).toFixed(1)} (in ${(startAt - now).toFixed(0)} ms)`
+      + (latency === undefined ? '' : `, on a block of the sound: play() ${latency.toFixed(1)} ms before`));
     this.setRate(rate);
     if (Math.abs(video.currentTime - position) > tolerance) {
       if (!this.maySeekTo(position)) return; // player.js: said once, out of step
@@ -422,7 +563,7 @@ export class Follower extends Actions {
     this.detail = `starting in ${Math.max(0, msLeft / 1000).toFixed(2)} s`;
     if (join.armed) return;
     if (video.seeking || !hasEnoughData(video)) {
-      if (missedInstant(msLeft, this.playLatency)) {
+      if (missedInstant(msLeft, join.latency ?? this.playLatency)) {
         this.joinLead = leadAfterMiss(this.joinLead);
         this.note(`join missed its instant: lead now ${this.joinLead.toFixed(0)} ms`);
         this.join = null;
@@ -445,7 +586,7 @@ export class Follower extends Actions {
       return this.startProbe();
     }
     join.armed = true;
-    this.wakeIn(join.id, wakeDelay(join.startAt, this.playLatency, video.now));
+    this.wakeIn(join.id, wakeDelay(join.startAt, join.latency ?? this.playLatency, video.now));
   }
 
   /** The timer of scheduled start number `id` fired. */
@@ -461,7 +602,7 @@ export class Follower extends Actions {
         this.liveReload();
         return;
       }
-      const decision = fireDecision(join.startAt, this.playLatency, video.now);
+      const decision = fireDecision(join.startAt, join.latency ?? this.playLatency, video.now);
       if (decision.kind === 'replan') {
         this.note(`start ${decision.late.toFixed(1)} ms late: plan again`);
         this.joinLead = leadAfterLateStart(this.joinLead);
@@ -475,11 +616,14 @@ export class Follower extends Actions {
       }
       this.play(decision.at, join.rate);
       this.join = null;
+      this.warmups = 0;
       this.running = join.key;
+      this.runningRate = join.rate;
       this.nudging = false;
       const calledAt = video.monotonic + Math.max(0, -decision.late);
       this.verify = {
-        id: join.id, startAt: join.startAt, position: join.position, rate: join.rate, calledAt, playLatency: this.playLatency, sound: this.sound,
+        id: join.id, startAt: join.startAt, position: join.position, rate: join.rate, calledAt, playLatency: join.latency ?? this.playLatency,
+        sound: this.sound, preroll: join.preroll, callAt: decision.at,
       };
     });
   }
@@ -539,12 +683,21 @@ export class Follower extends Actions {
       + (verify.callLate >= 1 ? ` (play() called ${verify.callLate.toFixed(1)} ms late${verify.boost ? ', caught up' : ''})` : '')
       + `; play() latency ${this.playLatency.toFixed(1)} ms`);
     const learned = this.latencies[verify.sound] ?? { playLatency: verify.playLatency, taken: [] };
-    this.latencies[verify.sound] = latencyAfterStart(learned.playLatency, own, learned.taken);
+    // The start took what it was planned to take (its play() called that far ahead) and its error.
+    this.latencies[verify.sound] = latencyAfterStart(verify.playLatency, own, learned.taken);
+    if (verify.sound === 'sound' && verify.callAt !== undefined && verify.rate === 1) {
+      // Where its clock started, and when play() was really called, on the page's own clock (grid.js).
+      const offset = video.now - video.monotonic;
+      this.learnGrid(start.actual - offset, verify.callAt + (verify.callLate ?? 0) - offset, video.monotonic);
+    }
     // What is still off is made up at once, in the first moments, rather than
     // by the drift correction's gentle nudge over a second or more. With a
     // sound track a change of rate comes through late and costs the clock a
     // few ms: the pulses take it from the next readings (correctByPulses).
-    const levels = correctionFor(capabilitiesOf(video)) === 'nudge' && video.live !== true && verify.sound === 'silent';
+    const nudges = correctionFor(capabilitiesOf(video)) === 'nudge' && video.live !== true;
+    // Begun out of hearing, it has just the time for one pulse before it is heard.
+    if (nudges && verify.preroll && this.preroll) return this.startPulse(-start.error / 1000, verify.rate, 'start');
+    const levels = nudges && verify.sound === 'silent';
     const settle = levels ? settleFor(start.error, verify.rate) : null;
     if (settle) {
       this.note(`levelling off ${start.error.toFixed(1)} ms: at ${settle.rate} for ${settle.ms.toFixed(0)} ms`);
@@ -555,6 +708,7 @@ export class Follower extends Actions {
   }
 
   stopVideo() {
+    if (this.preroll) this.endPreroll();
     this.catchUp = null;
     this.pulse = null;
     this.pulseQuiet = null;
@@ -562,6 +716,7 @@ export class Follower extends Actions {
     this.fix = null;
     this.pause();
     this.running = null;
+    this.runningRate = undefined;
     this.nudging = false;
     this.steering = null;
     this.screenKey = null;

@@ -56,6 +56,7 @@ export class PlayerSync extends EventTarget {
     // On an https:// page the browser does not load an http:// video as it is (sync/mixed-content.js).
     this.core.pageProtocol = globalThis.location?.protocol ?? null;
     this.wakeTimer = null; // the scheduled start's timer
+    this.hushTimer = null; // brings the sound back after a start begun out of hearing
     this.simulatedStallUntil = 0; // test hook: see simulateStall()
     this.history = []; // the last things the player did, for debugging (and the e2e test)
     this.kind = 'file'; // the kind of player in use
@@ -311,6 +312,16 @@ export class PlayerSync extends EventTarget {
           );
           break;
         }
+        case 'hush':
+          clearTimeout(this.hushTimer);
+          this.hushTimer = null;
+          if (action.ms > 0) {
+            player?.hush?.(true);
+            this.hushTimer = setTimeout(() => this.player?.hush?.(false), action.ms);
+          } else {
+            player?.hush?.(false);
+          }
+          break;
         case 'tell':
           this.dispatchEvent(new CustomEvent('tell', { detail: { words: action.words, url: action.url } }));
           break;
@@ -373,7 +384,8 @@ export class PlayerSync extends EventTarget {
       offset: this.clock.offset,
       offsetUncertainty: this.clock.uncertainty,
       rtt: this.clock.rtt,
-      joining: !!core.join || !!core.probing, // a probe before a late joiner's start is part of its joining
+      // A probe before a late joiner's start, and a start begun out of hearing, are part of the joining.
+      joining: !!core.join || !!core.probing || !!core.preroll,
       running: !!core.running,
       mediaError: core.mediaError,
       mixedContent: core.mixedContent,

@@ -488,10 +488,17 @@ export class PlayerCore extends Follower {
     // if it can.
     if (this.wantsProbe()) return this.startProbe();
     if (plan.waitingSeq == null) return;
+    // And before each /ready, a warm-up, when the start it leads to could not
+    // otherwise be placed on the output's blocks (sync/grid.js).
+    if (this.readySent !== plan.waitingSeq && this.prerolls(plan.timeline) && this.wantsWarmup()) return this.startProbe(true);
     if (this.readySent !== plan.waitingSeq) {
       this.readySent = plan.waitingSeq;
-      this.send(`/ready ${plan.waitingSeq}`);
-      this.note(`/ready ${plan.waitingSeq}`);
+      this.warmups = 0;
+      // With sound, time to start out of hearing first (sync/start.js: PREROLL).
+      const lead = this.leadToAsk(plan.timeline);
+      const line = `/ready ${plan.waitingSeq}${lead ? ` lead ${lead}` : ''}`;
+      this.send(line);
+      this.note(line);
     }
     this.detail = 'ready';
   }
@@ -545,6 +552,8 @@ export class PlayerCore extends Follower {
     this.running = null;
     this.catchup = null;
     this.stall = null;
+    // Another source may play through another output stream, on its own blocks (sync/grid.js).
+    if (this.grid) this.grid = { ...this.grid, heard: -Infinity };
     this.loadSource(activity);
   }
 }

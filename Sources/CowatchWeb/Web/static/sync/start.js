@@ -98,3 +98,39 @@ export function settleFor(errorMs, rate) {
 export function catchUpFor(lateMs, rate) {
   return lateMs > 0 ? settleFor(lateMs, rate) : null;
 }
+
+/**
+ * A start with a sound track is heard where its clock starts, and that clock
+ * starts anywhere within about 23 ms after play()'s measured latency (one
+ * block of the audio output, docs/benchmarks.md), while a change of rate comes
+ * through only ~180 ms after it is set: after the start, nothing can make up
+ * the scatter before it has been heard. So such a start begins out of hearing
+ * (players/video.js: hush), `back` ms early and from as far back in the media:
+ * measured VERIFY_AFTER_MS after play() (latency.js), levelled off by a pulse
+ * (drift.js: PULSE) that has come through (~180 ms and its own length) before
+ * the instant, when the sound comes up.
+ *   ms: how far back it starts, when the media has it
+ *   minMs: the least that still leaves room for the measurement and one pulse
+ *   seekMs: what the page allows for its seek back, in the lead it asks for
+ */
+export const PREROLL = Object.freeze({ ms: 480, minMs: 420, seekMs: 100 });
+
+/**
+ * Where and when a start planned for `startAt` from `position` (start.js:
+ * planStart) begins out of hearing, or null when the media has too little
+ * before the position (the first start of an item, at 0:00) or the instant is
+ * too near for it.
+ * @returns {{ back: number, startAt: number, position: number, until: number } | null}
+ */
+export function prerollFor({ startAt, position, rate, now, playLatency }) {
+  const back = Math.min(PREROLL.ms, (position * 1000) / rate);
+  if (!(back >= PREROLL.minMs)) return null;
+  if (startAt - now < back + playLatency + SPIN_MS + 2) return null;
+  return { back, startAt: startAt - back, position: Math.max(0, position - (rate * back) / 1000), until: startAt };
+}
+
+/** The lead a player with sound asks for in its /ready (docs/protocol.md),
+ *  to start out of hearing: whole tens of ms. */
+export function prerollLead(playLatency) {
+  return Math.ceil(Math.round(PREROLL.ms + playLatency + PREROLL.seekMs + SPIN_MS) / 10) * 10;
+}
