@@ -20,7 +20,7 @@ test('the output block is 20 ms of frames, up to a power of two; none without a 
 
 test('a first start anchors the grid; a start on it, the output still running, bounds the delay', () => {
   let grid = gridAfterStart(null, { start: 1048, called: 1000, period: BLOCK });
-  assert.deepEqual(grid, { anchor: 1048, period: BLOCK, heard: 1048, lo: -Infinity, hi: Infinity, misses: 0, off: false });
+  assert.deepEqual(grid, { anchor: 1048, period: BLOCK, heard: 1048, took: [], lo: -Infinity, hi: Infinity, misses: 0, off: false });
   grid.heard = 1300; // it played until then
   // Called at 2000: the first boundary 70 ms on is 1048 + 44 blocks.
   const start = 1048 + 44 * BLOCK;
@@ -35,7 +35,7 @@ test('a first start anchors the grid; a start on it, the output still running, b
 });
 
 test('an output idle past warmMs is a fresh one: re-anchored, the bounds kept; a start no start could be teaches nothing', () => {
-  const grid = { anchor: 1000, period: BLOCK, heard: 1000, lo: 65, hi: 72, misses: 0, off: false };
+  const grid = { anchor: 1000, period: BLOCK, heard: 1000, took: [72, 88], lo: 65, hi: 72, misses: 0, off: false };
   const fresh = gridAfterStart(grid, { start: 1000 + GRID.warmMs + 55.5, called: 1000 + GRID.warmMs + 7, period: BLOCK });
   assert.deepEqual(fresh, { ...grid, anchor: 1000 + GRID.warmMs + 55.5, heard: 1000 + GRID.warmMs + 55.5 });
   assert.equal(gridAfterStart(grid, { start: 1500, called: 1490, period: BLOCK }), grid); // 10 ms: a clock that had not stopped
@@ -43,8 +43,20 @@ test('an output idle past warmMs is a fresh one: re-anchored, the bounds kept; a
   assert.equal(gridAfterStart(null, { start: 1048, called: 1000, period: null }), null);
 });
 
+test('the delay is bounded by the last starts alone: one that varied is forgotten after GRID.samples more', () => {
+  let grid = gridAfterStart(null, { start: 1048, called: 1000, period: BLOCK });
+  const starts = [60, 75, 70, 80, 64, 66, 79, 71, 69]; // the delay 60 once, then about 68
+  for (const took of starts) {
+    const start = grid.anchor + 50 * BLOCK;
+    grid = gridAfterStart(grid, { start, called: start - took, period: BLOCK });
+  }
+  assert.deepEqual(grid.took, starts.slice(-GRID.samples));
+  assert.equal(grid.hi, 64);
+  assert.ok(Math.abs(grid.lo - (80 - BLOCK)) < 1e-9);
+});
+
 test('two starts in a row off the grid turn it off; one on it in between forgives', () => {
-  let grid = { anchor: 1000, period: BLOCK, heard: 1000, lo: 65, hi: 72, misses: 0, off: false };
+  let grid = { anchor: 1000, period: BLOCK, heard: 1000, took: [72, 88], lo: 65, hi: 72, misses: 0, off: false };
   grid = gridAfterStart(grid, { start: 1000 + 10 * BLOCK + 9, called: 1000 + 10 * BLOCK - 70, period: BLOCK });
   assert.equal(grid.misses, 1);
   assert.equal(grid.off, false);
@@ -58,14 +70,16 @@ test('two starts in a row off the grid turn it off; one on it in between forgive
 });
 
 test('a placed start: the first boundary at or after the instant, play() called in the middle of the window that lands on it', () => {
-  const grid = { anchor: 1000, period: BLOCK, heard: 1000, lo: 66, hi: 72, misses: 0, off: false };
+  const grid = { anchor: 1000, period: BLOCK, heard: 1000, took: [72, 66 + BLOCK], lo: 66, hi: 72, misses: 0, off: false };
   const placed = alignedStart(grid, 1000 + 5 * BLOCK + 0.5);
   assert.ok(Math.abs(placed.at - (1000 + 6 * BLOCK)) < 1e-9);
   assert.ok(Math.abs(placed.latency - (69 + BLOCK / 2)) < 1e-9);
   assert.ok(Math.abs(alignedStart(grid, 1000 + 5 * BLOCK).at - (1000 + 5 * BLOCK)) < 1e-9);
-  // Bounds wider than a block: no wider than the block below the upper one.
-  assert.ok(Math.abs(alignedStart({ ...grid, lo: -Infinity }, 1000).latency - 72) < 1e-9);
+  // Bounds that leave less than GRID.jitterMs of room on a side place nothing: warm-ups first.
+  assert.equal(alignedStart({ ...grid, lo: 72 - BLOCK + 2 * GRID.jitterMs - 0.1 }, 1000), null);
   assert.equal(alignedStart({ ...grid, hi: Infinity, lo: -Infinity }, 1000), null);
+  // A delay that varies more than the starts' spread shows: bounds crossed, the middle still the aim.
+  assert.ok(Math.abs(alignedStart({ ...grid, lo: 74, hi: 71 }, 1000).latency - (72.5 + BLOCK / 2)) < 1e-9);
 });
 
 // MARK: a page with Chromium's output (the simulated player's `output`)

@@ -27,7 +27,7 @@ import {
   seekAim, seekDecision, seekPolicy,
 } from './correct.js';
 import { addDriftReading, costAfterPulse, DRIFT_WINDOW, needsRejoin, nudgeRate, PULSE, pulseFor } from './drift.js';
-import { alignedStart, blockMs, GRID, gridAfterStart, gridWarm } from './grid.js';
+import { alignedStart, blockMs, GRID, gridAfterStart, gridBounded, gridWarm } from './grid.js';
 import {
   JOIN_LEAD_MS, latencyAfterProbe, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, needsProbe,
   PLAY_LATENCY_MS, playerError, PROBE_MS, probedLatency, VERIFY_AFTER_MS,
@@ -78,7 +78,7 @@ export class Follower extends Actions {
     this.probeRefused = false; // autoplay refused the probe: tried again after the viewer's click (player.js: unblock)
     this.outputRate = null; // the audio output's sample rate, when the player says (players/video.js)
     this.grid = null; // where the output's blocks fall, and what bounds play()'s delay to them (grid.js)
-    this.warmups = 0; // warm-ups since the last start or /ready: at most two before one
+    this.warmups = 0; // warm-ups since the last start or /ready: at most GRID.warmups before one
     this.joinLead = JOIN_LEAD_MS.initial;
     this.lastStart = null; // { at, actual, error } of the last scheduled start, ms
     this.stallCheck = null; // { since, position } after a `waiting` event, until confirmed (player.js)
@@ -133,8 +133,8 @@ export class Follower extends Actions {
   /** Whether a warm-up would let the next start be placed: the output may
    *  have stopped, or play()'s delay to a block is not bounded yet. */
   wantsWarmup() {
-    return this.aligns() && this.video.live !== true && !this.probeRefused && this.warmups < 2
-      && !(gridWarm(this.grid, this.video.monotonic) && this.grid.hi < Infinity);
+    return this.aligns() && this.video.live !== true && !this.probeRefused && this.warmups < GRID.warmups
+      && !(gridWarm(this.grid, this.video.monotonic) && gridBounded(this.grid));
   }
 
   /** A clock with sound started at `start` after a call at `called` (monotonic ms). */
@@ -443,7 +443,7 @@ export class Follower extends Actions {
       const placed = soonest ?? this.placeOnGrid(timeline, startAt, now, tolerance);
       if (placed) {
         ({ startAt, position, latency } = placed);
-      } else if (this.warmups < 2 && (!coordinated || timeline.at - now >= this.warmupNeed(this.grid?.hi < Infinity ? 1 : 2))) {
+      } else if (this.warmups < GRID.warmups && (!coordinated || timeline.at - now >= this.warmupNeed(gridBounded(this.grid) ? 1 : 2))) {
         // A warm-up first (grid.js); a start of its own is planned again after it.
         this.cancelJoin();
         return this.startProbe(true);

@@ -10,8 +10,10 @@
 // (docs/benchmarks.md, "Browser with sound"). So once one start has shown
 // where the boundaries fall, and a few have bounded the delay, a start can be
 // placed on a boundary exactly: on the first one after the instant, from where
-// the timeline is then, with play() called half a block inside the window
-// that lands on it. What a start proves wrong (two in a row off the grid, as
+// the timeline is then, with play() called in the middle of the window that
+// lands on it. The delay itself varies by a ms or two from start to start (more
+// on a busy machine): the bounds come from the last few starts, and a start is
+// placed only once they leave `jitterMs` of room on either side. What a start proves wrong (two in a row off the grid, as
 // another browser's may be) turns this off, and the page starts as it would
 // without it (follow.js: PREROLL instead).
 //
@@ -21,8 +23,11 @@ export const GRID = Object.freeze({
   warmMs: 5000, // an output idle longer than this may have stopped: a start would be a fresh one
   tookMs: [20, 400], // a start whose clock moved sooner or later than this after play() teaches nothing
   onGridMs: 1.5, // a start this close to a boundary is on it
+  samples: 8, // the starts on the grid whose delays bound it
+  jitterMs: 3, // how much the delay may vary beyond its bounds: a placed start leaves this much room
   missesOff: 2, // starts off the grid in a row that turn this off
-  warmupMs: 150, // a warm-up's play: its clock has started and run by then (follow.js: warmUp)
+  warmupMs: 150, // a warm-up's play: its clock has started and run by then (follow.js: startProbe)
+  warmups: 4, // at most this many before a /ready or a start: the delay is bounded within them, as a rule
   seekMs: 60, // what a start allows for its seek to where the timeline is at the boundary
 });
 
@@ -37,16 +42,18 @@ export function blockMs(outputRate) {
 /**
  * What a clock start at `start`, after a call at `called`, teaches: where the
  * boundaries fall (the grid moves to this start), and, when the output was
- * still running and the start is on its grid, the bounds of the delay
- * (`lo` < pipeline <= `hi`: the start is the first boundary at least the
- * delay after the call).
+ * still running and the start is on its grid, the bounds of the delay: each
+ * such start took its delay and up to a block more (it is the first boundary
+ * at least the delay after the call), so over the last `samples` of them the
+ * delay is at least `lo` (the longest less a block) and at most `hi` (the
+ * shortest), give or take its variation, which can leave `lo` above `hi`.
  * @param {object|null} grid the last one (null: none yet)
- * @returns {{ anchor, period, heard, lo, hi, misses, off }}
+ * @returns {{ anchor, period, heard, took, lo, hi, misses, off }}
  */
 export function gridAfterStart(grid, { start, called, period }) {
   if (!(start - called >= GRID.tookMs[0] && start - called <= GRID.tookMs[1])) return grid;
   if (!grid) {
-    return period ? { anchor: start, period, heard: start, lo: -Infinity, hi: Infinity, misses: 0, off: false } : null;
+    return period ? { anchor: start, period, heard: start, took: [], lo: -Infinity, hi: Infinity, misses: 0, off: false } : null;
   }
   if (grid.off) return grid;
   if (called - grid.heard >= GRID.warmMs) return { ...grid, anchor: start, heard: start };
@@ -56,12 +63,10 @@ export function gridAfterStart(grid, { start, called, period }) {
     const misses = grid.misses + 1;
     return { ...grid, anchor: start, heard: start, misses, off: misses >= GRID.missesOff };
   }
-  const took = start - called;
-  let lo = Math.max(grid.lo, took - grid.period);
-  let hi = Math.min(grid.hi, took);
-  // Bounds that no longer meet (the delay changed): this start's alone.
-  if (!(lo < hi)) [lo, hi] = [took - grid.period, took];
-  return { ...grid, anchor: start, heard: start, lo, hi, misses: 0 };
+  const took = [...grid.took, start - called].slice(-GRID.samples);
+  return {
+    ...grid, anchor: start, heard: start, took, lo: Math.max(...took) - grid.period, hi: Math.min(...took), misses: 0,
+  };
 }
 
 /** Whether the output is running, by `monotonic`, on the grid last seen. */
@@ -69,14 +74,22 @@ export function gridWarm(grid, monotonic) {
   return !!grid && !grid.off && monotonic - grid.heard < GRID.warmMs;
 }
 
+/** Whether the delay is bounded closely enough to place a start: the window
+ *  that lands on a boundary (a block wide) holds the bounds and `jitterMs` on
+ *  either side. */
+export function gridBounded(grid) {
+  return !!grid && !grid.off && Math.abs(grid.hi - grid.lo) <= grid.period - 2 * GRID.jitterMs;
+}
+
 /**
  * A start on the first boundary at or after `startAt` (monotonic ms): `at`,
- * and how long before it to call play() (`latency`: the middle of the window
- * that lands on it). Null until the delay is bounded.
+ * and how long before it to call play() (`latency`, so that the delay's bounds
+ * sit in the middle of the window that lands on it: a call `latency` before a
+ * boundary, with a delay between `latency` less a block and `latency`, starts
+ * on it). Null until the delay is bounded closely enough.
  */
 export function alignedStart(grid, startAt) {
-  if (!grid || grid.off || !(grid.hi < Infinity)) return null;
+  if (!gridBounded(grid)) return null;
   const at = grid.anchor + Math.ceil((startAt - grid.anchor) / grid.period - 1e-9) * grid.period;
-  const lo = Math.max(grid.lo, grid.hi - grid.period);
-  return { at, latency: (lo + grid.hi) / 2 + grid.period / 2 };
+  return { at, latency: (grid.lo + grid.hi) / 2 + grid.period / 2 };
 }
