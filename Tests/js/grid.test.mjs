@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { alignedStart, blockMs, GRID, gridAfterStart, gridWarm } from '../../Sources/CowatchWeb/Web/static/sync/grid.js';
+import {
+  alignedStart, blockMs, GRID, gridAfterStart, gridBounded, gridWarm, warmupCallAt,
+} from '../../Sources/CowatchWeb/Web/static/sync/grid.js';
 import { playing, roomState, SimulatedPlayer } from './support/simulated-player.mjs';
 
 const BLOCK = (1024 / 44100) * 1000; // 23.2 ms
@@ -82,6 +84,26 @@ test('a placed start: the first boundary at or after the instant, play() called 
   assert.ok(Math.abs(alignedStart({ ...grid, lo: 74, hi: 71 }, 1000).latency - (72.5 + BLOCK / 2)) < 1e-9);
 });
 
+test('a warm-up calls play() a boundary less the middle of the bounds: its start halves them, whichever side the delay is', () => {
+  const grid = { anchor: 1000, period: BLOCK, heard: 1000, took: [80], lo: 80 - BLOCK, hi: 80, misses: 0, off: false };
+  const at = warmupCallAt(grid, 1100);
+  const middle = 80 - BLOCK / 2;
+  assert.ok(at >= 1100);
+  const boundary = at + middle;
+  assert.ok(Math.abs((boundary - 1000) / BLOCK - Math.round((boundary - 1000) / BLOCK)) < 1e-9, 'a boundary less the middle');
+  for (const delay of [62, 75]) {
+    const start = 1000 + Math.ceil((at + delay - 1000) / BLOCK) * BLOCK;
+    const next = gridAfterStart(grid, { start, called: at, period: BLOCK });
+    assert.ok(Math.abs(next.hi - next.lo - BLOCK / 2) < 1e-6, `delay ${delay}: ${next.lo}..${next.hi}`);
+    assert.ok(next.lo < delay && delay <= next.hi);
+  }
+  // Nothing to halve: bounded already, or no bounds yet, or an output that may have stopped.
+  assert.equal(warmupCallAt({ ...grid, took: [80, 66 + BLOCK], lo: 66, hi: 80 }, 1100), null);
+  assert.equal(warmupCallAt({ ...grid, took: [], lo: -Infinity, hi: Infinity }, 1100), null);
+  assert.equal(warmupCallAt(grid, 1000 + GRID.warmMs), null);
+  assert.equal(gridBounded(grid), false);
+});
+
 // MARK: a page with Chromium's output (the simulated player's `output`)
 
 const CHROMIUM = { rate: 44100, blockMs: BLOCK, pipelineMs: 69.4, coldMs: 47.6, idleStopMs: 10000 };
@@ -116,6 +138,19 @@ test('the first start of an item, from 0:00: warm-ups before /ready, then the cl
   assert.ok(Math.abs(sim.core.lastStart.error) < 0.5, `start ${sim.core.lastStart.error} ms`);
   assert.equal(sim.count('hush'), 0); // nothing out of hearing: the start itself is exact
   assert.equal(sim.count('rate'), 0); // and nothing to correct
+});
+
+test('a delay that varies by a ms or two: the warm-ups still bound it, and the first start is as exact', () => {
+  for (const pipelineMs of [62.3, 69.4, 75.8, 84.1]) {
+    const sim = onOutput(0, { ...CHROMIUM, pipelineMs, jitterMs: 1.5 });
+    const at = playTogether(sim, 2, 0, 350);
+    sim.advance(1000);
+    const warmups = sim.notes.filter((n) => n === 'warm-up: where the sound\'s clock can start').length;
+    assert.ok(warmups <= 3, `${warmups} warm-ups`);
+    // Those after the first called play() where their start halves the bounds.
+    assert.ok(sim.actions.some((a) => a.type === 'probe' && a.at !== undefined), 'no warm-up placed');
+    assert.ok(Math.abs(sim.driftMs(playing(0, at))) < 0.5, `delay ${pipelineMs}: drift ${sim.driftMs(playing(0, at))} ms; ${sim.notes.join(' | ')}`);
+  }
 });
 
 test('after a long pause the output has stopped: one warm-up before /ready, and the start is as exact', () => {

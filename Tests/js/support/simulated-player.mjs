@@ -50,7 +50,8 @@ export class SimulatedPlayer {
    * @param {object} [options.output] an audio output rendering in blocks, as Chromium's
    *   (sync/grid.js): { rate (Hz, as the page reads it), blockMs, pipelineMs (a start is the first
    *   block this long after play()), coldMs (after play(), the start of an output that had stopped),
-   *   idleStopMs (an output idle this long stops), offGrid (starts fall anywhere in a block instead,
+   *   idleStopMs (an output idle this long stops), jitterMs (the delay varies this much either way
+   *   from start to start), offGrid (starts fall anywhere in a block instead,
    *   as another browser's might) }; none: every start `playLatencyMs` after play()
    */
   constructor({
@@ -295,6 +296,8 @@ export class SimulatedPlayer {
             this.perform(this.core.probed(action.id, { error: 'NotAllowedError' }, this.read()));
             break;
           }
+          // Called at `at` (monotonic ms) when asked.
+          if (action.at !== undefined) this.advance(Math.max(0, Math.ceil(action.at - (this.now - this.origin))));
           const from = video.currentTime;
           const calledAt = this.now;
           video.paused = false;
@@ -360,7 +363,7 @@ export class SimulatedPlayer {
       this.outputAnchor = calledAt + o.coldMs;
       return this.outputAnchor;
     }
-    const earliest = calledAt + o.pipelineMs;
+    const earliest = calledAt + o.pipelineMs + (o.jitterMs ? (this.draw() * 2 - 1) * o.jitterMs : 0);
     return this.outputAnchor + Math.ceil((earliest - this.outputAnchor) / o.blockMs) * o.blockMs;
   }
 

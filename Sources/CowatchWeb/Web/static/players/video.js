@@ -23,6 +23,8 @@ let outputRateRead; // once per page: undefined until read
 
 /** How long a probe waits for its seek: one that has not landed by then plays as it stands. */
 const PROBE_SEEK_MS = 1000;
+/** A probe asked to play at an instant wakes this long before it and spins. */
+const PROBE_SPIN_MS = 10;
 
 /** The sample rate of the page's audio output, which sets the size of its
  *  blocks (sync/grid.js), or null: read from an AudioContext made and closed
@@ -161,9 +163,10 @@ export default class VideoPlayer extends EventTarget {
    *  PROBE). A volume of 0 or `muted` would take another path through the
    *  browser (in Chromium a silent one, which starts in half the time), so an
    *  audible video plays at a volume nobody hears instead, and a muted one muted.
-   *  It seeks where it stands first (a start after a seek is what it measures).
+   *  It seeks where it stands first (a start after a seek is what it measures),
+   *  and calls play() at `at` (performance.now() ms) when given, else at once.
    *  Resolves to { from, calledAt, readAt, currentTime, rate } (performance.now() ms). */
-  async probe(ms) {
+  async probe(ms, at) {
     const video = this.video;
     const volume = video.volume;
     // From a seek where it stands: a clock just paused still holds the audio it
@@ -177,6 +180,11 @@ export default class VideoPlayer extends EventTarget {
     const from = video.currentTime;
     if (!video.muted && volume > 0) video.volume = INAUDIBLE;
     try {
+      if (at !== undefined) {
+        // A timer to a few ms before, then a spin, as a start's play() (sync/player-sync.js: playAt).
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - PROBE_SPIN_MS - performance.now())));
+        while (performance.now() < at) { /* spin */ }
+      }
       const calledAt = performance.now();
       await video.play();
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, calledAt + ms - performance.now())));

@@ -19,9 +19,10 @@
 //   { type: 'reload' }           load the source again
 //   { type: 'wake', join, ms }   call wake(join) in `ms` (one timer: replaces any)
 //   { type: 'cancelWake' }
-//   { type: 'probe', id, ms }    play `ms` out of hearing and pause, then call
+//   { type: 'probe', id, ms, at } play `ms` out of hearing and pause, then call
 //                                probed(id, result): how long the clock took to
-//                                start (players/player.js: probe)
+//                                start (players/player.js: probe); play() called
+//                                at `at` (monotonic ms) when given, else at once
 //   { type: 'hush', ms }         out of hearing for `ms`, then the volume as it
 //                                was (0: at once), unless the viewer set one
 //                                meanwhile (players/video.js: hush)

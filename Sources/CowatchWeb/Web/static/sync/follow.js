@@ -27,7 +27,7 @@ import {
   seekAim, seekDecision, seekPolicy,
 } from './correct.js';
 import { addDriftReading, costAfterPulse, DRIFT_WINDOW, needsRejoin, nudgeRate, PULSE, pulseFor } from './drift.js';
-import { alignedStart, blockMs, GRID, gridAfterStart, gridBounded, gridWarm } from './grid.js';
+import { alignedStart, blockMs, GRID, gridAfterStart, gridBounded, gridWarm, warmupCallAt } from './grid.js';
 import {
   JOIN_LEAD_MS, latencyAfterProbe, latencyAfterStart, leadAfterLateStart, leadAfterMiss, leadAfterSeek, measureStart, needsProbe,
   PLAY_LATENCY_MS, playerError, PROBE_MS, probedLatency, VERIFY_AFTER_MS,
@@ -121,7 +121,9 @@ export class Follower extends Actions {
     this.detail = 'measuring the sound';
     if (warmup) this.warmups += 1;
     this.note(warmup ? 'warm-up: where the sound\'s clock can start' : `probe: how long a start with ${this.sound} takes`);
-    this.out.push({ type: 'probe', id, ms: warmup ? GRID.warmupMs : PROBE_MS });
+    // A warm-up calls play() where its start halves the delay's bounds (grid.js: warmupCallAt).
+    const at = warmup ? warmupCallAt(this.grid, this.video.monotonic + GRID.seekMs) : null;
+    this.out.push({ type: 'probe', id, ms: warmup ? GRID.warmupMs : PROBE_MS, ...(at === null ? {} : { at }) });
   }
 
   /** Whether starts with sound are placed on the output's blocks (grid.js):

@@ -82,6 +82,20 @@ export function gridBounded(grid) {
 }
 
 /**
+ * When a warm-up calls play() to learn the most (monotonic ms), or null for at
+ * once: with the output running on a grid and the delay bounded loosely, on a
+ * boundary less the middle of the bounds, so that the start lands on that
+ * boundary when the delay is below the middle and on the next when above, and
+ * either way halves them. `after`: the earliest it can be (its seek done).
+ */
+export function warmupCallAt(grid, after) {
+  if (!gridWarm(grid, after) || !(grid.hi < Infinity) || gridBounded(grid)) return null;
+  const middle = (Math.max(grid.lo, grid.hi - grid.period) + grid.hi) / 2;
+  const boundary = grid.anchor + Math.ceil((after + middle - grid.anchor) / grid.period) * grid.period;
+  return boundary - middle;
+}
+
+/**
  * A start on the first boundary at or after `startAt` (monotonic ms): `at`,
  * and how long before it to call play() (`latency`, so that the delay's bounds
  * sit in the middle of the window that lands on it: a call `latency` before a

@@ -305,7 +305,7 @@ export class PlayerSync extends EventTarget {
           this.note(action.text);
           break;
         case 'probe': {
-          const probing = player?.probe ? player.probe(action.ms) : Promise.reject(new Error('this player has no probe'));
+          const probing = player?.probe ? player.probe(action.ms, action.at) : Promise.reject(new Error('this player has no probe'));
           probing.then(
             (result) => this.perform(this.core.probed(action.id, result, this.read())),
             (error) => this.perform(this.core.probed(action.id, { error: error?.name ?? String(error) }, this.read())),
