@@ -57,7 +57,7 @@ test('the delay is bounded by the last starts alone: one that varied is forgotte
   assert.ok(Math.abs(grid.lo - (80 - BLOCK)) < 1e-9);
 });
 
-test('two starts in a row off the grid turn it off; one on it in between forgives', () => {
+test('three starts in a row off the grid turn it off; one on it in between forgives', () => {
   let grid = { anchor: 1000, period: BLOCK, heard: 1000, took: [72, 88], lo: 65, hi: 72, misses: 0, off: false };
   grid = gridAfterStart(grid, { start: 1000 + 10 * BLOCK + 9, called: 1000 + 10 * BLOCK - 70, period: BLOCK });
   assert.equal(grid.misses, 1);
@@ -66,6 +66,8 @@ test('two starts in a row off the grid turn it off; one on it in between forgive
   assert.equal(grid.misses, 0);
   grid = gridAfterStart(grid, { start: grid.anchor + 3 * BLOCK + 7, called: grid.anchor + 3 * BLOCK - 70, period: BLOCK });
   grid = gridAfterStart(grid, { start: grid.anchor + 3 * BLOCK + 11, called: grid.anchor + 3 * BLOCK - 70, period: BLOCK });
+  assert.equal(grid.off, false);
+  grid = gridAfterStart(grid, { start: grid.anchor + 5 * BLOCK + 5, called: grid.anchor + 5 * BLOCK - 70, period: BLOCK });
   assert.equal(grid.off, true);
   assert.equal(gridWarm(grid, grid.heard), false);
   assert.equal(alignedStart(grid, 5000), null);
@@ -190,7 +192,7 @@ test('a late joiner warms up, then starts on a block from where the timeline is 
   assert.ok(Math.abs(sim.driftMs(timeline)) < 0.5, `drift ${sim.driftMs(timeline)} ms; ${sim.notes.join(' | ')}`);
 });
 
-test('an output whose starts do not keep to a grid: after two, starts are begun out of hearing as without it', () => {
+test('an output whose starts do not keep to a grid: after three, starts are begun out of hearing as without it', () => {
   const sim = onOutput(30, { ...CHROMIUM, offGrid: true });
   for (let seq = 2; !sim.core.grid?.off && seq < 40; seq += 3) {
     playTogether(sim, seq, sim.video.currentTime, 750);
@@ -199,7 +201,7 @@ test('an output whose starts do not keep to a grid: after two, starts are begun 
     sim.advance(300);
   }
   assert.equal(sim.core.grid.off, true, sim.notes.join(' | '));
-  assert.ok(sim.notes.includes('the sound\'s clock started off its grid twice: starts are no longer placed on it'));
+  assert.ok(sim.notes.includes(`the sound's clock started off its grid ${GRID.missesOff} times in a row: starts are no longer placed on it`));
   const position = sim.video.currentTime;
   const at = playTogether(sim, 50, position, 750);
   assert.match(sim.sent.at(-1).line, / lead 6\d0$/); // the half second out of hearing (start.js: prerollLead)

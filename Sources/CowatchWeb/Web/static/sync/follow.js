@@ -145,7 +145,7 @@ export class Follower extends Actions {
     this.grid = gridAfterStart(this.grid, { start, called, period: blockMs(this.outputRate) });
     if (!this.grid) return;
     this.grid.heard = Math.max(this.grid.heard, heard);
-    if (this.grid.off && !before?.off) this.note('the sound\'s clock started off its grid twice: starts are no longer placed on it');
+    if (this.grid.off && !before?.off) this.note(`the sound's clock started off its grid ${GRID.missesOff} times in a row: starts are no longer placed on it`);
   }
 
   /** Probe `id` played and paused (or could not play: `result.error`). */

@@ -13,9 +13,10 @@
 // the timeline is then, with play() called in the middle of the window that
 // lands on it. The delay itself varies by a ms or two from start to start (more
 // on a busy machine): the bounds come from the last few starts, and a start is
-// placed only once they leave `jitterMs` of room on either side. What a start proves wrong (two in a row off the grid, as
-// another browser's may be) turns this off, and the page starts as it would
-// without it (follow.js: PREROLL instead).
+// placed only once they leave `jitterMs` of room on either side. What starts
+// prove wrong (`missesOff` in a row off the grid, as another browser's may be)
+// turns this off, and the page starts as it would without it (follow.js:
+// PREROLL instead).
 //
 // Times are the page's monotonic ms (performance.now()).
 
@@ -25,7 +26,7 @@ export const GRID = Object.freeze({
   onGridMs: 1.5, // a start this close to a boundary is on it
   samples: 8, // the starts on the grid whose delays bound it
   jitterMs: 3, // how much the delay may vary beyond its bounds: a placed start leaves this much room
-  missesOff: 2, // starts off the grid in a row that turn this off
+  missesOff: 3, // starts off the grid in a row that turn this off (two were seen once, in a browser's first seconds of sound)
   warmupMs: 150, // a warm-up's play: its clock has started and run by then (follow.js: startProbe)
   warmups: 4, // at most this many before a /ready or a start: the delay is bounded within them, as a rule
   seekMs: 60, // what a start allows for its seek to where the timeline is at the boundary
