@@ -151,18 +151,23 @@ const run = async () => {
 };
 run().catch((error) => done({ error: String(error) }));
 """
-# In the page, the clip with sound: starts after pauses of `gaps` ms, each
-# from a seek to 5 s, at -80 dB, read 300 ms on.
-GRID_STARTS = r"""
-const [src, gaps, placing, done] = [arguments[0], arguments[1], arguments[2], arguments[arguments.length - 1]];
+# What the --rates readings and --grid scripts share: the video, its events, a
+# sleep, and a seek that waits for the data to play through.
+PAGE = r"""
 const v = document.getElementById('v');
 const event = (name) => new Promise((resolve) => v.addEventListener(name, resolve, { once: true }));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const seekTo = async (t) => { const s = event('seeked'); v.currentTime = t; await s; while (v.readyState < 4) await event('canplaythrough'); };
+"""
+
+# In the page, the clip with sound: starts after pauses of `gaps` ms, each
+# from a seek to 5 s, at -80 dB, read 300 ms on.
+GRID_STARTS = PAGE + r"""
+const [src, gaps, placing, done] = [arguments[0], arguments[1], arguments[2], arguments[arguments.length - 1]];
 const context = new AudioContext();
 const rate = context.sampleRate;
 context.close();
 const block = (2 ** Math.ceil(Math.log2(0.02 * rate)) / rate) * 1000;
-const seekTo = async (t) => { const s = event('seeked'); v.currentTime = t; await s; while (v.readyState < 4) await event('canplaythrough'); };
 const start = async (from, callAt) => {
   if (callAt !== undefined) { while (performance.now() < callAt - 8) await sleep(1); while (performance.now() < callAt) {} }
   const call = performance.now();
@@ -244,17 +249,12 @@ RATE_CHANGES = [
 
 # In the page: playing at `rate` from 5 s, 60 readings of currentTime less the
 # page's clock at that rate, 50 ms apart, from 600 ms after play().
-READINGS = r"""
+READINGS = PAGE + r"""
 const [src, rate, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
-const v = document.getElementById('v');
-const event = (name) => new Promise((resolve) => v.addEventListener(name, resolve, { once: true }));
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const run = async () => {
   if (!v.src.endsWith(src)) v.src = src;
   v.pause();
-  const seeked = event('seeked');
-  v.currentTime = 5;
-  await seeked;
+  await seekTo(5);
   v.playbackRate = rate;
   await v.play();
   await sleep(600);
