@@ -138,9 +138,10 @@ extension Room {
             .map(\.roundTrip)
             .max() ?? .zero
         slowestRoundTrip = slowest
-        // A scan per start, as the start's state goes to every member anyway.
-        let asked = members.values
-            .filter { $0.connected && $0.joined && $0.player && !$0.isSuspended }
+        // The players the group waits for; a scan per start, as the start's
+        // state goes to every member anyway.
+        let asked = members.values.lazy
+            .filter(isEligible)
             .map(\.askedLead.milliseconds)
             .max() ?? 0
         let lead = slowest.milliseconds + asked + configuration.leadMargin.milliseconds

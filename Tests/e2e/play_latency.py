@@ -158,10 +158,12 @@ const v = document.getElementById('v');
 const event = (name) => new Promise((resolve) => v.addEventListener(name, resolve, { once: true }));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const seekTo = async (t) => { const s = event('seeked'); v.currentTime = t; await s; while (v.readyState < 4) await event('canplaythrough'); };
+// Until the clock has moved from `from`, then `ms` more: a span to extrapolate back over.
+const runFor = async (from, ms) => { while (v.currentTime === from) await sleep(1); await sleep(ms); };
 """
 
 # In the page, the clip with sound: starts after pauses of `gaps` ms, each
-# from a seek to 5 s, at -80 dB, read 300 ms on.
+# from a seek to 5 s, at -80 dB, read 60 ms after its clock moved.
 GRID_STARTS = PAGE + r"""
 const [src, gaps, placing, done] = [arguments[0], arguments[1], arguments[2], arguments[arguments.length - 1]];
 const context = new AudioContext();
@@ -172,7 +174,7 @@ const start = async (from, callAt) => {
   if (callAt !== undefined) { while (performance.now() < callAt - 8) await sleep(1); while (performance.now() < callAt) {} }
   const call = performance.now();
   await v.play();
-  await sleep(150);
+  await runFor(from, 60);
   return { call, start: performance.now() - ((v.currentTime - from) * 1000) / v.playbackRate };
 };
 const phase = (t, anchor) => { const k = (t - anchor) / block; return (k - Math.round(k)) * block; };
@@ -248,7 +250,7 @@ RATE_CHANGES = [
 
 
 # In the page: playing at `rate` from 5 s, 60 readings of currentTime less the
-# page's clock at that rate, 50 ms apart, from 600 ms after play().
+# page's clock at that rate, 50 ms apart, from 500 ms after its clock moved.
 READINGS = PAGE + r"""
 const [src, rate, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
 const run = async () => {
@@ -257,7 +259,7 @@ const run = async () => {
   await seekTo(5);
   v.playbackRate = rate;
   await v.play();
-  await sleep(600);
+  await runFor(5, 500);
   const rows = [];
   for (let i = 0; i < 60; i++) {
     rows.push(v.currentTime * 1000 - performance.now() * rate);

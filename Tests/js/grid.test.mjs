@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import {
   alignedStart, blockMs, GRID, gridAfterStart, gridBounded, gridWarm, warmupCallAt,
 } from '../../Sources/CowatchWeb/Web/static/sync/grid.js';
-import { playing, roomState, SimulatedPlayer } from './support/simulated-player.mjs';
+import { playing, probedWithSound, roomState, SimulatedPlayer } from './support/simulated-player.mjs';
 
 const BLOCK = (1024 / 44100) * 1000; // 23.2 ms
 
@@ -111,12 +111,7 @@ test('a warm-up calls play() a boundary less the middle of the bounds: its start
 const CHROMIUM = { rate: 44100, blockMs: BLOCK, pipelineMs: 69.4, coldMs: 47.6, idleStopMs: 10000 };
 
 /** A clip with sound on such an output, paused at `position`, its first probe done. */
-function onOutput(position, output = CHROMIUM) {
-  const sim = new SimulatedPlayer({ sound: 'sound', rateCostMs: 8, output });
-  sim.open(roomState(1, { status: 'paused', position }));
-  sim.until(() => sim.count('probe') >= 1 && !sim.core.probing && !sim.video.seeking && sim.video.paused);
-  return sim;
-}
+const onOutput = (position, output = CHROMIUM) => probedWithSound(position, { output });
 
 /** `/play`: waiting until the page's /ready, then playing from `position` `lead` ms later. */
 function playTogether(sim, seq, position, lead) {
@@ -218,6 +213,7 @@ test('a new rate with sound is started again on a block, rather than heard 180 m
   const position = 30 + (sim.now - at) / 1000;
   sim.setState(roomState(4, { status: 'playing', position, at: sim.now, rate: 1.5 }));
   const faster = playing(position, sim.now, 1.5);
+  assert.equal(sim.core.join?.restart, true); // the group's start again, which the page words as such (model/ui.js)
   sim.advance(1500);
   assert.ok(sim.notes.includes('rate 1 to 1.5 with sound: started again on a block'), sim.notes.join(' | '));
   assert.equal(sim.count('pause', at) >= 1, true);

@@ -14,7 +14,7 @@ import {
   CATCH_UP_BOOST, CATCH_UP_FROM_MS, catchUpFor, fireDecision, LATE_START_MS, planStart, PREROLL, prerollFor, prerollLead, sameCourse, settleFor,
   SPIN_MS, wakeDelay,
 } from '../../Sources/CowatchWeb/Web/static/sync/start.js';
-import { member, playing, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
+import { member, playing, probedWithSound, roomState, SimulatedPlayer, T0 } from './support/simulated-player.mjs';
 
 const T = 1_700_000_000_000;
 const holding = (position) => ({ currentTime: position, seeking: false, duration: 600 });
@@ -347,13 +347,7 @@ test('a start with sound begins out of hearing: from as far back as the media ha
 });
 
 /** A clip with sound paused at `position`, probed (its clock moves `latency` ms after play()). */
-function soundAt(position, latency = 90) {
-  // Each change of rate to or from 1 costs its clock 8 ms, as Chromium's time-stretcher does (drift.js: PULSE).
-  const sim = new SimulatedPlayer({ playLatencyMs: latency, sound: 'sound', rateCostMs: 8 });
-  sim.open(roomState(1, { status: 'paused', position }));
-  sim.until(() => sim.count('probe') === 1 && !sim.core.probing && !sim.video.seeking && sim.video.paused);
-  return sim;
-}
+const soundAt = (position, latency = 90) => probedWithSound(position, { playLatencyMs: latency });
 
 test('with sound, /ready asks for the lead a start out of hearing needs, unless nothing comes before the position', () => {
   const sim = soundAt(12);

@@ -22,6 +22,8 @@ test('off by more than people can notice is catching up, and says so in words', 
   const off = status({ mode: 'playing', drift: (IN_SYNC_MS + 1) / 1000, nudging: true });
   assert.deepEqual([off.kind, off.words, off.drift], ['catching-up', 'Catching up…', '+101.0 ms (correcting)']);
   assert.deepEqual([status({ mode: 'playing', drift: 0, joining: true }).words], ['Joining the group…']);
+  // With sound a new rate starts everyone again (sync/grid.js): the group's start, not a joining.
+  assert.deepEqual([status({ mode: 'playing', drift: 0.2, restarting: true }).words], ['Starting together…']);
   assert.equal(status({ mode: 'catchup', drift: 0.4 }).words, 'Catching up at 2×…');
 });
 

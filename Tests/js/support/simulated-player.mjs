@@ -378,6 +378,16 @@ export class SimulatedPlayer {
   }
 }
 
+/** A clip with sound paused at `position`, its probe played; each change of
+ *  rate to or from 1 costs its clock 8 ms, as Chromium's time-stretcher does
+ *  (sync/drift.js: PULSE). `options` as SimulatedPlayer's. */
+export function probedWithSound(position, options = {}) {
+  const sim = new SimulatedPlayer({ sound: 'sound', rateCostMs: 8, ...options });
+  sim.open(roomState(1, { status: 'paused', position }));
+  sim.until(() => sim.count('probe') >= 1 && !sim.core.probing && !sim.video.seeking && sim.video.paused);
+  return sim;
+}
+
 /** The group's timeline as a test states it. */
 export function playing(position, at, rate = 1) {
   return { playing: true, position, at, rate };

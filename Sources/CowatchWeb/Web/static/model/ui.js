@@ -195,6 +195,7 @@ export function describeStatus(snapshot, state, me, clock) {
       if (snapshot.detail === 'loading') return say('waiting', 'Loading…');
       if (snapshot.detail === 'buffering') return say('waiting', 'Buffering…');
       if (snapshot.detail === 'ended') return say('neutral', 'At the end.');
+      if (snapshot.restarting) return say('waiting', 'Starting together…');
       if (snapshot.joining) return say('catching-up', 'Joining the group…');
       if (snapshot.detail || driftMs == null) return say('catching-up', 'Re-syncing…');
       // In sync within IN_SYNC_MS, or within its own band for a player kept in

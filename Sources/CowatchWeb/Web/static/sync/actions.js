@@ -98,6 +98,10 @@ export class Actions {
     });
   }
 
+  hush(ms) {
+    this.out.push({ type: 'hush', ms });
+  }
+
   wakeIn(join, ms) {
     this.out.push({ type: 'wake', join, ms });
   }

@@ -215,7 +215,7 @@ export class Follower extends Actions {
       // started again instead, on a block (grid.js), with a gap of about a
       // third of a second in the sound rather than windows tens of ms apart.
       this.note(`rate ${this.runningRate} to ${timeline.rate} with sound: started again on a block`);
-      return this.beginJoin(timeline, key);
+      return this.beginJoin(timeline, key, { restart: true });
     }
     if (this.running !== key && this.sound !== 'silent') {
       // A new course at another rate (a /rate, a catch-up's end): with sound the
@@ -311,7 +311,7 @@ export class Follower extends Actions {
   /** The lead this player asks for in its /ready (docs/protocol.md): time to
    *  start out of hearing first, when a start of `timeline` would (start.js: PREROLL). */
   leadToAsk(timeline) {
-    if (!this.prerolls(timeline)) return 0;
+    if (!this.startsHeard(timeline)) return 0;
     if (this.aligns()) return Math.ceil(Math.round(this.warmupNeed(1)) / 10) * 10;
     return (timeline.position * 1000) / timeline.rate >= PREROLL.minMs ? prerollLead(this.playLatency) : 0;
   }
@@ -343,9 +343,10 @@ export class Follower extends Actions {
     return null;
   }
 
-  /** Whether a start of `timeline` begins out of hearing: a sound track heard
+  /** Whether a start of `timeline` is heard where its clock starts, and so is
+   *  placed on the output's blocks or begun out of hearing: a sound track heard
    *  (not muted), on a player whose rate a pulse can change (drift.js: PULSE). */
-  prerolls(timeline) {
+  startsHeard(timeline) {
     return this.sound === 'sound' && this.video.live !== true && playableRate(capabilitiesOf(this.video), timeline.rate) === timeline.rate
       && correctionFor(capabilitiesOf(this.video)) === 'nudge';
   }
@@ -355,7 +356,7 @@ export class Follower extends Actions {
   endPreroll() {
     const preroll = this.preroll;
     this.preroll = null;
-    if (this.video.now < preroll.until) this.out.push({ type: 'hush', ms: 0 });
+    if (this.video.now < preroll.until) this.hush(0);
   }
 
   /** A pulse's time is up: back to the timeline's rate, and quiet until that has come through. */
@@ -422,8 +423,9 @@ export class Follower extends Actions {
     this.setRate(next.rate);
   }
 
-  /** Plans a scheduled start, seeking first when needed. */
-  beginJoin(timeline, key) {
+  /** Plans a scheduled start, seeking first when needed. `restart`: the
+   *  group's own start again at a new rate, not this player's joining it. */
+  beginJoin(timeline, key, { restart = false } = {}) {
     const video = this.video;
     const now = video.now;
     if (video.live === true) return this.beginLiveJoin(timeline, key);
@@ -438,7 +440,7 @@ export class Follower extends Actions {
     });
     let { startAt, position, coordinated } = planned(this.joinLead);
     let latency;
-    if (this.prerolls(timeline) && this.aligns()) {
+    if (this.startsHeard(timeline) && this.aligns()) {
       // The room's instant when it is still ahead, though the video must seek
       // first (after a warm-up, say): a block this close may leave the time.
       const soonest = !coordinated && timeline.at > now ? this.placeOnGrid(timeline, timeline.at, now, tolerance) : null;
@@ -450,7 +452,7 @@ export class Follower extends Actions {
         this.cancelJoin();
         return this.startProbe(true);
       }
-    } else if (this.prerolls(timeline)) {
+    } else if (this.startsHeard(timeline)) {
       // Out of hearing first (start.js: PREROLL): a start of its own plans that much further ahead.
       const wide = coordinated ? { startAt, position } : planned(this.joinLead + PREROLL.ms);
       const preroll = prerollFor({ ...wide, rate: timeline.rate, now, playLatency: this.playLatency });
@@ -458,13 +460,15 @@ export class Follower extends Actions {
         ({ startAt, position } = preroll);
         const course = { playing: true, position, at: startAt, rate: timeline.rate };
         this.preroll = { key, course, until: preroll.until };
-        this.out.push({ type: 'hush', ms: preroll.until - now });
+        this.hush(preroll.until - now);
         this.note(`out of hearing from ${(preroll.back).toFixed(0)} ms before`);
       }
     }
     const rate = playableRate(capabilities, timeline.rate);
     this.notice = rateNotice(capabilities, timeline.rate);
-    const join = { id: ++this.joins, key, startAt, position, rate, seekBegan: null, armed: false, preroll: !!this.preroll, latency };
+    const join = {
+      id: ++this.joins, key, startAt, position, rate, seekBegan: null, armed: false, preroll: !!this.preroll, latency, restart,
+    };
     this.join = join;
     this.note(`join: ${position.toFixed(3)} at ${(startAt % 100000).toFixed(1)} (in ${(startAt - now).toFixed(0)} ms)`
       + (latency === undefined ? '' : `, on a block of the sound: play() ${latency.toFixed(1)} ms before`));

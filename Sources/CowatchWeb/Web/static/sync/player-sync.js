@@ -384,8 +384,10 @@ export class PlayerSync extends EventTarget {
       offset: this.clock.offset,
       offsetUncertainty: this.clock.uncertainty,
       rtt: this.clock.rtt,
-      // A probe before a late joiner's start, and a start begun out of hearing, are part of the joining.
-      joining: !!core.join || !!core.probing || !!core.preroll,
+      // A probe before a late joiner's start, and a start begun out of hearing, are part of the joining;
+      // the group's start again at a new rate is its own (sync/follow.js: beginJoin).
+      joining: (!!core.join && !core.join.restart) || !!core.probing || !!core.preroll,
+      restarting: !!core.join?.restart,
       running: !!core.running,
       mediaError: core.mediaError,
       mixedContent: core.mixedContent,

@@ -490,7 +490,7 @@ export class PlayerCore extends Follower {
     if (plan.waitingSeq == null) return;
     // And before each /ready, a warm-up, when the start it leads to could not
     // otherwise be placed on the output's blocks (sync/grid.js).
-    if (this.readySent !== plan.waitingSeq && this.prerolls(plan.timeline) && this.wantsWarmup()) return this.startProbe(true);
+    if (this.readySent !== plan.waitingSeq && this.startsHeard(plan.timeline) && this.wantsWarmup()) return this.startProbe(true);
     if (this.readySent !== plan.waitingSeq) {
       this.readySent = plan.waitingSeq;
       this.warmups = 0;
