@@ -333,9 +333,15 @@ public struct SyncplaySession {
     // MARK: Their player's state
 
     private mutating func clientState(_ body: SyncplayJSON, now: Now) -> [Action] {
+        // Its client counts the changes its person made to the player, and sends the
+        // count until we echo it (Syncplay's `protocols.py`, `sendState`).
+        var ownChange = false
         if let ignoring = body["ignoringOnTheFly"] {
             if let server = ignoring["server"]?.number, Int(server) == serverIgnoring { serverIgnoring = 0 }
-            if let client = ignoring["client"]?.number { clientIgnoring = Int(client) }
+            if let client = ignoring["client"]?.number {
+                clientIgnoring = Int(client)
+                ownChange = client > 0
+            }
         }
         var measuredAge: Double?
         if let ping = body["ping"] {
@@ -358,11 +364,15 @@ public struct SyncplaySession {
         let reportedPosition = paused ? position : position + age
         let before = reported
         reported = (max(0, reportedPosition), paused, now.server)
-        // A report sent before our last forced state reached it says nothing new.
-        guard serverIgnoring == 0, phase == .inRoom, let state else { return [] }
+        // A report sent before our last forced state reached it says nothing new,
+        // unless it carries a change the person made meanwhile: Syncplay's server
+        // drops that too, and its client then puts the player back as the forced
+        // state says, so a play pressed just as the room corrected a held player
+        // would be lost.
+        guard serverIgnoring == 0 || ownChange, phase == .inRoom, let state else { return [] }
         var actions: [Action] = measureStart(state, position: reportedPosition, paused: paused, now: now)
             + keepHeld(state, position: reportedPosition, paused: paused, doSeek: doSeek, now: now)
-        guard serverIgnoring == 0 else { return actions }
+        guard serverIgnoring == 0 || ownChange else { return actions }
         let roomPaused = shownPaused(state, now: now.server)
         if doSeek {
             actions.append(.sendRoom("/seek \(Self.clock(max(0, reportedPosition)))"))

@@ -409,6 +409,21 @@ struct SyncplayControlTests {
         #expect(Client.toRoom(client.state(position: 12.5, paused: true, doSeek: true)) == ["/seek 12.500"])
     }
 
+    @Test("a play the person pressed while a correction was on its way still reaches the room, once")
+    func ownChangeWhileForced() {
+        var client = Client()
+        client.settled(Fixture.state(3, .paused, position: 10, at: client.server(0)))
+        // Its player stood a little off the held position: the room puts it back, forced.
+        _ = client.state(position: 10.1, paused: true)
+        #expect(client.session.serverIgnoring == 1)
+        // Before the correction reached it, its person pressed play (its client counts the change).
+        let own: SyncplayJSON = ["State": ["ignoringOnTheFly": ["client": 1],
+                                           "playstate": ["position": 10.1, "paused": false]]]
+        #expect(Client.toRoom(client.say(own)) == ["/play"])
+        // The same report again, the change not yet echoed: nothing more.
+        #expect(Client.toRoom(client.say(own)).isEmpty)
+    }
+
     @Test("the client's playstate is not read while a forced state is unacknowledged")
     func ignoredWhileForced() {
         var client = Client()

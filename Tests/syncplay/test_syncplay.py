@@ -120,7 +120,8 @@ def test_a_syncplay_client_watches_with_a_page_and_cowatch_watch(world):
     wait_until(lambda: state(host).get("status") == "playing" and state(host).get("by") == sam_id, WAIT_S,
                "sam's play reached the room", interval=0.05, failure=lambda: AssertionError(
                    f"no sam's play reached the room within {WAIT_S} s; the room's playback: {state(host)};"
-                   f" the page's player: {page.js('return window.cowatch.sync.history.slice(-12)')}"))
+                   f" the page's player: {page.js('return window.cowatch.sync.history.slice(-12)')};"
+                   f" sam's client:\n{sam.log_tail(60)}"))
     wait(lambda: page.js("return !document.getElementById('video').paused"), "the page plays")
     wait(lambda: mia.ipc.get("pause") is False, "cowatch watch plays")
     wait(lambda: sam.get("pause") is False, "sam's mpv plays")
