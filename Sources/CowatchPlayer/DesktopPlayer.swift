@@ -174,6 +174,10 @@ public struct DesktopPlayer: Sendable {
     /// One of the player's own seeks is under way (until mpv's `playback-restart`).
     var ownSeek = false
     var seekTarget: Double?
+    /// The held course the player last sought the covering frame for: mpv is
+    /// left on whatever frame that seek showed (a file whose frames are not
+    /// evenly spaced may show a neighbour), rather than sought again.
+    var shownFor: Timeline?
     var userSeekPending = false
     /// The user's seek came while the player's own was under way, to this
     /// target: mpv may restart playback for each in turn, the player's first.
@@ -540,8 +544,15 @@ public struct DesktopPlayer: Sendable {
         stopVideo()
         guard video.loaded, let position = video.position else { return }
         let target = clampToMedia(timeline.position, duration: video.duration)
-        if abs(position - target) > (userPauseStands ? Self.userPauseStandsWithin : holdTolerance) {
-            if !(video.seeking && seekTarget == target) { seek(target) }
+        // Paused by a pause rather than a seek, mpv shows the frame it was at,
+        // most often the one after the position's.
+        let otherFrame = video.frameKnown && !userPauseStands && shownFor != timeline
+            && !Self.covers(position, target, frame: video.frame)
+        if abs(position - target) > (userPauseStands ? Self.userPauseStandsWithin : holdTolerance) || otherFrame {
+            if !(video.seeking && seekTarget == target) {
+                shownFor = timeline
+                seek(target, showing: true)
+            }
             return
         }
         guard let waitingSeq else { return }
@@ -631,7 +642,10 @@ public struct DesktopPlayer: Sendable {
         verify = nil
         let position = video.position ?? 0
         let atPosition = abs(position - timeline.position) <= holdTolerance && !video.seeking
-        let coordinated = timeline.at - now > Starts.spin + playLatency + .milliseconds(2) && atPosition && video.enoughData
+        // Held up to a frame short of the position, mpv is started up to a frame early.
+        let frameEarly = PreciseInterval.milliseconds(video.frame / timeline.rate * 1000)
+        let coordinated = timeline.at - now > Starts.spin + playLatency + frameEarly + .milliseconds(2) && atPosition
+            && video.enoughData
         let startAt = coordinated ? timeline.at : max(timeline.at, now + joinLead)
         joins += 1
         var join = Join(id: joins, key: timeline, startAt: startAt,
@@ -661,6 +675,19 @@ public struct DesktopPlayer: Sendable {
         if let began = join.seekBegan {
             joinLead = Starts.leadAfterSeek(joinLead, took: PreciseInterval(monotonic - began))
             join.seekBegan = nil
+        }
+        // mpv plays from the frame its exact seek shows, its sound too, up to a
+        // frame from where it was asked to go: it starts when the timeline gets
+        // to where it stands, not to where it was sent.
+        if let position = video.position, position != join.position, abs(position - join.position) <= holdTolerance {
+            join.startAt = join.startAt + .milliseconds((position - join.position) / join.rate * 1000)
+            join.position = position
+            if join.startAt - now < playLatency + .milliseconds(2) {
+                joinLead = Starts.leadAfterMiss(joinLead)
+                note("join missed its instant: lead now \(Self.wholeMilliseconds(joinLead)) ms")
+                self.join = nil
+                return beginJoin(timeline)
+            }
         }
         join.armed = true
         self.join = join
@@ -729,14 +756,37 @@ public struct DesktopPlayer: Sendable {
         video.paused = true
     }
 
-    mutating func seek(_ position: Double) {
+    /// An exact seek to `position`; `showing`: to the frame that covers it, as a
+    /// paused `<video>` shows it, rather than mpv's choice of the next one.
+    mutating func seek(_ position: Double, showing: Bool = false) {
         seekTarget = position
         ownSeek = true
         ownSeeksUnseen += 1
-        out.append(.seek(position))
+        out.append(.seek(showing && video.frameKnown ? Self.coveringFrameTarget(position, frame: video.frame) : position))
         video.position = position
         video.seeking = true
     }
+
+    /// mpv's exact seek shows the first frame from `hrSeekSlack` before its
+    /// target on (its `hr-seek`), which for a position inside a frame is the
+    /// next one; a target less one frame, plus that slack and a fifth of a
+    /// millisecond (timestamps' rounding), lands on the frame whose span holds
+    /// `position`.
+    static func coveringFrameTarget(_ position: Double, frame: Double) -> Double {
+        guard frame > hrSeekSlack + 0.001 else { return position }
+        return max(0, position - frame + hrSeekSlack + 0.0002)
+    }
+
+    /// Whether the frame at `shown` is the one whose span holds `position`
+    /// (to the fifth of a ms `coveringFrameTarget` allows).
+    static func covers(_ shown: Double, _ position: Double, frame: Double) -> Bool {
+        shown <= position + 0.0002 && position - shown < frame - 0.0002
+    }
+
+    /// mpv's exact seek (`hr-seek`) shows no frame more than this before its
+    /// target: as measured with mpv 0.35, a target 4.9 ms past a frame shows
+    /// that frame, 5.1 ms past it the next.
+    static let hrSeekSlack = 0.005
 
     mutating func setSpeed(_ speed: Double) {
         guard video.speed != speed else { return }

@@ -12,6 +12,9 @@ public struct MpvReadings: Sendable, Hashable {
     /// One frame (1 / `container-fps`), or 0.05 when mpv does not say: how close
     /// an exact seek lands.
     public var frame: Double
+    /// mpv said the video's frame rate: `frame` is the video's own (false for
+    /// sound alone, and for video mpv gives no rate for).
+    public var frameKnown: Bool
     /// mpv's `pause` property (as last asked, until mpv says otherwise).
     public var paused: Bool
     /// mpv's `seeking`.
@@ -30,12 +33,13 @@ public struct MpvReadings: Sendable, Hashable {
     public var speed: Double
 
     public init(loaded: Bool = false, position: Double? = nil, precision: Double = 0.001, frame: Double = 0.05,
-                paused: Bool = true, seeking: Bool = false, pausedForCache: Bool = false, bufferedAhead: Double? = nil,
+                frameKnown: Bool = false, paused: Bool = true, seeking: Bool = false, pausedForCache: Bool = false, bufferedAhead: Double? = nil,
                 cacheIdle: Bool = false, duration: Double? = nil, eofReached: Bool = false, speed: Double = 1) {
         self.loaded = loaded
         self.position = position
         self.precision = precision
         self.frame = frame
+        self.frameKnown = frameKnown
         self.paused = paused
         self.seeking = seeking
         self.pausedForCache = pausedForCache

@@ -158,7 +158,13 @@ final class MpvRunner: @unchecked Sendable {
         case "eof-reached": readings.eofReached = data.bool ?? false
         case "speed": readings.speed = data.double ?? readings.speed
         case "container-fps":
-            if let fps = data.double, fps >= 1, fps <= 1000 { readings.frame = 1 / fps } else { readings.frame = 0.05 }
+            if let fps = data.double, fps >= 1, fps <= 1000 {
+                readings.frame = 1 / fps
+                readings.frameKnown = true
+            } else {
+                readings.frame = 0.05
+                readings.frameKnown = false
+            }
         default: break
         }
     }

@@ -7,7 +7,8 @@ import Testing
 /// events and mpv's readings in, actions out; no mpv, socket or clock.
 struct Desk {
     var player = DesktopPlayer()
-    var readings = MpvReadings(loaded: true, position: 0, precision: 0.001, frame: 1.0 / 30, paused: true, duration: 60)
+    var readings = MpvReadings(loaded: true, position: 0, precision: 0.001, frame: 1.0 / 30, frameKnown: true, paused: true,
+                               duration: 60)
     var now = PreciseInstant(milliseconds: 1_000_000)
     var monotonic = MonotonicInstant(microseconds: 5_000_000)
 
@@ -18,7 +19,7 @@ struct Desk {
             switch action {
             case .pause: readings.paused = true
             case .play(_, let speed): readings.paused = false; readings.speed = speed
-            case .seek(let to): readings.position = to
+            case .seek(let to): readings.position = readings.frameKnown ? Self.landing(to, frame: readings.frame) : to
             case .speed(let speed): readings.speed = speed
             case .load: readings.loaded = true; readings.position = 0
             case .unload: readings.loaded = false; readings.position = nil
@@ -26,6 +27,12 @@ struct Desk {
             }
         }
         return actions
+    }
+
+    /// Where mpv's exact seek to `target` lands with frames every `frame` from 0:
+    /// on the first frame from 5 ms before the target on, its sound too.
+    static func landing(_ target: Double, frame: Double) -> Double {
+        ((target - DesktopPlayer.hrSeekSlack) / frame - 1e-9).rounded(.up) * frame
     }
 
     mutating func pass(_ span: PreciseInterval) {
@@ -115,6 +122,11 @@ struct Desk {
         return nil
     }
 
+    /// The exact seek that holds `position` in view: to the frame that covers it.
+    static func showing(_ position: Double) -> Double {
+        DesktopPlayer.coveringFrameTarget(position, frame: 1.0 / 30)
+    }
+
     static func seeks(_ actions: [DesktopPlayer.Action]) -> [Double] {
         actions.compactMap { if case .seek(let to) = $0 { to } else { nil } }
     }
@@ -163,7 +175,7 @@ struct DesktopPlayerFollowTests {
     func holdsAndSaysReady() {
         var desk = Desk.inRoom()
         let seeks = Desk.seeks(desk.on(Desk.state(2, .waiting, position: 12.5)))
-        #expect(seeks == [12.5])
+        #expect(seeks == [Desk.showing(12.5)])
         _ = desk.on(.mpv(.seek))
         #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/ready 2"])
         #expect(Desk.sent(desk.on(.tick)).isEmpty)
@@ -193,6 +205,55 @@ struct DesktopPlayerFollowTests {
         #expect(fired.contains(.play(at: at - desk.player.playLatency, speed: 1)))
     }
 
+    @Test("a held position shows the frame that covers it, as a paused <video> does, not mpv's next one")
+    func holdsTheCoveringFrame() {
+        for (position, frame) in [(10.52, 10.5), (10.5, 10.5), (10.533, 10.5), (0.01, 0.0)] {
+            var desk = Desk.inRoom()
+            desk.roomHolds(at: position)
+            #expect(abs((desk.readings.position ?? -1) - frame) < 1e-6, "held at \(position)")
+            #expect(Desk.seeks(desk.on(.mpv(.playbackRestart))).isEmpty, "no second seek")
+        }
+    }
+
+    @Test("the room's pause leaving mpv on the next frame seeks it back to the frame that covers the position, once")
+    func pauseShowsTheCoveringFrame() {
+        var desk = Desk.playing()
+        desk.pass(.milliseconds(2000))
+        // The room pauses at 2.02; mpv stopped showing the frame of 2.033.
+        _ = desk.on(Desk.state(4, .paused, position: 2.02, at: desk.now))
+        desk.readings.position = 2.033333
+        _ = desk.on(.mpv(.pauseChanged(true)))
+        #expect(Desk.seeks(desk.on(.tick)) == [Desk.showing(2.02)])
+        _ = desk.on(.mpv(.seek))
+        #expect(abs((desk.readings.position ?? 0) - 2.0) < 1e-6)
+        // A file whose frames are not evenly spaced shows a neighbour: left there.
+        desk.readings.position = 2.04
+        #expect(Desk.seeks(desk.on(.mpv(.playbackRestart))).isEmpty)
+        #expect(Desk.seeks(desk.on(.tick)).isEmpty)
+    }
+
+    @Test("sound alone (no frame rate from mpv) is held at the position itself")
+    func soundAloneHeldExactly() {
+        var desk = Desk.inRoom()
+        desk.readings.frameKnown = false
+        desk.readings.frame = 0.05
+        #expect(Desk.seeks(desk.roomHolds(at: 10.52)) == [10.52])
+    }
+
+    @Test("a coordinated start from a frame short of the held position leaves that much early, at the instant the timeline reaches it")
+    func startFromTheShownFrame() {
+        var desk = Desk.inRoom()
+        _ = desk.on(Desk.state(2, .waiting, position: 10.52))
+        _ = desk.on(.mpv(.seek))
+        #expect(Desk.sent(desk.on(.mpv(.playbackRestart))) == ["/ready 2"])
+        let at = desk.now + .milliseconds(300)
+        let wake = Desk.wake(desk.on(Desk.state(3, .playing, position: 10.52, at: at, rate: 2)))
+        desk.pass(wake?.after ?? .zero)
+        let fired = desk.on(.wake(wake?.id ?? 0))
+        // 20 ms of media short, at rate 2: 10 ms before the instant.
+        #expect(fired.contains(.play(at: at - .milliseconds(10) - desk.player.playLatency, speed: 2)))
+    }
+
     @Test("a late joiner seeks ahead of the timeline and starts when the timeline gets there")
     func lateJoin() {
         var desk = Desk.inRoom()
@@ -200,6 +261,7 @@ struct DesktopPlayerFollowTests {
         let actions = desk.on(Desk.state(3, .playing, position: 20, at: anchor))
         let target = Desk.seeks(actions).first ?? 0
         #expect(target > 30 && target < 30 + 4)
+        let landed = desk.readings.position ?? 0
         _ = desk.on(.mpv(.seek))
         let wake = Desk.wake(desk.on(.mpv(.playbackRestart)))
         #expect(wake != nil)
@@ -207,9 +269,10 @@ struct DesktopPlayerFollowTests {
         let fired = desk.on(.wake(wake?.id ?? 0))
         let starts = fired.compactMap { if case .play(let at, _) = $0 { at } else { nil } }
         #expect(starts.count == 1)
-        // Where the timeline is when mpv starts moving is where it sought.
+        // Where the timeline is when mpv starts moving is where it landed (the
+        // frame at or after the target).
         let movesAt = (starts.first ?? PreciseInstant(milliseconds: 0)) + desk.player.playLatency
-        #expect(abs(20 + (movesAt - anchor).milliseconds / 1000 - target) < 0.001)
+        #expect(abs(20 + (movesAt - anchor).milliseconds / 1000 - landed) < 0.001)
     }
 
     @Test("a few ms ahead, mpv plays a little slower until level, then at the room's rate again")
@@ -288,19 +351,19 @@ struct DesktopPlayerUserTests {
         desk.pass(.milliseconds(50))
         #expect(Desk.seeks(desk.on(.tick)).isEmpty)
         // A coordinated start from the room's place: mpv goes exactly there first.
-        #expect(Desk.seeks(desk.on(Desk.state(5, .waiting, position: stopped + 0.04))) == [stopped + 0.04])
+        #expect(Desk.seeks(desk.on(Desk.state(5, .waiting, position: stopped + 0.04))) == [Desk.showing(stopped + 0.04)])
     }
 
     @Test("the room's answer to the user's pause far from where mpv stopped, or another's change after it, is shown exactly")
     func userPauseOverruled() {
         var (desk, stopped) = Desk.pausedByUser()
         let far = stopped + DesktopPlayer.userPauseStandsWithin + 0.1
-        #expect(Desk.seeks(desk.on(Desk.state(4, .paused, position: far))) == [far])
+        #expect(Desk.seeks(desk.on(Desk.state(4, .paused, position: far))) == [Desk.showing(far)])
 
         var (other, near) = Desk.pausedByUser()
         near += 0.04
         #expect(Desk.seeks(other.on(Desk.state(4, .paused, position: near))).isEmpty)
-        #expect(Desk.seeks(other.on(Desk.state(5, .paused, position: 30))) == [30])
+        #expect(Desk.seeks(other.on(Desk.state(5, .paused, position: 30))) == [Desk.showing(30)])
     }
 
     @Test("a pause the player did not ask for, seen on a tick before mpv's word of it, is the user's all the same")
@@ -351,7 +414,7 @@ struct DesktopPlayerUserTests {
     func userSeekDuringOwn() {
         var desk = Desk.inRoom()
         desk.readings.position = 15.5
-        #expect(Desk.seeks(desk.roomHolds(at: 15.832)) == [15.832])
+        #expect(Desk.seeks(desk.roomHolds(at: 15.832)) == [Desk.showing(15.832)])
         _ = desk.on(.mpv(.seek)) // the user's
         #expect(desk.lands(at: 42) == ["/seek 42.000"])
     }

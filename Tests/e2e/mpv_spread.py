@@ -26,6 +26,8 @@ has no sound, as the other browser tests' clip, and mpv's position is then
   round's instant T, position + rate x (T - t_reading), and the round gives mpv
   against the windows (the larger of |mpv - A| and |mpv - B|), mpv's signed
   offset from the windows' mean, and the windows' own spread |A - B|.
+  Paused, a screen shows a frame: mpv's `time-pos` is taken against the
+  frame whose span holds each window's position (what Chromium shows there).
 
 At a coordinated start the instant each player really left the start position
 is measured too (read 150 ms after `at`, extrapolated back), as run_e2e does.
@@ -114,6 +116,13 @@ class Mpv(Watcher):
 
     def close(self):
         self.stop()
+
+
+def shown_frame(position, fps):
+    """The frame a paused <video> shows at `position`: the one whose span holds
+    it (checked in Chromium 156: seeked to 10.05 at 30 fps, its frame callback
+    says 10.033), with a tenth of a ms for timestamps' rounding."""
+    return math.floor(position * fps + 1e-4 * fps) / fps
 
 
 def timeline(playback, at_ms):
@@ -240,6 +249,7 @@ class Scenario:
         vs, offsets, ab, frames = [], [], [], []
         against_timeline = []  # mpv, A, B minus the room's timeline at T (ms): who is off, when the spread is large
         stand_ins = 0  # rounds where mpv had no audio position
+        fps = self.mpv.get("container-fps") or 30
         for _ in range(self.args.rounds):
             # mpv read first: its reading's instant is the round's T.
             smooth, t = self.mpv.reading(self.args.position_property if playing else "time-pos")
@@ -259,10 +269,15 @@ class Scenario:
             pa = a["position"] + rate * (t - a["t"]) / 1000
             pb = b["position"] + rate * (t - b["t"]) / 1000
             pf = frame + rate * (t - t_frame) / 1000
+            frames.append((pf - (pa + pb) / 2) * 1000)
+            if not playing:
+                # Paused, a screen shows a frame: mpv's (`time-pos`) against the
+                # one Chromium shows for each window's position, the frame whose
+                # span holds it (the clip's frames are every 1/fps from 0).
+                pa, pb = shown_frame(pa, fps), shown_frame(pb, fps)
             vs.append(max(abs(smooth - pa), abs(smooth - pb)) * 1000)
             offsets.append((smooth - (pa + pb) / 2) * 1000)
             ab.append(abs(pa - pb) * 1000)
-            frames.append((pf - (pa + pb) / 2) * 1000)
             expected = timeline(playback, t)
             against_timeline.append([round((p - expected) * 1000, 2) for p in (smooth, pa, pb)])
             time.sleep(SAMPLE_GAP_S)
@@ -413,7 +428,9 @@ INTRO = (
     "against the windows (the larger of |mpv - A| and |mpv - B|) beside the windows' own spread |A - B|. "
     "One block per clip: with sound (H.264 and AAC; mpv's position is `audio-pts`, which moves smoothly as "
     "`currentTime` does) and silent (`--silent`, H.264 alone, the clip of the other browser tests; mpv's "
-    "position is `time-pos`, the timestamp of a frame, in 33 ms steps). Paused, mpv's position is `time-pos`.")
+    "position is `time-pos`, the timestamp of a frame, in 33 ms steps). Paused, the figure is the frame each "
+    "shows: mpv's `time-pos` against the frame whose span holds each window's `currentTime` (the frame Chromium "
+    "shows there); the `time-pos` column is against the windows' positions themselves.")
 ABOUT = {"sound": "a 30 fps H.264 clip with an AAC tone; mpv's position playing: `audio-pts`",
          "silent": "the same clip without sound (`--silent`); mpv's position playing: `time-pos`"}
 
