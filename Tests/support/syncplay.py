@@ -84,6 +84,20 @@ class SyncplayClient:
         return [line.split("client/server >> ", 1)[1] for line in self.output().splitlines()
                 if "client/server >> " in line]
 
+    def past_file_load(self):
+        """Its client reads its player's changes again: for its first second with
+        a file (Syncplay's MPV_NEWFILE_IGNORE_TIME) it takes no change of mpv's
+        for the person's and puts mpv back as the server's next State says, so a
+        play pressed then is undone before it is sent. Its debug log tells: a
+        poll of mpv after the file was sent, not followed by "Ignoring
+        _fileIsLoaded MPV_NEWFILE delay"."""
+        lines = self.output().splitlines()
+        sent = next((i for i, line in enumerate(lines) if 'client/server >> {"Set": {"file"' in line), None)
+        if sent is None:
+            return False
+        return any("player << <paused=" in line and i + 1 < len(lines) and "MPV_NEWFILE delay" not in lines[i + 1]
+                   for i, line in enumerate(lines[sent:-1], start=sent))
+
     def get(self, name):
         return self.ipc.get(name) if self.ipc else None
 

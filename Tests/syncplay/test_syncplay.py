@@ -116,6 +116,7 @@ def test_a_syncplay_client_watches_with_a_page_and_cowatch_watch(world):
     sam.type("t")
     sam_id = member_id(host, "sam")
     wait(lambda: sam.get("duration"), "sam's mpv loaded its file")
+    wait(sam.past_file_load, "sam's client reading its player again after loading the file")
     sam.type("p")
     wait_until(lambda: state(host).get("status") == "playing" and state(host).get("by") == sam_id, WAIT_S,
                "sam's play reached the room", interval=0.05, failure=lambda: AssertionError(
