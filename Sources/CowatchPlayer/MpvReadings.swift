@@ -33,8 +33,8 @@ public struct MpvReadings: Sendable, Hashable {
     public var speed: Double
 
     public init(loaded: Bool = false, position: Double? = nil, precision: Double = 0.001, frame: Double = 0.05,
-                frameKnown: Bool = false, paused: Bool = true, seeking: Bool = false, pausedForCache: Bool = false, bufferedAhead: Double? = nil,
-                cacheIdle: Bool = false, duration: Double? = nil, eofReached: Bool = false, speed: Double = 1) {
+                frameKnown: Bool = false, paused: Bool = true, seeking: Bool = false, pausedForCache: Bool = false,
+                bufferedAhead: Double? = nil, cacheIdle: Bool = false, duration: Double? = nil, eofReached: Bool = false, speed: Double = 1) {
         self.loaded = loaded
         self.position = position
         self.precision = precision

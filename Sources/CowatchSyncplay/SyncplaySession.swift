@@ -334,7 +334,7 @@ public struct SyncplaySession {
 
     private mutating func clientState(_ body: SyncplayJSON, now: Now) -> [Action] {
         // Its client counts the changes its person made to the player, and sends the
-        // count until we echo it (Syncplay's `protocols.py`, `sendState`).
+        // count (`ignoringOnTheFly.client`) until we echo it.
         var ownChange = false
         if let ignoring = body["ignoringOnTheFly"] {
             if let server = ignoring["server"]?.number, Int(server) == serverIgnoring { serverIgnoring = 0 }
