@@ -664,12 +664,7 @@ public struct DesktopPlayer: Sendable {
         guard var join, !join.armed else { return }
         let left = join.startAt - now
         if video.seeking || !video.enoughData {
-            if left < playLatency + .milliseconds(2) {
-                joinLead = Starts.leadAfterMiss(joinLead)
-                note("join missed its instant: lead now \(Self.wholeMilliseconds(joinLead)) ms")
-                self.join = nil
-                beginJoin(timeline)
-            }
+            if left < playLatency + .milliseconds(2) { missedJoin(timeline) }
             return
         }
         if let began = join.seekBegan {
@@ -682,16 +677,19 @@ public struct DesktopPlayer: Sendable {
         if let position = video.position, position != join.position, abs(position - join.position) <= holdTolerance {
             join.startAt = join.startAt + .milliseconds((position - join.position) / join.rate * 1000)
             join.position = position
-            if join.startAt - now < playLatency + .milliseconds(2) {
-                joinLead = Starts.leadAfterMiss(joinLead)
-                note("join missed its instant: lead now \(Self.wholeMilliseconds(joinLead)) ms")
-                self.join = nil
-                return beginJoin(timeline)
-            }
+            if join.startAt - now < playLatency + .milliseconds(2) { return missedJoin(timeline) }
         }
         join.armed = true
         self.join = join
         out.append(.wake(join.id, after: max(.zero, join.startAt - playLatency - now - Starts.spin)))
+    }
+
+    /// The join can no longer leave at its instant: planned again, with more lead.
+    mutating func missedJoin(_ timeline: Timeline) {
+        joinLead = Starts.leadAfterMiss(joinLead)
+        note("join missed its instant: lead now \(Self.wholeMilliseconds(joinLead)) ms")
+        join = nil
+        beginJoin(timeline)
     }
 
     mutating func wake(_ id: Int) {
@@ -769,19 +767,21 @@ public struct DesktopPlayer: Sendable {
 
     /// mpv's exact seek shows the first frame from `hrSeekSlack` before its
     /// target on (its `hr-seek`), which for a position inside a frame is the
-    /// next one; a target less one frame, plus that slack and a fifth of a
-    /// millisecond (timestamps' rounding), lands on the frame whose span holds
-    /// `position`.
+    /// next one; a target less one frame, plus that slack and
+    /// `timestampRounding`, lands on the frame whose span holds `position`.
     static func coveringFrameTarget(_ position: Double, frame: Double) -> Double {
         guard frame > hrSeekSlack + 0.001 else { return position }
-        return max(0, position - frame + hrSeekSlack + 0.0002)
+        return max(0, position - frame + hrSeekSlack + timestampRounding)
     }
 
-    /// Whether the frame at `shown` is the one whose span holds `position`
-    /// (to the fifth of a ms `coveringFrameTarget` allows).
+    /// Whether the frame at `shown` is the one whose span holds `position`.
     static func covers(_ shown: Double, _ position: Double, frame: Double) -> Bool {
-        shown <= position + 0.0002 && position - shown < frame - 0.0002
+        shown <= position + timestampRounding && position - shown < frame - timestampRounding
     }
+
+    /// How far a frame's timestamp may stand from its place on the frame grid
+    /// (a fifth of a ms): a position within this of a frame's start counts as in that frame.
+    static let timestampRounding = 0.0002
 
     /// mpv's exact seek (`hr-seek`) shows no frame more than this before its
     /// target: as measured with mpv 0.35, a target 4.9 ms past a frame shows

@@ -38,8 +38,8 @@ import {
 } from './live.js';
 import { screenDrift, steer } from './screen.js';
 import {
-  CATCH_UP_BOOST, catchUpFor, fireDecision, missedInstant, planStart, PREROLL, prerollFor, prerollLead, sameCourse, settleFor, SPIN_MS,
-  wakeDelay,
+  askedLead, CATCH_UP_BOOST, catchUpFor, fireDecision, missedInstant, planStart, PREROLL, prerollFor, prerollLead, sameCourse, settleFor,
+  SPIN_MS, wakeDelay,
 } from './start.js';
 import { atEnd, clampToMedia, positionAt, timelineKey } from './timeline.js';
 
@@ -312,7 +312,7 @@ export class Follower extends Actions {
    *  start out of hearing first, when a start of `timeline` would (start.js: PREROLL). */
   leadToAsk(timeline) {
     if (!this.startsHeard(timeline)) return 0;
-    if (this.aligns()) return Math.ceil(Math.round(this.warmupNeed(1)) / 10) * 10;
+    if (this.aligns()) return askedLead(this.warmupNeed(1));
     return (timeline.position * 1000) / timeline.rate >= PREROLL.minMs ? prerollLead(this.playLatency) : 0;
   }
 

@@ -129,8 +129,13 @@ export function prerollFor({ startAt, position, rate, now, playLatency }) {
   return { back, startAt: startAt - back, position: Math.max(0, position - (rate * back) / 1000), until: startAt };
 }
 
-/** The lead a player with sound asks for in its /ready (docs/protocol.md),
- *  to start out of hearing: whole tens of ms. */
+/** A lead to ask for in a /ready (docs/protocol.md): `ms` up to whole tens,
+ *  so that a latency learned anew does not change every report. */
+export function askedLead(ms) {
+  return Math.ceil(Math.round(ms) / 10) * 10;
+}
+
+/** The lead a player with sound asks for in its /ready, to start out of hearing. */
 export function prerollLead(playLatency) {
-  return Math.ceil(Math.round(PREROLL.ms + playLatency + PREROLL.seekMs + SPIN_MS) / 10) * 10;
+  return askedLead(PREROLL.ms + playLatency + PREROLL.seekMs + SPIN_MS);
 }
